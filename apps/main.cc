@@ -1,0 +1,137 @@
+// The `orrery` command line: run, trace. Flags are defined here only; the
+// libraries take plain option structs.
+#include <gflags/gflags.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <unistd.h>
+
+#include "apps/examples.h"
+#include "apps/trace_tools.h"
+#include "workload/simulation.h"
+
+DEFINE_string(workload_configuration, "", "trace prefix: reads PREFIX.<rank>.et for every NPU");
+DEFINE_string(system_configuration, "", "ASTRA-sim system JSON");
+DEFINE_string(network_configuration, "", "ASTRA-sim network YAML");
+DEFINE_string(remote_memory_configuration, "", "ASTRA-sim remote-memory JSON (optional)");
+DEFINE_string(comm_group_configuration, "", "communicator groups JSON {\"<id>\": [ranks]} (optional)");
+DEFINE_string(network_backend, "analytical", "network backend; 'help' lists them");
+DEFINE_string(report_format, "text", "text, json or csv");
+DEFINE_int32(iterations, 1, "how many times each NPU runs its graph");
+DEFINE_string(example, "", "run an embedded example instead of input files: default, data-parallel");
+DEFINE_string(out, "", "output path (trace to-json/from-json/gen)");
+DEFINE_int32(npus, 8, "trace gen: number of NPUs");
+DEFINE_int32(layers, 24, "trace gen: number of layers");
+DEFINE_uint64(allreduce_bytes, 32ull << 20, "trace gen: all-reduce size per layer in bytes");
+
+namespace {
+
+int Fail(const orrery::Status& st) {
+  std::fprintf(stderr, "orrery: %s\n", st.message().c_str());
+  return st.exit_code() == 0 ? 1 : st.exit_code();
+}
+
+const char* kUsage =
+    "usage: orrery <command> [flags]\n"
+    "commands:\n"
+    "  run     simulate ASTRA-sim inputs: --workload-configuration=PREFIX --system-configuration=F.json\n"
+    "          --network-configuration=F.yml [--remote-memory-configuration=F.json]\n"
+    "          [--comm-group-configuration=F.json] [--network-backend=analytical|congestion-aware]\n"
+    "          [--report-format=text|json|csv] [--iterations=N] | --example=default\n"
+    "  trace   inspect FILE.et | to-json FILE.et --out=F.jsonl | from-json F.jsonl --out=FILE.et |\n"
+    "          gen-dp --npus=N --layers=L --allreduce-bytes=B --out=PREFIX\n";
+
+int Run() {
+  orrery::BackendRegistry backends = orrery::DefaultBackends();
+  if (FLAGS_network_backend == "help") {
+    std::printf("network backends:\n%s", backends.Help().c_str());
+    return 0;
+  }
+  orrery::RunConfig cfg;
+  std::string tmpdir;
+  if (!FLAGS_example.empty()) {
+    char tmpl[] = "/tmp/orrery-example-XXXXXX";
+    if (!mkdtemp(tmpl)) return Fail(orrery::Status::Env("cannot create a temporary directory"));
+    tmpdir = tmpl;
+    if (auto st = orrery::WriteExample(FLAGS_example, tmpdir, &cfg); !st.ok()) return Fail(st);
+  } else {
+    cfg.workload_prefix = FLAGS_workload_configuration;
+    cfg.system_path = FLAGS_system_configuration;
+    cfg.network_path = FLAGS_network_configuration;
+    cfg.memory_path = FLAGS_remote_memory_configuration;
+    cfg.comm_group_path = FLAGS_comm_group_configuration;
+  }
+  cfg.backend = FLAGS_network_backend;
+  cfg.iterations = FLAGS_iterations;
+  if (FLAGS_report_format != "text" && FLAGS_report_format != "json" && FLAGS_report_format != "csv") {
+    return Fail(orrery::Status::Invalid("--report-format = \"" + FLAGS_report_format + "\": valid: text, json, csv"));
+  }
+  auto report = orrery::RunSimulation(cfg, backends);
+  if (!tmpdir.empty()) std::system(("rm -rf '" + tmpdir + "'").c_str());
+  if (!report.ok()) return Fail(report.status());
+  if (FLAGS_report_format == "json") {
+    std::fputs(orrery::FormatReportJson(report.value()).c_str(), stdout);
+  } else if (FLAGS_report_format == "csv") {
+    std::fputs(orrery::FormatReportCsv(report.value()).c_str(), stdout);
+  } else {
+    std::fputs(orrery::FormatReportText(report.value()).c_str(), stdout);
+  }
+  return 0;
+}
+
+int Trace(int argc, char** argv) {
+  if (argc < 2) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  const std::string sub = argv[1];
+  if (sub == "gen-dp") {
+    if (FLAGS_out.empty()) return Fail(orrery::Status::Invalid("trace gen-dp needs --out=PREFIX"));
+    orrery::DataParallelSpec spec;
+    spec.npus = FLAGS_npus;
+    spec.layers = FLAGS_layers;
+    spec.allreduce_bytes = FLAGS_allreduce_bytes;
+    if (spec.npus < 1 || spec.layers < 1) return Fail(orrery::Status::Invalid("trace gen-dp: --npus and --layers must be >= 1"));
+    if (auto st = orrery::WriteDataParallelTraces(spec, FLAGS_out); !st.ok()) return Fail(st);
+    return 0;
+  }
+  if (argc < 3) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  const std::string file = argv[2];
+  if (sub == "inspect") {
+    auto r = orrery::InspectTrace(file);
+    if (!r.ok()) return Fail(r.status());
+    std::fputs(r.value().c_str(), stdout);
+    return 0;
+  }
+  if (sub == "to-json" || sub == "from-json") {
+    if (FLAGS_out.empty()) return Fail(orrery::Status::Invalid("trace " + sub + " needs --out=PATH"));
+    auto st = sub == "to-json" ? orrery::TraceToJson(file, FLAGS_out) : orrery::TraceFromJson(file, FLAGS_out);
+    return st.ok() ? 0 : Fail(st);
+  }
+  return Fail(orrery::Status::Invalid("unknown trace subcommand '" + sub + "'; valid: inspect, to-json, from-json, gen-dp"));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gflags::SetUsageMessage(kUsage);
+  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "help") {
+    std::fputs(kUsage, stderr);
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string cmd = argv[1];
+  // gflags parses the flags after the command; unknown flags are errors.
+  argv[1] = argv[0];
+  int sub_argc = argc - 1;
+  char** sub_argv = argv + 1;
+  gflags::ParseCommandLineFlags(&sub_argc, &sub_argv, true);
+  if (cmd == "run") return Run();
+  if (cmd == "trace") return Trace(sub_argc, sub_argv);
+  std::fprintf(stderr, "orrery: unknown command '%s'\n%s", cmd.c_str(), kUsage);
+  return 2;
+}

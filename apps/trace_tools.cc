@@ -1,0 +1,188 @@
+#include "apps/trace_tools.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "extern/et_io.h"
+#include "workload/graph.h"
+
+namespace orrery {
+
+namespace {
+
+ChakraProtoMsg::AttributeProto* AddAttr(ChakraProtoMsg::Node* n, const std::string& name) {
+  auto* a = n->add_attr();
+  a->set_name(name);
+  return a;
+}
+
+}  // namespace
+
+Result<std::string> InspectTrace(const std::string& path) {
+  GraphLoadOptions lo;
+  lo.num_npus = 1 << 26;
+  lo.num_dims = 64;
+  auto g = LoadNpuGraph(path, 0, lo);
+  if (!g.ok()) return g.status();
+  std::map<std::string, uint64_t> by_type;
+  std::map<std::string, std::pair<uint64_t, uint64_t>> colls;
+  uint64_t compute_us = 0;
+  for (const auto& n : g->nodes) {
+    by_type[NodeTypeName(static_cast<int>(n.kind))]++;
+    if (n.kind == NodeKind::kComp) compute_us += n.duration_micros;
+    if (n.kind == NodeKind::kColl) {
+      auto& c = colls[CollectiveName(n.comm_type)];
+      c.first++;
+      c.second += n.comm_size;
+    }
+  }
+  // Dependency depth: longest chain (nodes are topologically ordered by Kahn below).
+  std::vector<uint32_t> depth(g->nodes.size(), 1), pending(g->nodes.size());
+  std::vector<uint32_t> stack;
+  for (uint32_t i = 0; i < g->nodes.size(); ++i) {
+    pending[i] = g->nodes[i].num_deps;
+    if (!pending[i]) stack.push_back(i);
+  }
+  uint32_t max_depth = 0;
+  while (!stack.empty()) {
+    uint32_t i = stack.back();
+    stack.pop_back();
+    max_depth = std::max(max_depth, depth[i]);
+    for (uint32_t c = g->nodes[i].child_begin; c < g->nodes[i].child_end; ++c) {
+      uint32_t k = g->children[c];
+      depth[k] = std::max(depth[k], depth[i] + 1);
+      if (--pending[k] == 0) stack.push_back(k);
+    }
+  }
+  std::ostringstream out;
+  out << path << ": " << g->nodes.size() << " nodes, dependency depth " << max_depth << "\n";
+  out << "nodes by type:\n";
+  for (const auto& [t, c] : by_type) out << "  " << t << ": " << c << "\n";
+  out << "compute (replay): " << compute_us << " us\n";
+  if (!colls.empty()) {
+    out << "collectives:\n";
+    for (const auto& [t, c] : colls) out << "  " << t << ": " << c.first << " (" << c.second << " bytes)\n";
+  }
+  return out.str();
+}
+
+Status TraceToJson(const std::string& et_path, const std::string& json_path) {
+  EtReader reader;
+  ORRERY_RETURN_IF_ERROR(reader.Open(et_path));
+  std::ofstream out(json_path);
+  if (!out) return Status::Env(json_path + ": cannot create file");
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.preserve_proto_field_names = true;
+  std::string line;
+  if (!google::protobuf::util::MessageToJsonString(reader.metadata(), &line, opts).ok()) {
+    return Status::Env(et_path + ": cannot convert metadata to JSON");
+  }
+  out << line << "\n";
+  ChakraProtoMsg::Node n;
+  while (true) {
+    auto more = reader.Next(&n);
+    if (!more.ok()) return more.status();
+    if (!more.value()) break;
+    line.clear();
+    if (!google::protobuf::util::MessageToJsonString(n, &line, opts).ok()) {
+      return Status::Env(et_path + ": cannot convert node " + std::to_string(n.id()) + " to JSON");
+    }
+    out << line << "\n";
+  }
+  return Status::Ok();
+}
+
+Status TraceFromJson(const std::string& json_path, const std::string& et_path) {
+  std::ifstream in(json_path);
+  if (!in) return Status::Invalid(json_path + ": cannot open file");
+  std::string line;
+  int lineno = 0;
+  EtWriter w;
+  bool have_meta = false;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (line.empty()) continue;
+    if (!have_meta) {
+      ChakraProtoMsg::GlobalMetadata md;
+      auto st = google::protobuf::util::JsonStringToMessage(line, &md);
+      if (!st.ok()) return Status::Invalid(json_path + ":" + std::to_string(lineno) + ": not a GlobalMetadata: " + std::string(st.message()));
+      ORRERY_RETURN_IF_ERROR(w.Open(et_path, md));
+      have_meta = true;
+      continue;
+    }
+    ChakraProtoMsg::Node n;
+    auto st = google::protobuf::util::JsonStringToMessage(line, &n);
+    if (!st.ok()) return Status::Invalid(json_path + ":" + std::to_string(lineno) + ": not a Node: " + std::string(st.message()));
+    ORRERY_RETURN_IF_ERROR(w.Write(n));
+  }
+  if (!have_meta) return Status::Invalid(json_path + ": empty: expected a GlobalMetadata line first");
+  return w.Close();
+}
+
+Status WriteDataParallelTraces(const DataParallelSpec& spec, const std::string& prefix) {
+  ChakraProtoMsg::GlobalMetadata md;
+  md.set_version("0.0.4");
+  for (int r = 0; r < spec.npus; ++r) {
+    EtWriter w;
+    ORRERY_RETURN_IF_ERROR(w.Open(prefix + "." + std::to_string(r) + ".et", md));
+    uint64_t id = 0;
+    uint64_t prev = 0;
+    for (int l = 0; l < spec.layers; ++l) {
+      ChakraProtoMsg::Node n;
+      n.set_id(id);
+      n.set_name("fwd_" + std::to_string(l));
+      n.set_type(ChakraProtoMsg::COMP_NODE);
+      n.set_duration_micros(spec.fwd_us);
+      AddAttr(&n, "is_cpu_op")->set_bool_val(false);
+      if (l > 0) n.add_data_deps(prev);
+      ORRERY_RETURN_IF_ERROR(w.Write(n));
+      prev = id++;
+    }
+    for (int l = spec.layers - 1; l >= 0; --l) {
+      ChakraProtoMsg::Node b;
+      b.set_id(id);
+      b.set_name("bwd_" + std::to_string(l));
+      b.set_type(ChakraProtoMsg::COMP_NODE);
+      b.set_duration_micros(spec.bwd_us);
+      AddAttr(&b, "is_cpu_op")->set_bool_val(false);
+      b.add_data_deps(prev);
+      ORRERY_RETURN_IF_ERROR(w.Write(b));
+      prev = id++;
+      ChakraProtoMsg::Node c;
+      c.set_id(id++);
+      c.set_name("allreduce_" + std::to_string(l));
+      c.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+      AddAttr(&c, "is_cpu_op")->set_bool_val(false);
+      AddAttr(&c, "comm_type")->set_int64_val(ChakraProtoMsg::ALL_REDUCE);
+      AddAttr(&c, "comm_size")->set_int64_val(static_cast<int64_t>(spec.allreduce_bytes));
+      c.add_data_deps(prev);
+      ORRERY_RETURN_IF_ERROR(w.Write(c));
+    }
+    ORRERY_RETURN_IF_ERROR(w.Close());
+  }
+  return Status::Ok();
+}
+
+Status WriteSingleCollectiveTraces(int npus, int comm_type, uint64_t bytes, const std::string& prefix) {
+  ChakraProtoMsg::GlobalMetadata md;
+  md.set_version("0.0.4");
+  for (int r = 0; r < npus; ++r) {
+    EtWriter w;
+    ORRERY_RETURN_IF_ERROR(w.Open(prefix + "." + std::to_string(r) + ".et", md));
+    ChakraProtoMsg::Node c;
+    c.set_id(0);
+    c.set_name("collective");
+    c.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+    AddAttr(&c, "is_cpu_op")->set_bool_val(false);
+    AddAttr(&c, "comm_type")->set_int64_val(comm_type);
+    AddAttr(&c, "comm_size")->set_int64_val(static_cast<int64_t>(bytes));
+    ORRERY_RETURN_IF_ERROR(w.Write(c));
+    ORRERY_RETURN_IF_ERROR(w.Close());
+  }
+  return Status::Ok();
+}
+
+}  // namespace orrery

@@ -1,0 +1,30 @@
+// `orrery trace ...`: inspect, convert and generate Chakra traces.
+#pragma once
+#include <string>
+
+#include "core/status.h"
+
+namespace orrery {
+
+// Summary: node counts by type, collectives by type and bytes, dependency depth.
+Result<std::string> InspectTrace(const std::string& path);
+// One JSON object per line: the GlobalMetadata, then each Node.
+Status TraceToJson(const std::string& et_path, const std::string& json_path);
+Status TraceFromJson(const std::string& json_path, const std::string& et_path);
+
+// The data-parallel training loop used by the benchmarks: `layers` forward COMP
+// nodes (fwd_us each) chained; then for each layer from last to first a
+// backward COMP (bwd_us) and an ALL_REDUCE of `allreduce_bytes` depending on it.
+struct DataParallelSpec {
+  int npus = 8;
+  int layers = 24;
+  uint64_t fwd_us = 500;
+  uint64_t bwd_us = 1000;
+  uint64_t allreduce_bytes = 32ull << 20;
+};
+// Writes PREFIX.<rank>.et for every rank.
+Status WriteDataParallelTraces(const DataParallelSpec& spec, const std::string& prefix);
+// A single collective per rank (microbenchmark).
+Status WriteSingleCollectiveTraces(int npus, int comm_type, uint64_t bytes, const std::string& prefix);
+
+}  // namespace orrery

@@ -1,0 +1,81 @@
+// The deterministic discrete-event kernel. Events are ordered by (time,
+// insertion sequence), so equal inputs give equal schedules. Hot-path events
+// are plain values (a handler pointer, a kind and one 64-bit argument): no heap
+// allocation per event. Closures are available for cold paths.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <unordered_set>
+#include <vector>
+
+#include "core/tick.h"
+
+namespace orrery {
+
+// Anything that receives events implements this.
+class EventHandler {
+ public:
+  virtual ~EventHandler() = default;
+  virtual void HandleEvent(uint32_t kind, uint64_t arg) = 0;
+};
+
+using EventId = uint64_t;
+
+class EventQueue {
+ public:
+  EventQueue() = default;
+  EventQueue(const EventQueue&) = delete;
+  EventQueue& operator=(const EventQueue&) = delete;
+
+  Tick Now() const { return now_; }
+
+  // Schedules handler->HandleEvent(kind, arg) at absolute time `at` (>= Now()).
+  EventId ScheduleAt(Tick at, EventHandler* handler, uint32_t kind, uint64_t arg = 0);
+  EventId ScheduleAfter(Tick delay, EventHandler* handler, uint32_t kind, uint64_t arg = 0) {
+    return ScheduleAt(now_ + delay, handler, kind, arg);
+  }
+  // Cold-path convenience: a move-only closure.
+  EventId ScheduleClosureAt(Tick at, std::function<void()> fn);
+
+  // Cancels a pending event; cancelling a fired or unknown event is a no-op.
+  void Cancel(EventId id);
+
+  // Runs the next event; false when the queue is empty.
+  bool RunOne();
+  // Runs until empty or until time would pass `until`.
+  void Run(Tick until = kTickMax);
+
+  bool Empty() const { return heap_.empty(); }
+  size_t Pending() const { return heap_.size(); }
+  uint64_t Executed() const { return executed_; }
+
+ private:
+  struct Event {
+    Tick time;
+    uint64_t seq;
+    EventHandler* handler;
+    uint64_t arg;
+    uint32_t kind;
+  };
+  struct Later {
+    bool operator()(const Event& a, const Event& b) const {
+      return a.time != b.time ? a.time > b.time : a.seq > b.seq;
+    }
+  };
+  class ClosureRunner : public EventHandler {
+   public:
+    void HandleEvent(uint32_t kind, uint64_t arg) override;
+    std::vector<std::function<void()>> slots;
+    std::vector<uint32_t> free_slots;
+  };
+
+  std::vector<Event> heap_;
+  std::unordered_set<uint64_t> cancelled_;
+  ClosureRunner closures_;
+  Tick now_ = 0;
+  uint64_t next_seq_ = 0;
+  uint64_t executed_ = 0;
+};
+
+}  // namespace orrery

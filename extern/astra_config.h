@@ -1,0 +1,70 @@
+// Readers for ASTRA-sim's configuration files, validated strictly: unknown
+// keys, wrong types and impossible values are errors that name the file, the
+// key and what is allowed.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace orrery {
+
+// --- network YAML ----------------------------------------------------------
+struct AstraNetworkDim {
+  std::string block;  // "Ring", "FullyConnected" or "Switch"
+  int npus = 0;
+  double bandwidth_gbps = 0;  // GB/s per link per direction (1 GB = 2^30 B)
+  double latency_ns = 0;
+};
+struct AstraNetworkConfig {
+  std::vector<AstraNetworkDim> dims;
+  int64_t TotalNpus() const {
+    int64_t n = 1;
+    for (const auto& d : dims) n *= d.npus;
+    return n;
+  }
+};
+Result<AstraNetworkConfig> ReadAstraNetworkYaml(const std::string& path);
+
+// --- system JSON -------------------------------------------------------------
+enum class CollectiveImplKind { kRing, kOneRing, kDirect, kOneDirect, kHalvingDoubling,
+                                kOneHalvingDoubling, kDoubleBinaryTree, kCustom };
+struct CollectiveImplSpec {
+  CollectiveImplKind kind = CollectiveImplKind::kRing;
+  int window = -1;            // direct<N>: at most N messages in flight
+  std::string custom_prefix;  // custom: per-rank Chakra traces of the algorithm
+  std::string name;           // as written
+};
+struct AstraSystemConfig {
+  std::string path;
+  bool lifo = true;  // scheduling-policy LIFO (default) or FIFO
+  uint64_t endpoint_delay_ns = 10;
+  int active_chunks_per_dimension = 1;
+  int preferred_dataset_splits = 1;
+  std::vector<CollectiveImplSpec> all_reduce, all_gather, reduce_scatter, all_to_all;
+  bool local_bw_aware = false;  // collective-optimization
+  double local_mem_bw = 0;      // bytes per ns in the reduction cost, GB/s in the roofline
+  bool roofline_enabled = false;
+  double peak_perf_tflops = 0;
+  std::string intra_dimension_scheduling = "FIFO";
+  std::string inter_dimension_scheduling = "baseline";
+};
+Result<AstraSystemConfig> ReadAstraSystemJson(const std::string& path);
+
+// --- remote memory JSON ------------------------------------------------------
+enum class RemoteMemoryKind { kNone, kPerNpu, kPerNode, kPool };
+struct AstraRemoteMemoryConfig {
+  RemoteMemoryKind kind = RemoteMemoryKind::kNone;
+  uint64_t latency_ns = 0;
+  double bandwidth_bytes_per_ns = 0;  // "GB/s", 1 GB = 10^9 B here
+  int num_nodes = 0;
+  int npus_per_node = 0;
+};
+Result<AstraRemoteMemoryConfig> ReadAstraRemoteMemoryJson(const std::string& path);
+
+// --- communicator groups JSON: {"<id>": [ranks...], ...} -----------------------
+Result<std::map<std::string, std::vector<int>>> ReadCommGroupJson(const std::string& path, int64_t npus);
+
+}  // namespace orrery

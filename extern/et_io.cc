@@ -1,0 +1,198 @@
+#include "extern/et_io.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace orrery {
+
+using google::protobuf::io::CodedInputStream;
+using google::protobuf::io::FileInputStream;
+
+struct EtReader::Impl {
+  int fd = -1;
+  std::unique_ptr<FileInputStream> file;
+  ~Impl() {
+    file.reset();
+    if (fd >= 0) close(fd);
+  }
+};
+
+EtReader::EtReader() = default;
+EtReader::~EtReader() = default;
+
+Status EtReader::Open(const std::string& path) {
+  path_ = path;
+  impl_ = std::make_unique<Impl>();
+  impl_->fd = open(path.c_str(), O_RDONLY);
+  if (impl_->fd < 0) {
+    if (errno == ENOENT) return Status::Invalid(path + ": trace file does not exist");
+    return Status::Env(path + ": cannot open trace file: " + std::strerror(errno));
+  }
+  impl_->file = std::make_unique<FileInputStream>(impl_->fd);
+  Result<bool> r = ReadRecord(&metadata_, "GlobalMetadata");
+  if (!r.ok()) return r.status();
+  if (!r.value()) return Status::Invalid(path + ": empty trace: expected a GlobalMetadata record, found end of file");
+  return Status::Ok();
+}
+
+Result<bool> EtReader::ReadRecord(google::protobuf::Message* msg, const char* what) {
+  CodedInputStream in(impl_->file.get());
+  const int64_t offset = impl_->file->ByteCount();
+  const void* peek;
+  int avail = 0;
+  if (!in.GetDirectBufferPointer(&peek, &avail)) return false;  // clean end of file
+  uint32_t size = 0;
+  if (!in.ReadVarint32(&size)) {
+    return Status::Invalid(path_ + ": truncated trace: the length of " + what + " record " +
+                           std::to_string(records_) + " at byte " + std::to_string(offset) +
+                           " is cut off or malformed");
+  }
+  if (size > (256u << 20)) {
+    return Status::Invalid(path_ + ": corrupt trace: record " + std::to_string(records_) + " at byte " +
+                           std::to_string(offset) + " claims " + std::to_string(size) +
+                           " bytes (over 256 MiB); is this a Chakra .et file?");
+  }
+  auto limit = in.PushLimit(static_cast<int>(size));
+  const bool parsed = msg->ParseFromCodedStream(&in);
+  const bool complete = in.ConsumedEntireMessage() && in.BytesUntilLimit() == 0;
+  in.PopLimit(limit);
+  if (!parsed || !complete) {
+    if (in.CurrentPosition() < static_cast<int>(size)) {
+      return Status::Invalid(path_ + ": truncated trace: " + what + " record " + std::to_string(records_) +
+                             " at byte " + std::to_string(offset) + " needs " + std::to_string(size) +
+                             " bytes but the file ends first");
+    }
+    return Status::Invalid(path_ + ": corrupt trace: " + what + " record " + std::to_string(records_) +
+                           " at byte " + std::to_string(offset) + " is not a valid Chakra " + what);
+  }
+  ++records_;
+  return true;
+}
+
+Result<bool> EtReader::Next(ChakraProtoMsg::Node* node) {
+  node->Clear();
+  return ReadRecord(node, "Node");
+}
+
+Status EtWriter::Open(const std::string& path, const ChakraProtoMsg::GlobalMetadata& metadata) {
+  path_ = path;
+  out_.open(path, std::ios::binary | std::ios::trunc);
+  if (!out_) return Status::Env(path + ": cannot create trace file");
+  return WriteRecord(metadata);
+}
+
+Status EtWriter::WriteRecord(const google::protobuf::Message& msg) {
+  std::string body;
+  if (!msg.SerializeToString(&body)) return Status::Env(path_ + ": cannot serialise record");
+  uint64_t v = body.size();
+  char buf[10];
+  int n = 0;
+  while (v >= 0x80) {
+    buf[n++] = static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  buf[n++] = static_cast<char>(v);
+  out_.write(buf, n);
+  out_.write(body.data(), static_cast<std::streamsize>(body.size()));
+  if (!out_) return Status::Env(path_ + ": write failed");
+  return Status::Ok();
+}
+
+Status EtWriter::Write(const ChakraProtoMsg::Node& node) { return WriteRecord(node); }
+
+Status EtWriter::Close() {
+  out_.close();
+  if (!out_) return Status::Env(path_ + ": close failed");
+  return Status::Ok();
+}
+
+const ChakraProtoMsg::AttributeProto* FindAttr(const ChakraProtoMsg::Node& node, const std::string& name) {
+  for (const auto& a : node.attr()) {
+    if (a.name() == name) return &a;
+  }
+  return nullptr;
+}
+
+std::optional<uint64_t> AttrUint(const ChakraProtoMsg::AttributeProto& a) {
+  using A = ChakraProtoMsg::AttributeProto;
+  switch (a.value_case()) {
+    case A::kInt32Val: return static_cast<uint64_t>(a.int32_val());
+    case A::kInt64Val: return static_cast<uint64_t>(a.int64_val());
+    case A::kUint32Val: return a.uint32_val();
+    case A::kUint64Val: return a.uint64_val();
+    case A::kSint32Val: return static_cast<uint64_t>(a.sint32_val());
+    case A::kSint64Val: return static_cast<uint64_t>(a.sint64_val());
+    case A::kFixed32Val: return a.fixed32_val();
+    case A::kFixed64Val: return a.fixed64_val();
+    case A::kSfixed32Val: return static_cast<uint64_t>(a.sfixed32_val());
+    case A::kSfixed64Val: return static_cast<uint64_t>(a.sfixed64_val());
+    case A::kBoolVal: return a.bool_val() ? 1 : 0;
+    case A::kDoubleVal: return static_cast<uint64_t>(a.double_val());
+    case A::kFloatVal: return static_cast<uint64_t>(a.float_val());
+    default: return std::nullopt;
+  }
+}
+
+std::optional<bool> AttrBool(const ChakraProtoMsg::AttributeProto& a) {
+  if (a.value_case() == ChakraProtoMsg::AttributeProto::kBoolVal) return a.bool_val();
+  auto u = AttrUint(a);
+  if (u) return *u != 0;
+  return std::nullopt;
+}
+
+std::optional<std::string> AttrString(const ChakraProtoMsg::AttributeProto& a) {
+  if (a.value_case() == ChakraProtoMsg::AttributeProto::kStringVal) return a.string_val();
+  auto u = AttrUint(a);
+  if (u) return std::to_string(*u);
+  return std::nullopt;
+}
+
+std::optional<std::vector<bool>> AttrBoolList(const ChakraProtoMsg::AttributeProto& a) {
+  using A = ChakraProtoMsg::AttributeProto;
+  std::vector<bool> out;
+  switch (a.value_case()) {
+    case A::kBoolList: for (bool b : a.bool_list().values()) out.push_back(b); return out;
+    case A::kInt32List: for (auto b : a.int32_list().values()) out.push_back(b != 0); return out;
+    case A::kInt64List: for (auto b : a.int64_list().values()) out.push_back(b != 0); return out;
+    case A::kUint32List: for (auto b : a.uint32_list().values()) out.push_back(b != 0); return out;
+    case A::kUint64List: for (auto b : a.uint64_list().values()) out.push_back(b != 0); return out;
+    default: return std::nullopt;
+  }
+}
+
+const char* NodeTypeName(int t) {
+  switch (t) {
+    case 0: return "INVALID_NODE";
+    case 1: return "METADATA_NODE";
+    case 2: return "MEM_LOAD_NODE";
+    case 3: return "MEM_STORE_NODE";
+    case 4: return "COMP_NODE";
+    case 5: return "COMM_SEND_NODE";
+    case 6: return "COMM_RECV_NODE";
+    case 7: return "COMM_COLL_NODE";
+    default: return "UNKNOWN";
+  }
+}
+
+const char* CollectiveName(int c) {
+  switch (c) {
+    case 0: return "ALL_REDUCE";
+    case 1: return "REDUCE";
+    case 2: return "ALL_GATHER";
+    case 3: return "GATHER";
+    case 4: return "SCATTER";
+    case 5: return "BROADCAST";
+    case 6: return "ALL_TO_ALL";
+    case 7: return "REDUCE_SCATTER";
+    case 8: return "REDUCE_SCATTER_BLOCK";
+    case 9: return "BARRIER";
+    default: return "UNKNOWN";
+  }
+}
+
+}  // namespace orrery

@@ -1,0 +1,50 @@
+#include "memory/remote_memory.h"
+
+#include <algorithm>
+
+namespace orrery {
+
+const char* RemoteMemoryModeName(RemoteMemoryMode m) {
+  switch (m) {
+    case RemoteMemoryMode::kNone: return "NO_MEMORY_EXPANSION";
+    case RemoteMemoryMode::kPerNpu: return "PER_NPU_MEMORY_EXPANSION";
+    case RemoteMemoryMode::kPerNode: return "PER_NODE_MEMORY_EXPANSION";
+    case RemoteMemoryMode::kPool: return "MEMORY_POOL";
+  }
+  return "?";
+}
+
+RemoteMemory::RemoteMemory(RemoteMemoryOptions options, int npus) : options_(options) {
+  switch (options_.mode) {
+    case RemoteMemoryMode::kPool: busy_until_.assign(1, 0); break;
+    case RemoteMemoryMode::kPerNode:
+      busy_until_.assign((npus + options_.npus_per_node - 1) / std::max(1, options_.npus_per_node), 0);
+      break;
+    default: break;
+  }
+}
+
+Tick RemoteMemory::ServiceTime(uint64_t bytes) const {
+  return options_.latency_ns + static_cast<Tick>(static_cast<double>(bytes) / options_.bytes_per_ns);
+}
+
+Tick RemoteMemory::Access(int npu, uint64_t bytes, Tick now) {
+  const Tick service = ServiceTime(bytes);
+  switch (options_.mode) {
+    case RemoteMemoryMode::kPerNpu: return now + service;
+    case RemoteMemoryMode::kPool: {
+      Tick& busy = busy_until_[0];
+      busy = std::max(busy, now) + service;
+      return busy;
+    }
+    case RemoteMemoryMode::kPerNode: {
+      Tick& busy = busy_until_[npu / options_.npus_per_node];
+      busy = std::max(busy, now) + service;
+      return busy;
+    }
+    case RemoteMemoryMode::kNone: break;
+  }
+  return now;
+}
+
+}  // namespace orrery

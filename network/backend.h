@@ -1,0 +1,61 @@
+// The network backend interface that built-ins and plugins implement. The
+// system layer matches sends with receives itself; a backend only moves bytes
+// and reports each message's delivery.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/event_queue.h"
+#include "core/status.h"
+#include "network/topology.h"
+
+namespace orrery {
+
+// Delivery notifications are events: the backend schedules
+// sink->HandleEvent(kind, token) at the delivery time.
+struct BackendContext {
+  EventQueue* queue = nullptr;
+  const Topology* topology = nullptr;
+  EventHandler* sink = nullptr;
+  uint32_t delivered_kind = 0;
+};
+
+struct DimStats {
+  uint64_t messages = 0;
+  uint64_t bytes = 0;
+  Tick busy_ns = 0;  // summed link busy time (congestion-aware) or serialization time
+};
+
+class NetworkBackend {
+ public:
+  virtual ~NetworkBackend() = default;
+  // Moves `bytes` from `src` to `dst`; schedules the delivery event with `token`.
+  virtual void Send(int src, int dst, uint64_t bytes, uint64_t token) = 0;
+  virtual const std::vector<DimStats>& dim_stats() const = 0;
+};
+
+using BackendFactory = std::function<Result<std::unique_ptr<NetworkBackend>>(const BackendContext&)>;
+
+class BackendRegistry {
+ public:
+  struct Entry {
+    std::string description;
+    BackendFactory factory;
+  };
+  Status Register(const std::string& name, std::string description, BackendFactory factory);
+  const Entry* Find(const std::string& name) const;
+  std::string Help() const;  // one line per backend
+  std::vector<std::string> Names() const;
+
+ private:
+  std::map<std::string, Entry> entries_;
+};
+
+// Registers analytical (congestion-unaware) and congestion-aware.
+void RegisterBuiltinBackends(BackendRegistry* registry);
+
+}  // namespace orrery

@@ -1,0 +1,40 @@
+#include "network/topology.h"
+
+#include <cstdlib>
+
+#include "core/tick.h"
+
+namespace orrery {
+
+const char* BlockName(Block b) {
+  switch (b) {
+    case Block::kRing: return "Ring";
+    case Block::kFullyConnected: return "FullyConnected";
+    case Block::kSwitch: return "Switch";
+  }
+  return "?";
+}
+
+Topology::Topology(std::vector<Dim> dims) : dims_(std::move(dims)) {
+  for (const Dim& d : dims_) {
+    strides_.push_back(npus_);
+    npus_ *= d.npus;
+    bytes_per_ns_.push_back(GiBpsToBytesPerNs(d.bandwidth_gbps));
+  }
+}
+
+int Topology::Hops(int dim, int a, int b) const {
+  if (a == b) return 0;
+  switch (dims_[dim].block) {
+    case Block::kRing: {
+      const int n = dims_[dim].npus;
+      const int d = std::abs(a - b);
+      return d < n - d ? d : n - d;
+    }
+    case Block::kFullyConnected: return 1;
+    case Block::kSwitch: return 2;
+  }
+  return 0;
+}
+
+}  // namespace orrery

@@ -1,0 +1,41 @@
+// The physical network: a list of dimensions, each a building block with its
+// own size, link bandwidth and latency. NPU ids are mixed radix, dim 0 fastest.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace orrery {
+
+enum class Block { kRing, kFullyConnected, kSwitch };
+const char* BlockName(Block b);
+
+struct Dim {
+  Block block = Block::kRing;
+  int npus = 0;
+  double bandwidth_gbps = 0;  // per link per direction; 1 GB = 2^30 bytes
+  double latency_ns = 0;      // per link
+};
+
+class Topology {
+ public:
+  explicit Topology(std::vector<Dim> dims);
+  const std::vector<Dim>& dims() const { return dims_; }
+  int num_dims() const { return static_cast<int>(dims_.size()); }
+  int npus() const { return npus_; }
+  // Size of all dimensions below `dim` (the id stride of that dimension).
+  int stride(int dim) const { return strides_[dim]; }
+  int Coord(int npu, int dim) const { return (npu / strides_[dim]) % dims_[dim].npus; }
+  int WithCoord(int npu, int dim, int coord) const { return npu + (coord - Coord(npu, dim)) * strides_[dim]; }
+  // Hops a message crosses inside one dimension between two coordinates.
+  int Hops(int dim, int a, int b) const;
+  double BytesPerNs(int dim) const { return bytes_per_ns_[dim]; }
+
+ private:
+  std::vector<Dim> dims_;
+  std::vector<int> strides_;
+  std::vector<double> bytes_per_ns_;
+  int npus_ = 1;
+};
+
+}  // namespace orrery

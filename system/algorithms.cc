@@ -1,0 +1,270 @@
+// Collective algorithms for one phase on one NPU. Ring, direct and
+// halving-doubling share one packet engine: a phase sends `stream_count`
+// messages; each send is released by a "bundle" (the memory-bus hop, plus a
+// reduction when the received data must be combined); the first packets of a
+// round go NPU->MA, the later ones MA->NPU after a receive. The counters below
+// reproduce ASTRA-sim's so that the same inputs give the same per-step times.
+#include <cmath>
+#include <deque>
+
+#include "core/status.h"
+#include "system/collective_engine.h"
+#include "system/npu_sys.h"
+
+namespace orrery {
+
+namespace {
+
+class PacketAlgorithm : public Algorithm {
+ public:
+  PacketAlgorithm(Stream* stream, const PhaseSpec& spec) : Algorithm(stream), ring_(spec.ring), type_(spec.type) {
+    kind_ = spec.algo.kind;
+    const int p = ring_.size;
+    const uint64_t data = spec.size;
+    if (kind_ == AlgoKind::kHalvingDoubling) {
+      const int lg = static_cast<int>(std::log2(p));
+      stream_count_ = type_ == ComType::kAllReduce ? 2 * lg : lg;
+      nonzero_per_round_ = lg - 1;
+      switch (type_) {
+        case ComType::kAllGather:
+          msg_size_ = data;
+          rank_offset_ = p / 2;
+          offset_multiplier_ = 0.5;
+          break;
+        default:  // all-reduce, reduce-scatter
+          msg_size_ = data / 2;
+          rank_offset_ = 1;
+          offset_multiplier_ = 2;
+      }
+      SetHdPartners();
+      return;
+    }
+    // Ring and direct.
+    switch (type_) {
+      case ComType::kAllReduce: stream_count_ = 2 * (p - 1); break;
+      case ComType::kAllToAll: stream_count_ = (p - 1) * p / 2; break;
+      default: stream_count_ = p - 1;
+    }
+    msg_size_ = type_ == ComType::kAllGather ? data : data / p;
+    receiver_ = ring_.Next(ring_.index, true);
+    sender_ = ring_.Next(ring_.index, false);
+    nonzero_per_round_ = p - 1;
+    if (kind_ == AlgoKind::kDirect) {
+      middle_point_ = p - 1;
+      parallel_reduce_ = spec.algo.window < 0 ? p - 1 : std::min(spec.algo.window, p - 1);
+      if (type_ == ComType::kAllToAll) stream_count_ = p - 1;
+      nonzero_per_round_ = parallel_reduce_;  // a dimension slice is never "local"
+    }
+  }
+
+  void OnInit() override {
+    for (int i = 0; i < parallel_reduce_; ++i) InsertPacket();
+  }
+
+  void OnGeneral() override {
+    ++free_packets_;
+    if (kind_ == AlgoKind::kDirect && type_ == ComType::kAllReduce && stream_count_ <= middle_point_) {
+      if (total_received_ < middle_point_) return;
+      for (int i = 0; i < parallel_reduce_; ++i) Ready();
+      Iterate();
+      return;
+    }
+    Ready();
+    Iterate();
+  }
+
+  void OnPacketReceived() override {
+    ++total_received_;
+    InsertPacket();
+  }
+
+ private:
+  struct Packet {
+    int dst_index;
+    int src_index;
+    uint64_t bytes;
+  };
+
+  void InsertPacket() {
+    if (zero_ == 0 && nonzero_ == 0) {
+      zero_ = parallel_reduce_;
+      nonzero_ = nonzero_per_round_;
+      toggle_ = !toggle_;
+    }
+    packets_.push_back(Packet{receiver_, sender_, msg_size_});
+    if (zero_ > 0) {
+      processed_ = false;
+      ProcessMaxCount();
+      --zero_;
+      return;
+    }
+    ORRERY_CHECK(nonzero_ > 0, "collective packet engine: nothing to inject");
+    processed_ = type_ == ComType::kReduceScatter || (type_ == ComType::kAllReduce && toggle_);
+    ProcessMaxCount();
+    --nonzero_;
+  }
+
+  void ProcessMaxCount() {
+    Bundle(msg_size_, processed_);  // release the locked packet
+    if (kind_ == AlgoKind::kHalvingDoubling) {
+      rank_offset_ = static_cast<int>(rank_offset_ * offset_multiplier_);
+      msg_size_ = static_cast<uint64_t>(static_cast<double>(msg_size_) / offset_multiplier_);
+      if (rank_offset_ == ring_.size && type_ == ComType::kAllReduce) {
+        offset_multiplier_ = 0.5;
+        rank_offset_ = static_cast<int>(rank_offset_ * offset_multiplier_);
+        msg_size_ = static_cast<uint64_t>(static_cast<double>(msg_size_) / offset_multiplier_);
+      }
+      SetHdPartners();
+    } else if (kind_ == AlgoKind::kDirect) {
+      receiver_ = ring_.Next(receiver_, true);
+      if (receiver_ == ring_.index) receiver_ = ring_.Next(receiver_, true);
+      sender_ = ring_.Next(sender_, false);
+      if (sender_ == ring_.index) sender_ = ring_.Next(sender_, false);
+    }
+  }
+
+  void SetHdPartners() {
+    bool clockwise = true;
+    if (rank_offset_ != 0) clockwise = ((ring_.index / rank_offset_) % 2) == 0;
+    int k = ring_.index;
+    for (int i = 0; i < rank_offset_; ++i) k = ring_.Next(k, clockwise);
+    receiver_ = k;
+    sender_ = k;
+  }
+
+  bool Ready() {
+    if (packets_.empty() || stream_count_ == 0 || free_packets_ == 0) return false;
+    const Packet pk = packets_.front();
+    const uint64_t bytes = kind_ == AlgoKind::kHalvingDoubling ? pk.bytes : msg_size_;
+    Send(ring_.Member(pk.dst_index), bytes);
+    // May complete at once (and insert a packet) when the message is already here.
+    Recv(ring_.Member(pk.src_index), bytes);
+    if (stream_count_ > 0) --stream_count_;
+    packets_.pop_front();
+    --free_packets_;
+    return true;
+  }
+
+  void Iterate() {
+    if (stream_count_ == 0 && free_packets_ == parallel_reduce_) Exit();  // `this` is retired
+  }
+
+  RingView ring_;
+  ComType type_;
+  AlgoKind kind_;
+  int stream_count_ = 0;
+  int nonzero_per_round_ = 0;
+  int parallel_reduce_ = 1;
+  int middle_point_ = 0;
+  int zero_ = 0, nonzero_ = 0;
+  bool toggle_ = false;
+  bool processed_ = false;
+  int free_packets_ = 0;
+  int total_received_ = 0;
+  uint64_t msg_size_ = 0;
+  int receiver_ = 0, sender_ = 0;  // ring positions
+  int rank_offset_ = 0;
+  double offset_multiplier_ = 1;
+  std::deque<Packet> packets_;
+};
+
+// Double binary tree all-reduce on one dimension: reduce up the tree, then
+// broadcast down; the two trees alternate between chunks.
+class DoubleBinaryTree : public Algorithm {
+ public:
+  DoubleBinaryTree(Stream* stream, const PhaseSpec& spec, const DbtTree& tree)
+      : Algorithm(stream), ring_(spec.ring), bytes_(spec.size) {
+    const int k = ring_.index;
+    parent_ = tree.parent[k] < 0 ? -1 : ring_.Member(tree.parent[k]);
+    left_ = tree.left[k] < 0 ? -1 : ring_.Member(tree.left[k]);
+    right_ = tree.right[k] < 0 ? -1 : ring_.Member(tree.right[k]);
+    role_ = tree.parent[k] < 0 ? kRoot : (tree.left[k] < 0 && tree.right[k] < 0 ? kLeaf : kMiddle);
+  }
+  void OnInit() override { Run(false); }
+  void OnGeneral() override { Run(false); }
+  void OnPacketReceived() override { Run(true); }
+
+ private:
+  enum Role { kRoot, kMiddle, kLeaf };
+  enum State { kBegin, kSendingToParent, kWaitingFromParent, kEnd, kWaitingTwo, kWaitingOne, kSendingToChildren };
+
+  void Run(bool received) {
+    if (role_ == kLeaf) {
+      switch (state_) {
+        case kBegin:
+          state_ = kSendingToParent;
+          Bundle(bytes_, false);
+          return;
+        case kSendingToParent:
+          state_ = kWaitingFromParent;
+          Send(parent_, bytes_);
+          Recv(parent_, bytes_);
+          return;
+        case kWaitingFromParent:
+          state_ = kEnd;
+          Bundle(bytes_, false);
+          return;
+        case kEnd: Exit(); return;
+        default: return;
+      }
+    }
+    if (role_ == kMiddle) {
+      if (state_ == kBegin) {
+        state_ = kWaitingTwo;
+        Recv(left_, bytes_);
+        Recv(right_, bytes_);
+      } else if (state_ == kWaitingTwo && received) {
+        state_ = kWaitingOne;
+        Bundle(bytes_, true);
+      } else if (state_ == kWaitingOne && received) {
+        state_ = kSendingToParent;
+        Bundle(bytes_, true);
+      } else if (reductions_ < 1 && !received) {
+        ++reductions_;
+      } else if (state_ == kSendingToParent) {
+        state_ = kWaitingFromParent;
+        Send(parent_, bytes_);
+        Recv(parent_, bytes_);
+      } else if (state_ == kWaitingFromParent && received) {
+        state_ = kSendingToChildren;
+        Bundle(bytes_, true);
+      } else if (state_ == kSendingToChildren) {
+        Send(left_, bytes_);
+        Send(right_, bytes_);
+        Exit();
+      }
+      return;
+    }
+    // Root: one child.
+    const int child = left_ >= 0 ? left_ : right_;
+    if (state_ == kBegin) {
+      state_ = kWaitingOne;
+      Recv(child, bytes_);
+    } else if (state_ == kWaitingOne) {
+      state_ = kSendingToChildren;
+      Bundle(bytes_, true);
+    } else if (state_ == kSendingToChildren) {
+      Send(child, bytes_);
+      Exit();
+    }
+  }
+
+  RingView ring_;
+  uint64_t bytes_;
+  int parent_ = -1, left_ = -1, right_ = -1;
+  Role role_ = kLeaf;
+  State state_ = kBegin;
+  int reductions_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Algorithm> MakeAlgorithm(Stream* stream, const PhaseSpec& spec) {
+  if (spec.algo.kind == AlgoKind::kDoubleBinaryTree) {
+    const DbtTree& tree = stream->owner()->engine()->Tree(spec.ring.size, spec.dbt_root_max);
+    return std::make_unique<DoubleBinaryTree>(stream, spec, tree);
+  }
+  return std::make_unique<PacketAlgorithm>(stream, spec);
+}
+
+}  // namespace orrery

@@ -1,0 +1,346 @@
+#include "system/collective_engine.h"
+
+#include <algorithm>
+#include <functional>
+
+namespace orrery {
+
+CollectiveEngine::CollectiveEngine(EventQueue* queue, const Topology* topology, SystemOptions options)
+    : queue_(queue), topology_(topology), options_(std::move(options)) {
+  const int n = topology->npus();
+  npus_.reserve(n);
+  for (int r = 0; r < n; ++r) npus_.push_back(std::make_unique<NpuSys>(this, r, std::max(1, topology->num_dims())));
+  stream_counters_.emplace_back(n, 0);
+  dbt_counter_.assign(n, 0);
+}
+
+Status CollectiveEngine::Validate() const {
+  const int dims = topology_->num_dims();
+  struct Named { const char* key; const std::vector<AlgoSpec>* v; };
+  Named lists[] = {{"all-reduce-implementation", &options_.all_reduce},
+                   {"all-gather-implementation", &options_.all_gather},
+                   {"reduce-scatter-implementation", &options_.reduce_scatter},
+                   {"all-to-all-implementation", &options_.all_to_all}};
+  for (const auto& l : lists) {
+    if (l.v->empty()) continue;
+    const bool one = (*l.v)[0].one;
+    if (!one && static_cast<int>(l.v->size()) != dims) {
+      return Status::Invalid(std::string("system configuration: \"") + l.key + "\" lists " +
+                             std::to_string(l.v->size()) + " algorithm(s) but the network has " +
+                             std::to_string(dims) + " dimension(s); give one per dimension");
+    }
+    for (size_t d = 0; d < l.v->size() && d < static_cast<size_t>(dims); ++d) {
+      const AlgoSpec& a = (*l.v)[d];
+      const int p = a.one ? topology_->npus() : topology_->dims()[d].npus;
+      if ((a.kind == AlgoKind::kHalvingDoubling || a.kind == AlgoKind::kDoubleBinaryTree) && (p & (p - 1)) != 0) {
+        return Status::Invalid(std::string("system configuration: \"") + l.key + "\"[" + std::to_string(d) +
+                               "] = \"" + a.name + "\" needs a power-of-two number of NPUs, but dimension " +
+                               std::to_string(d) + " has " + std::to_string(p));
+      }
+      if (a.kind == AlgoKind::kDoubleBinaryTree && std::string(l.key) != "all-reduce-implementation") {
+        return Status::Invalid(std::string("system configuration: \"") + l.key + "\"[" + std::to_string(d) +
+                               "] = \"doubleBinaryTree\": the double binary tree implements all-reduce only");
+      }
+      if (a.kind == AlgoKind::kHalvingDoubling && std::string(l.key) == "all-to-all-implementation") {
+        return Status::Invalid(std::string("system configuration: \"") + l.key + "\"[" + std::to_string(d) +
+                               "] = \"halvingDoubling\": halving-doubling has no all-to-all; valid: ring, direct");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Result<int> CollectiveEngine::AddCommGroup(const std::string& name, std::vector<int> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  CommGroup g;
+  g.id = static_cast<int>(groups_.size());
+  g.name = name;
+  g.ranks = ranks;
+  // Aligned when the group is exactly {base + sum c_d * stride_d} over a set of whole dimensions.
+  const Topology& t = *topology_;
+  g.dims.assign(t.num_dims(), false);
+  if (!ranks.empty()) {
+    const int base = ranks[0];
+    size_t expect = 1;
+    for (int d = 0; d < t.num_dims(); ++d) {
+      bool varies = false;
+      for (int r : ranks) varies |= t.Coord(r, d) != t.Coord(base, d);
+      g.dims[d] = varies;
+      if (varies) expect *= t.dims()[d].npus;
+    }
+    bool aligned = expect == ranks.size();
+    if (aligned) {
+      for (int r : ranks) {
+        for (int d = 0; d < t.num_dims(); ++d) {
+          if (!g.dims[d] && t.Coord(r, d) != t.Coord(base, d)) aligned = false;
+        }
+      }
+    }
+    g.aligned = aligned;
+  }
+  groups_.push_back(std::move(g));
+  stream_counters_.emplace_back(topology_->npus(), 0);
+  return static_cast<int>(groups_.size()) - 1;
+}
+
+RingView CollectiveEngine::DimRing(int rank, int dim, const AlgoSpec& algo) const {
+  RingView v;
+  if (algo.one) {
+    v.size = topology_->npus();
+    v.index = rank;
+    v.base = 0;
+    v.offset = 1;
+    return v;
+  }
+  const int stride = topology_->stride(dim);
+  v.size = topology_->dims()[dim].npus;
+  v.index = topology_->Coord(rank, dim);
+  v.offset = stride;
+  v.base = rank - v.index * stride;
+  return v;
+}
+
+const DbtTree& CollectiveEngine::Tree(int size, bool root_max) {
+  auto key = std::make_pair(size, root_max);
+  auto it = trees_.find(key);
+  if (it != trees_.end()) return it->second;
+  // A complete binary tree of size-1 nodes hangs below the root; positions are
+  // assigned in order, so the root takes the smallest (RootMin, subtree on the
+  // right) or the largest (RootMax, subtree on the left) position.
+  DbtTree t;
+  t.parent.assign(size, -1);
+  t.left.assign(size, -1);
+  t.right.assign(size, -1);
+  int depth = 1;
+  for (int tmp = size; tmp > 1; tmp /= 2) ++depth;
+  int next = 0;
+  std::function<int(int, int)> build = [&](int levels, int parent) -> int {
+    // In-order: left subtree, node, right subtree.
+    int left = -1;
+    if (levels > 1) left = build(levels - 1, -2);
+    const int me = next++;
+    int right = -1;
+    if (levels > 1) right = build(levels - 1, -2);
+    t.left[me] = left;
+    t.right[me] = right;
+    if (left >= 0) t.parent[left] = me;
+    if (right >= 0) t.parent[right] = me;
+    return me;
+  };
+  if (root_max) {
+    const int sub = build(depth - 1, -2);
+    const int root = next++;
+    t.left[root] = sub;
+    t.parent[sub] = root;
+  } else {
+    const int root = next++;
+    const int sub = build(depth - 1, -2);
+    t.right[root] = sub;
+    t.parent[sub] = root;
+  }
+  ORRERY_CHECK(next == size, "double binary tree needs a power-of-two size");
+  return trees_.emplace(key, std::move(t)).first->second;
+}
+
+Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, ComType type, uint64_t bytes,
+                                                                  const std::vector<bool>& involved_in, int group,
+                                                                  std::string* algorithm_used) {
+  const Topology& t = *topology_;
+  std::vector<AlgoSpec> impl = options_.ImplFor(type);
+  if (impl.empty()) impl.assign(std::max(1, t.num_dims()), AlgoSpec{});
+  std::vector<bool> involved = involved_in;
+  involved.resize(t.num_dims(), true);
+
+  // The logical dimensions: one per network dimension, or a single ring.
+  struct LDim {
+    int size;
+    AlgoSpec algo;
+    int queue;
+    int net_dim;  // -1: a flat ring over a communicator group
+  };
+  std::vector<LDim> ldims;
+  const CommGroup* g = group >= 0 ? &groups_[group] : nullptr;
+  if (g && !g->aligned) {
+    AlgoSpec a = impl[0];
+    if (a.kind == AlgoKind::kHalvingDoubling || a.kind == AlgoKind::kDoubleBinaryTree) a = AlgoSpec{};
+    a.name = "ring(flat group)";
+    if (a.kind != AlgoKind::kDirect) a.kind = AlgoKind::kRing;
+    ldims.push_back(LDim{static_cast<int>(g->ranks.size()), a, 0, -1});
+  } else if (impl[0].one) {
+    ldims.push_back(LDim{t.npus(), impl[0], 0, 0});
+  } else {
+    for (int d = 0; d < t.num_dims(); ++d) {
+      const bool in = g ? g->dims[d] : involved[d];
+      ldims.push_back(LDim{in ? t.dims()[d].npus : 1, impl[d], d, d});
+    }
+  }
+  auto ring_for = [&](const LDim& ld) {
+    if (ld.net_dim < 0) {
+      RingView v;
+      v.members = &g->ranks;
+      v.size = static_cast<int>(g->ranks.size());
+      v.index = static_cast<int>(std::lower_bound(g->ranks.begin(), g->ranks.end(), rank) - g->ranks.begin());
+      return v;
+    }
+    return DimRing(rank, ld.net_dim, ld.algo);
+  };
+
+  uint64_t chunk = bytes / static_cast<uint64_t>(options_.preferred_dataset_splits);
+  if (chunk == 0) chunk = bytes;
+  std::vector<std::vector<PhaseSpec>> chunks;
+  std::string used;
+  uint64_t left = bytes;
+  std::vector<int> order(ldims.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  if (type == ComType::kAllGather) std::reverse(order.begin(), order.end());
+  auto active = [&](int i) { return ldims[i].size > 1; };
+  while (left > 0) {
+    const uint64_t this_chunk = std::min(chunk, left);
+    left -= this_chunk;
+    uint64_t remain = this_chunk;
+    std::vector<PhaseSpec> phases;
+    auto add = [&](ComType ct, int i) {
+      PhaseSpec ps;
+      ps.type = ct;
+      ps.queue_id = ldims[i].queue;
+      ps.size = remain;
+      ps.algo = ldims[i].algo;
+      ps.ring = ring_for(ldims[i]);
+      if (ps.algo.kind == AlgoKind::kDoubleBinaryTree) ps.dbt_root_max = (dbt_counter_[rank]++ % 2) == 0;
+      const uint64_t p = static_cast<uint64_t>(ps.ring.size);
+      if (ct == ComType::kAllGather) {
+        remain = remain * p;
+      } else if (ct == ComType::kReduceScatter) {
+        remain = remain / p;
+      }
+      if (chunks.empty()) {
+        if (!used.empty()) used += ",";
+        used += std::string(ComTypeName(ct)) + ":" + ps.algo.name;
+      }
+      phases.push_back(ps);
+    };
+    if (type != ComType::kAllReduce || !options_.local_bw_aware) {
+      for (int i : order) {
+        if (active(i)) add(type, i);
+      }
+    } else {
+      int last = -1;
+      for (int i : order) {
+        if (active(i)) last = i;
+      }
+      for (int i : order) {
+        if (i == last) break;
+        if (active(i)) add(ComType::kReduceScatter, i);
+      }
+      if (last >= 0) add(ComType::kAllReduce, last);
+      for (int k = static_cast<int>(order.size()) - 1; k >= 0; --k) {
+        const int i = order[k];
+        if (i < last && active(i)) add(ComType::kAllGather, i);
+      }
+    }
+    if (phases.empty()) break;
+    chunks.push_back(std::move(phases));
+  }
+  if (algorithm_used) *algorithm_used = used;
+  return chunks;
+}
+
+Status CollectiveEngine::IssueCollective(int rank, ComType type, uint64_t bytes, std::vector<bool> involved, int group,
+                                         CollectiveDoneClient* client, uint64_t cookie, std::string* algorithm_used) {
+  auto plan = Plan(rank, type, bytes, involved, group, algorithm_used);
+  if (!plan.ok()) return plan.status();
+  auto* handle = new CollectiveHandle();
+  handle->client = client;
+  handle->cookie = cookie;
+  if (plan.value().empty()) {
+    // Nothing to move (zero bytes, or no dimension with more than one NPU).
+    delete handle;
+    queue_->ScheduleClosureAt(queue_->Now(), [client, cookie] { client->OnCollectiveDone(cookie); });
+    return Status::Ok();
+  }
+  // The handle is freed by the completion path below (wrapped client).
+  struct Owner : CollectiveDoneClient {
+    CollectiveHandle* h;
+    CollectiveDoneClient* inner;
+    uint64_t inner_cookie;
+    void OnCollectiveDone(uint64_t) override {
+      CollectiveDoneClient* c = inner;
+      uint64_t k = inner_cookie;
+      delete h;
+      delete this;
+      c->OnCollectiveDone(k);
+    }
+  };
+  auto* owner = new Owner();
+  owner->h = handle;
+  owner->inner = client;
+  owner->inner_cookie = cookie;
+  handle->client = owner;
+  const uint64_t tag_base = static_cast<uint64_t>(group + 1) << 40;
+  npus_[rank]->StartCollective(handle, std::move(plan.value()), tag_base, &stream_counters_[group + 1][rank]);
+  return Status::Ok();
+}
+
+void CollectiveEngine::SendMessage(int src, int dst, uint64_t bytes, uint64_t tag, RecvClient* on_sent,
+                                   uint64_t sent_cookie) {
+  uint32_t slot;
+  if (!free_msgs_.empty()) {
+    slot = free_msgs_.back();
+    free_msgs_.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(msgs_.size());
+    msgs_.emplace_back();
+  }
+  msgs_[slot] = Msg{src, dst, tag, on_sent, sent_cookie};
+  ++messages_sent_;
+  backend_->Send(src, dst, bytes, slot);
+}
+
+void CollectiveEngine::SendP2P(int src, int dst, uint64_t bytes, uint64_t tag, RecvClient* on_sent,
+                               uint64_t sent_cookie) {
+  SendMessage(src, dst, bytes, tag | (uint64_t{1} << 63), on_sent, sent_cookie);
+}
+
+void CollectiveEngine::PostRecvP2P(int dst, int src, uint64_t tag, RecvClient* client, uint64_t cookie) {
+  npus_[dst]->PostRecv(src, tag | (uint64_t{1} << 63), client, cookie);
+}
+
+void CollectiveEngine::HandleEvent(uint32_t kind, uint64_t token) {
+  CollectGarbage();
+  const Msg m = msgs_[token];
+  free_msgs_.push_back(static_cast<uint32_t>(token));
+  if (m.on_sent) m.on_sent->OnRecv(m.sent_cookie);
+  npus_[m.dst]->OnArrival(m.src, m.tag);
+}
+
+Tick CollectiveEngine::ReduceCost(uint64_t bytes) const {
+  if (options_.local_mem_bw <= 0) return 0;
+  // Two reads and one write of the message through local memory.
+  const Tick one = static_cast<Tick>(static_cast<double>(bytes) / options_.local_mem_bw);
+  return 3 * one;
+}
+
+Stream* CollectiveEngine::Adopt(std::unique_ptr<Stream> s) {
+  Stream* raw = s.get();
+  raw->engine_slot = live_streams_.size();
+  live_streams_.push_back(std::move(s));
+  return raw;
+}
+
+void CollectiveEngine::Release(Stream* s) {
+  const size_t i = s->engine_slot;
+  ORRERY_CHECK(i < live_streams_.size() && live_streams_[i].get() == s, "stream released twice");
+  dead_streams_.push_back(std::move(live_streams_[i]));
+  if (i + 1 != live_streams_.size()) {
+    live_streams_[i] = std::move(live_streams_.back());
+    live_streams_[i]->engine_slot = i;
+  }
+  live_streams_.pop_back();
+}
+
+void CollectiveEngine::CollectGarbage() {
+  if (!dead_algos_.empty()) dead_algos_.clear();
+  if (!dead_streams_.empty()) dead_streams_.clear();
+}
+
+}  // namespace orrery

@@ -1,0 +1,102 @@
+// Owns the per-NPU system layers, turns collectives into phases, carries
+// messages through the network backend and back to the receiver's matcher.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/event_queue.h"
+#include "core/status.h"
+#include "network/backend.h"
+#include "network/topology.h"
+#include "system/npu_sys.h"
+#include "system/options.h"
+
+namespace orrery {
+
+struct CommGroup {
+  int id = -1;
+  std::string name;
+  std::vector<int> ranks;         // sorted
+  bool aligned = false;           // exactly the NPUs of some whole dimensions
+  std::vector<bool> dims;         // for aligned groups: the dimensions it spans
+};
+
+struct DbtTree {
+  std::vector<int> parent, left, right;  // positions, -1 for none
+};
+
+class CollectiveEngine : public EventHandler {
+ public:
+  static constexpr uint32_t kDelivered = 1;
+
+  CollectiveEngine(EventQueue* queue, const Topology* topology, SystemOptions options);
+  void SetBackend(NetworkBackend* backend) { backend_ = backend; }
+  Status Validate() const;
+
+  // Registers a communicator group; returns its index.
+  Result<int> AddCommGroup(const std::string& name, std::vector<int> ranks);
+  const CommGroup& group(int g) const { return groups_[g]; }
+
+  // Starts a collective on `rank`; the client hears OnCollectiveDone(cookie).
+  Status IssueCollective(int rank, ComType type, uint64_t bytes, std::vector<bool> involved, int group,
+                         CollectiveDoneClient* client, uint64_t cookie, std::string* algorithm_used);
+  // Point-to-point messages (COMM_SEND / COMM_RECV), tagged by the trace's tag.
+  // The sender hears on_sent->OnRecv(sent_cookie) when the message is delivered.
+  void SendP2P(int src, int dst, uint64_t bytes, uint64_t tag, RecvClient* on_sent, uint64_t sent_cookie);
+  void PostRecvP2P(int dst, int src, uint64_t tag, RecvClient* client, uint64_t cookie);
+
+  // Used by streams and algorithms.
+  void SendMessage(int src, int dst, uint64_t bytes, uint64_t tag, RecvClient* on_sent = nullptr,
+                   uint64_t sent_cookie = 0);
+  EventQueue* queue() const { return queue_; }
+  const SystemOptions& options() const { return options_; }
+  const Topology& topology() const { return *topology_; }
+  Tick ReduceCost(uint64_t bytes) const;
+  void Retire(std::unique_ptr<Algorithm> a) { dead_algos_.push_back(std::move(a)); }
+  void Retire(std::unique_ptr<Stream> s) { dead_streams_.push_back(std::move(s)); }
+  void CollectGarbage();
+  Stream* Adopt(std::unique_ptr<Stream> s);
+  void Release(Stream* s);
+  const DbtTree& Tree(int size, bool root_max);
+  NpuSys& npu(int rank) { return *npus_[rank]; }
+  int npus() const { return static_cast<int>(npus_.size()); }
+
+  void HandleEvent(uint32_t kind, uint64_t token) override;
+
+  uint64_t messages_sent() const { return messages_sent_; }
+
+ private:
+  Result<std::vector<std::vector<PhaseSpec>>> Plan(int rank, ComType type, uint64_t bytes,
+                                                   const std::vector<bool>& involved, int group,
+                                                   std::string* algorithm_used);
+  RingView DimRing(int rank, int dim, const AlgoSpec& algo) const;
+
+  struct Msg {
+    int src, dst;
+    uint64_t tag;
+    RecvClient* on_sent;
+    uint64_t sent_cookie;
+  };
+
+  EventQueue* queue_;
+  const Topology* topology_;
+  SystemOptions options_;
+  NetworkBackend* backend_ = nullptr;
+  std::vector<std::unique_ptr<NpuSys>> npus_;
+  std::vector<CommGroup> groups_;
+  std::vector<std::vector<uint64_t>> stream_counters_;  // [group+1][rank]
+  std::vector<int> dbt_counter_;                        // per rank: alternates the two trees
+  std::map<std::pair<int, bool>, DbtTree> trees_;
+  std::vector<Msg> msgs_;
+  std::vector<uint32_t> free_msgs_;
+  std::vector<std::unique_ptr<Algorithm>> dead_algos_;
+  std::vector<std::unique_ptr<Stream>> dead_streams_;
+  std::vector<std::unique_ptr<Stream>> live_streams_;
+  std::vector<uint32_t> free_stream_slots_;
+  uint64_t messages_sent_ = 0;
+};
+
+}  // namespace orrery

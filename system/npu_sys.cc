@@ -1,0 +1,178 @@
+#include "system/npu_sys.h"
+
+#include <string>
+
+#include "core/status.h"
+#include "system/collective_engine.h"
+
+namespace orrery {
+
+const char* ComTypeName(ComType t) {
+  switch (t) {
+    case ComType::kAllReduce: return "ALL_REDUCE";
+    case ComType::kAllGather: return "ALL_GATHER";
+    case ComType::kReduceScatter: return "REDUCE_SCATTER";
+    case ComType::kAllToAll: return "ALL_TO_ALL";
+  }
+  return "?";
+}
+
+// --- Algorithm helpers ---------------------------------------------------------
+
+int Algorithm::rank() const { return stream_->owner_->rank(); }
+
+void Algorithm::Bundle(uint64_t bytes, bool processed) {
+  EventQueue* q = stream_->owner_->engine()->queue();
+  const Tick delay = stream_->owner_->engine()->options().endpoint_delay_ns;
+  q->ScheduleAfter(delay, stream_, Stream::kBundleArrived, (bytes << 1) | (processed ? 1 : 0));
+}
+
+void Algorithm::Send(int dst, uint64_t bytes) {
+  stream_->owner_->engine()->SendMessage(rank(), dst, bytes, stream_->tag_);
+}
+
+void Algorithm::Recv(int src, uint64_t bytes) { stream_->owner_->PostRecv(src, stream_->tag_, stream_, 0); }
+
+void Algorithm::Exit() { stream_->owner_->ProceedToNextPhase(stream_); }
+
+// --- Stream --------------------------------------------------------------------
+
+Stream::Stream(NpuSys* owner, CollectiveHandle* coll, uint64_t tag, int priority, std::vector<PhaseSpec> phases)
+    : owner_(owner), coll_(coll), tag_(tag), priority_(priority), phases_(std::move(phases)) {}
+
+void Stream::HandleEvent(uint32_t kind, uint64_t arg) {
+  owner_->engine()->CollectGarbage();
+  if (kind == kBundleArrived && (arg & 1)) {
+    const uint64_t bytes = arg >> 1;
+    owner_->engine()->queue()->ScheduleAfter(owner_->engine()->ReduceCost(bytes), this, kBundleProcessed, bytes << 1);
+    return;
+  }
+  algo_->OnGeneral();
+}
+
+void Stream::OnRecv(uint64_t) { algo_->OnPacketReceived(); }
+
+void Stream::Init() {
+  initialized_ = true;
+  algo_->OnInit();
+}
+
+// --- NpuSys --------------------------------------------------------------------
+
+NpuSys::NpuSys(CollectiveEngine* engine, int rank, int num_queues)
+    : engine_(engine), rank_(rank), active_(num_queues), running_(num_queues, 0) {}
+
+void NpuSys::StartCollective(CollectiveHandle* coll, std::vector<std::vector<PhaseSpec>> chunks, uint64_t tag_base,
+                             uint64_t* stream_counter) {
+  const int priority = engine_->options().lifo ? priority_counter_++ : priority_counter_--;
+  coll->total_streams = static_cast<int>(chunks.size());
+  for (auto& phases : chunks) {
+    const uint64_t tag = tag_base | (*stream_counter)++;
+    Stream* s = engine_->Adopt(std::make_unique<Stream>(this, coll, tag, priority, std::move(phases)));
+    // With ASTRA-sim's thresholds every ready stream is scheduled at once:
+    // it moves straight into the queue of its first phase.
+    ProceedToNextPhase(s);
+  }
+}
+
+void NpuSys::InsertStream(std::list<Stream*>* queue, Stream* s) {
+  auto it = queue->begin();
+  while (it != queue->end()) {
+    if ((*it)->initialized_ || (*it)->priority_ >= s->priority_) {
+      ++it;
+      continue;
+    }
+    break;
+  }
+  queue->insert(it, s);
+}
+
+void NpuSys::StartWaiting(int q) {
+  auto it = active_[q].begin();
+  std::advance(it, running_[q]);
+  const int limit = engine_->options().active_chunks_per_dimension;
+  while (it != active_[q].end() && running_[q] < limit) {
+    Stream* s = *it;
+    ++running_[q];
+    ++it;
+    s->Init();
+  }
+}
+
+void NpuSys::NotifyStreamAdded(int q) { StartWaiting(q); }
+
+void NpuSys::NotifyStreamRemoved(int q) {
+  --running_[q];
+  StartWaiting(q);
+}
+
+void NpuSys::ProceedToNextPhase(Stream* s) {
+  const int previous = s->queue_id_;
+  if (s->algo_) engine_->Retire(std::move(s->algo_));
+  if (previous >= 0) {
+    auto& list = active_[previous];
+    for (auto it = list.begin(); it != list.end(); ++it) {
+      if (*it == s) {
+        list.erase(it);
+        break;
+      }
+    }
+  }
+  if (s->next_phase_ == s->phases_.size()) {
+    CollectiveHandle* coll = s->coll_;
+    engine_->Release(s);
+    if (++coll->finished_streams == coll->total_streams && coll->client) {
+      coll->client->OnCollectiveDone(coll->cookie);
+    }
+    if (previous >= 0) NotifyStreamRemoved(previous);
+    return;
+  }
+  const PhaseSpec& spec = s->phases_[s->next_phase_++];
+  s->queue_id_ = spec.queue_id;
+  s->initialized_ = false;
+  s->algo_ = MakeAlgorithm(s, spec);
+  InsertStream(&active_[s->queue_id_], s);
+  if (previous >= 0) NotifyStreamRemoved(previous);
+  NotifyStreamAdded(s->queue_id_);
+}
+
+static std::pair<uint64_t, int> MatchKey(int src, uint64_t tag) { return {tag, src}; }
+
+void NpuSys::PostRecv(int src, uint64_t tag, RecvClient* client, uint64_t cookie) {
+  auto it = match_.find(MatchKey(src, tag));
+  if (it != match_.end() && it->second.arrived > 0) {
+    if (--it->second.arrived == 0 && it->second.waiters.empty()) match_.erase(it);
+    client->OnRecv(cookie);
+    return;
+  }
+  match_[MatchKey(src, tag)].waiters.push_back(Waiter{client, cookie});
+}
+
+void NpuSys::OnArrival(int src, uint64_t tag) {
+  auto it = match_.find(MatchKey(src, tag));
+  if (it == match_.end()) {
+    match_[MatchKey(src, tag)].arrived = 1;
+    return;
+  }
+  MatchEntry& e = it->second;
+  if (e.waiters.empty()) {
+    ++e.arrived;
+    return;
+  }
+  Waiter w = e.waiters.front();
+  e.waiters.erase(e.waiters.begin());
+  if (e.waiters.empty() && e.arrived == 0) match_.erase(it);
+  w.client->OnRecv(w.cookie);
+}
+
+void NpuSys::DescribePending(std::vector<std::string>* out) const {
+  for (const auto& [key, e] : match_) {
+    const int src = key.second;
+    if (!e.waiters.empty()) {
+      out->push_back("rank " + std::to_string(rank_) + " waits for " + std::to_string(e.waiters.size()) +
+                     " message(s) from rank " + std::to_string(src));
+    }
+  }
+}
+
+}  // namespace orrery

@@ -1,0 +1,158 @@
+// The per-NPU system layer: it splits a collective into chunks (streams), each
+// a sequence of phases (one per network dimension), keeps one queue per
+// dimension where at most `active-chunks-per-dimension` streams run at once,
+// and matches message sends with receives. The scheduling rules reproduce
+// ASTRA-sim's so that its inputs give its numbers.
+#pragma once
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <string>
+#include <utility>
+#include <unordered_map>
+#include <vector>
+
+#include "core/event_queue.h"
+#include "system/options.h"
+
+namespace orrery {
+
+class CollectiveEngine;
+class NpuSys;
+class Stream;
+
+// The members of one logical ring (or tree) as seen by one NPU: either a
+// regular slice of a dimension (base + k * offset) or an explicit list.
+struct RingView {
+  const std::vector<int>* members = nullptr;  // explicit list (communicator groups)
+  int size = 0;
+  int index = 0;   // this NPU's position
+  int base = 0;    // id of position 0 (regular slices)
+  int offset = 1;  // id stride between positions (regular slices)
+  int Member(int k) const { return members ? (*members)[k] : base + k * offset; }
+  int Next(int k, bool clockwise) const { return clockwise ? (k + 1 == size ? 0 : k + 1) : (k == 0 ? size - 1 : k - 1); }
+};
+
+struct PhaseSpec {
+  ComType type = ComType::kAllReduce;
+  int queue_id = 0;
+  uint64_t size = 0;
+  AlgoSpec algo;
+  RingView ring;
+  bool dbt_root_max = true;  // double binary tree: which of the two trees
+};
+
+// Something that waits for a message (a collective stream or a P2P receive).
+class RecvClient {
+ public:
+  virtual ~RecvClient() = default;
+  virtual void OnRecv(uint64_t cookie) = 0;
+};
+
+// A collective in flight on one NPU (ASTRA-sim's DataSet).
+class CollectiveDoneClient {
+ public:
+  virtual ~CollectiveDoneClient() = default;
+  virtual void OnCollectiveDone(uint64_t cookie) = 0;
+};
+
+struct CollectiveHandle {
+  int total_streams = 0;
+  int finished_streams = 0;
+  CollectiveDoneClient* client = nullptr;
+  uint64_t cookie = 0;
+};
+
+class Algorithm {
+ public:
+  explicit Algorithm(Stream* stream) : stream_(stream) {}
+  virtual ~Algorithm() = default;
+  virtual void OnInit() = 0;
+  virtual void OnGeneral() = 0;
+  virtual void OnPacketReceived() = 0;
+
+ protected:
+  // The memory-bus hop before a send (NPU to MA) or after a receive (MA to
+  // NPU): endpoint-delay ns, plus the reduction cost when `processed`.
+  void Bundle(uint64_t bytes, bool processed);
+  void Send(int dst, uint64_t bytes);
+  void Recv(int src, uint64_t bytes);
+  void Exit();
+  int rank() const;
+  Stream* stream_;
+};
+
+std::unique_ptr<Algorithm> MakeAlgorithm(Stream* stream, const PhaseSpec& spec);
+
+class Stream : public EventHandler, public RecvClient {
+ public:
+  enum Kind : uint32_t { kBundleArrived = 1, kBundleProcessed = 2 };
+  Stream(NpuSys* owner, CollectiveHandle* coll, uint64_t tag, int priority, std::vector<PhaseSpec> phases);
+  void HandleEvent(uint32_t kind, uint64_t arg) override;
+  void OnRecv(uint64_t cookie) override;
+  void Init();
+
+  NpuSys* owner() const { return owner_; }
+  size_t engine_slot = 0;  // position in the engine's list of live streams
+  uint64_t tag() const { return tag_; }
+
+ private:
+  friend class NpuSys;
+  friend class Algorithm;
+  NpuSys* owner_;
+  CollectiveHandle* coll_;
+  uint64_t tag_;
+  int priority_;
+  std::vector<PhaseSpec> phases_;
+  size_t next_phase_ = 0;
+  int queue_id_ = -1;
+  bool initialized_ = false;
+  std::unique_ptr<Algorithm> algo_;
+};
+
+class NpuSys {
+ public:
+  NpuSys(CollectiveEngine* engine, int rank, int num_queues);
+  int rank() const { return rank_; }
+  CollectiveEngine* engine() const { return engine_; }
+
+  // Splits a collective into streams and schedules them.
+  void StartCollective(CollectiveHandle* coll, std::vector<std::vector<PhaseSpec>> chunks, uint64_t tag_base,
+                       uint64_t* stream_counter);
+  void ProceedToNextPhase(Stream* s);
+
+  // Message matching, keyed by (source, tag).
+  void PostRecv(int src, uint64_t tag, RecvClient* client, uint64_t cookie);
+  void OnArrival(int src, uint64_t tag);
+  size_t pending_matches() const { return match_.size(); }
+  void DescribePending(std::vector<std::string>* out) const;
+
+ private:
+  void InsertStream(std::list<Stream*>* queue, Stream* s);
+  void NotifyStreamAdded(int q);
+  void NotifyStreamRemoved(int q);
+  void StartWaiting(int q);
+
+  struct Waiter {
+    RecvClient* client;
+    uint64_t cookie;
+  };
+  struct MatchEntry {
+    uint32_t arrived = 0;
+    std::vector<Waiter> waiters;
+  };
+
+  CollectiveEngine* engine_;
+  int rank_;
+  int priority_counter_ = 0;
+  std::vector<std::list<Stream*>> active_;
+  std::vector<int> running_;
+  struct KeyHash {
+    size_t operator()(const std::pair<uint64_t, int>& k) const {
+      return std::hash<uint64_t>()(k.first * 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(k.second));
+    }
+  };
+  std::unordered_map<std::pair<uint64_t, int>, MatchEntry, KeyHash> match_;
+};
+
+}  // namespace orrery

@@ -1,0 +1,42 @@
+// What the system layer needs to know, in its own terms (the ASTRA-sim system
+// JSON is mapped onto this by the run wiring).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace orrery {
+
+enum class ComType { kAllReduce, kAllGather, kReduceScatter, kAllToAll };
+const char* ComTypeName(ComType t);
+
+enum class AlgoKind { kRing, kDirect, kHalvingDoubling, kDoubleBinaryTree };
+
+struct AlgoSpec {
+  AlgoKind kind = AlgoKind::kRing;
+  bool one = false;  // one* variants: one logical ring over all NPUs
+  int window = -1;   // direct<N>
+  std::string name = "ring";
+};
+
+struct SystemOptions {
+  bool lifo = true;
+  uint64_t endpoint_delay_ns = 10;
+  int active_chunks_per_dimension = 1;
+  int preferred_dataset_splits = 1;
+  bool local_bw_aware = false;
+  double local_mem_bw = 0;  // bytes per ns for the reduction cost (0: no cost)
+  // Per collective type, one algorithm per dimension.
+  std::vector<AlgoSpec> all_reduce, all_gather, reduce_scatter, all_to_all;
+  const std::vector<AlgoSpec>& ImplFor(ComType t) const {
+    switch (t) {
+      case ComType::kAllReduce: return all_reduce;
+      case ComType::kAllGather: return all_gather;
+      case ComType::kReduceScatter: return reduce_scatter;
+      case ComType::kAllToAll: return all_to_all;
+    }
+    return all_reduce;
+  }
+};
+
+}  // namespace orrery

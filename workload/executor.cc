@@ -1,0 +1,250 @@
+#include "workload/executor.h"
+
+#include <algorithm>
+
+#include "extern/et_io.h"
+
+namespace orrery {
+
+namespace {
+constexpr uint32_t kNodeDone = 1;
+}
+
+Executor::Executor(EventQueue* queue, CollectiveEngine* engine, RemoteMemory* memory, ComputeModel compute,
+                   std::vector<NpuGraph> graphs, int iterations)
+    : queue_(queue), engine_(engine), memory_(memory), compute_(compute), iterations_(iterations) {
+  npus_.resize(graphs.size());
+  for (size_t r = 0; r < graphs.size(); ++r) {
+    npus_[r].graph = std::move(graphs[r]);
+    ResetIteration(npus_[r]);
+  }
+}
+
+void Executor::ResetIteration(NpuState& s) {
+  const size_t n = s.graph.nodes.size();
+  s.pending.resize(n);
+  s.issued.assign(n, 0);
+  s.start.assign(n, 0);
+  s.done = 0;
+  s.ready.clear();
+  for (uint32_t i = 0; i < n; ++i) {
+    s.pending[i] = s.graph.nodes[i].num_deps;
+    if (s.pending[i] == 0) s.ready.insert(i);
+  }
+}
+
+Status Executor::Start() {
+  for (size_t r = 0; r < npus_.size(); ++r) {
+    if (npus_[r].graph.nodes.empty()) {
+      npus_[r].finished = true;
+      continue;
+    }
+    IssueReady(static_cast<int>(r));
+    if (!failure_.ok()) return failure_;
+  }
+  return Status::Ok();
+}
+
+bool Executor::Available(const NpuState& s, const WorkNode& n) const {
+  switch (n.kind) {
+    case NodeKind::kComp: return n.is_cpu ? !s.cpu_busy : !s.gpu_busy;
+    case NodeKind::kColl:
+    case NodeKind::kSend:
+    case NodeKind::kMemLoad:
+    case NodeKind::kMemStore: return !s.comm_busy;
+    default: return true;  // receives, metadata and invalid nodes take no slot
+  }
+}
+
+void Executor::IssueReady(int rank) {
+  NpuState& s = npus_[rank];
+  std::vector<uint32_t> snapshot(s.ready.begin(), s.ready.end());
+  for (uint32_t idx : snapshot) {
+    if (!failure_.ok()) return;
+    if (!s.ready.count(idx)) continue;
+    if (!Available(s, s.graph.nodes[idx])) continue;
+    s.ready.erase(idx);
+    Issue(rank, idx);
+  }
+}
+
+void Executor::CommBegin(NpuState& s) {
+  if (s.comm_in_flight++ == 0) s.comm_since = queue_->Now();
+}
+
+void Executor::CommEnd(NpuState& s) {
+  if (--s.comm_in_flight == 0) s.comm += queue_->Now() - s.comm_since;
+}
+
+void Executor::Fail(Status st) {
+  if (failure_.ok()) failure_ = std::move(st);
+}
+
+void Executor::Issue(int rank, uint32_t idx) {
+  NpuState& s = npus_[rank];
+  const WorkNode& n = s.graph.nodes[idx];
+  s.issued[idx] = 1;
+  s.start[idx] = queue_->Now();
+  switch (n.kind) {
+    case NodeKind::kComp: {
+      Tick runtime;
+      if (compute_.roofline && !n.is_cpu) {
+        if (n.tensor_size == 0) {
+          Complete(rank, idx);
+          return;
+        }
+        const double oi = static_cast<double>(n.num_ops) / static_cast<double>(n.tensor_size);
+        const double perf = std::min(compute_.peak_flops_per_s, compute_.mem_bytes_per_s * oi);
+        runtime = static_cast<Tick>(static_cast<double>(n.num_ops) / perf * 1e9);
+      } else {
+        runtime = n.duration_micros == 0 ? 1 : n.duration_micros * 1000;
+      }
+      if (n.is_cpu) {
+        s.cpu_busy = true;
+      } else {
+        s.gpu_busy = true;
+        s.compute += runtime;
+      }
+      queue_->ScheduleAfter(runtime, this, kNodeDone, Key(rank, idx));
+      return;
+    }
+    case NodeKind::kColl: {
+      ComType t;
+      switch (n.comm_type) {
+        case 0: t = ComType::kAllReduce; break;
+        case 2: t = ComType::kAllGather; break;
+        case 6: t = ComType::kAllToAll; break;
+        case 7:
+        case 8: t = ComType::kReduceScatter; break;
+        default:
+          Fail(Status::Invalid(s.graph.path + ": node " + std::to_string(n.id) + " (rank " + std::to_string(rank) +
+                               "): collective " + CollectiveName(n.comm_type) +
+                               " is not simulated yet; supported: ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, "
+                               "REDUCE_SCATTER_BLOCK, ALL_TO_ALL"));
+          return;
+      }
+      s.comm_busy = true;
+      CommBegin(s);
+      std::vector<bool> involved;
+      if (n.involved >= 0) involved = s.graph.involved[n.involved];
+      std::string algo;
+      Status st = engine_->IssueCollective(rank, t, n.comm_size, involved, n.group, this, Key(rank, idx), &algo);
+      if (!st.ok()) {
+        Fail(st);
+        return;
+      }
+      if (rank == 0) {
+        rank0_colls_.push_back(CollectiveRecord{n.id, n.name, CollectiveName(n.comm_type), algo, n.comm_size,
+                                                queue_->Now(), 0});
+      }
+      return;
+    }
+    case NodeKind::kSend:
+      s.comm_busy = true;
+      CommBegin(s);
+      engine_->SendP2P(rank, n.comm_dst, n.comm_size, n.comm_tag, this, Key(rank, idx));
+      return;
+    case NodeKind::kRecv:
+      CommBegin(s);
+      engine_->PostRecvP2P(rank, n.comm_src, n.comm_tag, this, Key(rank, idx));
+      return;
+    case NodeKind::kMemLoad:
+    case NodeKind::kMemStore: {
+      s.comm_busy = true;
+      CommBegin(s);
+      const Tick done = memory_->Access(rank, n.tensor_size, queue_->Now());
+      queue_->ScheduleAt(done, this, kNodeDone, Key(rank, idx));
+      return;
+    }
+    case NodeKind::kMetadata:
+    case NodeKind::kInvalid: Complete(rank, idx); return;
+  }
+}
+
+void Executor::HandleEvent(uint32_t kind, uint64_t arg) {
+  Complete(static_cast<int>(arg >> 32), static_cast<uint32_t>(arg));
+}
+
+void Executor::OnCollectiveDone(uint64_t cookie) {
+  const int rank = static_cast<int>(cookie >> 32);
+  if (rank == 0) {
+    const uint64_t id = npus_[0].graph.nodes[static_cast<uint32_t>(cookie)].id;
+    for (auto it = rank0_colls_.rbegin(); it != rank0_colls_.rend(); ++it) {
+      if (it->node_id == id && it->end == 0) {
+        it->end = queue_->Now();
+        break;
+      }
+    }
+  }
+  Complete(rank, static_cast<uint32_t>(cookie));
+}
+
+void Executor::OnRecv(uint64_t cookie) { Complete(static_cast<int>(cookie >> 32), static_cast<uint32_t>(cookie)); }
+
+void Executor::Complete(int rank, uint32_t idx) {
+  NpuState& s = npus_[rank];
+  const WorkNode& n = s.graph.nodes[idx];
+  switch (n.kind) {
+    case NodeKind::kComp: (n.is_cpu ? s.cpu_busy : s.gpu_busy) = false; break;
+    case NodeKind::kColl:
+    case NodeKind::kSend:
+    case NodeKind::kMemLoad:
+    case NodeKind::kMemStore:
+      s.comm_busy = false;
+      CommEnd(s);
+      break;
+    case NodeKind::kRecv: CommEnd(s); break;
+    default: break;
+  }
+  s.issued[idx] = 2;
+  ++s.done;
+  for (uint32_t c = n.child_begin; c < n.child_end; ++c) {
+    const uint32_t child = s.graph.children[c];
+    if (--s.pending[child] == 0) s.ready.insert(child);
+  }
+  if (s.done == s.graph.nodes.size()) {
+    if (++s.iteration < iterations_) {
+      ResetIteration(s);
+    } else {
+      s.finished = true;
+      s.finish = queue_->Now();
+      return;
+    }
+  }
+  IssueReady(rank);
+}
+
+Status Executor::CheckFinished() const {
+  if (!failure_.ok()) return failure_;
+  std::string msg;
+  int stuck = 0;
+  for (size_t r = 0; r < npus_.size(); ++r) {
+    const NpuState& s = npus_[r];
+    if (s.finished) continue;
+    if (++stuck > 8) continue;
+    std::string waits;
+    int shown = 0;
+    for (uint32_t i = 0; i < s.graph.nodes.size() && shown < 4; ++i) {
+      if (s.issued[i] != 1) continue;
+      const WorkNode& n = s.graph.nodes[i];
+      ++shown;
+      waits += "; node " + std::to_string(n.id) + " (" + NodeTypeName(static_cast<int>(n.kind));
+      if (n.kind == NodeKind::kRecv) {
+        waits += " from rank " + std::to_string(n.comm_src) + ", tag " + std::to_string(n.comm_tag) + ", " +
+                 std::to_string(n.comm_size) + " bytes; rank " + std::to_string(n.comm_src) + " never sends it";
+      } else if (n.kind == NodeKind::kColl) {
+        waits += std::string(" ") + CollectiveName(n.comm_type) + ", " + std::to_string(n.comm_size) +
+                 " bytes; some rank in its group never issues it";
+      }
+      waits += ")";
+    }
+    msg += "\n  rank " + std::to_string(r) + ": " + std::to_string(s.graph.nodes.size() - s.done) +
+           " node(s) unfinished" + waits;
+  }
+  if (stuck == 0) return Status::Ok();
+  if (stuck > 8) msg += "\n  ... and " + std::to_string(stuck - 8) + " more rank(s)";
+  return Status::Invalid("deadlock at t=" + std::to_string(queue_->Now()) + " ns: " + std::to_string(stuck) +
+                         " rank(s) cannot finish:" + msg);
+}
+
+}  // namespace orrery

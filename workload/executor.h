@@ -1,0 +1,81 @@
+// Runs every NPU's dependency graph: a node issues when its dependencies have
+// finished and its hardware slot (CPU compute, GPU compute, communication) is
+// free; ready nodes issue in ascending id order.
+#pragma once
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/event_queue.h"
+#include "memory/remote_memory.h"
+#include "system/collective_engine.h"
+#include "workload/graph.h"
+
+namespace orrery {
+
+struct ComputeModel {
+  bool roofline = false;
+  double peak_flops_per_s = 0;
+  double mem_bytes_per_s = 0;
+};
+
+struct CollectiveRecord {
+  uint64_t node_id;
+  std::string name, type, algorithm;
+  uint64_t bytes;
+  Tick start, end;
+};
+
+class Executor : public EventHandler, public CollectiveDoneClient, public RecvClient {
+ public:
+  Executor(EventQueue* queue, CollectiveEngine* engine, RemoteMemory* memory, ComputeModel compute,
+           std::vector<NpuGraph> graphs, int iterations);
+  Status Start();
+  void HandleEvent(uint32_t kind, uint64_t arg) override;
+  void OnCollectiveDone(uint64_t cookie) override;
+  void OnRecv(uint64_t cookie) override;
+
+  // After the queue drains: an error naming the stuck nodes, if any.
+  Status CheckFinished() const;
+  const Status& failure() const { return failure_; }
+
+  struct NpuState {
+    NpuGraph graph;
+    std::vector<uint32_t> pending;
+    std::set<uint32_t> ready;
+    std::vector<uint8_t> issued;
+    std::vector<Tick> start;
+    bool cpu_busy = false, gpu_busy = false, comm_busy = false;
+    uint32_t done = 0;
+    int iteration = 0;
+    bool finished = false;
+    Tick finish = 0, compute = 0, comm = 0;
+    int comm_in_flight = 0;
+    Tick comm_since = 0;
+  };
+  const std::vector<NpuState>& npus() const { return npus_; }
+  const std::vector<CollectiveRecord>& rank0_collectives() const { return rank0_colls_; }
+
+ private:
+  static uint64_t Key(int rank, uint32_t idx) { return (static_cast<uint64_t>(rank) << 32) | idx; }
+  void IssueReady(int rank);
+  bool Available(const NpuState& s, const WorkNode& n) const;
+  void Issue(int rank, uint32_t idx);
+  void Complete(int rank, uint32_t idx);
+  void CommBegin(NpuState& s);
+  void CommEnd(NpuState& s);
+  void Fail(Status st);
+  void ResetIteration(NpuState& s);
+
+  EventQueue* queue_;
+  CollectiveEngine* engine_;
+  RemoteMemory* memory_;
+  ComputeModel compute_;
+  int iterations_;
+  std::vector<NpuState> npus_;
+  std::vector<CollectiveRecord> rank0_colls_;
+  Status failure_;
+};
+
+}  // namespace orrery

@@ -1,0 +1,185 @@
+#include "workload/graph.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "extern/et_io.h"
+
+namespace orrery {
+
+namespace {
+
+std::string NodeWhere(const std::string& path, uint64_t id, int rank) {
+  return path + ": node " + std::to_string(id) + " (rank " + std::to_string(rank) + ")";
+}
+
+}  // namespace
+
+Result<NpuGraph> LoadNpuGraph(const std::string& path, int rank, const GraphLoadOptions& options) {
+  EtReader reader;
+  ORRERY_RETURN_IF_ERROR(reader.Open(path));
+  NpuGraph g;
+  g.rank = rank;
+  g.path = path;
+  std::vector<std::vector<uint64_t>> deps;
+  ChakraProtoMsg::Node n;
+  while (true) {
+    Result<bool> more = reader.Next(&n);
+    if (!more.ok()) return more.status();
+    if (!more.value()) break;
+    WorkNode w;
+    w.id = n.id();
+    w.name = n.name();
+    const int type = static_cast<int>(n.type());
+    if (type < 0 || type > 7) {
+      return Status::Invalid(NodeWhere(path, w.id, rank) + ": node type " + std::to_string(type) +
+                             " is not a Chakra NodeType; valid: 0..7 (INVALID_NODE .. COMM_COLL_NODE)");
+    }
+    w.kind = static_cast<NodeKind>(type);
+    w.duration_micros = n.duration_micros();
+    auto u = [&](const char* key) -> std::optional<uint64_t> {
+      const auto* a = FindAttr(n, key);
+      return a ? AttrUint(*a) : std::nullopt;
+    };
+    auto need = [&](const char* key) -> Result<uint64_t> {
+      const auto* a = FindAttr(n, key);
+      if (!a) {
+        return Status::Invalid(NodeWhere(path, w.id, rank) + ": " + NodeTypeName(type) + " needs attribute '" + key + "'");
+      }
+      auto v = AttrUint(*a);
+      if (!v) return Status::Invalid(NodeWhere(path, w.id, rank) + ": attribute '" + key + "' is not an integer");
+      return *v;
+    };
+    if (const auto* a = FindAttr(n, "is_cpu_op")) w.is_cpu = AttrBool(*a).value_or(false);
+    w.num_ops = u("num_ops").value_or(0);
+    w.tensor_size = u("tensor_size").value_or(0);
+    if (w.kind == NodeKind::kColl || w.kind == NodeKind::kSend || w.kind == NodeKind::kRecv) {
+      auto size = need("comm_size");
+      if (!size.ok()) return size.status();
+      w.comm_size = size.value();
+    }
+    if (w.kind == NodeKind::kColl) {
+      auto t = need("comm_type");
+      if (!t.ok()) return t.status();
+      if (t.value() > 9) {
+        return Status::Invalid(NodeWhere(path, w.id, rank) + ": comm_type " + std::to_string(t.value()) +
+                               " is not a Chakra CollectiveCommType; valid: 0 ALL_REDUCE, 1 REDUCE, 2 ALL_GATHER, "
+                               "3 GATHER, 4 SCATTER, 5 BROADCAST, 6 ALL_TO_ALL, 7 REDUCE_SCATTER, "
+                               "8 REDUCE_SCATTER_BLOCK, 9 BARRIER");
+      }
+      w.comm_type = static_cast<int>(t.value());
+      if (const auto* a = FindAttr(n, "involved_dim")) {
+        auto list = AttrBoolList(*a);
+        if (!list) return Status::Invalid(NodeWhere(path, w.id, rank) + ": attribute 'involved_dim' must be a bool list");
+        if (static_cast<int>(list->size()) > options.num_dims) {
+          bool extra_true = false;
+          for (size_t i = options.num_dims; i < list->size(); ++i) extra_true |= (*list)[i];
+          if (extra_true) {
+            return Status::Invalid(NodeWhere(path, w.id, rank) + ": involved_dim has " + std::to_string(list->size()) +
+                                   " entries with dimension(s) beyond the network's " +
+                                   std::to_string(options.num_dims) + " marked true");
+          }
+        }
+        w.involved = static_cast<int>(g.involved.size());
+        g.involved.push_back(*list);
+      }
+    }
+    if (w.kind == NodeKind::kSend || w.kind == NodeKind::kRecv) {
+      const bool send = w.kind == NodeKind::kSend;
+      auto peer = need(send ? "comm_dst" : "comm_src");
+      if (!peer.ok()) return peer.status();
+      if (peer.value() >= static_cast<uint64_t>(options.num_npus)) {
+        return Status::Invalid(NodeWhere(path, w.id, rank) + ": " + (send ? "comm_dst" : "comm_src") + " = " +
+                               std::to_string(peer.value()) + " is outside the network's ranks 0.." +
+                               std::to_string(options.num_npus - 1));
+      }
+      (send ? w.comm_dst : w.comm_src) = static_cast<int>(peer.value());
+      w.comm_tag = u("comm_tag").value_or(0);
+    }
+    if (const auto* a = FindAttr(n, "pg_name"); a && options.groups && !options.groups->empty()) {
+      auto name = AttrString(*a);
+      if (name && !name->empty()) {
+        auto it = options.groups->find(*name);
+        if (it == options.groups->end()) {
+          return Status::Invalid(NodeWhere(path, w.id, rank) + ": pg_name \"" + *name +
+                                 "\" is not in the communicator group configuration");
+        }
+        w.group = it->second;
+      }
+    }
+    std::vector<uint64_t> d(n.data_deps().begin(), n.data_deps().end());
+    d.insert(d.end(), n.ctrl_deps().begin(), n.ctrl_deps().end());
+    std::sort(d.begin(), d.end());
+    d.erase(std::unique(d.begin(), d.end()), d.end());
+    deps.push_back(std::move(d));
+    g.nodes.push_back(std::move(w));
+  }
+  // Sort by id (issue order) and index.
+  std::vector<uint32_t> order(g.nodes.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return g.nodes[a].id < g.nodes[b].id; });
+  std::vector<WorkNode> sorted;
+  std::vector<std::vector<uint64_t>> sorted_deps;
+  sorted.reserve(order.size());
+  for (uint32_t i : order) {
+    sorted.push_back(std::move(g.nodes[i]));
+    sorted_deps.push_back(std::move(deps[i]));
+  }
+  g.nodes = std::move(sorted);
+  std::unordered_map<uint64_t, uint32_t> index;
+  index.reserve(g.nodes.size() * 2);
+  for (uint32_t i = 0; i < g.nodes.size(); ++i) {
+    if (!index.emplace(g.nodes[i].id, i).second) {
+      return Status::Invalid(path + ": node id " + std::to_string(g.nodes[i].id) + " appears twice (rank " +
+                             std::to_string(rank) + ")");
+    }
+  }
+  std::vector<std::vector<uint32_t>> kids(g.nodes.size());
+  for (uint32_t i = 0; i < g.nodes.size(); ++i) {
+    for (uint64_t dep : sorted_deps[i]) {
+      auto it = index.find(dep);
+      if (it == index.end()) {
+        return Status::Invalid(NodeWhere(path, g.nodes[i].id, rank) + " depends on node " + std::to_string(dep) +
+                               ", which is not in the trace");
+      }
+      if (dep == g.nodes[i].id) {
+        return Status::Invalid(NodeWhere(path, g.nodes[i].id, rank) + " depends on itself");
+      }
+      kids[it->second].push_back(i);
+      g.nodes[i].num_deps++;
+    }
+  }
+  for (uint32_t i = 0; i < g.nodes.size(); ++i) {
+    g.nodes[i].child_begin = static_cast<uint32_t>(g.children.size());
+    g.children.insert(g.children.end(), kids[i].begin(), kids[i].end());
+    g.nodes[i].child_end = static_cast<uint32_t>(g.children.size());
+  }
+  // Cycle check (Kahn).
+  std::vector<uint32_t> pending(g.nodes.size());
+  std::vector<uint32_t> stack;
+  for (uint32_t i = 0; i < g.nodes.size(); ++i) {
+    pending[i] = g.nodes[i].num_deps;
+    if (pending[i] == 0) stack.push_back(i);
+  }
+  size_t seen = 0;
+  while (!stack.empty()) {
+    const uint32_t i = stack.back();
+    stack.pop_back();
+    ++seen;
+    for (uint32_t c = g.nodes[i].child_begin; c < g.nodes[i].child_end; ++c) {
+      if (--pending[g.children[c]] == 0) stack.push_back(g.children[c]);
+    }
+  }
+  if (seen != g.nodes.size()) {
+    for (uint32_t i = 0; i < g.nodes.size(); ++i) {
+      if (pending[i] > 0) {
+        return Status::Invalid(path + ": dependency cycle through node " + std::to_string(g.nodes[i].id) +
+                               " (rank " + std::to_string(rank) + "); " + std::to_string(g.nodes.size() - seen) +
+                               " node(s) can never run");
+      }
+    }
+  }
+  return g;
+}
+
+}  // namespace orrery

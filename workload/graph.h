@@ -1,0 +1,53 @@
+// One NPU's dependency graph, read from its Chakra trace and validated:
+// every dependency exists, there is no cycle, every field a node needs is
+// present and in range.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace orrery {
+
+enum class NodeKind : uint8_t { kInvalid = 0, kMetadata = 1, kMemLoad = 2, kMemStore = 3, kComp = 4,
+                                kSend = 5, kRecv = 6, kColl = 7 };
+
+struct WorkNode {
+  uint64_t id = 0;
+  NodeKind kind = NodeKind::kInvalid;
+  bool is_cpu = false;
+  uint64_t duration_micros = 0;
+  uint64_t num_ops = 0;
+  uint64_t tensor_size = 0;
+  int comm_type = -1;
+  uint64_t comm_size = 0;
+  int comm_src = -1;
+  int comm_dst = -1;
+  uint64_t comm_tag = 0;
+  int group = -1;             // communicator group index, -1 = all NPUs
+  int involved = -1;          // index into NpuGraph::involved, -1 = all dimensions
+  uint32_t num_deps = 0;      // unresolved parents at start
+  uint32_t child_begin = 0, child_end = 0;
+  std::string name;
+};
+
+struct NpuGraph {
+  int rank = 0;
+  std::string path;
+  std::vector<WorkNode> nodes;  // sorted by id
+  std::vector<uint32_t> children;
+  std::vector<std::vector<bool>> involved;
+};
+
+struct GraphLoadOptions {
+  int num_npus = 0;
+  int num_dims = 0;
+  // pg_name -> group index; empty when no communicator groups are configured.
+  const std::map<std::string, int>* groups = nullptr;
+};
+
+Result<NpuGraph> LoadNpuGraph(const std::string& path, int rank, const GraphLoadOptions& options);
+
+}  // namespace orrery

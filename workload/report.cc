@@ -1,0 +1,121 @@
+// Report formatting: text for people, JSON for machines, CSV for sweeps. The
+// same inputs give byte-identical output (no wall-clock values in it).
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "workload/simulation.h"
+
+namespace orrery {
+
+namespace {
+
+std::string Us(Tick ns) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.3f us", static_cast<double>(ns) / 1000.0);
+  return buf;
+}
+
+std::string Pad(const std::string& s, size_t w) { return s.size() >= w ? s : std::string(w - s.size(), ' ') + s; }
+
+std::string Row(const NpuReport& n) {
+  return Pad(std::to_string(n.rank), 6) + Pad(std::to_string(n.finished_ns), 14) + Pad(std::to_string(n.compute_ns), 14) +
+         Pad(std::to_string(n.comm_ns), 14) + Pad(std::to_string(n.exposed_comm_ns), 17) + Pad(std::to_string(n.idle_ns), 12) + "\n";
+}
+
+}  // namespace
+
+std::string FormatReportText(const RunReport& r) {
+  std::string out;
+  Tick finished = 0, compute = 0, exposed = 0;
+  int slowest = 0;
+  for (const auto& n : r.per_npu) {
+    if (n.finished_ns > finished) {
+      finished = n.finished_ns;
+      slowest = n.rank;
+    }
+    compute = std::max(compute, n.compute_ns);
+    exposed = std::max(exposed, n.exposed_comm_ns);
+  }
+  out += "orrery run: " + std::to_string(r.npus) + " NPUs, backend " + r.backend + ", " + std::to_string(r.iterations) +
+         " iteration(s)\n";
+  out += "network:";
+  for (size_t d = 0; d < r.dims.size(); ++d) {
+    char buf[160];
+    std::snprintf(buf, sizeof(buf), "%s dim%zu %s(%d, %g GB/s, %g ns)", d ? "," : "", d, r.dims[d].block.c_str(),
+                  r.dims[d].npus, r.dims[d].bandwidth_gbps, r.dims[d].latency_ns);
+    out += buf;
+  }
+  out += "\n\n";
+  out += "finished: " + std::to_string(finished) + " ns (" + Us(finished) + ") on rank " + std::to_string(slowest) + "\n";
+  const double frac = finished ? 100.0 * static_cast<double>(exposed) / static_cast<double>(finished) : 0;
+  char line[200];
+  std::snprintf(line, sizeof(line), "bottleneck: %s (exposed communication %.1f%% of the slowest NPU's time)\n",
+                frac > 50 ? "communication" : "compute", frac);
+  out += line;
+  out += "\nper NPU (ns)\n  rank      finished       compute          comm  exposed_comm        idle\n";
+  if (r.per_npu.size() <= 64) {
+    for (const auto& n : r.per_npu) out += Row(n);
+  } else {
+    for (size_t i = 0; i < 4; ++i) out += Row(r.per_npu[i]);
+    out += "   ... " + std::to_string(r.per_npu.size() - 8) + " more (use --report-format=json or csv for all)\n";
+    for (size_t i = r.per_npu.size() - 4; i < r.per_npu.size(); ++i) out += Row(r.per_npu[i]);
+  }
+  if (!r.collectives.empty()) {
+    out += "\ncollectives on rank 0\n";
+    size_t shown = 0;
+    for (const auto& c : r.collectives) {
+      if (++shown > 32) {
+        out += "  ... " + std::to_string(r.collectives.size() - 32) + " more\n";
+        break;
+      }
+      out += "  node " + std::to_string(c.node_id) + " " + c.type + " " + std::to_string(c.bytes) + " B [" + c.algorithm +
+             "] " + std::to_string(c.start_ns) + " -> " + std::to_string(c.end_ns) + " ns (" +
+             std::to_string(c.end_ns - c.start_ns) + " ns)\n";
+    }
+  }
+  out += "\nnetwork dimensions\n";
+  for (size_t d = 0; d < r.dims.size(); ++d) {
+    out += "  dim" + std::to_string(d) + " " + r.dims[d].block + ": " + std::to_string(r.dims[d].messages) + " messages, " +
+           std::to_string(r.dims[d].bytes) + " bytes\n";
+  }
+  return out;
+}
+
+std::string FormatReportJson(const RunReport& r) {
+  nlohmann::ordered_json j;
+  j["backend"] = r.backend;
+  j["npu_count"] = r.npus;
+  j["iterations"] = r.iterations;
+  Tick finished = 0;
+  for (const auto& n : r.per_npu) finished = std::max(finished, n.finished_ns);
+  j["finished_ns"] = finished;
+  auto& arr = j["npus"] = nlohmann::ordered_json::array();
+  for (const auto& n : r.per_npu) {
+    arr.push_back({{"rank", n.rank}, {"finished_ns", n.finished_ns}, {"compute_ns", n.compute_ns},
+                   {"comm_ns", n.comm_ns}, {"exposed_comm_ns", n.exposed_comm_ns}, {"idle_ns", n.idle_ns}});
+  }
+  auto& colls = j["collectives"] = nlohmann::ordered_json::array();
+  for (const auto& c : r.collectives) {
+    colls.push_back({{"rank", 0}, {"node_id", c.node_id}, {"type", c.type}, {"bytes", c.bytes}, {"algorithm", c.algorithm},
+                     {"start_ns", c.start_ns}, {"end_ns", c.end_ns}});
+  }
+  auto& dims = j["dims"] = nlohmann::ordered_json::array();
+  for (const auto& d : r.dims) {
+    dims.push_back({{"block", d.block}, {"npus", d.npus}, {"bandwidth_gbps", d.bandwidth_gbps}, {"latency_ns", d.latency_ns},
+                    {"messages", d.messages}, {"bytes", d.bytes}, {"busy_ns", d.busy_ns}});
+  }
+  return j.dump(1) + "\n";
+}
+
+std::string FormatReportCsv(const RunReport& r) {
+  std::string out = "rank,finished_ns,compute_ns,comm_ns,exposed_comm_ns,idle_ns\n";
+  for (const auto& n : r.per_npu) {
+    out += std::to_string(n.rank) + "," + std::to_string(n.finished_ns) + "," + std::to_string(n.compute_ns) + "," +
+           std::to_string(n.comm_ns) + "," + std::to_string(n.exposed_comm_ns) + "," + std::to_string(n.idle_ns) + "\n";
+  }
+  return out;
+}
+
+}  // namespace orrery

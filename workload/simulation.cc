@@ -1,0 +1,222 @@
+#include "workload/simulation.h"
+
+#include <map>
+#include <memory>
+
+#include "extern/astra_config.h"
+#include "extern/json_util.h"
+#include "memory/remote_memory.h"
+#include "system/collective_engine.h"
+#include "workload/executor.h"
+
+namespace orrery {
+
+BackendRegistry DefaultBackends() {
+  BackendRegistry r;
+  RegisterBuiltinBackends(&r);
+  return r;
+}
+
+namespace {
+
+std::vector<AlgoSpec> MapImpls(const std::vector<CollectiveImplSpec>& in) {
+  std::vector<AlgoSpec> out;
+  for (const auto& c : in) {
+    AlgoSpec a;
+    a.name = c.name;
+    a.window = c.window;
+    switch (c.kind) {
+      case CollectiveImplKind::kRing: a.kind = AlgoKind::kRing; break;
+      case CollectiveImplKind::kOneRing: a.kind = AlgoKind::kRing; a.one = true; break;
+      case CollectiveImplKind::kDirect: a.kind = AlgoKind::kDirect; break;
+      case CollectiveImplKind::kOneDirect: a.kind = AlgoKind::kDirect; a.one = true; break;
+      case CollectiveImplKind::kHalvingDoubling: a.kind = AlgoKind::kHalvingDoubling; break;
+      case CollectiveImplKind::kOneHalvingDoubling: a.kind = AlgoKind::kHalvingDoubling; a.one = true; break;
+      case CollectiveImplKind::kDoubleBinaryTree: a.kind = AlgoKind::kDoubleBinaryTree; break;
+      case CollectiveImplKind::kCustom: a.kind = AlgoKind::kRing; break;
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& backends) {
+  if (config.iterations < 1) return Status::Invalid("--iterations = " + std::to_string(config.iterations) + ": must be >= 1");
+  const BackendRegistry::Entry* backend_entry = backends.Find(config.backend);
+  if (!backend_entry) {
+    return Status::Invalid("--network-backend = \"" + config.backend + "\": unknown backend; valid: " +
+                           JoinStrings(backends.Names(), ", "));
+  }
+  if (config.network_path.empty()) return Status::Invalid("--network-configuration is required (ASTRA-sim network YAML)");
+  if (config.system_path.empty()) return Status::Invalid("--system-configuration is required (ASTRA-sim system JSON)");
+  if (config.workload_prefix.empty()) return Status::Invalid("--workload-configuration is required (trace prefix)");
+
+  auto net = ReadAstraNetworkYaml(config.network_path);
+  if (!net.ok()) return net.status();
+  auto sys = ReadAstraSystemJson(config.system_path);
+  if (!sys.ok()) return sys.status();
+  AstraRemoteMemoryConfig mem;
+  if (!config.memory_path.empty()) {
+    auto m = ReadAstraRemoteMemoryJson(config.memory_path);
+    if (!m.ok()) return m.status();
+    mem = m.value();
+  }
+  for (const auto* list : {&sys->all_reduce, &sys->all_gather, &sys->reduce_scatter, &sys->all_to_all}) {
+    for (const auto& c : *list) {
+      if (c.kind == CollectiveImplKind::kCustom) {
+        return Status::Invalid(config.system_path + ": custom collective implementations (\"" + c.custom_prefix +
+                               "\") are not supported yet");
+      }
+    }
+  }
+
+  std::vector<Dim> dims;
+  for (const auto& d : net->dims) {
+    Dim x;
+    x.block = d.block == "Ring" ? Block::kRing : d.block == "Switch" ? Block::kSwitch : Block::kFullyConnected;
+    x.npus = d.npus;
+    x.bandwidth_gbps = d.bandwidth_gbps;
+    x.latency_ns = d.latency_ns;
+    dims.push_back(x);
+  }
+  Topology topology(dims);
+  const int npus = topology.npus();
+  if (npus < 2) return Status::Invalid(config.network_path + ": the network has " + std::to_string(npus) + " NPU(s); at least 2 are needed");
+
+  SystemOptions so;
+  so.lifo = sys->lifo;
+  so.endpoint_delay_ns = sys->endpoint_delay_ns;
+  so.active_chunks_per_dimension = sys->active_chunks_per_dimension;
+  so.preferred_dataset_splits = sys->preferred_dataset_splits;
+  so.local_bw_aware = sys->local_bw_aware;
+  so.local_mem_bw = sys->local_mem_bw;
+  so.all_reduce = MapImpls(sys->all_reduce);
+  so.all_gather = MapImpls(sys->all_gather);
+  so.reduce_scatter = MapImpls(sys->reduce_scatter);
+  so.all_to_all = MapImpls(sys->all_to_all);
+
+  EventQueue queue;
+  CollectiveEngine engine(&queue, &topology, so);
+  if (Status st = engine.Validate(); !st.ok()) return Status::Invalid(config.system_path + ": " + st.message());
+
+  std::map<std::string, int> group_index;
+  if (!config.comm_group_path.empty()) {
+    auto groups = ReadCommGroupJson(config.comm_group_path, npus);
+    if (!groups.ok()) return groups.status();
+    for (const auto& [name, ranks] : groups.value()) {
+      auto g = engine.AddCommGroup(name, ranks);
+      if (!g.ok()) return g.status();
+      group_index[name] = g.value();
+    }
+  }
+
+  // Traces: exactly one per NPU.
+  std::vector<NpuGraph> graphs;
+  graphs.reserve(npus);
+  GraphLoadOptions lo;
+  lo.num_npus = npus;
+  lo.num_dims = topology.num_dims();
+  lo.groups = &group_index;
+  for (int r = 0; r < npus; ++r) {
+    const std::string path = config.workload_prefix + "." + std::to_string(r) + ".et";
+    auto g = LoadNpuGraph(path, r, lo);
+    if (!g.ok()) {
+      if (g.status().message().find("does not exist") != std::string::npos) {
+        return Status::Invalid(path + ": trace file for rank " + std::to_string(r) + " does not exist; the network (" +
+                               config.network_path + ") has " + std::to_string(npus) +
+                               " NPUs, so traces " + config.workload_prefix + ".0.et .. ." + std::to_string(npus - 1) +
+                               ".et are needed");
+      }
+      return g.status();
+    }
+    graphs.push_back(std::move(g.value()));
+  }
+  {
+    const std::string extra = config.workload_prefix + "." + std::to_string(npus) + ".et";
+    if (FILE* f = std::fopen(extra.c_str(), "rb")) {
+      std::fclose(f);
+      return Status::Invalid(extra + ": there are more trace files than the network's " + std::to_string(npus) +
+                             " NPUs (" + config.network_path + "); refusing to simulate a subset");
+    }
+  }
+  RemoteMemoryOptions mo;
+  switch (mem.kind) {
+    case RemoteMemoryKind::kNone: mo.mode = RemoteMemoryMode::kNone; break;
+    case RemoteMemoryKind::kPerNpu: mo.mode = RemoteMemoryMode::kPerNpu; break;
+    case RemoteMemoryKind::kPerNode: mo.mode = RemoteMemoryMode::kPerNode; break;
+    case RemoteMemoryKind::kPool: mo.mode = RemoteMemoryMode::kPool; break;
+  }
+  mo.latency_ns = mem.latency_ns;
+  mo.bytes_per_ns = mem.bandwidth_bytes_per_ns;
+  mo.npus_per_node = mem.npus_per_node > 0 ? mem.npus_per_node : 1;
+  if (mo.mode == RemoteMemoryMode::kPerNode && mem.num_nodes * mem.npus_per_node != npus) {
+    return Status::Invalid(config.memory_path + ": num-nodes (" + std::to_string(mem.num_nodes) +
+                           ") x num-npus-per-node (" + std::to_string(mem.npus_per_node) + ") must equal the network's " +
+                           std::to_string(npus) + " NPUs");
+  }
+  RemoteMemory memory(mo, npus);
+  for (const auto& g : graphs) {
+    for (const auto& n : g.nodes) {
+      if ((n.kind == NodeKind::kMemLoad || n.kind == NodeKind::kMemStore) && !memory.enabled()) {
+        return Status::Invalid(g.path + ": node " + std::to_string(n.id) + " (rank " + std::to_string(g.rank) +
+                               ") is a " + (n.kind == NodeKind::kMemLoad ? "MEM_LOAD_NODE" : "MEM_STORE_NODE") +
+                               " but no remote memory is configured (memory-type NO_MEMORY_EXPANSION" +
+                               (config.memory_path.empty() ? ", no --remote-memory-configuration" : " in " + config.memory_path) +
+                               "); give a PER_NPU, PER_NODE or POOL remote memory");
+      }
+    }
+  }
+
+  BackendContext ctx;
+  ctx.queue = &queue;
+  ctx.topology = &topology;
+  ctx.sink = &engine;
+  ctx.delivered_kind = CollectiveEngine::kDelivered;
+  auto backend = backend_entry->factory(ctx);
+  if (!backend.ok()) return backend.status();
+  engine.SetBackend(backend.value().get());
+
+  ComputeModel cm;
+  cm.roofline = sys->roofline_enabled;
+  cm.peak_flops_per_s = sys->peak_perf_tflops * 1e12;
+  cm.mem_bytes_per_s = sys->local_mem_bw * 1e9;
+  Executor exec(&queue, &engine, &memory, cm, std::move(graphs), config.iterations);
+  if (Status st = exec.Start(); !st.ok()) return st;
+  while (exec.failure().ok() && queue.RunOne()) {
+  }
+  if (Status st = exec.CheckFinished(); !st.ok()) return st;
+
+  RunReport rep;
+  rep.backend = config.backend;
+  rep.npus = npus;
+  rep.iterations = config.iterations;
+  rep.events = queue.Executed();
+  rep.messages = engine.messages_sent();
+  for (int r = 0; r < npus; ++r) {
+    const auto& s = exec.npus()[r];
+    NpuReport n;
+    n.rank = r;
+    n.finished_ns = s.finish;
+    n.compute_ns = s.compute;
+    n.comm_ns = s.comm;
+    n.exposed_comm_ns = s.finish >= s.compute ? s.finish - s.compute : 0;
+    // Busy = compute or comm; they may overlap, so idle >= finished - compute - comm.
+    const Tick busy = std::max(s.compute, s.comm);
+    n.idle_ns = s.finish > s.compute + s.comm ? s.finish - s.compute - s.comm : (s.finish > busy ? 0 : 0);
+    rep.per_npu.push_back(n);
+  }
+  for (const auto& c : exec.rank0_collectives()) {
+    rep.collectives.push_back(CollectiveReport{c.node_id, c.name, c.type, c.bytes, c.algorithm, c.start, c.end});
+  }
+  const auto& stats = backend.value()->dim_stats();
+  for (int d = 0; d < topology.num_dims(); ++d) {
+    const Dim& x = topology.dims()[d];
+    rep.dims.push_back(DimReport{BlockName(x.block), x.npus, x.bandwidth_gbps, x.latency_ns, stats[d].messages,
+                                 stats[d].bytes, stats[d].busy_ns});
+  }
+  return rep;
+}
+
+}  // namespace orrery

@@ -1,0 +1,72 @@
+// One run: reads the inputs, builds the network, memory, system layer and
+// per-NPU executors on one event queue, runs it, and returns the report.
+// No global state: several simulations can run in one process.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/tick.h"
+#include "network/backend.h"
+
+namespace orrery {
+
+struct RunConfig {
+  std::string workload_prefix;      // PREFIX: reads PREFIX.<rank>.et
+  std::string system_path;          // ASTRA-sim system JSON
+  std::string network_path;         // ASTRA-sim network YAML
+  std::string memory_path;          // ASTRA-sim remote-memory JSON (optional)
+  std::string comm_group_path;      // communicator groups JSON (optional)
+  std::string backend = "analytical";
+  int iterations = 1;
+};
+
+struct NpuReport {
+  int rank = 0;
+  Tick finished_ns = 0;
+  Tick compute_ns = 0;       // GPU compute
+  Tick comm_ns = 0;          // time with a communication or memory operation in flight
+  Tick exposed_comm_ns = 0;  // finished - compute
+  Tick idle_ns = 0;          // neither computing nor communicating
+};
+
+struct CollectiveReport {
+  uint64_t node_id = 0;
+  std::string name;
+  std::string type;
+  uint64_t bytes = 0;
+  std::string algorithm;
+  Tick start_ns = 0;
+  Tick end_ns = 0;
+};
+
+struct DimReport {
+  std::string block;
+  int npus = 0;
+  double bandwidth_gbps = 0;
+  double latency_ns = 0;
+  uint64_t messages = 0;
+  uint64_t bytes = 0;
+  Tick busy_ns = 0;
+};
+
+struct RunReport {
+  std::string backend;
+  int npus = 0;
+  int iterations = 1;
+  std::vector<NpuReport> per_npu;
+  std::vector<CollectiveReport> collectives;  // on rank 0
+  std::vector<DimReport> dims;
+  uint64_t events = 0;
+  uint64_t messages = 0;
+};
+
+BackendRegistry DefaultBackends();
+Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& backends);
+
+std::string FormatReportText(const RunReport& r);
+std::string FormatReportJson(const RunReport& r);
+std::string FormatReportCsv(const RunReport& r);
+
+}  // namespace orrery

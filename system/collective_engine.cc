@@ -37,14 +37,6 @@ Status CollectiveEngine::Validate() const {
                                "] = \"" + a.name + "\" needs a power-of-two number of NPUs, but dimension " +
                                std::to_string(d) + " has " + std::to_string(p));
       }
-      if (a.kind == AlgoKind::kDoubleBinaryTree && std::string(l.key) != "all-reduce-implementation") {
-        return Status::Invalid(std::string("system configuration: \"") + l.key + "\"[" + std::to_string(d) +
-                               "] = \"doubleBinaryTree\": the double binary tree implements all-reduce only");
-      }
-      if (a.kind == AlgoKind::kHalvingDoubling && std::string(l.key) == "all-to-all-implementation") {
-        return Status::Invalid(std::string("system configuration: \"") + l.key + "\"[" + std::to_string(d) +
-                               "] = \"halvingDoubling\": halving-doubling has no all-to-all; valid: ring, direct");
-      }
     }
   }
   return Status::Ok();
@@ -148,6 +140,22 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
   const Topology& t = *topology_;
   std::vector<AlgoSpec> impl = options_.ImplFor(type);
   if (impl.empty()) impl.assign(std::max(1, t.num_dims()), AlgoSpec{});
+  for (const AlgoSpec& a : impl) {
+    const bool localbw_ar = type == ComType::kAllReduce && options_.local_bw_aware;
+    if (a.kind == AlgoKind::kDoubleBinaryTree && type != ComType::kAllReduce) {
+      return Status::Invalid(std::string("system configuration: a ") + ComTypeName(type) +
+                             " was issued but its implementation is \"doubleBinaryTree\", which implements "
+                             "all-reduce only; valid here: ring, direct, halvingDoubling");
+    }
+    if (a.kind == AlgoKind::kDoubleBinaryTree && localbw_ar && t.num_dims() > 1) {
+      return Status::Invalid("system configuration: \"doubleBinaryTree\" with localBWAware on a multi-dimensional "
+                             "network is not supported; use it on a one-dimensional network or with baseline");
+    }
+    if (a.kind == AlgoKind::kHalvingDoubling && type == ComType::kAllToAll) {
+      return Status::Invalid("system configuration: an ALL_TO_ALL was issued but \"all-to-all-implementation\" is "
+                             "\"halvingDoubling\", which has no all-to-all; valid: ring, direct");
+    }
+  }
   std::vector<bool> involved = involved_in;
   involved.resize(t.num_dims(), true);
 

@@ -14,7 +14,7 @@ EventId EventQueue::ScheduleAt(Tick at, EventHandler* handler, uint32_t kind, ui
   return seq;
 }
 
-EventId EventQueue::ScheduleClosureAt(Tick at, std::function<void()> fn) {
+EventId EventQueue::ScheduleClosureAt(Tick at, Closure fn) {
   uint32_t slot;
   if (!closures_.free_slots.empty()) {
     slot = closures_.free_slots.back();
@@ -28,8 +28,8 @@ EventId EventQueue::ScheduleClosureAt(Tick at, std::function<void()> fn) {
 }
 
 void EventQueue::ClosureRunner::HandleEvent(uint32_t, uint64_t arg) {
-  std::function<void()> fn = std::move(slots[arg]);
-  slots[arg] = nullptr;
+  Closure fn = std::move(slots[arg]);
+  slots[arg] = Closure();
   free_slots.push_back(static_cast<uint32_t>(arg));
   fn();
 }

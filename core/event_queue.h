@@ -22,6 +22,29 @@ class EventHandler {
 
 using EventId = uint64_t;
 
+// A move-only callable (std::function needs copyable targets).
+class Closure {
+ public:
+  Closure() = default;
+  template <typename F>
+  Closure(F f) : impl_(std::make_unique<Impl<F>>(std::move(f))) {}  // NOLINT: implicit by design
+  void operator()() { impl_->Call(); }
+  explicit operator bool() const { return impl_ != nullptr; }
+
+ private:
+  struct Base {
+    virtual ~Base() = default;
+    virtual void Call() = 0;
+  };
+  template <typename F>
+  struct Impl : Base {
+    explicit Impl(F fn) : f(std::move(fn)) {}
+    void Call() override { f(); }
+    F f;
+  };
+  std::unique_ptr<Base> impl_;
+};
+
 class EventQueue {
  public:
   EventQueue() = default;
@@ -36,7 +59,7 @@ class EventQueue {
     return ScheduleAt(now_ + delay, handler, kind, arg);
   }
   // Cold-path convenience: a move-only closure.
-  EventId ScheduleClosureAt(Tick at, std::function<void()> fn);
+  EventId ScheduleClosureAt(Tick at, Closure fn);
 
   // Cancels a pending event; cancelling a fired or unknown event is a no-op.
   void Cancel(EventId id);
@@ -66,7 +89,7 @@ class EventQueue {
   class ClosureRunner : public EventHandler {
    public:
     void HandleEvent(uint32_t kind, uint64_t arg) override;
-    std::vector<std::function<void()>> slots;
+    std::vector<Closure> slots;
     std::vector<uint32_t> free_slots;
   };
 

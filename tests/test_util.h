@@ -1,0 +1,34 @@
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "workload/simulation.h"
+
+namespace orrery::testing {
+
+// A fresh temporary directory, removed at destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+  void Write(const std::string& name, const std::string& text) const;
+
+ private:
+  std::string path_;
+};
+
+std::string NetworkYaml(const std::string& block, int npus, double bw, double lat);
+std::string SystemJson(const std::string& algo, int splits, int endpoint_delay, double local_mem_bw,
+                       int active_chunks = 1, const std::string& extra = "");
+
+// Runs a simulation over files in `dir`: trace prefix dir/trace.
+Result<RunReport> RunIn(const TempDir& dir, const std::string& backend = "analytical");
+Tick MaxFinished(const RunReport& r);
+
+// Runs the orrery binary; returns exit code and fills stderr text.
+int RunCli(const std::string& args, std::string* err);
+
+}  // namespace orrery::testing

@@ -6,11 +6,66 @@
 
 namespace orrery {
 
+void EventQueue::PushTime(Tick t) {
+  times_.push_back(t);
+  size_t i = times_.size() - 1;
+  while (i > 0) {
+    const size_t parent = (i - 1) / 4;
+    if (times_[parent] <= t) break;
+    times_[i] = times_[parent];
+    i = parent;
+  }
+  times_[i] = t;
+}
+
+void EventQueue::PopTime() {
+  const Tick last = times_.back();
+  times_.pop_back();
+  const size_t n = times_.size();
+  if (n == 0) return;
+  size_t i = 0;
+  while (true) {
+    const size_t first = 4 * i + 1;
+    if (first >= n) break;
+    size_t best = first;
+    const size_t end = std::min(first + 4, n);
+    for (size_t c = first + 1; c < end; ++c) {
+      if (times_[c] < times_[best]) best = c;
+    }
+    if (times_[best] >= last) break;
+    times_[i] = times_[best];
+    i = best;
+  }
+  times_[i] = last;
+}
+
+EventQueue::Bucket* EventQueue::BucketFor(Tick t) {
+  if (t == cached_time_) return &buckets_[cached_bucket_];
+  auto it = bucket_of_.find(t);
+  uint32_t b;
+  if (it != bucket_of_.end()) {
+    b = it->second;
+  } else {
+    if (!free_buckets_.empty()) {
+      b = free_buckets_.back();
+      free_buckets_.pop_back();
+    } else {
+      b = static_cast<uint32_t>(buckets_.size());
+      buckets_.emplace_back();
+    }
+    bucket_of_.emplace(t, b);
+    PushTime(t);
+  }
+  cached_time_ = t;
+  cached_bucket_ = b;
+  return &buckets_[b];
+}
+
 EventId EventQueue::ScheduleAt(Tick at, EventHandler* handler, uint32_t kind, uint64_t arg) {
   ORRERY_CHECK(at >= now_, "event scheduled in the past");
   const uint64_t seq = next_seq_++;
-  heap_.push_back(Event{at, seq, handler, arg, kind});
-  std::push_heap(heap_.begin(), heap_.end(), Later());
+  BucketFor(at)->events.push_back(Event{handler, arg, seq, kind});
+  ++pending_;
   return seq;
 }
 
@@ -39,10 +94,22 @@ void EventQueue::Cancel(EventId id) {
 }
 
 bool EventQueue::RunOne() {
-  while (!heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end(), Later());
-    Event ev = heap_.back();
-    heap_.pop_back();
+  while (!times_.empty()) {
+    const Tick t = times_.front();
+    const uint32_t b = t == cached_time_ ? cached_bucket_ : bucket_of_.at(t);
+    Bucket& bucket = buckets_[b];
+    if (bucket.head == bucket.events.size()) {
+      // This instant is drained: recycle its bucket.
+      bucket.events.clear();
+      bucket.head = 0;
+      bucket_of_.erase(t);
+      free_buckets_.push_back(b);
+      if (cached_time_ == t) cached_time_ = kTickMax;
+      PopTime();
+      continue;
+    }
+    const Event ev = bucket.events[bucket.head++];
+    --pending_;
     if (!cancelled_.empty()) {
       auto it = cancelled_.find(ev.seq);
       if (it != cancelled_.end()) {
@@ -50,7 +117,7 @@ bool EventQueue::RunOne() {
         continue;
       }
     }
-    now_ = ev.time;
+    now_ = t;
     ++executed_;
     ev.handler->HandleEvent(ev.kind, ev.arg);
     return true;
@@ -59,9 +126,9 @@ bool EventQueue::RunOne() {
 }
 
 void EventQueue::Run(Tick until) {
-  while (!heap_.empty()) {
-    if (heap_.front().time > until) return;
-    RunOne();
+  while (!times_.empty()) {
+    if (times_.front() > until) return;
+    if (!RunOne()) return;
   }
 }
 

@@ -2,10 +2,14 @@
 // insertion sequence), so equal inputs give equal schedules. Hot-path events
 // are plain values (a handler pointer, a kind and one 64-bit argument): no heap
 // allocation per event. Closures are available for cold paths.
+//
+// Layout: a 4-ary min-heap of distinct times, each time owning a FIFO bucket
+// of events. Large symmetric runs schedule thousands of events at the same
+// instant; they cost one heap operation per instant, not per event.
 #pragma once
 #include <cstdint>
-#include <functional>
 #include <memory>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -69,22 +73,21 @@ class EventQueue {
   // Runs until empty or until time would pass `until`.
   void Run(Tick until = kTickMax);
 
-  bool Empty() const { return heap_.empty(); }
-  size_t Pending() const { return heap_.size(); }
+  bool Empty() const { return pending_ == 0; }
+  size_t Pending() const { return pending_; }
   uint64_t Executed() const { return executed_; }
+  Tick NextTime() const { return times_.empty() ? kTickMax : times_.front(); }
 
  private:
   struct Event {
-    Tick time;
-    uint64_t seq;
     EventHandler* handler;
     uint64_t arg;
+    uint64_t seq;
     uint32_t kind;
   };
-  struct Later {
-    bool operator()(const Event& a, const Event& b) const {
-      return a.time != b.time ? a.time > b.time : a.seq > b.seq;
-    }
+  struct Bucket {
+    std::vector<Event> events;
+    size_t head = 0;
   };
   class ClosureRunner : public EventHandler {
    public:
@@ -93,12 +96,22 @@ class EventQueue {
     std::vector<uint32_t> free_slots;
   };
 
-  std::vector<Event> heap_;
+  void PushTime(Tick t);
+  void PopTime();
+  Bucket* BucketFor(Tick t);
+
+  std::vector<Tick> times_;                      // 4-ary min-heap of distinct pending times
+  std::unordered_map<Tick, uint32_t> bucket_of_;  // time -> index into buckets_
+  std::vector<Bucket> buckets_;
+  std::vector<uint32_t> free_buckets_;
+  Tick cached_time_ = kTickMax;
+  uint32_t cached_bucket_ = 0;
   std::unordered_set<uint64_t> cancelled_;
   ClosureRunner closures_;
   Tick now_ = 0;
   uint64_t next_seq_ = 0;
   uint64_t executed_ = 0;
+  size_t pending_ = 0;
 };
 
 }  // namespace orrery

@@ -346,9 +346,5 @@ void CollectiveEngine::Release(Stream* s) {
   live_streams_.pop_back();
 }
 
-void CollectiveEngine::CollectGarbage() {
-  if (!dead_algos_.empty()) dead_algos_.clear();
-  if (!dead_streams_.empty()) dead_streams_.clear();
-}
 
 }  // namespace orrery

@@ -57,7 +57,10 @@ class CollectiveEngine : public EventHandler {
   Tick ReduceCost(uint64_t bytes) const;
   void Retire(std::unique_ptr<Algorithm> a) { dead_algos_.push_back(std::move(a)); }
   void Retire(std::unique_ptr<Stream> s) { dead_streams_.push_back(std::move(s)); }
-  void CollectGarbage();
+  void CollectGarbage() {
+    if (!dead_algos_.empty()) dead_algos_.clear();
+    if (!dead_streams_.empty()) dead_streams_.clear();
+  }
   Stream* Adopt(std::unique_ptr<Stream> s);
   void Release(Stream* s);
   const DbtTree& Tree(int size, bool root_max);

@@ -121,6 +121,7 @@ void NpuSys::ProceedToNextPhase(Stream* s) {
   if (s->next_phase_ == s->phases_.size()) {
     CollectiveHandle* coll = s->coll_;
     engine_->Release(s);
+    SweepMatches();
     if (++coll->finished_streams == coll->total_streams && coll->client) {
       coll->client->OnCollectiveDone(coll->cookie);
     }
@@ -141,11 +142,12 @@ static std::pair<uint64_t, int> MatchKey(int src, uint64_t tag) { return {tag, s
 void NpuSys::PostRecv(int src, uint64_t tag, RecvClient* client, uint64_t cookie) {
   auto it = match_.find(MatchKey(src, tag));
   if (it != match_.end() && it->second.arrived > 0) {
-    if (--it->second.arrived == 0 && it->second.waiters.empty()) match_.erase(it);
+    --it->second.arrived;
     client->OnRecv(cookie);
     return;
   }
-  match_[MatchKey(src, tag)].waiters.push_back(Waiter{client, cookie});
+  if (it == match_.end()) it = match_.try_emplace(MatchKey(src, tag)).first;
+  it->second.waiters.push_back(Waiter{client, cookie});
 }
 
 void NpuSys::OnArrival(int src, uint64_t tag) {
@@ -161,8 +163,19 @@ void NpuSys::OnArrival(int src, uint64_t tag) {
   }
   Waiter w = e.waiters.front();
   e.waiters.erase(e.waiters.begin());
-  if (e.waiters.empty() && e.arrived == 0) match_.erase(it);
   w.client->OnRecv(w.cookie);
+}
+
+// Entries are kept while a stream runs (no allocation per message) and the
+// settled ones are dropped when a stream finishes.
+void NpuSys::SweepMatches() {
+  for (auto it = match_.begin(); it != match_.end();) {
+    if (it->second.arrived == 0 && it->second.waiters.empty()) {
+      it = match_.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 void NpuSys::DescribePending(std::vector<std::string>* out) const {

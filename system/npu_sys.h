@@ -132,6 +132,7 @@ class NpuSys {
   void NotifyStreamAdded(int q);
   void NotifyStreamRemoved(int q);
   void StartWaiting(int q);
+  void SweepMatches();
 
   struct Waiter {
     RecvClient* client;

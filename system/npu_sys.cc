@@ -137,55 +137,23 @@ void NpuSys::ProceedToNextPhase(Stream* s) {
   NotifyStreamAdded(s->queue_id_);
 }
 
-static std::pair<uint64_t, int> MatchKey(int src, uint64_t tag) { return {tag, src}; }
-
 void NpuSys::PostRecv(int src, uint64_t tag, RecvClient* client, uint64_t cookie) {
-  auto it = match_.find(MatchKey(src, tag));
-  if (it != match_.end() && it->second.arrived > 0) {
-    --it->second.arrived;
-    client->OnRecv(cookie);
-    return;
-  }
-  if (it == match_.end()) it = match_.try_emplace(MatchKey(src, tag)).first;
-  it->second.waiters.push_back(Waiter{client, cookie});
+  if (match_.Post(tag, src, client, cookie)) client->OnRecv(cookie);
 }
 
 void NpuSys::OnArrival(int src, uint64_t tag) {
-  auto it = match_.find(MatchKey(src, tag));
-  if (it == match_.end()) {
-    match_[MatchKey(src, tag)].arrived = 1;
-    return;
-  }
-  MatchEntry& e = it->second;
-  if (e.waiters.empty()) {
-    ++e.arrived;
-    return;
-  }
-  Waiter w = e.waiters.front();
-  e.waiters.erase(e.waiters.begin());
-  w.client->OnRecv(w.cookie);
+  RecvClient* client;
+  uint64_t cookie;
+  if (match_.Arrive(tag, src, &client, &cookie)) client->OnRecv(cookie);
 }
 
-// Entries are kept while a stream runs (no allocation per message) and the
-// settled ones are dropped when a stream finishes.
-void NpuSys::SweepMatches() {
-  for (auto it = match_.begin(); it != match_.end();) {
-    if (it->second.arrived == 0 && it->second.waiters.empty()) {
-      it = match_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-}
+void NpuSys::SweepMatches() { match_.Sweep(); }
 
 void NpuSys::DescribePending(std::vector<std::string>* out) const {
-  for (const auto& [key, e] : match_) {
-    const int src = key.second;
-    if (!e.waiters.empty()) {
-      out->push_back("rank " + std::to_string(rank_) + " waits for " + std::to_string(e.waiters.size()) +
-                     " message(s) from rank " + std::to_string(src));
-    }
-  }
+  match_.ForEachWaiting([&](uint64_t, int src, uint32_t n) {
+    out->push_back("rank " + std::to_string(rank_) + " waits for " + std::to_string(n) + " message(s) from rank " +
+                   std::to_string(src));
+  });
 }
 
 }  // namespace orrery

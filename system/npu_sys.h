@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/event_queue.h"
+#include "system/match_table.h"
 #include "system/options.h"
 
 namespace orrery {
@@ -134,26 +135,12 @@ class NpuSys {
   void StartWaiting(int q);
   void SweepMatches();
 
-  struct Waiter {
-    RecvClient* client;
-    uint64_t cookie;
-  };
-  struct MatchEntry {
-    uint32_t arrived = 0;
-    std::vector<Waiter> waiters;
-  };
-
   CollectiveEngine* engine_;
   int rank_;
   int priority_counter_ = 0;
   std::vector<std::list<Stream*>> active_;
   std::vector<int> running_;
-  struct KeyHash {
-    size_t operator()(const std::pair<uint64_t, int>& k) const {
-      return std::hash<uint64_t>()(k.first * 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(k.second));
-    }
-  };
-  std::unordered_map<std::pair<uint64_t, int>, MatchEntry, KeyHash> match_;
+  MatchTable match_;
 };
 
 }  // namespace orrery

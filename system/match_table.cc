@@ -1,0 +1,93 @@
+#include "system/match_table.h"
+
+namespace orrery {
+
+MatchTable::Slot& MatchTable::Find(uint64_t tag, int src) {
+  if ((used_ + 1) * 2 > slots_.size()) Grow();
+  const size_t mask = slots_.size() - 1;
+  size_t i = Hash(tag, src) & mask;
+  while (true) {
+    Slot& s = slots_[i];
+    if (s.src < 0) {
+      s.tag = tag;
+      s.src = src;
+      ++used_;
+      return s;
+    }
+    if (s.tag == tag && s.src == src) return s;
+    i = (i + 1) & mask;
+  }
+}
+
+void MatchTable::Grow() {
+  std::vector<Slot> old;
+  old.swap(slots_);
+  slots_.assign(old.size() * 2, Slot());
+  used_ = 0;
+  const size_t mask = slots_.size() - 1;
+  for (const Slot& s : old) {
+    if (s.src < 0) continue;
+    size_t i = Hash(s.tag, s.src) & mask;
+    while (slots_[i].src >= 0) i = (i + 1) & mask;
+    slots_[i] = s;
+    ++used_;
+  }
+}
+
+bool MatchTable::Post(uint64_t tag, int src, RecvClient* client, uint64_t cookie) {
+  Slot& s = Find(tag, src);
+  if (s.arrived > 0) {
+    --s.arrived;
+    return true;
+  }
+  if (s.waiting++ == 0) {
+    s.client = client;
+    s.cookie = cookie;
+  } else {
+    overflow_.push_back(Overflow{tag, src, client, cookie});
+  }
+  return false;
+}
+
+bool MatchTable::Arrive(uint64_t tag, int src, RecvClient** client, uint64_t* cookie) {
+  Slot& s = Find(tag, src);
+  if (s.waiting == 0) {
+    ++s.arrived;
+    return false;
+  }
+  *client = s.client;
+  *cookie = s.cookie;
+  if (--s.waiting > 0) {
+    for (size_t i = 0; i < overflow_.size(); ++i) {
+      if (overflow_[i].tag == tag && overflow_[i].src == src) {
+        s.client = overflow_[i].client;
+        s.cookie = overflow_[i].cookie;
+        overflow_.erase(overflow_.begin() + static_cast<long>(i));
+        break;
+      }
+    }
+  }
+  return true;
+}
+
+void MatchTable::Sweep() {
+  size_t live = 0;
+  for (const Slot& s : slots_) live += (s.src >= 0 && (s.arrived || s.waiting)) ? 1 : 0;
+  if (live == used_) return;
+  std::vector<Slot> old;
+  old.swap(slots_);
+  size_t cap = 8;
+  while (cap < live * 4) cap *= 2;
+  slots_.assign(cap, Slot());
+  used_ = 0;
+  const size_t mask = cap - 1;
+  for (const Slot& s : old) {
+    if (s.src < 0 || (!s.arrived && !s.waiting)) continue;
+    size_t i = Hash(s.tag, s.src) & mask;
+    while (slots_[i].src >= 0) i = (i + 1) & mask;
+    slots_[i] = s;
+    ++used_;
+  }
+}
+
+}  // namespace orrery

@@ -22,18 +22,21 @@ cat > "$W/sys_2d.json" <<J
  "all-gather-implementation": ["ring", "ring"], "reduce-scatter-implementation": ["ring", "ring"],
  "all-to-all-implementation": ["ring", "ring"], "collective-optimization": "localBWAware", "local-mem-bw": 1600}
 J
-printf "%-6s %-5s %14s %10s %10s\n" topo npus finished_ns wall_s maxrss_MiB
+BACKENDS=(${BACKENDS:-analytical})
+printf "%-6s %-5s %-17s %14s %10s %10s\n" topo npus backend finished_ns wall_s maxrss_MiB
 for n in "${SIZES[@]}"; do
   "$BIN" trace gen-dp --npus="$n" --layers=24 --allreduce-bytes=33554432 --out="$W/dp$n"
   printf "topology: [ Switch ]\nnpus_count: [ %d ]\nbandwidth: [ 50 ]\nlatency: [ 1000 ]\n" "$n" > "$W/net1d_$n.yml"
   printf "topology: [ Switch, Switch ]\nnpus_count: [ 8, %d ]\nbandwidth: [ 400, 50 ]\nlatency: [ 936.25, 1000 ]\n" "$((n / 8))" > "$W/net2d_$n.yml"
   for topo in 1d 2d; do
+   for be in "${BACKENDS[@]}"; do
     /usr/bin/time -v -o "$W/time" "$BIN" run --workload-configuration="$W/dp$n" \
       --system-configuration="$W/sys_$topo.json" --network-configuration="$W/net${topo}_$n.yml" \
-      --report-format=json > "$W/out.json"
+      --network-backend="$be" --report-format=json > "$W/out.json"
     fin=$(grep -m1 '"finished_ns"' "$W/out.json" | tr -dc 0-9)
     wall=$(awk -F': ' '/Elapsed \(wall clock\)/{print $2}' "$W/time")
     rss=$(awk -F': ' '/Maximum resident/{printf "%.1f", $2/1024}' "$W/time")
-    printf "%-6s %-5s %14s %10s %10s\n" "$topo" "$n" "$fin" "$wall" "$rss"
+    printf "%-6s %-5s %-17s %14s %10s %10s\n" "$topo" "$n" "$be" "$fin" "$wall" "$rss"
+   done
   done
 done

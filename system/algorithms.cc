@@ -257,12 +257,71 @@ class DoubleBinaryTree : public Algorithm {
   int reductions_ = 0;
 };
 
+// A custom algorithm: runs this rank's graph of sends, receives and compute
+// steps. A send completes when its message is delivered; a receive when its
+// message is here; a compute step after its duration. The phase ends when
+// every op has completed.
+class CustomAlgorithm : public Algorithm, public RecvClient {
+ public:
+  CustomAlgorithm(Stream* stream, const PhaseSpec& spec, const CustomGraph& graph)
+      : Algorithm(stream), graph_(graph), pending_(graph.size()) {
+    for (size_t i = 0; i < graph.size(); ++i) pending_[i] = graph[i].num_deps;
+  }
+  void OnInit() override {
+    if (graph_.empty()) {
+      Exit();
+      return;
+    }
+    for (uint32_t i = 0; i < graph_.size(); ++i) {
+      if (pending_[i] == 0) Issue(i);
+    }
+  }
+  void OnGeneral() override {}
+  void OnPacketReceived() override {}
+  void OnTimer(uint64_t arg) override { Done(static_cast<uint32_t>(arg)); }
+  void OnRecv(uint64_t cookie) override { Done(static_cast<uint32_t>(cookie)); }
+
+ private:
+  void Issue(uint32_t i) {
+    const CustomOp& op = graph_[i];
+    const uint64_t tag = stream_->tag() ^ (op.tag << 24);
+    switch (op.kind) {
+      case CustomOp::kSend:
+        stream_->owner()->engine()->SendMessage(rank(), op.peer, op.bytes, tag, this, i);
+        return;
+      case CustomOp::kRecv: stream_->owner()->PostRecv(op.peer, tag, this, i); return;
+      case CustomOp::kComp: StartTimer(op.duration_ns, i); return;
+      case CustomOp::kNop: Done(i); return;
+    }
+  }
+  void Done(uint32_t i) {
+    ++done_;
+    for (uint32_t c : graph_[i].children) {
+      if (--pending_[c] == 0) Issue(c);
+    }
+    // A child may complete at once and finish the phase inside this loop.
+    if (done_ == graph_.size() && !exited_) {
+      exited_ = true;
+      Exit();  // `this` is retired (freed at the next top-level event)
+    }
+  }
+
+  const CustomGraph& graph_;
+  std::vector<uint32_t> pending_;
+  size_t done_ = 0;
+  bool exited_ = false;
+};
+
 }  // namespace
 
 std::unique_ptr<Algorithm> MakeAlgorithm(Stream* stream, const PhaseSpec& spec) {
   if (spec.algo.kind == AlgoKind::kDoubleBinaryTree) {
     const DbtTree& tree = stream->owner()->engine()->Tree(spec.ring.size, spec.dbt_root_max);
     return std::make_unique<DoubleBinaryTree>(stream, spec, tree);
+  }
+  if (spec.algo.kind == AlgoKind::kCustom) {
+    const CustomGraph& g = spec.algo.graph ? *spec.algo.graph : (*spec.algo.custom)[stream->owner()->rank()];
+    return std::make_unique<CustomAlgorithm>(stream, spec, g);
   }
   return std::make_unique<PacketAlgorithm>(stream, spec);
 }

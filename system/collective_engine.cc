@@ -289,6 +289,55 @@ Status CollectiveEngine::IssueCollective(int rank, ComType type, uint64_t bytes,
   return Status::Ok();
 }
 
+Status CollectiveEngine::IssueRooted(int rank, RootedKind kind, uint64_t bytes, int root, int group,
+                                     CollectiveDoneClient* client, uint64_t cookie, std::string* algorithm_used) {
+  std::vector<int> all;
+  const std::vector<int>* members = nullptr;
+  if (group >= 0) {
+    members = &groups_[group].ranks;
+  } else {
+    all.resize(topology_->npus());
+    for (int i = 0; i < topology_->npus(); ++i) all[i] = i;
+    members = &all;
+  }
+  if (!std::binary_search(members->begin(), members->end(), root)) {
+    return Status::Invalid("root rank " + std::to_string(root) + " is not a member of the collective's group");
+  }
+  static const char* kNames[] = {"chain broadcast", "chain reduce", "direct scatter", "direct gather",
+                                 "dissemination barrier"};
+  if (algorithm_used) *algorithm_used = kNames[static_cast<int>(kind)];
+  PhaseSpec ps;
+  ps.type = ComType::kAllReduce;
+  ps.queue_id = 0;
+  ps.size = bytes;
+  ps.algo.kind = AlgoKind::kCustom;
+  ps.algo.name = kNames[static_cast<int>(kind)];
+  ps.algo.graph = std::make_shared<const CustomGraph>(
+      BuildRootedCollective(kind, *members, rank, root, bytes, ReduceCost(bytes)));
+  auto* handle = new CollectiveHandle();
+  struct Owner : CollectiveDoneClient {
+    CollectiveHandle* h;
+    CollectiveDoneClient* inner;
+    uint64_t inner_cookie;
+    void OnCollectiveDone(uint64_t) override {
+      CollectiveDoneClient* c = inner;
+      uint64_t k = inner_cookie;
+      delete h;
+      delete this;
+      c->OnCollectiveDone(k);
+    }
+  };
+  auto* owner = new Owner();
+  owner->h = handle;
+  owner->inner = client;
+  owner->inner_cookie = cookie;
+  handle->client = owner;
+  std::vector<std::vector<PhaseSpec>> chunks(1, std::vector<PhaseSpec>{ps});
+  const uint64_t tag_base = static_cast<uint64_t>(group + 1) << 40;
+  npus_[rank]->StartCollective(handle, std::move(chunks), tag_base, &stream_counters_[group + 1][rank]);
+  return Status::Ok();
+}
+
 void CollectiveEngine::SendMessage(int src, int dst, uint64_t bytes, uint64_t tag, RecvClient* on_sent,
                                    uint64_t sent_cookie) {
   uint32_t slot;

@@ -13,6 +13,7 @@
 #include "network/topology.h"
 #include "system/npu_sys.h"
 #include "system/options.h"
+#include "system/rooted_collectives.h"
 
 namespace orrery {
 
@@ -43,6 +44,9 @@ class CollectiveEngine : public EventHandler {
   // Starts a collective on `rank`; the client hears OnCollectiveDone(cookie).
   Status IssueCollective(int rank, ComType type, uint64_t bytes, std::vector<bool> involved, int group,
                          CollectiveDoneClient* client, uint64_t cookie, std::string* algorithm_used);
+  // BROADCAST, REDUCE, SCATTER, GATHER, BARRIER (see system/rooted_collectives.h).
+  Status IssueRooted(int rank, RootedKind kind, uint64_t bytes, int root, int group, CollectiveDoneClient* client,
+                     uint64_t cookie, std::string* algorithm_used);
   // Point-to-point messages (COMM_SEND / COMM_RECV), tagged by the trace's tag.
   // The sender hears on_sent->OnRecv(sent_cookie) when the message is delivered.
   void SendP2P(int src, int dst, uint64_t bytes, uint64_t tag, RecvClient* on_sent, uint64_t sent_cookie);

@@ -33,6 +33,10 @@ void Algorithm::Send(int dst, uint64_t bytes) {
 
 void Algorithm::Recv(int src, uint64_t bytes) { stream_->owner_->PostRecv(src, stream_->tag_, stream_, 0); }
 
+void Algorithm::StartTimer(uint64_t delay_ns, uint64_t arg) {
+  stream_->owner_->engine()->queue()->ScheduleAfter(delay_ns, stream_, Stream::kTimer, arg);
+}
+
 void Algorithm::Exit() { stream_->owner_->ProceedToNextPhase(stream_); }
 
 // --- Stream --------------------------------------------------------------------
@@ -42,6 +46,10 @@ Stream::Stream(NpuSys* owner, CollectiveHandle* coll, uint64_t tag, int priority
 
 void Stream::HandleEvent(uint32_t kind, uint64_t arg) {
   owner_->engine()->CollectGarbage();
+  if (kind == kTimer) {
+    algo_->OnTimer(arg);
+    return;
+  }
   if (kind == kBundleArrived && (arg & 1)) {
     const uint64_t bytes = arg >> 1;
     owner_->engine()->queue()->ScheduleAfter(owner_->engine()->ReduceCost(bytes), this, kBundleProcessed, bytes << 1);

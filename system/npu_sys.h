@@ -71,8 +71,10 @@ class Algorithm {
   virtual void OnInit() = 0;
   virtual void OnGeneral() = 0;
   virtual void OnPacketReceived() = 0;
+  virtual void OnTimer(uint64_t arg) {}
 
  protected:
+  void StartTimer(uint64_t delay_ns, uint64_t arg);
   // The memory-bus hop before a send (NPU to MA) or after a receive (MA to
   // NPU): endpoint-delay ns, plus the reduction cost when `processed`.
   void Bundle(uint64_t bytes, bool processed);
@@ -87,7 +89,7 @@ std::unique_ptr<Algorithm> MakeAlgorithm(Stream* stream, const PhaseSpec& spec);
 
 class Stream : public EventHandler, public RecvClient {
  public:
-  enum Kind : uint32_t { kBundleArrived = 1, kBundleProcessed = 2 };
+  enum Kind : uint32_t { kBundleArrived = 1, kBundleProcessed = 2, kTimer = 3 };
   Stream(NpuSys* owner, CollectiveHandle* coll, uint64_t tag, int priority, std::vector<PhaseSpec> phases);
   void HandleEvent(uint32_t kind, uint64_t arg) override;
   void OnRecv(uint64_t cookie) override;

@@ -2,6 +2,7 @@
 // JSON is mapped onto this by the run wiring).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,13 +11,29 @@ namespace orrery {
 enum class ComType { kAllReduce, kAllGather, kReduceScatter, kAllToAll };
 const char* ComTypeName(ComType t);
 
-enum class AlgoKind { kRing, kDirect, kHalvingDoubling, kDoubleBinaryTree };
+enum class AlgoKind { kRing, kDirect, kHalvingDoubling, kDoubleBinaryTree, kCustom };
+
+// A collective algorithm given as one small graph per rank (ASTRA-sim's
+// "*-implementation-custom": per-rank Chakra traces of sends, receives and
+// compute steps). Ops are in id order; `children` index into the same list.
+struct CustomOp {
+  enum Kind : uint8_t { kSend, kRecv, kComp, kNop } kind = kNop;
+  int peer = -1;
+  uint64_t bytes = 0;
+  uint64_t tag = 0;
+  uint64_t duration_ns = 0;
+  uint32_t num_deps = 0;
+  std::vector<uint32_t> children;
+};
+using CustomGraph = std::vector<CustomOp>;
 
 struct AlgoSpec {
   AlgoKind kind = AlgoKind::kRing;
   bool one = false;  // one* variants: one logical ring over all NPUs
   int window = -1;   // direct<N>
   std::string name = "ring";
+  std::shared_ptr<const std::vector<CustomGraph>> custom;  // kCustom: one graph per rank
+  std::shared_ptr<const CustomGraph> graph;                 // kCustom built for one rank (rooted collectives)
 };
 
 struct SystemOptions {

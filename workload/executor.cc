@@ -68,12 +68,22 @@ void Executor::IssueReady(int rank) {
   }
 }
 
+void Executor::ActiveUp(NpuState& s) {
+  if (s.active++ == 0) s.active_since = queue_->Now();
+}
+
+void Executor::ActiveDown(NpuState& s) {
+  if (--s.active == 0) s.busy += queue_->Now() - s.active_since;
+}
+
 void Executor::CommBegin(NpuState& s) {
   if (s.comm_in_flight++ == 0) s.comm_since = queue_->Now();
+  ActiveUp(s);
 }
 
 void Executor::CommEnd(NpuState& s) {
   if (--s.comm_in_flight == 0) s.comm += queue_->Now() - s.comm_since;
+  ActiveDown(s);
 }
 
 void Executor::Fail(Status st) {
@@ -104,31 +114,36 @@ void Executor::Issue(int rank, uint32_t idx) {
       } else {
         s.gpu_busy = true;
         s.compute += runtime;
+        ActiveUp(s);
       }
       queue_->ScheduleAfter(runtime, this, kNodeDone, Key(rank, idx));
       return;
     }
     case NodeKind::kColl: {
-      ComType t;
+      ComType t = ComType::kAllReduce;
+      bool rooted = false;
+      RootedKind rk = RootedKind::kBroadcast;
       switch (n.comm_type) {
         case 0: t = ComType::kAllReduce; break;
         case 2: t = ComType::kAllGather; break;
         case 6: t = ComType::kAllToAll; break;
         case 7:
         case 8: t = ComType::kReduceScatter; break;
-        default:
-          Fail(Status::Invalid(s.graph.path + ": node " + std::to_string(n.id) + " (rank " + std::to_string(rank) +
-                               "): collective " + CollectiveName(n.comm_type) +
-                               " is not simulated yet; supported: ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, "
-                               "REDUCE_SCATTER_BLOCK, ALL_TO_ALL"));
-          return;
+        case 1: rooted = true; rk = RootedKind::kReduce; break;
+        case 3: rooted = true; rk = RootedKind::kGather; break;
+        case 4: rooted = true; rk = RootedKind::kScatter; break;
+        case 5: rooted = true; rk = RootedKind::kBroadcast; break;
+        case 9: rooted = true; rk = RootedKind::kBarrier; break;
       }
       s.comm_busy = true;
       CommBegin(s);
       std::vector<bool> involved;
       if (n.involved >= 0) involved = s.graph.involved[n.involved];
       std::string algo;
-      Status st = engine_->IssueCollective(rank, t, n.comm_size, involved, n.group, this, Key(rank, idx), &algo);
+      Status st = rooted ? engine_->IssueRooted(rank, rk, n.comm_size, n.comm_root, n.group, this, Key(rank, idx), &algo)
+                         : engine_->IssueCollective(rank, t, n.comm_size, involved, n.group, this, Key(rank, idx), &algo);
+      if (!st.ok()) st = Status::Invalid(s.graph.path + ": node " + std::to_string(n.id) + " (rank " +
+                                         std::to_string(rank) + "): " + st.message());
       if (!st.ok()) {
         Fail(st);
         return;
@@ -185,7 +200,14 @@ void Executor::Complete(int rank, uint32_t idx) {
   NpuState& s = npus_[rank];
   const WorkNode& n = s.graph.nodes[idx];
   switch (n.kind) {
-    case NodeKind::kComp: (n.is_cpu ? s.cpu_busy : s.gpu_busy) = false; break;
+    case NodeKind::kComp:
+      if (n.is_cpu) {
+        s.cpu_busy = false;
+      } else {
+        s.gpu_busy = false;
+        ActiveDown(s);
+      }
+      break;
     case NodeKind::kColl:
     case NodeKind::kSend:
     case NodeKind::kMemLoad:

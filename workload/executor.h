@@ -53,6 +53,9 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
     Tick finish = 0, compute = 0, comm = 0;
     int comm_in_flight = 0;
     Tick comm_since = 0;
+    int active = 0;       // GPU compute or communication in flight
+    Tick active_since = 0;
+    Tick busy = 0;        // union of compute and communication time
   };
   const std::vector<NpuState>& npus() const { return npus_; }
   const std::vector<CollectiveRecord>& rank0_collectives() const { return rank0_colls_; }
@@ -65,6 +68,8 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
   void Complete(int rank, uint32_t idx);
   void CommBegin(NpuState& s);
   void CommEnd(NpuState& s);
+  void ActiveUp(NpuState& s);
+  void ActiveDown(NpuState& s);
   void Fail(Status st);
   void ResetIteration(NpuState& s);
 

@@ -53,7 +53,8 @@ Result<NpuGraph> LoadNpuGraph(const std::string& path, int rank, const GraphLoad
     if (const auto* a = FindAttr(n, "is_cpu_op")) w.is_cpu = AttrBool(*a).value_or(false);
     w.num_ops = u("num_ops").value_or(0);
     w.tensor_size = u("tensor_size").value_or(0);
-    if (w.kind == NodeKind::kColl || w.kind == NodeKind::kSend || w.kind == NodeKind::kRecv) {
+    const bool barrier = w.kind == NodeKind::kColl && u("comm_type") == std::optional<uint64_t>(9);
+    if ((w.kind == NodeKind::kColl && !barrier) || w.kind == NodeKind::kSend || w.kind == NodeKind::kRecv) {
       auto size = need("comm_size");
       if (!size.ok()) return size.status();
       w.comm_size = size.value();
@@ -68,6 +69,13 @@ Result<NpuGraph> LoadNpuGraph(const std::string& path, int rank, const GraphLoad
                                "8 REDUCE_SCATTER_BLOCK, 9 BARRIER");
       }
       w.comm_type = static_cast<int>(t.value());
+      if (auto root = u("root") ? u("root") : u("comm_src")) {
+        if (*root >= static_cast<uint64_t>(options.num_npus)) {
+          return Status::Invalid(NodeWhere(path, w.id, rank) + ": root rank " + std::to_string(*root) +
+                                 " is outside the network's ranks 0.." + std::to_string(options.num_npus - 1));
+        }
+        w.comm_root = static_cast<int>(*root);
+      }
       if (const auto* a = FindAttr(n, "involved_dim")) {
         auto list = AttrBoolList(*a);
         if (!list) return Status::Invalid(NodeWhere(path, w.id, rank) + ": attribute 'involved_dim' must be a bool list");

@@ -4,7 +4,9 @@
 #include <memory>
 
 #include "extern/astra_config.h"
+#include "extern/et_io.h"
 #include "extern/json_util.h"
+#include "workload/graph.h"
 #include "memory/remote_memory.h"
 #include "system/collective_engine.h"
 #include "workload/executor.h"
@@ -33,9 +35,49 @@ std::vector<AlgoSpec> MapImpls(const std::vector<CollectiveImplSpec>& in) {
       case CollectiveImplKind::kHalvingDoubling: a.kind = AlgoKind::kHalvingDoubling; break;
       case CollectiveImplKind::kOneHalvingDoubling: a.kind = AlgoKind::kHalvingDoubling; a.one = true; break;
       case CollectiveImplKind::kDoubleBinaryTree: a.kind = AlgoKind::kDoubleBinaryTree; break;
-      case CollectiveImplKind::kCustom: a.kind = AlgoKind::kRing; break;
+      case CollectiveImplKind::kCustom: a.kind = AlgoKind::kCustom; break;
     }
     out.push_back(a);
+  }
+  return out;
+}
+
+// Reads a custom collective algorithm: PREFIX.<rank>.et for every rank.
+Result<std::vector<CustomGraph>> LoadCustomGraphs(const std::string& prefix, int npus, int dims,
+                                                  const std::string& system_path) {
+  std::vector<CustomGraph> out(npus);
+  GraphLoadOptions lo;
+  lo.num_npus = npus;
+  lo.num_dims = dims;
+  for (int r = 0; r < npus; ++r) {
+    const std::string path = prefix + "." + std::to_string(r) + ".et";
+    auto g = LoadNpuGraph(path, r, lo);
+    if (!g.ok()) {
+      return Status::Invalid(system_path + ": custom collective \"" + prefix + "\" for rank " + std::to_string(r) +
+                             ": " + g.status().message());
+    }
+    CustomGraph& cg = out[r];
+    cg.resize(g->nodes.size());
+    for (size_t i = 0; i < g->nodes.size(); ++i) {
+      const WorkNode& n = g->nodes[i];
+      CustomOp& op = cg[i];
+      switch (n.kind) {
+        case NodeKind::kSend: op.kind = CustomOp::kSend; op.peer = n.comm_dst; break;
+        case NodeKind::kRecv: op.kind = CustomOp::kRecv; op.peer = n.comm_src; break;
+        case NodeKind::kComp: op.kind = CustomOp::kComp; break;
+        case NodeKind::kMetadata:
+        case NodeKind::kInvalid: op.kind = CustomOp::kNop; break;
+        default:
+          return Status::Invalid(path + ": node " + std::to_string(n.id) + ": a custom collective may contain only "
+                                 "COMM_SEND, COMM_RECV, COMP, METADATA and INVALID nodes, not " +
+                                 NodeTypeName(static_cast<int>(n.kind)));
+      }
+      op.bytes = n.comm_size;
+      op.tag = n.comm_tag;
+      op.duration_ns = n.duration_micros * 1000;
+      op.num_deps = n.num_deps;
+      op.children.assign(g->children.begin() + n.child_begin, g->children.begin() + n.child_end);
+    }
   }
   return out;
 }
@@ -63,15 +105,6 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
     if (!m.ok()) return m.status();
     mem = m.value();
   }
-  for (const auto* list : {&sys->all_reduce, &sys->all_gather, &sys->reduce_scatter, &sys->all_to_all}) {
-    for (const auto& c : *list) {
-      if (c.kind == CollectiveImplKind::kCustom) {
-        return Status::Invalid(config.system_path + ": custom collective implementations (\"" + c.custom_prefix +
-                               "\") are not supported yet");
-      }
-    }
-  }
-
   std::vector<Dim> dims;
   for (const auto& d : net->dims) {
     Dim x;
@@ -96,6 +129,14 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   so.all_gather = MapImpls(sys->all_gather);
   so.reduce_scatter = MapImpls(sys->reduce_scatter);
   so.all_to_all = MapImpls(sys->all_to_all);
+  for (auto* list : {&so.all_reduce, &so.all_gather, &so.reduce_scatter, &so.all_to_all}) {
+    for (auto& a : *list) {
+      if (a.kind != AlgoKind::kCustom) continue;
+      auto graphs = LoadCustomGraphs(a.name, npus, topology.num_dims(), config.system_path);
+      if (!graphs.ok()) return graphs.status();
+      a.custom = std::make_shared<const std::vector<CustomGraph>>(std::move(graphs.value()));
+    }
+  }
 
   EventQueue queue;
   CollectiveEngine engine(&queue, &topology, so);
@@ -202,9 +243,7 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
     n.compute_ns = s.compute;
     n.comm_ns = s.comm;
     n.exposed_comm_ns = s.finish >= s.compute ? s.finish - s.compute : 0;
-    // Busy = compute or comm; they may overlap, so idle >= finished - compute - comm.
-    const Tick busy = std::max(s.compute, s.comm);
-    n.idle_ns = s.finish > s.compute + s.comm ? s.finish - s.compute - s.comm : (s.finish > busy ? 0 : 0);
+    n.idle_ns = s.finish > s.busy ? s.finish - s.busy : 0;  // neither computing nor communicating
     rep.per_npu.push_back(n);
   }
   for (const auto& c : exec.rank0_collectives()) {

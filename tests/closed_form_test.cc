@@ -196,3 +196,100 @@ TEST(CongestionAware, IncastQueuesOnTheDownLink) {
 
 }  // namespace
 }  // namespace orrery
+
+namespace orrery {
+namespace {
+
+void WriteRooted(const testing::TempDir& d, int npus, int comm_type, uint64_t bytes, int root) {
+  ChakraProtoMsg::GlobalMetadata md;
+  for (int r = 0; r < npus; ++r) {
+    EtWriter w;
+    ASSERT_TRUE(w.Open(d.File("trace." + std::to_string(r) + ".et"), md).ok());
+    ChakraProtoMsg::Node n;
+    n.set_id(1);
+    n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+    auto add = [&](const char* name, uint64_t v) {
+      auto* a = n.add_attr();
+      a->set_name(name);
+      a->set_uint64_val(v);
+    };
+    add("comm_type", comm_type);
+    if (comm_type != 9) add("comm_size", bytes);
+    add("root", root);
+    ASSERT_TRUE(w.Write(n).ok());
+    ASSERT_TRUE(w.Close().ok());
+  }
+}
+
+Tick T(double x) { return static_cast<Tick>(x); }
+
+TEST(RootedCollectives, ChainBroadcastOnARing) {
+  const double bw = 50, lat = 500;
+  const uint64_t bytes = 1 << 20;
+  testing::TempDir d;
+  d.Write("network.yml", testing::NetworkYaml("Ring", 8, bw, lat));
+  d.Write("system.json", testing::SystemJson("ring", 1, 10, 1600));
+  WriteRooted(d, 8, 5, bytes, 2);
+  auto r = testing::RunIn(d);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Tick hop = T(lat + bytes / GiBpsToBytesPerNs(bw));
+  for (int k = 0; k < 8; ++k) {
+    const int rank = (2 + k) % 8;  // k hops down the chain from the root
+    const Tick want = k < 7 ? (k + 1) * hop : 7 * hop;  // a sender finishes when its message is delivered
+    EXPECT_EQ(r->per_npu[rank].finished_ns, want) << "rank " << rank;
+  }
+  EXPECT_EQ(r->collectives.at(0).algorithm, "chain broadcast");
+}
+
+TEST(RootedCollectives, ChainReduceAddsTheReductionPerHop) {
+  const double bw = 50, lat = 500, mem = 1600;
+  const uint64_t bytes = 1 << 20;
+  testing::TempDir d;
+  d.Write("network.yml", testing::NetworkYaml("Ring", 4, bw, lat));
+  d.Write("system.json", testing::SystemJson("ring", 1, 10, mem));
+  WriteRooted(d, 4, 1, bytes, 0);
+  auto r = testing::RunIn(d);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Tick hop = T(lat + bytes / GiBpsToBytesPerNs(bw));
+  const Tick red = 3 * T(bytes / mem);
+  // 3 -> 2 -> 1 -> 0: three hops, three reductions (at 2, 1 and the root).
+  EXPECT_EQ(r->per_npu[0].finished_ns, 3 * hop + 3 * red);
+}
+
+TEST(RootedCollectives, DirectGatherAndScatterOnASwitch) {
+  const double bw = 100, lat = 300;
+  const uint64_t bytes = 1 << 20;
+  const double bpns = GiBpsToBytesPerNs(bw);
+  for (int type : {3, 4}) {
+    testing::TempDir d;
+    d.Write("network.yml", testing::NetworkYaml("Switch", 4, bw, lat));
+    d.Write("system.json", testing::SystemJson("ring", 1, 10, 1600));
+    WriteRooted(d, 4, type, bytes, 1);
+    auto u = testing::RunIn(d, "analytical");
+    ASSERT_TRUE(u.ok()) << u.status().message();
+    const uint64_t each = type == 3 ? bytes : bytes / 4;
+    EXPECT_EQ(u->per_npu[1].finished_ns, T(2 * lat + each / bpns)) << CollectiveName(type);
+    // Congestion-aware: the root's one link serialises the three messages.
+    auto a = testing::RunIn(d, "congestion-aware");
+    ASSERT_TRUE(a.ok()) << a.status().message();
+    EXPECT_EQ(a->per_npu[1].finished_ns, T(lat + each / bpns) + 2 * T(each / bpns) + T(lat + each / bpns))
+        << CollectiveName(type);
+  }
+}
+
+TEST(RootedCollectives, DisseminationBarrier) {
+  const double bw = 50, lat = 500;
+  testing::TempDir d;
+  d.Write("network.yml", testing::NetworkYaml("Ring", 8, bw, lat));
+  d.Write("system.json", testing::SystemJson("ring", 1, 10, 1600));
+  WriteRooted(d, 8, 9, 0, 0);
+  auto r = testing::RunIn(d);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const double x = 1 / GiBpsToBytesPerNs(bw);
+  // Rounds to +1, +2, +4: 1, 2 and 4 ring hops.
+  const Tick want = T(lat + x) + T(2 * lat + x) + T(4 * lat + x);
+  for (const auto& n : r->per_npu) EXPECT_EQ(n.finished_ns, want) << "rank " << n.rank;
+}
+
+}  // namespace
+}  // namespace orrery

@@ -1,0 +1,202 @@
+// Hierarchical collectives, involved_dim, communicator groups, the roofline.
+#include <gtest/gtest.h>
+
+#include "apps/trace_tools.h"
+#include "core/tick.h"
+#include "extern/et_io.h"
+#include "tests/test_util.h"
+
+namespace orrery {
+namespace {
+
+using testing::TempDir;
+Tick T(double x) { return static_cast<Tick>(x); }
+
+// One collective node per listed rank (others get an empty trace).
+void WriteColl(const TempDir& d, int npus, const std::vector<int>& ranks, int comm_type, uint64_t bytes,
+               const std::vector<bool>& involved = {}, const std::string& pg = "") {
+  for (int r = 0; r < npus; ++r) {
+    EtWriter w;
+    ASSERT_TRUE(w.Open(d.File("trace." + std::to_string(r) + ".et"), ChakraProtoMsg::GlobalMetadata()).ok());
+    if (std::find(ranks.begin(), ranks.end(), r) != ranks.end()) {
+      ChakraProtoMsg::Node n;
+      n.set_id(1);
+      n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+      auto* a = n.add_attr();
+      a->set_name("comm_type");
+      a->set_int64_val(comm_type);
+      a = n.add_attr();
+      a->set_name("comm_size");
+      a->set_int64_val(static_cast<int64_t>(bytes));
+      if (!involved.empty()) {
+        a = n.add_attr();
+        a->set_name("involved_dim");
+        for (bool b : involved) a->mutable_bool_list()->add_values(b);
+      }
+      if (!pg.empty()) {
+        a = n.add_attr();
+        a->set_name("pg_name");
+        a->set_string_val(pg);
+      }
+      ASSERT_TRUE(w.Write(n).ok());
+    }
+    ASSERT_TRUE(w.Close().ok());
+  }
+}
+
+std::vector<int> AllRanks(int n) {
+  std::vector<int> v(n);
+  for (int i = 0; i < n; ++i) v[i] = i;
+  return v;
+}
+
+const char* kNet2d = "topology: [ Ring, Switch ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 100, 50 ]\nlatency: [ 500, 1000 ]\n";
+
+struct Dim2 {
+  double bw0 = GiBpsToBytesPerNs(100), bw1 = GiBpsToBytesPerNs(50);
+  Tick ed = 10;
+  double mem = 1600;
+  Tick Step0(uint64_t b) const { return T(500 + b / bw0) + ed; }   // ring neighbour, 1 hop
+  Tick Step1(uint64_t b) const { return T(2000 + b / bw1) + ed; }  // through the switch
+  Tick R(uint64_t b) const { return 3 * T(b / mem); }
+};
+
+TEST(Hierarchical, LocalBwAwareAllReduceOnTwoDimensions) {
+  TempDir d;
+  d.Write("network.yml", kNet2d);
+  d.Write("system.json", R"({"endpoint-delay": 10, "preferred-dataset-splits": 1, "local-mem-bw": 1600,
+    "collective-optimization": "localBWAware", "all-reduce-implementation": ["ring", "ring"]})");
+  const uint64_t S = 1 << 20;
+  WriteColl(d, 16, AllRanks(16), 0, S);
+  auto r = testing::RunIn(d);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  Dim2 m;
+  // Reduce-scatter on dim 0 (S -> S/4), all-reduce on dim 1 (S/4), all-gather on dim 0 (S/4 -> S).
+  const Tick rs = m.ed + 3 * m.Step0(S / 4) + 3 * m.R(S / 4);
+  const Tick ar = m.ed + 6 * m.Step1(S / 16) + 3 * m.R(S / 16);
+  const Tick ag = m.ed + 3 * m.Step0(S / 4);
+  for (const auto& n : r->per_npu) EXPECT_EQ(n.finished_ns, rs + ar + ag) << "rank " << n.rank;
+  EXPECT_EQ(r->collectives.at(0).algorithm, "REDUCE_SCATTER:ring,ALL_REDUCE:ring,ALL_GATHER:ring");
+}
+
+TEST(Hierarchical, BaselineRunsTheWholeCollectiveOnEachDimension) {
+  TempDir d;
+  d.Write("network.yml", kNet2d);
+  d.Write("system.json", R"({"endpoint-delay": 10, "preferred-dataset-splits": 1, "local-mem-bw": 1600,
+    "collective-optimization": "baseline", "all-reduce-implementation": ["ring", "ring"]})");
+  const uint64_t S = 1 << 20;
+  WriteColl(d, 16, AllRanks(16), 0, S);
+  auto r = testing::RunIn(d);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  Dim2 m;
+  const Tick ar0 = m.ed + 6 * m.Step0(S / 4) + 3 * m.R(S / 4);
+  const Tick ar1 = m.ed + 6 * m.Step1(S / 4) + 3 * m.R(S / 4);
+  EXPECT_EQ(testing::MaxFinished(r.value()), ar0 + ar1);
+}
+
+TEST(Hierarchical, InvolvedDimSkipsADimension) {
+  TempDir d;
+  d.Write("network.yml", kNet2d);
+  d.Write("system.json", R"({"endpoint-delay": 10, "preferred-dataset-splits": 1, "local-mem-bw": 1600,
+    "collective-optimization": "localBWAware", "all-reduce-implementation": ["ring", "ring"]})");
+  const uint64_t S = 1 << 20;
+  WriteColl(d, 16, AllRanks(16), 0, S, {false, true});
+  auto r = testing::RunIn(d);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  Dim2 m;
+  EXPECT_EQ(testing::MaxFinished(r.value()), m.ed + 6 * m.Step1(S / 4) + 3 * m.R(S / 4));
+}
+
+TEST(CommGroups, AlignedGroupRunsOnItsDimension) {
+  TempDir d;
+  d.Write("network.yml", kNet2d);
+  d.Write("system.json", R"({"endpoint-delay": 10, "preferred-dataset-splits": 1, "local-mem-bw": 1600,
+    "collective-optimization": "localBWAware", "all-reduce-implementation": ["ring", "ring"]})");
+  d.Write("groups.json", R"({"dp": [0, 4, 8, 12]})");
+  const uint64_t S = 1 << 20;
+  WriteColl(d, 16, {0, 4, 8, 12}, 0, S, {}, "dp");
+  RunConfig c;
+  c.workload_prefix = d.File("trace");
+  c.network_path = d.File("network.yml");
+  c.system_path = d.File("system.json");
+  c.comm_group_path = d.File("groups.json");
+  auto r = RunSimulation(c, DefaultBackends());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  Dim2 m;
+  EXPECT_EQ(r->per_npu[4].finished_ns, m.ed + 6 * m.Step1(S / 4) + 3 * m.R(S / 4));
+  EXPECT_EQ(r->per_npu[1].finished_ns, 0u);  // not in the group, nothing to do
+}
+
+TEST(CommGroups, UnalignedGroupRunsAsAFlatRing) {
+  TempDir d;
+  d.Write("network.yml", "topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n");
+  d.Write("system.json", R"({"endpoint-delay": 10, "preferred-dataset-splits": 1, "local-mem-bw": 1600,
+    "all-reduce-implementation": ["ring"]})");
+  d.Write("groups.json", R"({"7": [1, 2, 3]})");
+  const uint64_t S = 3 << 20;
+  WriteColl(d, 8, {1, 2, 3}, 0, S, {}, "7");
+  RunConfig c;
+  c.workload_prefix = d.File("trace");
+  c.network_path = d.File("network.yml");
+  c.system_path = d.File("system.json");
+  c.comm_group_path = d.File("groups.json");
+  auto r = RunSimulation(c, DefaultBackends());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  // Ring 1 -> 2 -> 3 -> 1: the 3 -> 1 step takes two hops and paces every step.
+  const double bw = GiBpsToBytesPerNs(50);
+  const uint64_t msg = S / 3;
+  const Tick slow = T(2 * 500 + msg / bw) + 10;
+  const Tick red = 3 * T(msg / 1600.0);
+  for (int rank : {1, 2, 3}) {
+    EXPECT_GE(r->per_npu[rank].finished_ns, 10 + 4 * (T(500 + msg / bw) + 10) + 2 * red);
+    EXPECT_LE(r->per_npu[rank].finished_ns, 10 + 4 * slow + 2 * red);
+  }
+  EXPECT_EQ(r->collectives.size(), 0u);  // rank 0 is not in the group
+  EXPECT_EQ(r->per_npu[0].finished_ns, 0u);
+}
+
+TEST(CommGroups, UnknownGroupNameIsAnError) {
+  TempDir d;
+  d.Write("network.yml", "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n");
+  d.Write("system.json", R"({"preferred-dataset-splits": 1})");
+  d.Write("groups.json", R"({"a": [0, 1]})");
+  WriteColl(d, 4, {0, 1}, 0, 1024, {}, "b");
+  RunConfig c;
+  c.workload_prefix = d.File("trace");
+  c.network_path = d.File("network.yml");
+  c.system_path = d.File("system.json");
+  c.comm_group_path = d.File("groups.json");
+  auto r = RunSimulation(c, DefaultBackends());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("pg_name \"b\" is not in the communicator group configuration"),
+            std::string::npos)
+      << r.status().message();
+}
+
+TEST(Roofline, ComputeAndMemoryBound) {
+  TempDir d;
+  d.Write("network.yml", "topology: [ Ring ]\nnpus_count: [ 2 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n");
+  d.Write("system.json", R"({"roofline-enabled": 1, "peak-perf": 100, "local-mem-bw": 1000})");
+  for (int r = 0; r < 2; ++r) {
+    EtWriter w;
+    ASSERT_TRUE(w.Open(d.File("trace." + std::to_string(r) + ".et"), ChakraProtoMsg::GlobalMetadata()).ok());
+    ChakraProtoMsg::Node n;
+    n.set_id(1);
+    n.set_type(ChakraProtoMsg::COMP_NODE);
+    auto* a = n.add_attr();
+    a->set_name("num_ops");
+    a->set_uint64_val(1000000000);
+    a = n.add_attr();
+    a->set_name("tensor_size");
+    a->set_uint64_val(r == 0 ? 1000000 : 1000000000);  // intensity 1000 vs 1 op/byte
+    ASSERT_TRUE(w.Write(n).ok());
+    ASSERT_TRUE(w.Close().ok());
+  }
+  auto r = testing::RunIn(d);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->per_npu[0].finished_ns, 10000u);    // 1e9 ops at the 100 TFLOPS peak
+  EXPECT_EQ(r->per_npu[1].finished_ns, 1000000u);  // 1e9 bytes at 1000 GB/s
+}
+
+}  // namespace
+}  // namespace orrery

@@ -10,6 +10,7 @@
 
 #include "apps/examples.h"
 #include "apps/trace_tools.h"
+#include "extern/et_io.h"
 #include "workload/simulation.h"
 
 DEFINE_string(workload_configuration, "", "trace prefix: reads PREFIX.<rank>.et for every NPU");
@@ -20,11 +21,14 @@ DEFINE_string(comm_group_configuration, "", "communicator groups JSON {\"<id>\":
 DEFINE_string(network_backend, "analytical", "network backend; 'help' lists them");
 DEFINE_string(report_format, "text", "text, json or csv");
 DEFINE_int32(iterations, 1, "how many times each NPU runs its graph");
+DEFINE_string(symmetry, "auto", "auto: simulate one representative rank when every rank provably runs the same schedule; off: simulate every rank");
 DEFINE_string(example, "", "run an embedded example instead of input files: default, data-parallel");
 DEFINE_string(out, "", "output path (trace to-json/from-json/gen)");
 DEFINE_int32(npus, 8, "trace gen: number of NPUs");
 DEFINE_int32(layers, 24, "trace gen: number of layers");
-DEFINE_uint64(allreduce_bytes, 32ull << 20, "trace gen: all-reduce size per layer in bytes");
+DEFINE_uint64(allreduce_bytes, 32ull << 20, "trace gen-dp: all-reduce size per layer in bytes");
+DEFINE_string(collective, "ALL_REDUCE", "trace gen-coll: the collective (ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, ALL_TO_ALL, ...)");
+DEFINE_uint64(bytes, 1ull << 20, "trace gen-coll: comm_size in bytes");
 
 namespace {
 
@@ -41,7 +45,8 @@ const char* kUsage =
     "          [--comm-group-configuration=F.json] [--network-backend=analytical|congestion-aware]\n"
     "          [--report-format=text|json|csv] [--iterations=N] | --example=default\n"
     "  trace   inspect FILE.et | to-json FILE.et --out=F.jsonl | from-json F.jsonl --out=FILE.et |\n"
-    "          gen-dp --npus=N --layers=L --allreduce-bytes=B --out=PREFIX\n";
+    "          gen-dp --npus=N --layers=L --allreduce-bytes=B --out=PREFIX |\n"
+    "          gen-coll --npus=N --collective=ALL_GATHER --bytes=B --out=PREFIX\n";
 
 int Run() {
   orrery::BackendRegistry backends = orrery::DefaultBackends();
@@ -65,6 +70,7 @@ int Run() {
   }
   cfg.backend = FLAGS_network_backend;
   cfg.iterations = FLAGS_iterations;
+  cfg.symmetry = FLAGS_symmetry;
   if (FLAGS_report_format != "text" && FLAGS_report_format != "json" && FLAGS_report_format != "csv") {
     return Fail(orrery::Status::Invalid("--report-format = \"" + FLAGS_report_format + "\": valid: text, json, csv"));
   }
@@ -97,6 +103,21 @@ int Trace(int argc, char** argv) {
     if (auto st = orrery::WriteDataParallelTraces(spec, FLAGS_out); !st.ok()) return Fail(st);
     return 0;
   }
+  if (sub == "gen-coll") {
+    if (FLAGS_out.empty()) return Fail(orrery::Status::Invalid("trace gen-coll needs --out=PREFIX"));
+    int type = -1;
+    for (int t = 0; t <= 9; ++t) {
+      if (FLAGS_collective == orrery::CollectiveName(t)) type = t;
+    }
+    if (type < 0) {
+      return Fail(orrery::Status::Invalid("--collective = \"" + FLAGS_collective +
+                                          "\": valid: ALL_REDUCE, REDUCE, ALL_GATHER, GATHER, SCATTER, BROADCAST, "
+                                          "ALL_TO_ALL, REDUCE_SCATTER, REDUCE_SCATTER_BLOCK, BARRIER"));
+    }
+    if (FLAGS_npus < 1) return Fail(orrery::Status::Invalid("trace gen-coll: --npus must be >= 1"));
+    if (auto st = orrery::WriteSingleCollectiveTraces(FLAGS_npus, type, FLAGS_bytes, FLAGS_out); !st.ok()) return Fail(st);
+    return 0;
+  }
   if (argc < 3) {
     std::fputs(kUsage, stderr);
     return 2;
@@ -113,7 +134,7 @@ int Trace(int argc, char** argv) {
     auto st = sub == "to-json" ? orrery::TraceToJson(file, FLAGS_out) : orrery::TraceFromJson(file, FLAGS_out);
     return st.ok() ? 0 : Fail(st);
   }
-  return Fail(orrery::Status::Invalid("unknown trace subcommand '" + sub + "'; valid: inspect, to-json, from-json, gen-dp"));
+  return Fail(orrery::Status::Invalid("unknown trace subcommand '" + sub + "'; valid: inspect, to-json, from-json, gen-dp, gen-coll"));
 }
 
 }  // namespace

@@ -5,11 +5,14 @@
 
 namespace orrery {
 
-CollectiveEngine::CollectiveEngine(EventQueue* queue, const Topology* topology, SystemOptions options)
-    : queue_(queue), topology_(topology), options_(std::move(options)) {
+CollectiveEngine::CollectiveEngine(EventQueue* queue, const Topology* topology, SystemOptions options, bool mirror)
+    : queue_(queue), topology_(topology), mirror_(mirror), options_(std::move(options)) {
   const int n = topology->npus();
-  npus_.reserve(n);
-  for (int r = 0; r < n; ++r) npus_.push_back(std::make_unique<NpuSys>(this, r, std::max(1, topology->num_dims())));
+  const int simulated = mirror ? 1 : n;
+  npus_.reserve(simulated);
+  for (int r = 0; r < simulated; ++r) {
+    npus_.push_back(std::make_unique<NpuSys>(this, r, std::max(1, topology->num_dims())));
+  }
   stream_counters_.emplace_back(n, 0);
   dbt_counter_.assign(n, 0);
 }

@@ -33,7 +33,9 @@ class CollectiveEngine : public EventHandler {
  public:
   static constexpr uint32_t kDelivered = 1;
 
-  CollectiveEngine(EventQueue* queue, const Topology* topology, SystemOptions options);
+  // `mirror`: a symmetric run that simulates rank 0 only (see SymmetricRunReason).
+  CollectiveEngine(EventQueue* queue, const Topology* topology, SystemOptions options, bool mirror = false);
+  bool mirror() const { return mirror_; }
   void SetBackend(NetworkBackend* backend) { backend_ = backend; }
   Status Validate() const;
 
@@ -90,6 +92,7 @@ class CollectiveEngine : public EventHandler {
 
   EventQueue* queue_;
   const Topology* topology_;
+  bool mirror_ = false;
   SystemOptions options_;
   NetworkBackend* backend_ = nullptr;
   std::vector<std::unique_ptr<NpuSys>> npus_;

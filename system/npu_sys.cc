@@ -28,10 +28,18 @@ void Algorithm::Bundle(uint64_t bytes, bool processed) {
 }
 
 void Algorithm::Send(int dst, uint64_t bytes) {
-  stream_->owner_->engine()->SendMessage(rank(), dst, bytes, stream_->tag_);
+  CollectiveEngine* e = stream_->owner_->engine();
+  if (e->mirror()) return;  // symmetric run: the peer's identical send is modelled at the receive
+  e->SendMessage(rank(), dst, bytes, stream_->tag_);
 }
 
-void Algorithm::Recv(int src, uint64_t bytes) { stream_->owner_->PostRecv(src, stream_->tag_, stream_, 0); }
+void Algorithm::Recv(int src, uint64_t bytes) {
+  CollectiveEngine* e = stream_->owner_->engine();
+  // Symmetric run: `src` sends us this message at this very instant (it runs
+  // the same schedule), so it arrives after the network delay from src to us.
+  if (e->mirror()) e->SendMessage(src, rank(), bytes, stream_->tag_);
+  stream_->owner_->PostRecv(src, stream_->tag_, stream_, 0);
+}
 
 void Algorithm::StartTimer(uint64_t delay_ns, uint64_t arg) {
   stream_->owner_->engine()->queue()->ScheduleAfter(delay_ns, stream_, Stream::kTimer, arg);
@@ -61,6 +69,7 @@ void Stream::HandleEvent(uint32_t kind, uint64_t arg) {
 void Stream::OnRecv(uint64_t) { algo_->OnPacketReceived(); }
 
 void Stream::Init() {
+  ORRERY_CHECK(!initialized_, "stream phase initialised twice");
   initialized_ = true;
   algo_->OnInit();
 }
@@ -114,28 +123,34 @@ void NpuSys::NotifyStreamRemoved(int q) {
   StartWaiting(q);
 }
 
+void NpuSys::EraseFromQueue(int q, Stream* s) {
+  if (q < 0) return;
+  auto& list = active_[q];
+  for (auto it = list.begin(); it != list.end(); ++it) {
+    if (*it == s) {
+      list.erase(it);
+      return;
+    }
+  }
+}
+
 void NpuSys::ProceedToNextPhase(Stream* s) {
   const int previous = s->queue_id_;
   if (s->algo_) engine_->Retire(std::move(s->algo_));
-  if (previous >= 0) {
-    auto& list = active_[previous];
-    for (auto it = list.begin(); it != list.end(); ++it) {
-      if (*it == s) {
-        list.erase(it);
-        break;
-      }
-    }
-  }
   if (s->next_phase_ == s->phases_.size()) {
+    // The workload hears first, while this stream still holds its place in
+    // the queue: a collective it issues now must see the queue as it is.
     CollectiveHandle* coll = s->coll_;
+    if (++coll->finished_streams == coll->total_streams && coll->client) {
+      coll->client->OnCollectiveDone(coll->cookie);  // frees `coll`
+    }
+    EraseFromQueue(previous, s);
     engine_->Release(s);
     SweepMatches();
-    if (++coll->finished_streams == coll->total_streams && coll->client) {
-      coll->client->OnCollectiveDone(coll->cookie);
-    }
     if (previous >= 0) NotifyStreamRemoved(previous);
     return;
   }
+  EraseFromQueue(previous, s);
   const PhaseSpec& spec = s->phases_[s->next_phase_++];
   s->queue_id_ = spec.queue_id;
   s->initialized_ = false;

@@ -136,6 +136,7 @@ class NpuSys {
   void NotifyStreamRemoved(int q);
   void StartWaiting(int q);
   void SweepMatches();
+  void EraseFromQueue(int q, Stream* s);
 
   CollectiveEngine* engine_;
   int rank_;

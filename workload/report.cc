@@ -47,7 +47,9 @@ std::string FormatReportText(const RunReport& r) {
                   r.dims[d].npus, r.dims[d].bandwidth_gbps, r.dims[d].latency_ns);
     out += buf;
   }
-  out += "\n\n";
+  out += "\n";
+  if (r.symmetric) out += "symmetric run: " + r.symmetry_note + "\n";
+  out += "\n";
   out += "finished: " + std::to_string(finished) + " ns (" + Us(finished) + ") on rank " + std::to_string(slowest) + "\n";
   const double frac = finished ? 100.0 * static_cast<double>(exposed) / static_cast<double>(finished) : 0;
   char line[200];
@@ -88,6 +90,8 @@ std::string FormatReportJson(const RunReport& r) {
   j["backend"] = r.backend;
   j["npu_count"] = r.npus;
   j["iterations"] = r.iterations;
+  j["symmetric"] = r.symmetric;
+  j["symmetry"] = r.symmetry_note;
   Tick finished = 0;
   for (const auto& n : r.per_npu) finished = std::max(finished, n.finished_ns);
   j["finished_ns"] = finished;

@@ -82,6 +82,54 @@ Result<std::vector<CustomGraph>> LoadCustomGraphs(const std::string& prefix, int
   return out;
 }
 
+// Why this run cannot use one representative rank ("" when it can). With an
+// empty graph only the configuration is checked.
+std::string SymmetryBlocker(const RunConfig& config, const SystemOptions& so, RemoteMemoryKind mem,
+                            const NpuGraph* graph0, int npus) {
+  if (config.backend != "analytical") return "the " + config.backend + " backend models contention between ranks";
+  if (!config.comm_group_path.empty()) return "communicator groups are configured";
+  if (mem == RemoteMemoryKind::kPool || mem == RemoteMemoryKind::kPerNode) return "remote memory is shared between ranks";
+  auto algo_ok = [&](const std::vector<AlgoSpec>& list) {
+    for (const auto& a : list) {
+      if (a.one || (a.kind != AlgoKind::kRing && a.kind != AlgoKind::kDirect && a.kind != AlgoKind::kHalvingDoubling)) {
+        return false;
+      }
+    }
+    return true;
+  };
+  if (!graph0) return "";
+  for (const auto& n : graph0->nodes) {
+    switch (n.kind) {
+      case NodeKind::kSend:
+      case NodeKind::kRecv: return "the trace has point-to-point messages";
+      case NodeKind::kColl: {
+        if (n.group >= 0) return "the trace uses communicator groups";
+        const std::vector<AlgoSpec>* list = nullptr;
+        switch (n.comm_type) {
+          case 0: list = &so.all_reduce; break;
+          case 2: list = &so.all_gather; break;
+          case 6: list = &so.all_to_all; break;
+          case 7:
+          case 8: list = &so.reduce_scatter; break;
+          default: return std::string("the trace has a ") + CollectiveName(n.comm_type) + " (rooted collectives differ per rank)";
+        }
+        if (!algo_ok(*list)) return "an algorithm in use (double binary tree, custom or one*) differs per rank";
+        break;
+      }
+      default: break;
+    }
+  }
+  // Every rank's trace must be byte-identical to rank 0's.
+  const std::string first = config.workload_prefix + ".0.et";
+  auto a = ReadTextFile(first);
+  if (!a.ok()) return "cannot read " + first;
+  for (int r = 1; r < npus; ++r) {
+    auto b = ReadTextFile(config.workload_prefix + "." + std::to_string(r) + ".et");
+    if (!b.ok() || b.value() != a.value()) return "rank " + std::to_string(r) + "'s trace differs from rank 0's";
+  }
+  return "";
+}
+
 }  // namespace
 
 Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& backends) {
@@ -139,7 +187,8 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   }
 
   EventQueue queue;
-  CollectiveEngine engine(&queue, &topology, so);
+  const bool mirror = config.symmetry == "auto" && SymmetryBlocker(config, so, mem.kind, nullptr, npus).empty();
+  CollectiveEngine engine(&queue, &topology, so, mirror);
   if (Status st = engine.Validate(); !st.ok()) return Status::Invalid(config.system_path + ": " + st.message());
 
   std::map<std::string, int> group_index;
@@ -160,7 +209,25 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   lo.num_npus = npus;
   lo.num_dims = topology.num_dims();
   lo.groups = &group_index;
-  for (int r = 0; r < npus; ++r) {
+  std::string symmetry_note;
+  bool symmetric = false;
+  if (config.symmetry != "auto" && config.symmetry != "off") {
+    return Status::Invalid("--symmetry = \"" + config.symmetry + "\": valid: auto, off");
+  }
+  if (config.symmetry == "auto") {
+    auto g0 = LoadNpuGraph(config.workload_prefix + ".0.et", 0, lo);
+    if (!g0.ok()) return g0.status();
+    symmetry_note = SymmetryBlocker(config, so, mem.kind, &g0.value(), npus);
+    symmetric = symmetry_note.empty();
+    if (symmetric) {
+      graphs.push_back(std::move(g0.value()));
+      symmetry_note = "every rank runs the same trace on a symmetric network: rank 0 simulated for all " +
+                      std::to_string(npus) + " ranks";
+    }
+  } else {
+    symmetry_note = "off (--symmetry=off)";
+  }
+  for (int r = symmetric ? npus : 0; r < npus; ++r) {
     const std::string path = config.workload_prefix + "." + std::to_string(r) + ".et";
     auto g = LoadNpuGraph(path, r, lo);
     if (!g.ok()) {
@@ -198,6 +265,14 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
                            std::to_string(npus) + " NPUs");
   }
   RemoteMemory memory(mo, npus);
+  if (mirror != symmetric) {
+    // The engine was built for the config-level answer; the traces decided otherwise.
+    RunConfig full = config;
+    full.symmetry = "off";
+    auto r = RunSimulation(full, backends);
+    if (r.ok()) r->symmetry_note = symmetry_note;
+    return r;
+  }
   for (const auto& g : graphs) {
     for (const auto& n : g.nodes) {
       if ((n.kind == NodeKind::kMemLoad || n.kind == NodeKind::kMemStore) && !memory.enabled()) {
@@ -234,9 +309,11 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   rep.npus = npus;
   rep.iterations = config.iterations;
   rep.events = queue.Executed();
-  rep.messages = engine.messages_sent();
+  rep.messages = engine.messages_sent() * (symmetric ? npus : 1);
+  rep.symmetric = symmetric;
+  rep.symmetry_note = symmetry_note;
   for (int r = 0; r < npus; ++r) {
-    const auto& s = exec.npus()[r];
+    const auto& s = exec.npus()[symmetric ? 0 : r];
     NpuReport n;
     n.rank = r;
     n.finished_ns = s.finish;
@@ -252,8 +329,9 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   const auto& stats = backend.value()->dim_stats();
   for (int d = 0; d < topology.num_dims(); ++d) {
     const Dim& x = topology.dims()[d];
-    rep.dims.push_back(DimReport{BlockName(x.block), x.npus, x.bandwidth_gbps, x.latency_ns, stats[d].messages,
-                                 stats[d].bytes, stats[d].busy_ns});
+    const uint64_t k = symmetric ? static_cast<uint64_t>(npus) : 1;
+    rep.dims.push_back(DimReport{BlockName(x.block), x.npus, x.bandwidth_gbps, x.latency_ns, stats[d].messages * k,
+                                 stats[d].bytes * k, stats[d].busy_ns * k});
   }
   return rep;
 }

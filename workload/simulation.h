@@ -20,6 +20,10 @@ struct RunConfig {
   std::string comm_group_path;      // communicator groups JSON (optional)
   std::string backend = "analytical";
   int iterations = 1;
+  // "auto": when every rank runs the same trace on a symmetric network with the
+  // congestion-unaware backend, simulate one representative rank (exact, much
+  // faster); "off": always simulate every rank.
+  std::string symmetry = "auto";
 };
 
 struct NpuReport {
@@ -60,6 +64,8 @@ struct RunReport {
   std::vector<DimReport> dims;
   uint64_t events = 0;
   uint64_t messages = 0;
+  bool symmetric = false;       // rank 0 was simulated as the representative of every rank
+  std::string symmetry_note;    // why the run was (or was not) symmetric
 };
 
 BackendRegistry DefaultBackends();

@@ -23,7 +23,8 @@ cat > "$W/sys_2d.json" <<J
  "all-to-all-implementation": ["ring", "ring"], "collective-optimization": "localBWAware", "local-mem-bw": 1600}
 J
 BACKENDS=(${BACKENDS:-analytical})
-printf "%-6s %-5s %-17s %14s %10s %10s\n" topo npus backend finished_ns wall_s maxrss_MiB
+SYMMETRY="${SYMMETRY:-auto}"   # auto: one representative rank when exact; off: every rank
+printf "%-6s %-6s %-17s %-9s %14s %10s %10s\n" topo npus backend mode finished_ns wall_s maxrss_MiB
 for n in "${SIZES[@]}"; do
   "$BIN" trace gen-dp --npus="$n" --layers=24 --allreduce-bytes=33554432 --out="$W/dp$n"
   printf "topology: [ Switch ]\nnpus_count: [ %d ]\nbandwidth: [ 50 ]\nlatency: [ 1000 ]\n" "$n" > "$W/net1d_$n.yml"
@@ -32,11 +33,12 @@ for n in "${SIZES[@]}"; do
    for be in "${BACKENDS[@]}"; do
     /usr/bin/time -v -o "$W/time" "$BIN" run --workload-configuration="$W/dp$n" \
       --system-configuration="$W/sys_$topo.json" --network-configuration="$W/net${topo}_$n.yml" \
-      --network-backend="$be" --report-format=json > "$W/out.json"
+      --network-backend="$be" --symmetry="$SYMMETRY" --report-format=json > "$W/out.json"
+    mode=$(grep -q '"symmetric": true' "$W/out.json" && echo symmetric || echo full)
     fin=$(grep -m1 '"finished_ns"' "$W/out.json" | tr -dc 0-9)
     wall=$(awk -F': ' '/Elapsed \(wall clock\)/{print $2}' "$W/time")
     rss=$(awk -F': ' '/Maximum resident/{printf "%.1f", $2/1024}' "$W/time")
-    printf "%-6s %-5s %-17s %14s %10s %10s\n" "$topo" "$n" "$be" "$fin" "$wall" "$rss"
+    printf "%-6s %-6s %-17s %-9s %14s %10s %10s\n" "$topo" "$n" "$be" "$mode" "$fin" "$wall" "$rss"
    done
   done
 done

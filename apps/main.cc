@@ -10,7 +10,10 @@
 
 #include "apps/examples.h"
 #include "apps/trace_tools.h"
+#include "extern/astra_config.h"
 #include "extern/et_io.h"
+#include "network/describe.h"
+#include "network/notation.h"
 #include "workload/simulation.h"
 
 DEFINE_string(workload_configuration, "", "trace prefix: reads PREFIX.<rank>.et for every NPU");
@@ -28,7 +31,7 @@ DEFINE_int32(npus, 8, "trace gen: number of NPUs");
 DEFINE_int32(layers, 24, "trace gen: number of layers");
 DEFINE_uint64(allreduce_bytes, 32ull << 20, "trace gen-dp: all-reduce size per layer in bytes");
 DEFINE_string(collective, "ALL_REDUCE", "trace gen-coll: the collective (ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, ALL_TO_ALL, ...)");
-DEFINE_uint64(bytes, 1ull << 20, "trace gen-coll: comm_size in bytes");
+DEFINE_uint64(bytes, 1ull << 30, "trace gen-coll: comm_size in bytes; topology describe: all-reduce size");
 
 namespace {
 
@@ -44,6 +47,8 @@ const char* kUsage =
     "          --network-configuration=F.yml [--remote-memory-configuration=F.json]\n"
     "          [--comm-group-configuration=F.json] [--network-backend=analytical|congestion-aware]\n"
     "          [--report-format=text|json|csv] [--iterations=N] | --example=default\n"
+    "  topology generate NOTATION --out=net.yml   (writes net.yml for ASTRA-sim and net.orrery.yml)\n"
+    "          describe net.yml|NOTATION [--bytes=B]\n"
     "  trace   inspect FILE.et | to-json FILE.et --out=F.jsonl | from-json F.jsonl --out=FILE.et |\n"
     "          gen-dp --npus=N --layers=L --allreduce-bytes=B --out=PREFIX |\n"
     "          gen-coll --npus=N --collective=ALL_GATHER --bytes=B --out=PREFIX\n";
@@ -137,6 +142,67 @@ int Trace(int argc, char** argv) {
   return Fail(orrery::Status::Invalid("unknown trace subcommand '" + sub + "'; valid: inspect, to-json, from-json, gen-dp, gen-coll"));
 }
 
+orrery::Result<std::vector<orrery::Dim>> LoadDims(const std::string& what) {
+  if (what.find('(') != std::string::npos && access(what.c_str(), R_OK) != 0) return orrery::ParseTopologyNotation(what);
+  auto net = orrery::ReadAstraNetworkYaml(what);
+  if (!net.ok()) return net.status();
+  std::vector<orrery::Dim> dims;
+  for (const auto& d : net->dims) {
+    orrery::Dim x;
+    orrery::BlockFromName(d.block, &x.block);
+    x.npus = d.npus;
+    x.bandwidth_gbps = d.bandwidth_gbps;
+    x.latency_ns = d.latency_ns;
+    x.links_per_npu = d.links_per_npu;
+    dims.push_back(x);
+  }
+  return dims;
+}
+
+int TopologyCmd(int argc, char** argv) {
+  if (argc < 3) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  const std::string sub = argv[1];
+  auto dims = LoadDims(argv[2]);
+  if (!dims.ok()) return Fail(dims.status());
+  if (sub == "describe") {
+    std::fputs(orrery::DescribeTopology(dims.value(), FLAGS_bytes).c_str(), stdout);
+    return 0;
+  }
+  if (sub == "generate") {
+    if (FLAGS_out.empty()) return Fail(orrery::Status::Invalid("topology generate needs --out=PATH.yml"));
+    std::string base = FLAGS_out;
+    if (base.size() > 4 && base.substr(base.size() - 4) == ".yml") base = base.substr(0, base.size() - 4);
+    const std::string orrery_path = base + ".orrery.yml";
+    std::string astra;
+    const bool expressible = orrery::WriteAstraSimYaml(dims.value(), &astra);
+    auto write = [](const std::string& path, const std::string& text) {
+      FILE* f = std::fopen(path.c_str(), "w");
+      if (!f) return false;
+      std::fputs(text.c_str(), f);
+      return std::fclose(f) == 0;
+    };
+    if (!write(orrery_path, orrery::WriteOrreryYaml(dims.value()))) {
+      return Fail(orrery::Status::Env(orrery_path + ": cannot write"));
+    }
+    if (expressible) {
+      if (!write(FLAGS_out, astra)) return Fail(orrery::Status::Env(FLAGS_out + ": cannot write"));
+      std::fprintf(stderr, "wrote %s (ASTRA-sim format) and %s (Orrery format)\n", FLAGS_out.c_str(), orrery_path.c_str());
+    } else {
+      if (!write(FLAGS_out, orrery::WriteOrreryYaml(dims.value()))) {
+        return Fail(orrery::Status::Env(FLAGS_out + ": cannot write"));
+      }
+      std::fprintf(stderr,
+                   "wrote %s and %s in Orrery format (RingUni, Mesh and links_per_npu have no ASTRA-sim equivalent)\n",
+                   FLAGS_out.c_str(), orrery_path.c_str());
+    }
+    return 0;
+  }
+  return Fail(orrery::Status::Invalid("unknown topology subcommand '" + sub + "'; valid: generate, describe"));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -153,6 +219,7 @@ int main(int argc, char** argv) {
   gflags::ParseCommandLineFlags(&sub_argc, &sub_argv, true);
   if (cmd == "run") return Run();
   if (cmd == "trace") return Trace(sub_argc, sub_argv);
+  if (cmd == "topology") return TopologyCmd(sub_argc, sub_argv);
   std::fprintf(stderr, "orrery: unknown command '%s'\n%s", cmd.c_str(), kUsage);
   return 2;
 }

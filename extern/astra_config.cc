@@ -33,6 +33,66 @@ Status YamlList(const std::string& path, const YAML::Node& root, const char* key
   return Status::Ok();
 }
 
+Result<AstraNetworkConfig> ReadOrreryNetwork(const std::string& path, const YAML::Node& root) {
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    const std::string key = it->first.as<std::string>();
+    if (key != "dims") return Status::Invalid(Where(path, it->first.Mark()) + ": " + UnknownKeyMessage(key, {"dims"}));
+  }
+  const YAML::Node dims = root["dims"];
+  if (!dims.IsSequence() || dims.size() == 0) {
+    return Status::Invalid(Where(path, dims.Mark()) + ": 'dims' must be a non-empty list of dimensions");
+  }
+  const std::vector<std::string> keys = {"block", "npus", "bandwidth_gbps", "latency_ns", "links_per_npu"};
+  const std::vector<std::string> blocks = {"Ring", "RingUni", "Mesh", "FullyConnected", "Switch"};
+  AstraNetworkConfig cfg;
+  int64_t total = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const YAML::Node d = dims[i];
+    const std::string at = path + ": dims[" + std::to_string(i) + "]";
+    if (!d.IsMap()) return Status::Invalid(Where(path, d.Mark()) + ": dims[" + std::to_string(i) + "] must be a mapping");
+    for (auto it = d.begin(); it != d.end(); ++it) {
+      const std::string key = it->first.as<std::string>();
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+        return Status::Invalid(Where(path, it->first.Mark()) + ": dims[" + std::to_string(i) + "]: " + UnknownKeyMessage(key, keys));
+      }
+    }
+    for (const char* req : {"block", "npus", "bandwidth_gbps", "latency_ns"}) {
+      if (!d[req]) return Status::Invalid(at + ": missing '" + req + "'");
+    }
+    AstraNetworkDim x;
+    try {
+      x.block = d["block"].as<std::string>();
+      const int64_t npus = d["npus"].as<int64_t>();
+      x.bandwidth_gbps = d["bandwidth_gbps"].as<double>();
+      x.latency_ns = d["latency_ns"].as<double>();
+      x.links_per_npu = d["links_per_npu"] ? d["links_per_npu"].as<int>() : 1;
+      if (npus < 2 || npus > (1 << 26)) {
+        return Status::Invalid(at + ".npus = " + std::to_string(npus) + ": a dimension needs at least 2 NPUs");
+      }
+      x.npus = static_cast<int>(npus);
+    } catch (const YAML::Exception& e) {
+      return Status::Invalid(Where(path, e.mark) + ": dims[" + std::to_string(i) + "]: wrong type (" + e.msg + ")");
+    }
+    if (std::find(blocks.begin(), blocks.end(), x.block) == blocks.end()) {
+      std::string msg = at + ".block = \"" + x.block + "\": unknown building block";
+      const std::string near = ClosestMatch(x.block, blocks);
+      if (!near.empty()) msg += " (did you mean '" + near + "'?)";
+      return Status::Invalid(msg + "; valid: " + JoinStrings(blocks, ", "));
+    }
+    if (!(x.bandwidth_gbps > 0) || !std::isfinite(x.bandwidth_gbps)) {
+      return Status::Invalid(at + ".bandwidth_gbps = " + std::to_string(x.bandwidth_gbps) + ": must be positive");
+    }
+    if (!(x.latency_ns >= 0) || !std::isfinite(x.latency_ns)) {
+      return Status::Invalid(at + ".latency_ns = " + std::to_string(x.latency_ns) + ": must be zero or positive");
+    }
+    if (x.links_per_npu < 1) return Status::Invalid(at + ".links_per_npu = " + std::to_string(x.links_per_npu) + ": must be >= 1");
+    total *= x.npus;
+    if (total > (int64_t{1} << 26)) return Status::Invalid(path + ": more than 2^26 NPUs in total");
+    cfg.dims.push_back(x);
+  }
+  return cfg;
+}
+
 }  // namespace
 
 Result<AstraNetworkConfig> ReadAstraNetworkYaml(const std::string& path) {
@@ -45,6 +105,7 @@ Result<AstraNetworkConfig> ReadAstraNetworkYaml(const std::string& path) {
     return Status::Invalid(Where(path, e.mark) + ": malformed YAML: " + e.msg);
   }
   if (!root.IsMap()) return Status::Invalid(path + ": expected a YAML mapping with keys topology, npus_count, bandwidth, latency");
+  if (root["dims"]) return ReadOrreryNetwork(path, root);
   const std::vector<std::string> valid = {"topology", "npus_count", "bandwidth", "latency"};
   for (auto it = root.begin(); it != root.end(); ++it) {
     const std::string key = it->first.as<std::string>();

@@ -17,6 +17,7 @@ struct AstraNetworkDim {
   int npus = 0;
   double bandwidth_gbps = 0;  // GB/s per link per direction (1 GB = 2^30 B)
   double latency_ns = 0;
+  int links_per_npu = 1;
 };
 struct AstraNetworkConfig {
   std::vector<AstraNetworkDim> dims;
@@ -26,6 +27,9 @@ struct AstraNetworkConfig {
     return n;
   }
 };
+// Reads ASTRA-sim's network YAML (topology/npus_count/bandwidth/latency lists)
+// or Orrery's own (a `dims:` list of {block, npus, bandwidth_gbps, latency_ns,
+// links_per_npu}, which also accepts the RingUni and Mesh blocks).
 Result<AstraNetworkConfig> ReadAstraNetworkYaml(const std::string& path);
 
 // --- system JSON -------------------------------------------------------------

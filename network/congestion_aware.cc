@@ -24,7 +24,9 @@ class CongestionAwareBackend : public NetworkBackend, public EventHandler {
     for (int d = 0; d < t.num_dims(); ++d) {
       base_.push_back(next);
       switch (t.dims()[d].block) {
-        case Block::kRing: next += static_cast<size_t>(n) * 2; break;
+        case Block::kRing:
+        case Block::kRingUni:
+        case Block::kMesh: next += static_cast<size_t>(n) * 2; break;
         case Block::kFullyConnected: next += static_cast<size_t>(n) * t.dims()[d].npus; break;
         case Block::kSwitch: next += static_cast<size_t>(n) * 2; break;  // up-links then down-links
       }
@@ -81,9 +83,13 @@ class CongestionAwareBackend : public NetworkBackend, public EventHandler {
     const int p = t.dims()[d].npus;
     const int a = t.Coord(m.at, d), b = t.Coord(m.dst, d);
     switch (t.dims()[d].block) {
-      case Block::kRing: {
+      case Block::kRing:
+      case Block::kRingUni:
+      case Block::kMesh: {
         const int fwd = (b - a + p) % p;
-        const bool clockwise = fwd <= p - fwd;
+        bool clockwise = fwd <= p - fwd;
+        if (t.dims()[d].block == Block::kRingUni) clockwise = true;
+        if (t.dims()[d].block == Block::kMesh) clockwise = b > a;
         const int next = clockwise ? (a + 1) % p : (a - 1 + p) % p;
         const size_t link = base_[d] + static_cast<size_t>(m.at) * 2 + (clockwise ? 0 : 1);
         m.at = t.WithCoord(m.at, d, next);

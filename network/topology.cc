@@ -11,15 +11,33 @@ const char* BlockName(Block b) {
     case Block::kRing: return "Ring";
     case Block::kFullyConnected: return "FullyConnected";
     case Block::kSwitch: return "Switch";
+    case Block::kRingUni: return "RingUni";
+    case Block::kMesh: return "Mesh";
   }
   return "?";
+}
+
+const std::vector<std::string>& BlockNames() {
+  static const std::vector<std::string> names = {"Ring", "FullyConnected", "Switch", "RingUni", "Mesh"};
+  return names;
+}
+
+bool BlockFromName(const std::string& name, Block* out) {
+  static const Block blocks[] = {Block::kRing, Block::kFullyConnected, Block::kSwitch, Block::kRingUni, Block::kMesh};
+  for (Block b : blocks) {
+    if (name == BlockName(b)) {
+      *out = b;
+      return true;
+    }
+  }
+  return false;
 }
 
 Topology::Topology(std::vector<Dim> dims) : dims_(std::move(dims)) {
   for (const Dim& d : dims_) {
     strides_.push_back(npus_);
     npus_ *= d.npus;
-    bytes_per_ns_.push_back(GiBpsToBytesPerNs(d.bandwidth_gbps));
+    bytes_per_ns_.push_back(GiBpsToBytesPerNs(d.bandwidth_gbps) * d.links_per_npu);
   }
 }
 
@@ -33,6 +51,8 @@ int Topology::Hops(int dim, int a, int b) const {
     }
     case Block::kFullyConnected: return 1;
     case Block::kSwitch: return 2;
+    case Block::kRingUni: return (b - a + dims_[dim].npus) % dims_[dim].npus;
+    case Block::kMesh: return std::abs(a - b);
   }
   return 0;
 }

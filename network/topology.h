@@ -7,14 +7,21 @@
 
 namespace orrery {
 
-enum class Block { kRing, kFullyConnected, kSwitch };
+// Ring: bidirectional ring; RingUni: one direction only; Mesh: a line (no
+// wrap-around); FullyConnected: a link between every pair; Switch: one switch
+// that every NPU of the group connects to.
+enum class Block { kRing, kFullyConnected, kSwitch, kRingUni, kMesh };
 const char* BlockName(Block b);
+// Accepts the names above (case-sensitive, as in ASTRA-sim's YAML); false if unknown.
+bool BlockFromName(const std::string& name, Block* out);
+const std::vector<std::string>& BlockNames();
 
 struct Dim {
   Block block = Block::kRing;
   int npus = 0;
   double bandwidth_gbps = 0;  // per link per direction; 1 GB = 2^30 bytes
   double latency_ns = 0;      // per link
+  int links_per_npu = 1;      // parallel links per NPU and direction: multiplies the bandwidth
 };
 
 class Topology {

@@ -80,13 +80,9 @@ Result<NpuGraph> LoadNpuGraph(const std::string& path, int rank, const GraphLoad
         auto list = AttrBoolList(*a);
         if (!list) return Status::Invalid(NodeWhere(path, w.id, rank) + ": attribute 'involved_dim' must be a bool list");
         if (static_cast<int>(list->size()) > options.num_dims) {
-          bool extra_true = false;
-          for (size_t i = options.num_dims; i < list->size(); ++i) extra_true |= (*list)[i];
-          if (extra_true) {
-            return Status::Invalid(NodeWhere(path, w.id, rank) + ": involved_dim has " + std::to_string(list->size()) +
-                                   " entries with dimension(s) beyond the network's " +
-                                   std::to_string(options.num_dims) + " marked true");
-          }
+          return Status::Invalid(NodeWhere(path, w.id, rank) + ": involved_dim has " + std::to_string(list->size()) +
+                                 " entries but the network has " + std::to_string(options.num_dims) +
+                                 " dimension(s); give at most one entry per dimension");
         }
         w.involved = static_cast<int>(g.involved.size());
         g.involved.push_back(*list);

@@ -8,6 +8,7 @@
 #include "extern/json_util.h"
 #include "workload/graph.h"
 #include "memory/remote_memory.h"
+#include "network/notation.h"
 #include "system/collective_engine.h"
 #include "workload/executor.h"
 
@@ -143,8 +144,25 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   if (config.system_path.empty()) return Status::Invalid("--system-configuration is required (ASTRA-sim system JSON)");
   if (config.workload_prefix.empty()) return Status::Invalid("--workload-configuration is required (trace prefix)");
 
-  auto net = ReadAstraNetworkYaml(config.network_path);
-  if (!net.ok()) return net.status();
+  // The network: a YAML file (ASTRA-sim's or Orrery's), or the compact notation.
+  std::vector<Dim> dims;
+  if (config.network_path.find('(') != std::string::npos && !ReadTextFile(config.network_path).ok()) {
+    auto parsed = ParseTopologyNotation(config.network_path);
+    if (!parsed.ok()) return parsed.status();
+    dims = parsed.value();
+  } else {
+    auto net = ReadAstraNetworkYaml(config.network_path);
+    if (!net.ok()) return net.status();
+    for (const auto& d : net->dims) {
+      Dim x;
+      if (!BlockFromName(d.block, &x.block)) return Status::Invalid(config.network_path + ": unknown block " + d.block);
+      x.npus = d.npus;
+      x.bandwidth_gbps = d.bandwidth_gbps;
+      x.latency_ns = d.latency_ns;
+      x.links_per_npu = d.links_per_npu;
+      dims.push_back(x);
+    }
+  }
   auto sys = ReadAstraSystemJson(config.system_path);
   if (!sys.ok()) return sys.status();
   AstraRemoteMemoryConfig mem;
@@ -152,15 +170,6 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
     auto m = ReadAstraRemoteMemoryJson(config.memory_path);
     if (!m.ok()) return m.status();
     mem = m.value();
-  }
-  std::vector<Dim> dims;
-  for (const auto& d : net->dims) {
-    Dim x;
-    x.block = d.block == "Ring" ? Block::kRing : d.block == "Switch" ? Block::kSwitch : Block::kFullyConnected;
-    x.npus = d.npus;
-    x.bandwidth_gbps = d.bandwidth_gbps;
-    x.latency_ns = d.latency_ns;
-    dims.push_back(x);
   }
   Topology topology(dims);
   const int npus = topology.npus();

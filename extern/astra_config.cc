@@ -316,13 +316,14 @@ Result<AstraSystemConfig> ReadAstraSystemJson(const std::string& path) {
   }
   ORRERY_RETURN_IF_ERROR(str("intra-dimension-scheduling", &cfg.intra_dimension_scheduling));
   ORRERY_RETURN_IF_ERROR(str("inter-dimension-scheduling", &cfg.inter_dimension_scheduling));
-  if (cfg.intra_dimension_scheduling != "FIFO") {
+  if (cfg.intra_dimension_scheduling != "FIFO" && cfg.intra_dimension_scheduling != "SmallestFirst") {
     return Status::Invalid(path + ": \"intra-dimension-scheduling\" = \"" + cfg.intra_dimension_scheduling +
-                           "\": only FIFO is implemented so far");
+                           "\": valid values are FIFO, SmallestFirst");
   }
-  if (cfg.inter_dimension_scheduling != "baseline" && cfg.inter_dimension_scheduling != "ascending") {
+  if (cfg.inter_dimension_scheduling == "ascending") cfg.inter_dimension_scheduling = "baseline";
+  if (cfg.inter_dimension_scheduling != "baseline" && cfg.inter_dimension_scheduling != "themis") {
     return Status::Invalid(path + ": \"inter-dimension-scheduling\" = \"" + cfg.inter_dimension_scheduling +
-                           "\": only baseline (ascending) is implemented so far");
+                           "\": valid values are baseline (alias ascending), themis");
   }
   return cfg;
 }

@@ -1,4 +1,5 @@
 #include "system/collective_engine.h"
+#include "system/themis.h"
 
 #include <algorithm>
 #include <functional>
@@ -205,10 +206,24 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
   if (type == ComType::kAllGather) std::reverse(order.begin(), order.end());
   auto active = [&](int i) { return ldims[i].size > 1; };
+  // Themis: per chunk, the dimensions in order of their accumulated load (the
+  // first phase carries the most data, so it goes where there is most room).
+  const bool themis = options_.themis && type != ComType::kAllToAll && ldims.size() > 1;
+  std::vector<double> load(ldims.size(), 0.0);
   while (left > 0) {
     const uint64_t this_chunk = std::min(chunk, left);
     left -= this_chunk;
     uint64_t remain = this_chunk;
+    if (themis) {
+      std::vector<ThemisDim> td;
+      std::vector<int> act;
+      for (size_t i = 0; i < ldims.size(); ++i) {
+        td.push_back(ThemisDim{ldims[i].size, topology_->BytesPerNs(ldims[i].net_dim < 0 ? 0 : ldims[i].net_dim)});
+        if (active(static_cast<int>(i))) act.push_back(static_cast<int>(i));
+      }
+      order = ThemisOrder(td, act, static_cast<double>(this_chunk), &load);
+      if (type == ComType::kAllGather) std::reverse(order.begin(), order.end());
+    }
     std::vector<PhaseSpec> phases;
     auto add = [&](ComType ct, int i) {
       PhaseSpec ps;
@@ -224,6 +239,7 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
       } else if (ct == ComType::kReduceScatter) {
         remain = remain / p;
       }
+      ps.final_size = remain;
       if (chunks.empty()) {
         if (!used.empty()) used += ",";
         used += std::string(ComTypeName(ct)) + ":" + ps.algo.name;
@@ -235,18 +251,18 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
         if (active(i)) add(type, i);
       }
     } else {
-      int last = -1;
-      for (int i : order) {
-        if (active(i)) last = i;
+      // Reduce-scatter along the order, all-reduce on the last active
+      // dimension, all-gather back in reverse order.
+      int last_pos = -1;
+      for (size_t k = 0; k < order.size(); ++k) {
+        if (active(order[k])) last_pos = static_cast<int>(k);
       }
-      for (int i : order) {
-        if (i == last) break;
-        if (active(i)) add(ComType::kReduceScatter, i);
+      for (int k = 0; k < last_pos; ++k) {
+        if (active(order[k])) add(ComType::kReduceScatter, order[k]);
       }
-      if (last >= 0) add(ComType::kAllReduce, last);
-      for (int k = static_cast<int>(order.size()) - 1; k >= 0; --k) {
-        const int i = order[k];
-        if (i < last && active(i)) add(ComType::kAllGather, i);
+      if (last_pos >= 0) add(ComType::kAllReduce, order[last_pos]);
+      for (int k = last_pos - 1; k >= 0; --k) {
+        if (active(order[k])) add(ComType::kAllGather, order[k]);
       }
     }
     if (phases.empty()) break;

@@ -1,5 +1,6 @@
 #include "system/npu_sys.h"
 
+#include <algorithm>
 #include <string>
 
 #include "core/status.h"
@@ -94,6 +95,25 @@ void NpuSys::StartCollective(CollectiveHandle* coll, std::vector<std::vector<Pha
 
 void NpuSys::InsertStream(std::list<Stream*>* queue, Stream* s) {
   auto it = queue->begin();
+  const PhaseSpec& cur = s->phases_[s->next_phase_ - 1];
+  if (engine_->options().smallest_first && cur.type != ComType::kAllToAll && cur.type != ComType::kAllReduce) {
+    // Smallest chunk first; a stream in its last phase goes to the back.
+    if (s->next_phase_ == s->phases_.size()) {
+      queue->push_back(s);
+      return;
+    }
+    const uint64_t mine = std::max(cur.size, cur.final_size);
+    while (it != queue->end()) {
+      const PhaseSpec& other = (*it)->phases_[(*it)->next_phase_ - 1];
+      if ((*it)->initialized_ || std::max(other.size, other.final_size) < mine) {
+        ++it;
+        continue;
+      }
+      break;
+    }
+    queue->insert(it, s);
+    return;
+  }
   while (it != queue->end()) {
     if ((*it)->initialized_ || (*it)->priority_ >= s->priority_) {
       ++it;

@@ -38,6 +38,7 @@ struct PhaseSpec {
   ComType type = ComType::kAllReduce;
   int queue_id = 0;
   uint64_t size = 0;
+  uint64_t final_size = 0;
   AlgoSpec algo;
   RingView ring;
   bool dbt_root_max = true;  // double binary tree: which of the two trees

@@ -42,6 +42,8 @@ struct SystemOptions {
   int active_chunks_per_dimension = 1;
   int preferred_dataset_splits = 1;
   bool local_bw_aware = false;
+  bool themis = false;                 // inter-dimension-scheduling: themis (else ascending)
+  bool smallest_first = false;         // intra-dimension-scheduling: SmallestFirst (else FIFO)
   double local_mem_bw = 0;  // bytes per ns for the reduction cost (0: no cost)
   // Per collective type, one algorithm per dimension.
   std::vector<AlgoSpec> all_reduce, all_gather, reduce_scatter, all_to_all;

@@ -181,6 +181,8 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   so.active_chunks_per_dimension = sys->active_chunks_per_dimension;
   so.preferred_dataset_splits = sys->preferred_dataset_splits;
   so.local_bw_aware = sys->local_bw_aware;
+  so.themis = sys->inter_dimension_scheduling == "themis";
+  so.smallest_first = sys->intra_dimension_scheduling == "SmallestFirst";
   so.local_mem_bw = sys->local_mem_bw;
   so.all_reduce = MapImpls(sys->all_reduce);
   so.all_gather = MapImpls(sys->all_gather);

@@ -24,6 +24,7 @@ DEFINE_string(comm_group_configuration, "", "communicator groups JSON {\"<id>\":
 DEFINE_string(network_backend, "analytical", "network backend; 'help' lists them");
 DEFINE_string(report_format, "text", "text, json or csv");
 DEFINE_int32(iterations, 1, "how many times each NPU runs its graph");
+DEFINE_bool(link_stats, false, "report bytes and busy time per link (congestion-aware backend)");
 DEFINE_string(symmetry, "auto", "auto: simulate one representative rank when every rank provably runs the same schedule; off: simulate every rank");
 DEFINE_string(example, "", "run an embedded example instead of input files: default, data-parallel");
 DEFINE_string(out, "", "output path (trace to-json/from-json/gen)");
@@ -76,6 +77,7 @@ int Run() {
   cfg.backend = FLAGS_network_backend;
   cfg.iterations = FLAGS_iterations;
   cfg.symmetry = FLAGS_symmetry;
+  cfg.link_stats = FLAGS_link_stats;
   if (FLAGS_report_format != "text" && FLAGS_report_format != "json" && FLAGS_report_format != "csv") {
     return Fail(orrery::Status::Invalid("--report-format = \"" + FLAGS_report_format + "\": valid: text, json, csv"));
   }

@@ -30,9 +30,18 @@ struct DimStats {
   Tick busy_ns = 0;  // summed link busy time (congestion-aware) or serialization time
 };
 
+struct LinkStat {
+  std::string name;  // e.g. "dim1 Switch up npu 12", "dim0 Ring npu 3 -> npu 4"
+  int dim = 0;
+  uint64_t bytes = 0;
+  Tick busy_ns = 0;
+};
+
 class NetworkBackend {
  public:
   virtual ~NetworkBackend() = default;
+  // Per-link statistics, for backends that model individual links.
+  virtual std::vector<LinkStat> Links() const { return {}; }
   // Moves `bytes` from `src` to `dst`; schedules the delivery event with `token`.
   virtual void Send(int src, int dst, uint64_t bytes, uint64_t token) = 0;
   virtual const std::vector<DimStats>& dim_stats() const = 0;

@@ -32,6 +32,43 @@ class CongestionAwareBackend : public NetworkBackend, public EventHandler {
       }
     }
     busy_until_.assign(next, 0);
+    link_busy_.assign(next, 0);
+    link_bytes_.assign(next, 0);
+  }
+
+  std::vector<LinkStat> Links() const override {
+    const Topology& t = *ctx_.topology;
+    std::vector<LinkStat> out;
+    for (int d = 0; d < t.num_dims(); ++d) {
+      const size_t end = d + 1 < t.num_dims() ? base_[d + 1] : busy_until_.size();
+      for (size_t l = base_[d]; l < end; ++l) {
+        if (link_bytes_[l] == 0) continue;
+        const size_t k = l - base_[d];
+        std::string name = "dim" + std::to_string(d) + " " + BlockName(t.dims()[d].block) + " ";
+        switch (t.dims()[d].block) {
+          case Block::kFullyConnected: {
+            const int p = t.dims()[d].npus;
+            const int from = static_cast<int>(k / p);
+            name += "npu " + std::to_string(from) + " -> npu " + std::to_string(t.WithCoord(from, d, static_cast<int>(k % p)));
+            break;
+          }
+          case Block::kSwitch: {
+            const int npu = static_cast<int>(k % t.npus());
+            name += (k < static_cast<size_t>(t.npus()) ? "up-link of npu " : "down-link to npu ") + std::to_string(npu);
+            break;
+          }
+          default: {
+            const int npu = static_cast<int>(k / 2);
+            const int p = t.dims()[d].npus;
+            const int c = t.Coord(npu, d);
+            const int to = t.WithCoord(npu, d, k % 2 == 0 ? (c + 1) % p : (c - 1 + p) % p);
+            name += "npu " + std::to_string(npu) + " -> npu " + std::to_string(to);
+          }
+        }
+        out.push_back(LinkStat{name, d, link_bytes_[l], link_busy_[l]});
+      }
+    }
+    return out;
   }
 
   void Send(int src, int dst, uint64_t bytes, uint64_t token) override {
@@ -121,6 +158,8 @@ class CongestionAwareBackend : public NetworkBackend, public EventHandler {
     const Tick ser = static_cast<Tick>(exact);
     const Tick comm = static_cast<Tick>(t.dims()[d].latency_ns + exact);
     busy_until_[link] = start + ser;
+    link_busy_[link] += ser;
+    link_bytes_[link] += msgs_[slot].bytes;
     stats_[d].messages++;
     stats_[d].bytes += msgs_[slot].bytes;
     stats_[d].busy_ns += ser;
@@ -131,6 +170,8 @@ class CongestionAwareBackend : public NetworkBackend, public EventHandler {
   std::vector<DimStats> stats_;
   std::vector<size_t> base_;
   std::vector<Tick> busy_until_;
+  std::vector<Tick> link_busy_;
+  std::vector<uint64_t> link_bytes_;
   std::vector<Msg> msgs_;
   std::vector<int> switch_dim_of_;
   std::vector<uint32_t> free_;

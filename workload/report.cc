@@ -78,9 +78,22 @@ std::string FormatReportText(const RunReport& r) {
     }
   }
   out += "\nnetwork dimensions\n";
+  int busiest = -1;
   for (size_t d = 0; d < r.dims.size(); ++d) {
-    out += "  dim" + std::to_string(d) + " " + r.dims[d].block + ": " + std::to_string(r.dims[d].messages) + " messages, " +
-           std::to_string(r.dims[d].bytes) + " bytes\n";
+    char buf[256];
+    std::snprintf(buf, sizeof(buf), "  dim%zu %-15s %12llu messages %16llu bytes  link utilisation %5.1f%%\n", d,
+                  r.dims[d].block.c_str(), static_cast<unsigned long long>(r.dims[d].messages),
+                  static_cast<unsigned long long>(r.dims[d].bytes), 100 * r.dims[d].utilization);
+    out += buf;
+    if (busiest < 0 || r.dims[d].utilization > r.dims[busiest].utilization) busiest = static_cast<int>(d);
+  }
+  if (busiest >= 0 && r.dims.size() > 1) out += "  busiest dimension: dim" + std::to_string(busiest) + "\n";
+  if (!r.links.empty()) {
+    out += "\nbusiest links (of " + std::to_string(r.links.size()) + " used)\n";
+    for (size_t i = 0; i < r.links.size() && i < 10; ++i) {
+      out += "  " + r.links[i].name + ": " + std::to_string(r.links[i].bytes) + " bytes, busy " +
+             std::to_string(r.links[i].busy_ns) + " ns\n";
+    }
   }
   return out;
 }
@@ -108,7 +121,14 @@ std::string FormatReportJson(const RunReport& r) {
   auto& dims = j["dims"] = nlohmann::ordered_json::array();
   for (const auto& d : r.dims) {
     dims.push_back({{"block", d.block}, {"npus", d.npus}, {"bandwidth_gbps", d.bandwidth_gbps}, {"latency_ns", d.latency_ns},
-                    {"messages", d.messages}, {"bytes", d.bytes}, {"busy_ns", d.busy_ns}});
+                    {"messages", d.messages}, {"bytes", d.bytes}, {"busy_ns", d.busy_ns},
+                    {"utilization", d.utilization}});
+  }
+  if (!r.links.empty()) {
+    auto& links = j["links"] = nlohmann::ordered_json::array();
+    for (const auto& l : r.links) {
+      links.push_back({{"link", l.name}, {"dim", l.dim}, {"bytes", l.bytes}, {"busy_ns", l.busy_ns}});
+    }
   }
   return j.dump(1) + "\n";
 }

@@ -1,5 +1,6 @@
 #include "workload/simulation.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 
@@ -341,8 +342,25 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   for (int d = 0; d < topology.num_dims(); ++d) {
     const Dim& x = topology.dims()[d];
     const uint64_t k = symmetric ? static_cast<uint64_t>(npus) : 1;
-    rep.dims.push_back(DimReport{BlockName(x.block), x.npus, x.bandwidth_gbps, x.latency_ns, stats[d].messages * k,
-                                 stats[d].bytes * k, stats[d].busy_ns * k});
+    DimReport dr{BlockName(x.block), x.npus, x.bandwidth_gbps, x.latency_ns, stats[d].messages * k,
+                 stats[d].bytes * k, stats[d].busy_ns * k};
+    const double n = npus, p = x.npus;
+    switch (x.block) {
+      case Block::kRing: dr.directed_links = 2 * n; break;
+      case Block::kRingUni: dr.directed_links = n; break;
+      case Block::kMesh: dr.directed_links = 2 * n * (p - 1) / p; break;
+      case Block::kFullyConnected: dr.directed_links = n * (p - 1); break;
+      case Block::kSwitch: dr.directed_links = 2 * n; break;
+    }
+    Tick finished = 0;
+    for (const auto& r : rep.per_npu) finished = std::max(finished, r.finished_ns);
+    dr.utilization = finished ? static_cast<double>(dr.busy_ns) / (dr.directed_links * static_cast<double>(finished)) : 0;
+    rep.dims.push_back(dr);
+  }
+  if (config.link_stats) {
+    rep.links = backend.value()->Links();
+    std::stable_sort(rep.links.begin(), rep.links.end(),
+                     [](const LinkStat& a, const LinkStat& b) { return a.busy_ns > b.busy_ns; });
   }
   return rep;
 }

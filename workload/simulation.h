@@ -24,6 +24,7 @@ struct RunConfig {
   // congestion-unaware backend, simulate one representative rank (exact, much
   // faster); "off": always simulate every rank.
   std::string symmetry = "auto";
+  bool link_stats = false;  // per-link bytes and busy time (backends that model links)
 };
 
 struct NpuReport {
@@ -52,7 +53,9 @@ struct DimReport {
   double latency_ns = 0;
   uint64_t messages = 0;
   uint64_t bytes = 0;
-  Tick busy_ns = 0;
+  Tick busy_ns = 0;          // summed over the links of the dimension
+  double directed_links = 0;  // links of the dimension, each direction counted
+  double utilization = 0;     // busy / (directed links * finished time)
 };
 
 struct RunReport {
@@ -62,6 +65,7 @@ struct RunReport {
   std::vector<NpuReport> per_npu;
   std::vector<CollectiveReport> collectives;  // on rank 0
   std::vector<DimReport> dims;
+  std::vector<LinkStat> links;  // with RunConfig::link_stats
   uint64_t events = 0;
   uint64_t messages = 0;
   bool symmetric = false;       // rank 0 was simulated as the representative of every rank

@@ -200,3 +200,35 @@ TEST(Roofline, ComputeAndMemoryBound) {
 
 }  // namespace
 }  // namespace orrery
+
+namespace orrery {
+namespace {
+
+TEST(Hierarchical, ThreeDimensionsPerPhaseSizesAndTimes) {
+  testing::TempDir d;
+  d.Write("system.json", R"({"endpoint-delay": 5, "preferred-dataset-splits": 1, "local-mem-bw": 800,
+    "collective-optimization": "localBWAware", "all-reduce-implementation": ["ring", "ring", "ring"]})");
+  const uint64_t S = 3 << 20;
+  ASSERT_TRUE(WriteSingleCollectiveTraces(32, 0, S, d.File("trace")).ok());
+  RunConfig c;
+  c.workload_prefix = d.File("trace");
+  c.network_path = "Ring(2,400GB/s,100ns)_FullyConnected(4,200GB/s,300ns)_Switch(4,50GB/s,1us)";
+  c.system_path = d.File("system.json");
+  c.symmetry = "off";
+  auto r = RunSimulation(c, DefaultBackends());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Tick ed = 5;
+  auto t = [](double x) { return static_cast<Tick>(x); };
+  auto step = [&](double lat_hops, double gbps, uint64_t b) { return t(lat_hops + b / GiBpsToBytesPerNs(gbps)) + ed; };
+  auto red = [&](uint64_t b) { return 3 * t(b / 800.0); };
+  // Sizes: S -> RS dim0 (p=2) -> S/2 -> RS dim1 (p=4) -> S/8 -> AR dim2 (p=4) -> AG dim1 -> S/2 -> AG dim0 -> S.
+  const Tick rs0 = ed + 1 * step(100, 400, S / 2) + 1 * red(S / 2);
+  const Tick rs1 = ed + 3 * step(300, 200, S / 8) + 3 * red(S / 8);
+  const Tick ar2 = ed + 6 * step(2000, 50, S / 32) + 3 * red(S / 32);
+  const Tick ag1 = ed + 3 * step(300, 200, S / 8);
+  const Tick ag0 = ed + 1 * step(100, 400, S / 2);
+  for (const auto& n : r->per_npu) EXPECT_EQ(n.finished_ns, rs0 + rs1 + ar2 + ag1 + ag0) << "rank " << n.rank;
+}
+
+}  // namespace
+}  // namespace orrery

@@ -10,6 +10,7 @@
 
 #include "apps/examples.h"
 #include "apps/trace_tools.h"
+#include "plugins/loader.h"
 #include "extern/astra_config.h"
 #include "extern/et_io.h"
 #include "network/describe.h"
@@ -36,6 +37,8 @@ DEFINE_uint64(bytes, 1ull << 30, "trace gen-coll: comm_size in bytes; topology d
 
 namespace {
 
+std::vector<std::string> g_plugins;  // --plugin=PATH, repeatable (collected before gflags runs)
+
 int Fail(const orrery::Status& st) {
   std::fprintf(stderr, "orrery: %s\n", st.message().c_str());
   return st.exit_code() == 0 ? 1 : st.exit_code();
@@ -50,12 +53,44 @@ const char* kUsage =
     "          [--report-format=text|json|csv] [--iterations=N] | --example=default\n"
     "  topology generate NOTATION --out=net.yml   (writes net.yml for ASTRA-sim and net.orrery.yml)\n"
     "          describe net.yml|NOTATION [--bytes=B]\n"
+    "  plugins list --plugin=PATH.so [...]   (name, version, ABI and what each plugin registers)\n"
+    "          (any command takes --plugin=PATH.so, repeatable, to load network backends)\n"
     "  trace   inspect FILE.et | to-json FILE.et --out=F.jsonl | from-json F.jsonl --out=FILE.et |\n"
     "          gen-dp --npus=N --layers=L --allreduce-bytes=B --out=PREFIX |\n"
     "          gen-coll --npus=N --collective=ALL_GATHER --bytes=B --out=PREFIX\n";
 
+// Loads every --plugin into the registries; prints nothing on success.
+orrery::Status LoadPlugins(orrery::BackendRegistry* backends, std::vector<orrery::LoadedPlugin>* loaded) {
+  orrery::PluginRegistries regs;
+  regs.network = backends;
+  for (const std::string& path : g_plugins) {
+    auto p = orrery::LoadPlugin(path, &regs);
+    if (!p.ok()) return p.status();
+    if (loaded) loaded->push_back(p.value());
+  }
+  return orrery::Status::Ok();
+}
+
+int Plugins(int argc, char** argv) {
+  if (argc < 2 || std::string(argv[1]) != "list") {
+    return Fail(orrery::Status::Invalid("usage: orrery plugins list --plugin=PATH [--plugin=PATH ...]"));
+  }
+  orrery::BackendRegistry backends = orrery::DefaultBackends();
+  std::vector<orrery::LoadedPlugin> loaded;
+  if (auto st = LoadPlugins(&backends, &loaded); !st.ok()) return Fail(st);
+  for (const auto& p : loaded) {
+    std::printf("%s %s (ABI %u) from %s\n", p.name.c_str(), p.version.c_str(), p.abi_version, p.path.c_str());
+    for (const auto& b : p.network_backends) {
+      std::printf("  network backend %s: %s\n", b.c_str(), backends.Find(b)->description.c_str());
+    }
+  }
+  if (loaded.empty()) std::printf("no plugins given (use --plugin=PATH)\n");
+  return 0;
+}
+
 int Run() {
   orrery::BackendRegistry backends = orrery::DefaultBackends();
+  if (auto st = LoadPlugins(&backends, nullptr); !st.ok()) return Fail(st);
   if (FLAGS_network_backend == "help") {
     std::printf("network backends:\n%s", backends.Help().c_str());
     return 0;
@@ -214,6 +249,22 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   const std::string cmd = argv[1];
+  // --plugin may be given several times; gflags keeps only the last value of a
+  // flag, so plugins are collected (and removed) here.
+  {
+    int w = 2;
+    for (int r = 2; r < argc; ++r) {
+      const std::string a = argv[r];
+      if (a.rfind("--plugin=", 0) == 0) {
+        g_plugins.push_back(a.substr(9));
+      } else if (a == "--plugin" && r + 1 < argc) {
+        g_plugins.push_back(argv[++r]);
+      } else {
+        argv[w++] = argv[r];
+      }
+    }
+    argc = w;
+  }
   // gflags parses the flags after the command; unknown flags are errors.
   argv[1] = argv[0];
   int sub_argc = argc - 1;
@@ -222,6 +273,7 @@ int main(int argc, char** argv) {
   if (cmd == "run") return Run();
   if (cmd == "trace") return Trace(sub_argc, sub_argv);
   if (cmd == "topology") return TopologyCmd(sub_argc, sub_argv);
+  if (cmd == "plugins") return Plugins(sub_argc, sub_argv);
   std::fprintf(stderr, "orrery: unknown command '%s'\n%s", cmd.c_str(), kUsage);
   return 2;
 }

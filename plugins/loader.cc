@@ -1,0 +1,83 @@
+#include "plugins/loader.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <exception>
+
+namespace orrery {
+
+Result<LoadedPlugin> LoadPlugin(const std::string& path, PluginRegistries* registries) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return Status::Invalid("plugin " + path + ": no such file");
+  if (!S_ISREG(st.st_mode)) return Status::Invalid("plugin " + path + ": not a regular file");
+  // dlopen searches the library path for names without a slash; we load files.
+  const std::string file = path.find('/') == std::string::npos ? "./" + path : path;
+  void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* why = dlerror();
+    return Status::Invalid("plugin " + path + ": cannot be loaded as a shared library (" + (why ? why : "unknown") +
+                           "); build it with orrery_add_plugin() from the installed SDK");
+  }
+  using InfoFn = const OrreryPluginInfo* (*)();
+  auto info_fn = reinterpret_cast<InfoFn>(dlsym(handle, "orrery_plugin_info"));
+  if (!info_fn) {
+    return Status::Invalid("plugin " + path +
+                           ": is a shared library but not an Orrery plugin (it does not export orrery_plugin_info)");
+  }
+  const OrreryPluginInfo* info = nullptr;
+  try {
+    info = info_fn();
+  } catch (...) {
+    return Status::Invalid("plugin " + path + ": orrery_plugin_info() threw an exception");
+  }
+  if (!info) return Status::Invalid("plugin " + path + ": orrery_plugin_info() returned null");
+  if (info->abi_version != ORRERY_PLUGIN_ABI_VERSION) {
+    return Status::Invalid("plugin " + path + " (" + (info->name ? info->name : "?") + ") was built for plugin ABI " +
+                           std::to_string(info->abi_version) + " but this orrery speaks ABI " +
+                           std::to_string(ORRERY_PLUGIN_ABI_VERSION) +
+                           "; rebuild the plugin against this orrery's installed SDK");
+  }
+  if (!info->name || !info->register_fn) {
+    return Status::Invalid("plugin " + path + ": its OrreryPluginInfo lacks a name or a register function");
+  }
+  LoadedPlugin out;
+  out.path = path;
+  out.name = info->name;
+  out.version = info->version ? info->version : "";
+  out.abi_version = info->abi_version;
+  // Registration goes into a scratch registry first so that a failing plugin
+  // leaves nothing half-registered, and collisions are caught by name.
+  BackendRegistry scratch;
+  PluginRegistries mine;
+  mine.network = &scratch;
+  char error[512] = {0};
+  bool ok = false;
+  try {
+    ok = info->register_fn(&mine, error, sizeof(error));
+  } catch (const std::exception& e) {
+    return Status::Invalid("plugin " + path + " (" + out.name + "): registration threw: " + e.what());
+  } catch (...) {
+    return Status::Invalid("plugin " + path + " (" + out.name + "): registration threw an unknown exception");
+  }
+  if (!ok) {
+    error[sizeof(error) - 1] = '\0';
+    return Status::Invalid("plugin " + path + " (" + out.name + "): registration failed: " +
+                           (error[0] ? error : "no reason given"));
+  }
+  for (const std::string& name : scratch.Names()) {
+    if (registries->network->Find(name)) {
+      return Status::Invalid("plugin " + path + " (" + out.name + ") registers network backend '" + name +
+                             "', which already exists (built in or from another plugin); rename it");
+    }
+  }
+  for (const std::string& name : scratch.Names()) {
+    const BackendRegistry::Entry* e = scratch.Find(name);
+    ORRERY_RETURN_IF_ERROR(registries->network->Register(name, e->description, e->factory));
+    out.network_backends.push_back(name);
+  }
+  return out;  // the library stays loaded for the life of the process
+}
+
+}  // namespace orrery

@@ -1,0 +1,35 @@
+// The whole plugin ABI. A plugin is a shared library exporting one C symbol,
+// `orrery_plugin_info`, that returns a versioned description; the host checks
+// the version, then calls `register_fn` with the registries it may add to.
+// Bump ORRERY_PLUGIN_ABI_VERSION on any change to this file or to an interface
+// a plugin implements (network/backend.h, core/event_queue.h, ...).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "network/backend.h"
+
+#define ORRERY_PLUGIN_ABI_VERSION 1
+#define ORRERY_EXPORT __attribute__((visibility("default")))
+
+namespace orrery {
+
+// What a plugin may register into.
+struct PluginRegistries {
+  BackendRegistry* network = nullptr;
+};
+
+}  // namespace orrery
+
+extern "C" {
+struct OrreryPluginInfo {
+  uint32_t abi_version;  // ORRERY_PLUGIN_ABI_VERSION the plugin was built with
+  const char* name;      // the plugin's name, e.g. "my-net"
+  const char* version;   // the plugin's own version, e.g. "0.3.1"
+  // Registers everything the plugin provides. On failure, returns false and
+  // writes a sentence into `error` (at most `error_size` bytes with the NUL).
+  bool (*register_fn)(orrery::PluginRegistries* registries, char* error, size_t error_size);
+};
+// The entry point every plugin defines.
+ORRERY_EXPORT const OrreryPluginInfo* orrery_plugin_info(void);
+}

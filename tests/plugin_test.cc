@@ -1,0 +1,81 @@
+// The plugin loader: a good plugin works end to end; every bad one is refused
+// with one clear sentence.
+#include <gtest/gtest.h>
+
+#include "apps/trace_tools.h"
+#include "plugins/loader.h"
+#include "tests/test_util.h"
+
+namespace orrery {
+namespace {
+
+Result<LoadedPlugin> Load(const std::string& path, BackendRegistry* reg) {
+  PluginRegistries r;
+  r.network = reg;
+  return LoadPlugin(path, &r);
+}
+
+TEST(PluginLoader, GoodPluginRegistersABackendThatRuns) {
+  BackendRegistry reg = DefaultBackends();
+  auto p = Load(FIXTURE_GOOD_PATH, &reg);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->name, "fixture");
+  EXPECT_EQ(p->version, "0.1");
+  EXPECT_EQ(p->network_backends, (std::vector<std::string>{"fixture-fixed"}));
+  ASSERT_NE(reg.Find("fixture-fixed"), nullptr);
+  // Run a collective through it: every ring step costs 1000 + bytes/1000 ns.
+  testing::TempDir d;
+  d.Write("network.yml", testing::NetworkYaml("Ring", 4, 50, 500));
+  d.Write("system.json", R"({"preferred-dataset-splits": 1, "all-reduce-implementation": ["ring"]})");
+  ASSERT_TRUE(WriteSingleCollectiveTraces(4, 0, 4000000, d.File("trace")).ok());
+  RunConfig c;
+  c.workload_prefix = d.File("trace");
+  c.network_path = d.File("network.yml");
+  c.system_path = d.File("system.json");
+  c.backend = "fixture-fixed";
+  auto r = RunSimulation(c, reg);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->per_npu[0].finished_ns, 10 + 6 * (1000 + 1000000 / 1000 + 10));
+}
+
+struct Bad {
+  const char* path;
+  const char* needle;
+};
+
+TEST(PluginLoader, RefusesEachBadPluginWithASentence) {
+  const Bad cases[] = {
+      {"/no/such/plugin.so", "no such file"},
+      {ORRERY_SHARED_DIR "/../main/README.md", "cannot be loaded as a shared library"},
+      {FIXTURE_NO_SYMBOL_PATH, "not an Orrery plugin (it does not export orrery_plugin_info)"},
+      {FIXTURE_BAD_ABI_PATH, "was built for plugin ABI 42 but this orrery speaks ABI 1; rebuild the plugin"},
+      {FIXTURE_THROWS_PATH, "registration threw: boom while registering"},
+      {FIXTURE_FAILS_PATH, "registration failed: needs FIXTURE_HOME to be set"},
+      {FIXTURE_COLLIDES_PATH, "registers network backend 'analytical', which already exists"},
+  };
+  for (const auto& c : cases) {
+    BackendRegistry reg = DefaultBackends();
+    auto p = Load(c.path, &reg);
+    ASSERT_FALSE(p.ok()) << c.path;
+    EXPECT_NE(p.status().message().find(c.needle), std::string::npos) << p.status().message();
+    EXPECT_EQ(reg.Names().size(), 2u);  // nothing half-registered
+  }
+}
+
+TEST(PluginLoader, CliLoadsRepeatedPluginsAndListsThem) {
+  std::string err;
+  EXPECT_EQ(testing::RunCli(std::string("plugins list --plugin=") + FIXTURE_GOOD_PATH, &err), 0) << err;
+  EXPECT_EQ(testing::RunCli(std::string("run --example=default --plugin=") + FIXTURE_GOOD_PATH +
+                                " --plugin=" + FIXTURE_GOOD_PATH,
+                            &err),
+            2);
+  EXPECT_NE(err.find("'fixture-fixed', which already exists"), std::string::npos) << err;
+  EXPECT_EQ(testing::RunCli(std::string("run --example=default --network-backend=fixture-fixed --plugin=") +
+                                FIXTURE_GOOD_PATH,
+                            &err),
+            0)
+      << err;
+}
+
+}  // namespace
+}  // namespace orrery

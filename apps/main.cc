@@ -11,6 +11,7 @@
 #include "apps/examples.h"
 #include "apps/trace_tools.h"
 #include "plugins/loader.h"
+#include "plugins/remote/remote_backend.h"
 #include "extern/astra_config.h"
 #include "extern/et_io.h"
 #include "network/describe.h"
@@ -25,6 +26,11 @@ DEFINE_string(comm_group_configuration, "", "communicator groups JSON {\"<id>\":
 DEFINE_string(network_backend, "analytical", "network backend; 'help' lists them");
 DEFINE_string(report_format, "text", "text, json or csv");
 DEFINE_int32(iterations, 1, "how many times each NPU runs its graph");
+DEFINE_string(remote_endpoint, "", "remote backend: the peer, host:port or unix:/path");
+DEFINE_string(remote_model, "analytical", "remote backend: which model to ask the peer for");
+DEFINE_int32(remote_timeout_ms, 10000, "remote backend: how long to wait for each answer of the peer");
+DEFINE_string(listen, "127.0.0.1:7070", "peer: where to listen, host:port or unix:/path");
+DEFINE_int32(connections, 0, "peer: serve this many runs, then exit (0: forever)");
 DEFINE_bool(link_stats, false, "report bytes and busy time per link (congestion-aware backend)");
 DEFINE_string(symmetry, "auto", "auto: simulate one representative rank when every rank provably runs the same schedule; off: simulate every rank");
 DEFINE_string(example, "", "run an embedded example instead of input files: default, data-parallel");
@@ -53,6 +59,7 @@ const char* kUsage =
     "          [--report-format=text|json|csv] [--iterations=N] | --example=default\n"
     "  topology generate NOTATION --out=net.yml   (writes net.yml for ASTRA-sim and net.orrery.yml)\n"
     "          describe net.yml|NOTATION [--bytes=B]\n"
+    "  peer    --listen=127.0.0.1:7070|unix:/path [--connections=N]   (reference remote-backend peer)\n"
     "  plugins list --plugin=PATH.so [...]   (name, version, ABI and what each plugin registers)\n"
     "          (any command takes --plugin=PATH.so, repeatable, to load network backends)\n"
     "  trace   inspect FILE.et | to-json FILE.et --out=F.jsonl | from-json F.jsonl --out=FILE.et |\n"
@@ -88,8 +95,16 @@ int Plugins(int argc, char** argv) {
   return 0;
 }
 
+int Peer() {
+  auto st = orrery::ServeRemotePeer(FLAGS_listen, FLAGS_connections, [](const std::string& where) {
+    std::fprintf(stderr, "orrery peer: serving the analytical and congestion-aware models on %s\n", where.c_str());
+  });
+  return st.ok() ? 0 : Fail(st);
+}
+
 int Run() {
   orrery::BackendRegistry backends = orrery::DefaultBackends();
+  orrery::RegisterRemoteBackend(&backends);
   if (auto st = LoadPlugins(&backends, nullptr); !st.ok()) return Fail(st);
   if (FLAGS_network_backend == "help") {
     std::printf("network backends:\n%s", backends.Help().c_str());
@@ -113,6 +128,9 @@ int Run() {
   cfg.iterations = FLAGS_iterations;
   cfg.symmetry = FLAGS_symmetry;
   cfg.link_stats = FLAGS_link_stats;
+  cfg.backend_params["remote-endpoint"] = FLAGS_remote_endpoint;
+  cfg.backend_params["remote-model"] = FLAGS_remote_model;
+  cfg.backend_params["remote-timeout-ms"] = std::to_string(FLAGS_remote_timeout_ms);
   if (FLAGS_report_format != "text" && FLAGS_report_format != "json" && FLAGS_report_format != "csv") {
     return Fail(orrery::Status::Invalid("--report-format = \"" + FLAGS_report_format + "\": valid: text, json, csv"));
   }
@@ -274,6 +292,7 @@ int main(int argc, char** argv) {
   if (cmd == "trace") return Trace(sub_argc, sub_argv);
   if (cmd == "topology") return TopologyCmd(sub_argc, sub_argv);
   if (cmd == "plugins") return Plugins(sub_argc, sub_argv);
+  if (cmd == "peer") return Peer();
   std::fprintf(stderr, "orrery: unknown command '%s'\n%s", cmd.c_str(), kUsage);
   return 2;
 }

@@ -93,9 +93,10 @@ void EventQueue::Cancel(EventId id) {
   if (id < next_seq_) cancelled_.insert(id);
 }
 
-bool EventQueue::RunOne() {
+bool EventQueue::RunNext(Tick limit) {
   while (!times_.empty()) {
     const Tick t = times_.front();
+    if (t > limit) return false;
     const uint32_t b = t == cached_time_ ? cached_bucket_ : bucket_of_.at(t);
     Bucket& bucket = buckets_[b];
     if (bucket.head == bucket.events.size()) {
@@ -126,10 +127,20 @@ bool EventQueue::RunOne() {
 }
 
 void EventQueue::Run(Tick until) {
-  while (!times_.empty()) {
-    if (times_.front() > until) return;
-    if (!RunOne()) return;
+  while (RunNext(until)) {
   }
+}
+
+}  // namespace orrery
+
+namespace orrery {
+
+void EventQueue::AdvanceTo(Tick t) {
+  if (t > 0) {
+    while (RunNext(t - 1)) {
+    }
+  }
+  if (t > now_) now_ = t;
 }
 
 }  // namespace orrery

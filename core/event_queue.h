@@ -69,9 +69,11 @@ class EventQueue {
   void Cancel(EventId id);
 
   // Runs the next event; false when the queue is empty.
-  bool RunOne();
+  bool RunOne() { return RunNext(kTickMax); }
   // Runs until empty or until time would pass `until`.
   void Run(Tick until = kTickMax);
+  // Runs every event before `t`, then moves the clock to `t` (>= Now()).
+  void AdvanceTo(Tick t);
 
   bool Empty() const { return pending_ == 0; }
   size_t Pending() const { return pending_; }
@@ -96,6 +98,8 @@ class EventQueue {
     std::vector<uint32_t> free_slots;
   };
 
+  // Runs the next event if its time is <= limit; false otherwise.
+  bool RunNext(Tick limit);
   void PushTime(Tick t);
   void PopTime();
   Bucket* BucketFor(Tick t);

@@ -22,6 +22,11 @@ struct BackendContext {
   const Topology* topology = nullptr;
   EventHandler* sink = nullptr;
   uint32_t delivered_kind = 0;
+  // Backend-specific settings (e.g. "remote-endpoint"), from the command line.
+  const std::map<std::string, std::string>* params = nullptr;
+  // A backend that fails mid-run (a remote peer going away) stores why here;
+  // the run stops at the next event and reports it.
+  Status* failure = nullptr;
 };
 
 struct DimStats {

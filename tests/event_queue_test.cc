@@ -76,3 +76,30 @@ TEST(EventQueue, TwoQueuesAreIndependent) {
 
 }  // namespace
 }  // namespace orrery
+
+namespace orrery {
+namespace {
+
+TEST(EventQueue, RunUntilStopsAtTheLimitEvenAfterADrainedInstant) {
+  EventQueue q;
+  struct R : EventHandler {
+    std::vector<Tick> at;
+    EventQueue* q;
+    void HandleEvent(uint32_t, uint64_t) override { at.push_back(q->Now()); }
+  } r;
+  r.q = &q;
+  q.ScheduleAt(10, &r, 0);
+  q.ScheduleAt(30, &r, 0);
+  q.Run(10);
+  EXPECT_EQ(r.at, (std::vector<Tick>{10}));
+  q.Run(20);  // the drained bucket at 10 is recycled, 30 must not run
+  EXPECT_EQ(r.at, (std::vector<Tick>{10}));
+  q.AdvanceTo(30);  // runs events before 30 only
+  EXPECT_EQ(r.at, (std::vector<Tick>{10}));
+  EXPECT_EQ(q.Now(), 30u);
+  q.Run();
+  EXPECT_EQ(r.at, (std::vector<Tick>{10, 30}));
+}
+
+}  // namespace
+}  // namespace orrery

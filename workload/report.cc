@@ -108,6 +108,7 @@ std::string FormatReportJson(const RunReport& r) {
   Tick finished = 0;
   for (const auto& n : r.per_npu) finished = std::max(finished, n.finished_ns);
   j["finished_ns"] = finished;
+  j["messages"] = r.messages;
   auto& arr = j["npus"] = nlohmann::ordered_json::array();
   for (const auto& n : r.per_npu) {
     arr.push_back({{"rank", n.rank}, {"finished_ns", n.finished_ns}, {"compute_ns", n.compute_ns},

@@ -302,6 +302,9 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   ctx.topology = &topology;
   ctx.sink = &engine;
   ctx.delivered_kind = CollectiveEngine::kDelivered;
+  ctx.params = &config.backend_params;
+  Status backend_failure;
+  ctx.failure = &backend_failure;
   auto backend = backend_entry->factory(ctx);
   if (!backend.ok()) return backend.status();
   engine.SetBackend(backend.value().get());
@@ -312,8 +315,9 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   cm.mem_bytes_per_s = sys->local_mem_bw * 1e9;
   Executor exec(&queue, &engine, &memory, cm, std::move(graphs), config.iterations);
   if (Status st = exec.Start(); !st.ok()) return st;
-  while (exec.failure().ok() && queue.RunOne()) {
+  while (exec.failure().ok() && backend_failure.ok() && queue.RunOne()) {
   }
+  if (!backend_failure.ok()) return backend_failure;
   if (Status st = exec.CheckFinished(); !st.ok()) return st;
 
   RunReport rep;

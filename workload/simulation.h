@@ -3,6 +3,7 @@
 // No global state: several simulations can run in one process.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@ struct RunConfig {
   // faster); "off": always simulate every rank.
   std::string symmetry = "auto";
   bool link_stats = false;  // per-link bytes and busy time (backends that model links)
+  std::map<std::string, std::string> backend_params;  // e.g. remote-endpoint
 };
 
 struct NpuReport {

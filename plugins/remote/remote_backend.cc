@@ -1,0 +1,214 @@
+#include "plugins/remote/remote_backend.h"
+
+#include <asio.hpp>
+
+#include <cstdint>
+#include <set>
+#include <variant>
+
+#include "plugins/remote/framing.h"
+#include "plugins/remote/remote.pb.h"
+
+namespace orrery {
+
+namespace {
+
+using remote::ReadFrame;
+using remote::ReadResult;
+using remote::WriteFrame;
+
+constexpr uint32_t kProtocolVersion = 1;
+constexpr uint32_t kSync = 1;
+
+// A connected stream: TCP or Unix-domain.
+class Connection {
+ public:
+  Status Connect(const std::string& endpoint) {
+    asio::error_code ec;
+    if (endpoint.rfind("unix:", 0) == 0) {
+      unix_.emplace(io_);
+      unix_->connect(asio::local::stream_protocol::endpoint(endpoint.substr(5)), ec);
+    } else {
+      const size_t colon = endpoint.rfind(':');
+      if (colon == std::string::npos) {
+        return Status::Invalid("--remote-endpoint = \"" + endpoint + "\": expected host:port or unix:/path");
+      }
+      asio::ip::tcp::resolver resolver(io_);
+      auto results = resolver.resolve(endpoint.substr(0, colon), endpoint.substr(colon + 1), ec);
+      if (!ec) {
+        tcp_.emplace(io_);
+        asio::connect(*tcp_, results, ec);
+      }
+    }
+    if (ec) return Status::Env("remote backend: cannot connect to " + endpoint + ": " + ec.message());
+    endpoint_ = endpoint;
+    return Status::Ok();
+  }
+  bool Write(const google::protobuf::Message& m, std::string* err) {
+    return tcp_ ? WriteFrame(*tcp_, m, err) : WriteFrame(*unix_, m, err);
+  }
+  ReadResult Read(google::protobuf::Message* m, std::chrono::milliseconds t, std::string* detail) {
+    return tcp_ ? ReadFrame(io_, *tcp_, m, t, detail) : ReadFrame(io_, *unix_, m, t, detail);
+  }
+  const std::string& endpoint() const { return endpoint_; }
+
+ private:
+  asio::io_context io_;
+  std::optional<asio::ip::tcp::socket> tcp_;
+  std::optional<asio::local::stream_protocol::socket> unix_;
+  std::string endpoint_;
+};
+
+class RemoteBackend : public NetworkBackend, public EventHandler {
+ public:
+  RemoteBackend(const BackendContext& ctx, std::chrono::milliseconds timeout)
+      : ctx_(ctx), timeout_(timeout), stats_(ctx.topology->num_dims()) {}
+
+  ~RemoteBackend() override {
+    if (connected_) {
+      remote::ToPeer bye;
+      bye.mutable_bye();
+      std::string err;
+      conn_.Write(bye, &err);
+    }
+  }
+
+  Status Start(const std::string& endpoint, const std::string& model) {
+    ORRERY_RETURN_IF_ERROR(conn_.Connect(endpoint));
+    connected_ = true;
+    remote::ToPeer m;
+    auto* hello = m.mutable_hello();
+    hello->set_protocol_version(kProtocolVersion);
+    hello->set_model(model);
+    for (const Dim& d : ctx_.topology->dims()) {
+      auto* x = hello->add_dims();
+      x->set_block(BlockName(d.block));
+      x->set_npus(d.npus);
+      x->set_bandwidth_gbps(d.bandwidth_gbps);
+      x->set_latency_ns(d.latency_ns);
+      x->set_links_per_npu(d.links_per_npu);
+    }
+    remote::FromPeer reply;
+    ORRERY_RETURN_IF_ERROR(Exchange(m, &reply, "the hello"));
+    if (!reply.has_hello_ack()) return Status::Env(Who() + "answered the hello with something else");
+    if (!reply.hello_ack().error().empty()) return Status::Invalid(Who() + "refused: " + reply.hello_ack().error());
+    if (reply.hello_ack().protocol_version() != kProtocolVersion) {
+      return Status::Env(Who() + "speaks protocol " + std::to_string(reply.hello_ack().protocol_version()) +
+                         ", Orrery speaks " + std::to_string(kProtocolVersion));
+    }
+    return Status::Ok();
+  }
+
+  void Send(int src, int dst, uint64_t bytes, uint64_t token) override {
+    const Tick now = ctx_.queue->Now();
+    auto* inj = pending_.add_injected();
+    inj->set_token(token);
+    inj->set_src(static_cast<uint32_t>(src));
+    inj->set_dst(static_cast<uint32_t>(dst));
+    inj->set_bytes(bytes);
+    inj->set_time_ns(now);
+    for (int d = 0; d < ctx_.topology->num_dims(); ++d) {
+      if (ctx_.topology->Coord(src, d) != ctx_.topology->Coord(dst, d)) {
+        stats_[d].messages++;
+        stats_[d].bytes += bytes;
+        break;
+      }
+    }
+    ScheduleSync(now);
+  }
+
+  void HandleEvent(uint32_t, uint64_t) override {
+    const Tick now = ctx_.queue->Now();
+    scheduled_.erase(now);
+    if (!ctx_.failure->ok()) return;
+    remote::ToPeer m;
+    *m.mutable_advance() = std::move(pending_);
+    pending_.Clear();
+    m.mutable_advance()->set_until_ns(now);
+    remote::FromPeer reply;
+    Status st = Exchange(m, &reply, "an advance to t=" + std::to_string(now) + " ns");
+    if (!st.ok()) {
+      *ctx_.failure = st;
+      return;
+    }
+    if (!reply.has_reply()) {
+      *ctx_.failure = Status::Env(Who() + "answered an advance with something else");
+      return;
+    }
+    for (const auto& d : reply.reply().delivered()) {
+      if (d.time_ns() != now) {
+        *ctx_.failure = Status::Env(Who() + "delivered token " + std::to_string(d.token()) + " at t=" +
+                                    std::to_string(d.time_ns()) + " ns while asked to advance to t=" +
+                                    std::to_string(now) + " ns (a conservative peer delivers exactly at the times it reaches)");
+        return;
+      }
+      ctx_.sink->HandleEvent(ctx_.delivered_kind, d.token());
+    }
+    const uint64_t next = reply.reply().next_event_ns();
+    if (next != UINT64_MAX) {
+      if (next <= now) {
+        *ctx_.failure = Status::Env(Who() + "announced its next event at t=" + std::to_string(next) +
+                                    " ns, not after t=" + std::to_string(now) + " ns");
+        return;
+      }
+      ScheduleSync(next);
+    }
+  }
+
+  const std::vector<DimStats>& dim_stats() const override { return stats_; }
+
+ private:
+  std::string Who() const { return "remote backend peer at " + conn_.endpoint() + " "; }
+
+  void ScheduleSync(Tick t) {
+    if (scheduled_.insert(t).second) ctx_.queue->ScheduleAt(t, this, kSync, 0);
+  }
+
+  Status Exchange(const remote::ToPeer& m, remote::FromPeer* reply, const std::string& what) {
+    std::string err;
+    if (!conn_.Write(m, &err)) return Status::Env(Who() + "could not be sent " + what + ": " + err);
+    switch (conn_.Read(reply, timeout_, &err)) {
+      case ReadResult::kOk: return Status::Ok();
+      case ReadResult::kClosed: return Status::Env(Who() + "closed the connection instead of answering " + what);
+      case ReadResult::kTimeout:
+        return Status::Env(Who() + "did not answer " + what + " within " + std::to_string(timeout_.count()) +
+                           " ms (--remote-timeout-ms)");
+      case ReadResult::kGarbage: return Status::Env(Who() + "answered " + what + " with " + err);
+      case ReadResult::kError: return Status::Env(Who() + "connection failed during " + what + ": " + err);
+    }
+    return Status::Env("unreachable");
+  }
+
+  BackendContext ctx_;
+  std::chrono::milliseconds timeout_;
+  Connection conn_;
+  bool connected_ = false;
+  remote::Advance pending_;
+  std::set<Tick> scheduled_;
+  std::vector<DimStats> stats_;
+};
+
+std::string Param(const BackendContext& ctx, const std::string& key, const std::string& fallback) {
+  if (!ctx.params) return fallback;
+  auto it = ctx.params->find(key);
+  return it == ctx.params->end() || it->second.empty() ? fallback : it->second;
+}
+
+}  // namespace
+
+void RegisterRemoteBackend(BackendRegistry* registry) {
+  (void)registry->Register(
+      "remote", "a network simulator in another process, over TCP or a Unix socket (--remote-endpoint)",
+      [](const BackendContext& ctx) -> Result<std::unique_ptr<NetworkBackend>> {
+        const std::string endpoint = Param(ctx, "remote-endpoint", "");
+        if (endpoint.empty()) {
+          return Status::Invalid("--network-backend=remote needs --remote-endpoint=host:port or unix:/path");
+        }
+        const long timeout = std::stol(Param(ctx, "remote-timeout-ms", "10000"));
+        auto b = std::make_unique<RemoteBackend>(ctx, std::chrono::milliseconds(timeout));
+        ORRERY_RETURN_IF_ERROR(b->Start(endpoint, Param(ctx, "remote-model", "analytical")));
+        return std::unique_ptr<NetworkBackend>(std::move(b));
+      });
+}
+
+}  // namespace orrery

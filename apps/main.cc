@@ -102,10 +102,32 @@ int Peer() {
   return st.ok() ? 0 : Fail(st);
 }
 
+// Optional backends built as plugins (ns3) load on demand from the build tree
+// or from <prefix>/lib/orrery/plugins next to the installed binary.
+void FindOptionalPlugin(const orrery::BackendRegistry& backends) {
+  if (FLAGS_network_backend != "ns3" || backends.Find("ns3")) return;
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  std::string dir = n > 0 ? std::string(self, static_cast<size_t>(n)) : "";
+  dir = dir.substr(0, dir.rfind('/'));
+  for (const std::string& candidate : {dir + "/../lib/orrery/plugins/liborrery_ns3.so", dir + "/../plugins/liborrery_ns3.so"}) {
+    if (access(candidate.c_str(), R_OK) == 0) {
+      g_plugins.push_back(candidate);
+      return;
+    }
+  }
+}
+
 int Run() {
   orrery::BackendRegistry backends = orrery::DefaultBackends();
   orrery::RegisterRemoteBackend(&backends);
+  FindOptionalPlugin(backends);
   if (auto st = LoadPlugins(&backends, nullptr); !st.ok()) return Fail(st);
+  if (FLAGS_network_backend == "ns3" && !backends.Find("ns3")) {
+    return Fail(orrery::Status::Invalid(
+        "--network-backend=ns3: this orrery was built without ns-3; install libns3-dev, libgsl-dev and ns3 "
+        "(scripts/setup.sh does) and rebuild"));
+  }
   if (FLAGS_network_backend == "help") {
     std::printf("network backends:\n%s", backends.Help().c_str());
     return 0;

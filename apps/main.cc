@@ -67,9 +67,11 @@ const char* kUsage =
     "          gen-coll --npus=N --collective=ALL_GATHER --bytes=B --out=PREFIX\n";
 
 // Loads every --plugin into the registries; prints nothing on success.
-orrery::Status LoadPlugins(orrery::BackendRegistry* backends, std::vector<orrery::LoadedPlugin>* loaded) {
+orrery::Status LoadPlugins(orrery::BackendRegistry* backends, std::vector<orrery::LoadedPlugin>* loaded,
+                           orrery::CollectiveRegistry* algorithms = nullptr) {
   orrery::PluginRegistries regs;
   regs.network = backends;
+  regs.collectives = algorithms;
   for (const std::string& path : g_plugins) {
     auto p = orrery::LoadPlugin(path, &regs);
     if (!p.ok()) return p.status();
@@ -83,12 +85,16 @@ int Plugins(int argc, char** argv) {
     return Fail(orrery::Status::Invalid("usage: orrery plugins list --plugin=PATH [--plugin=PATH ...]"));
   }
   orrery::BackendRegistry backends = orrery::DefaultBackends();
+  orrery::CollectiveRegistry algorithms;
   std::vector<orrery::LoadedPlugin> loaded;
-  if (auto st = LoadPlugins(&backends, &loaded); !st.ok()) return Fail(st);
+  if (auto st = LoadPlugins(&backends, &loaded, &algorithms); !st.ok()) return Fail(st);
   for (const auto& p : loaded) {
     std::printf("%s %s (ABI %u) from %s\n", p.name.c_str(), p.version.c_str(), p.abi_version, p.path.c_str());
     for (const auto& b : p.network_backends) {
       std::printf("  network backend %s: %s\n", b.c_str(), backends.Find(b)->description.c_str());
+    }
+    for (const auto& a : p.collective_algorithms) {
+      std::printf("  collective algorithm %s: %s\n", a.c_str(), algorithms.Find(a)->description.c_str());
     }
   }
   if (loaded.empty()) std::printf("no plugins given (use --plugin=PATH)\n");
@@ -105,7 +111,7 @@ int Peer() {
 // Optional backends built as plugins (ns3) load on demand from the build tree
 // or from <prefix>/lib/orrery/plugins next to the installed binary.
 void FindOptionalPlugin(const orrery::BackendRegistry& backends) {
-  if (FLAGS_network_backend != "ns3" || backends.Find("ns3")) return;
+  if ((FLAGS_network_backend != "ns3" && FLAGS_network_backend != "help") || backends.Find("ns3")) return;
   char self[4096];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
   std::string dir = n > 0 ? std::string(self, static_cast<size_t>(n)) : "";
@@ -122,7 +128,12 @@ int Run() {
   orrery::BackendRegistry backends = orrery::DefaultBackends();
   orrery::RegisterRemoteBackend(&backends);
   FindOptionalPlugin(backends);
-  if (auto st = LoadPlugins(&backends, nullptr); !st.ok()) return Fail(st);
+  orrery::CollectiveRegistry algorithms;
+  if (auto st = LoadPlugins(&backends, nullptr, &algorithms); !st.ok()) return Fail(st);
+  if (FLAGS_network_backend == "help") {
+    std::printf("network backends:\n%s", backends.Help().c_str());
+    return 0;
+  }
   if (FLAGS_network_backend == "ns3" && !backends.Find("ns3")) {
     return Fail(orrery::Status::Invalid(
         "--network-backend=ns3: this orrery was built without ns-3; install libns3-dev, libgsl-dev and ns3 "
@@ -156,7 +167,7 @@ int Run() {
   if (FLAGS_report_format != "text" && FLAGS_report_format != "json" && FLAGS_report_format != "csv") {
     return Fail(orrery::Status::Invalid("--report-format = \"" + FLAGS_report_format + "\": valid: text, json, csv"));
   }
-  auto report = orrery::RunSimulation(cfg, backends);
+  auto report = orrery::RunSimulation(cfg, backends, &algorithms);
   if (!tmpdir.empty()) std::system(("rm -rf '" + tmpdir + "'").c_str());
   if (!report.ok()) return Fail(report.status());
   if (FLAGS_report_format == "json") {

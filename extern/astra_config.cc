@@ -179,7 +179,7 @@ Result<double> Number(const std::string& path, const nlohmann::json& j, const st
 }
 
 Status ImplList(const std::string& path, const nlohmann::json& j, const std::string& key, bool custom,
-                std::vector<CollectiveImplSpec>* out) {
+                std::vector<CollectiveImplSpec>* out, const std::vector<std::string>& plugin_algorithms) {
   const auto& v = j.at(key);
   if (!v.is_array()) return Status::Invalid(path + ": \"" + key + "\" must be a list with one entry per dimension");
   for (size_t i = 0; i < v.size(); ++i) {
@@ -193,6 +193,8 @@ Status ImplList(const std::string& path, const nlohmann::json& j, const std::str
     if (custom) {
       spec.kind = CollectiveImplKind::kCustom;
       spec.custom_prefix = s;
+    } else if (std::find(plugin_algorithms.begin(), plugin_algorithms.end(), s) != plugin_algorithms.end()) {
+      spec.kind = CollectiveImplKind::kPlugin;
     } else if (s == "ring") {
       spec.kind = CollectiveImplKind::kRing;
     } else if (s == "oneRing") {
@@ -215,8 +217,9 @@ Status ImplList(const std::string& path, const nlohmann::json& j, const std::str
         spec.window = std::stoi(rest);
       }
     } else {
-      const std::vector<std::string> valid = {"ring", "direct", "halvingDoubling", "doubleBinaryTree",
-                                              "oneRing", "oneDirect", "oneHalvingDoubling"};
+      std::vector<std::string> valid = {"ring", "direct", "halvingDoubling", "doubleBinaryTree",
+                                        "oneRing", "oneDirect", "oneHalvingDoubling"};
+      valid.insert(valid.end(), plugin_algorithms.begin(), plugin_algorithms.end());
       std::string msg = path + ": \"" + key + "\"[" + std::to_string(i) + "] = \"" + s + "\": unknown algorithm";
       const std::string near = ClosestMatch(s, valid);
       if (!near.empty()) msg += " (did you mean '" + near + "'?)";
@@ -229,7 +232,8 @@ Status ImplList(const std::string& path, const nlohmann::json& j, const std::str
 
 }  // namespace
 
-Result<AstraSystemConfig> ReadAstraSystemJson(const std::string& path) {
+Result<AstraSystemConfig> ReadAstraSystemJson(const std::string& path,
+                                              const std::vector<std::string>& plugin_algorithms) {
   Result<nlohmann::json> parsed = ReadJsonFile(path);
   if (!parsed.ok()) return parsed.status();
   const nlohmann::json& j = parsed.value();
@@ -282,9 +286,9 @@ Result<AstraSystemConfig> ReadAstraSystemJson(const std::string& path) {
                      {"all-to-all-implementation", "all-to-all-implementation-custom", &cfg.all_to_all}};
   for (auto& ik : impls) {
     if (j.contains(ik.custom)) {
-      ORRERY_RETURN_IF_ERROR(ImplList(path, j, ik.custom, true, ik.out));
+      ORRERY_RETURN_IF_ERROR(ImplList(path, j, ik.custom, true, ik.out, plugin_algorithms));
     } else if (j.contains(ik.key)) {
-      ORRERY_RETURN_IF_ERROR(ImplList(path, j, ik.key, false, ik.out));
+      ORRERY_RETURN_IF_ERROR(ImplList(path, j, ik.key, false, ik.out, plugin_algorithms));
     }
   }
   std::string opt = "baseline";

@@ -34,7 +34,7 @@ Result<AstraNetworkConfig> ReadAstraNetworkYaml(const std::string& path);
 
 // --- system JSON -------------------------------------------------------------
 enum class CollectiveImplKind { kRing, kOneRing, kDirect, kOneDirect, kHalvingDoubling,
-                                kOneHalvingDoubling, kDoubleBinaryTree, kCustom };
+                                kOneHalvingDoubling, kDoubleBinaryTree, kCustom, kPlugin };
 struct CollectiveImplSpec {
   CollectiveImplKind kind = CollectiveImplKind::kRing;
   int window = -1;            // direct<N>: at most N messages in flight
@@ -55,7 +55,10 @@ struct AstraSystemConfig {
   std::string intra_dimension_scheduling = "FIFO";
   std::string inter_dimension_scheduling = "baseline";
 };
-Result<AstraSystemConfig> ReadAstraSystemJson(const std::string& path);
+// `plugin_algorithms`: names of collective algorithms registered by plugins,
+// accepted in the *-implementation lists.
+Result<AstraSystemConfig> ReadAstraSystemJson(const std::string& path,
+                                              const std::vector<std::string>& plugin_algorithms = {});
 
 // --- remote memory JSON ------------------------------------------------------
 enum class RemoteMemoryKind { kNone, kPerNpu, kPerNode, kPool };

@@ -50,8 +50,10 @@ Result<LoadedPlugin> LoadPlugin(const std::string& path, PluginRegistries* regis
   // Registration goes into a scratch registry first so that a failing plugin
   // leaves nothing half-registered, and collisions are caught by name.
   BackendRegistry scratch;
+  CollectiveRegistry scratch_algos;
   PluginRegistries mine;
   mine.network = &scratch;
+  mine.collectives = &scratch_algos;
   char error[512] = {0};
   bool ok = false;
   try {
@@ -71,6 +73,24 @@ Result<LoadedPlugin> LoadPlugin(const std::string& path, PluginRegistries* regis
       return Status::Invalid("plugin " + path + " (" + out.name + ") registers network backend '" + name +
                              "', which already exists (built in or from another plugin); rename it");
     }
+  }
+  for (const std::string& name : scratch_algos.Names()) {
+    if (!registries->collectives) {
+      return Status::Invalid("plugin " + path + " (" + out.name + ") registers collective algorithm '" + name +
+                             "' but this host takes network backends only");
+    }
+    if (registries->collectives->Find(name)) {
+      return Status::Invalid("plugin " + path + " (" + out.name + ") registers collective algorithm '" + name +
+                             "', which already exists; rename it");
+    }
+  }
+  for (const std::string& name : scratch_algos.Names()) {
+    const CollectiveRegistry::Entry* e = scratch_algos.Find(name);
+    std::string err;
+    if (!registries->collectives->Register(name, e->description, e->build, &err)) {
+      return Status::Invalid("plugin " + path + " (" + out.name + "): " + err);
+    }
+    out.collective_algorithms.push_back(name);
   }
   for (const std::string& name : scratch.Names()) {
     const BackendRegistry::Entry* e = scratch.Find(name);

@@ -15,6 +15,7 @@ struct LoadedPlugin {
   std::string version;
   uint32_t abi_version = 0;
   std::vector<std::string> network_backends;  // what it registered
+  std::vector<std::string> collective_algorithms;
 };
 
 Result<LoadedPlugin> LoadPlugin(const std::string& path, PluginRegistries* registries);

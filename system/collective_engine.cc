@@ -138,6 +138,30 @@ const DbtTree& CollectiveEngine::Tree(int size, bool root_max) {
   return trees_.emplace(key, std::move(t)).first->second;
 }
 
+// A plugin's graph must be well formed: peers among the members, children in
+// range, dependency counts that match.
+static std::string CheckGraph(const CustomGraph& g, const CollectiveRequest& req) {
+  std::vector<uint32_t> parents(g.size(), 0);
+  for (size_t i = 0; i < g.size(); ++i) {
+    const CustomOp& op = g[i];
+    if ((op.kind == CustomOp::kSend || op.kind == CustomOp::kRecv) &&
+        std::find(req.members.begin(), req.members.end(), op.peer) == req.members.end()) {
+      return "op " + std::to_string(i) + " talks to rank " + std::to_string(op.peer) + ", not a member";
+    }
+    for (uint32_t c : op.children) {
+      if (c >= g.size() || c == i) return "op " + std::to_string(i) + " has child " + std::to_string(c) + " out of range";
+      parents[c]++;
+    }
+  }
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (parents[i] != g[i].num_deps) {
+      return "op " + std::to_string(i) + " has num_deps " + std::to_string(g[i].num_deps) + " but " +
+             std::to_string(parents[i]) + " parent(s)";
+    }
+  }
+  return "";
+}
+
 Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, ComType type, uint64_t bytes,
                                                                   const std::vector<bool>& involved_in, int group,
                                                                   std::string* algorithm_used) {
@@ -206,6 +230,7 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
   if (type == ComType::kAllGather) std::reverse(order.begin(), order.end());
   auto active = [&](int i) { return ldims[i].size > 1; };
+  std::string plan_error;
   // Themis: per chunk, the dimensions in order of their accumulated load (the
   // first phase carries the most data, so it goes where there is most room).
   const bool themis = options_.themis && type != ComType::kAllToAll && ldims.size() > 1;
@@ -232,6 +257,18 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
       ps.size = remain;
       ps.algo = ldims[i].algo;
       ps.ring = ring_for(ldims[i]);
+      if (ps.algo.kind == AlgoKind::kPlugin) {
+        CollectiveRequest req{ct, {}, rank, remain};
+        for (int k = 0; k < ps.ring.size; ++k) req.members.push_back(ps.ring.Member(k));
+        auto graph = std::make_shared<CustomGraph>(ps.algo.plugin->build(req));
+        const std::string bad = CheckGraph(*graph, req);
+        if (!bad.empty() && plan_error.empty()) {
+          plan_error = "collective algorithm \"" + ps.algo.name + "\" returned an invalid graph for rank " +
+                       std::to_string(rank) + " (" + ComTypeName(ct) + "): " + bad;
+        }
+        ps.algo.graph = std::move(graph);
+        ps.algo.kind = AlgoKind::kCustom;
+      }
       if (ps.algo.kind == AlgoKind::kDoubleBinaryTree) ps.dbt_root_max = (dbt_counter_[rank]++ % 2) == 0;
       const uint64_t p = static_cast<uint64_t>(ps.ring.size);
       if (ct == ComType::kAllGather) {
@@ -268,6 +305,7 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
     if (phases.empty()) break;
     chunks.push_back(std::move(phases));
   }
+  if (!plan_error.empty()) return Status::Invalid(plan_error);
   if (algorithm_used) *algorithm_used = used;
   return chunks;
 }

@@ -2,6 +2,8 @@
 // JSON is mapped onto this by the run wiring).
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,7 +13,7 @@ namespace orrery {
 enum class ComType { kAllReduce, kAllGather, kReduceScatter, kAllToAll };
 const char* ComTypeName(ComType t);
 
-enum class AlgoKind { kRing, kDirect, kHalvingDoubling, kDoubleBinaryTree, kCustom };
+enum class AlgoKind { kRing, kDirect, kHalvingDoubling, kDoubleBinaryTree, kCustom, kPlugin };
 
 // A collective algorithm given as one small graph per rank (ASTRA-sim's
 // "*-implementation-custom": per-rank Chakra traces of sends, receives and
@@ -27,6 +29,32 @@ struct CustomOp {
 };
 using CustomGraph = std::vector<CustomOp>;
 
+// A collective algorithm from a plugin: given one phase (the collective type,
+// the members of the ring or group in order, this rank, the bytes per rank),
+// it returns this rank's graph of sends, receives and compute steps.
+struct CollectiveRequest {
+  ComType type;
+  std::vector<int> members;  // ranks taking part, in ring order
+  int self;                  // this rank (one of members)
+  uint64_t bytes;            // data per rank entering the phase
+};
+using CollectiveAlgorithmFn = std::function<CustomGraph(const CollectiveRequest&)>;
+
+class CollectiveRegistry {
+ public:
+  struct Entry {
+    std::string description;
+    CollectiveAlgorithmFn build;
+  };
+  // Fails when the name is taken (built-in algorithm names included).
+  bool Register(const std::string& name, std::string description, CollectiveAlgorithmFn build, std::string* error);
+  const Entry* Find(const std::string& name) const;
+  std::vector<std::string> Names() const;
+
+ private:
+  std::map<std::string, Entry> entries_;
+};
+
 struct AlgoSpec {
   AlgoKind kind = AlgoKind::kRing;
   bool one = false;  // one* variants: one logical ring over all NPUs
@@ -34,6 +62,7 @@ struct AlgoSpec {
   std::string name = "ring";
   std::shared_ptr<const std::vector<CustomGraph>> custom;  // kCustom: one graph per rank
   std::shared_ptr<const CustomGraph> graph;                 // kCustom built for one rank (rooted collectives)
+  const CollectiveRegistry::Entry* plugin = nullptr;         // kPlugin
 };
 
 struct SystemOptions {

@@ -3,21 +3,24 @@
 #include <gtest/gtest.h>
 
 #include "apps/trace_tools.h"
+#include "core/tick.h"
 #include "plugins/loader.h"
 #include "tests/test_util.h"
 
 namespace orrery {
 namespace {
 
-Result<LoadedPlugin> Load(const std::string& path, BackendRegistry* reg) {
+Result<LoadedPlugin> Load(const std::string& path, BackendRegistry* reg, CollectiveRegistry* algos = nullptr) {
   PluginRegistries r;
   r.network = reg;
+  r.collectives = algos;
   return LoadPlugin(path, &r);
 }
 
 TEST(PluginLoader, GoodPluginRegistersABackendThatRuns) {
   BackendRegistry reg = DefaultBackends();
-  auto p = Load(FIXTURE_GOOD_PATH, &reg);
+  CollectiveRegistry algos;
+  auto p = Load(FIXTURE_GOOD_PATH, &reg, &algos);
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ(p->name, "fixture");
   EXPECT_EQ(p->version, "0.1");
@@ -42,6 +45,34 @@ struct Bad {
   const char* path;
   const char* needle;
 };
+
+TEST(PluginLoader, CollectiveAlgorithmFromAPlugin) {
+  BackendRegistry reg = DefaultBackends();
+  CollectiveRegistry algos;
+  auto p = Load(FIXTURE_GOOD_PATH, &reg, &algos);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->collective_algorithms, (std::vector<std::string>{"fixture-exchange"}));
+  testing::TempDir d;
+  d.Write("network.yml", testing::NetworkYaml("Switch", 8, 50, 500));
+  d.Write("system.json", R"({"preferred-dataset-splits": 2, "all-reduce-implementation": ["fixture-exchange"]})");
+  ASSERT_TRUE(WriteSingleCollectiveTraces(8, 0, 1 << 20, d.File("trace")).ok());
+  RunConfig c;
+  c.workload_prefix = d.File("trace");
+  c.network_path = d.File("network.yml");
+  c.system_path = d.File("system.json");
+  auto r = RunSimulation(c, reg, &algos);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_FALSE(r->symmetric);  // plugin algorithms are never assumed symmetric
+  // Each chunk: all 7 messages of 512 KiB leave at once and arrive together.
+  const Tick chunk = static_cast<Tick>(2 * 500 + (512 * 1024) / GiBpsToBytesPerNs(50));
+  EXPECT_EQ(r->per_npu[5].finished_ns, 2 * chunk);
+  EXPECT_EQ(r->collectives.at(0).algorithm, "ALL_REDUCE:fixture-exchange");
+  // Without the plugin the name is an unknown algorithm.
+  auto no = RunSimulation(c, reg, nullptr);
+  ASSERT_FALSE(no.ok());
+  EXPECT_NE(no.status().message().find("\"fixture-exchange\": unknown algorithm"), std::string::npos)
+      << no.status().message();
+}
 
 TEST(PluginLoader, RefusesEachBadPluginWithASentence) {
   const Bad cases[] = {
@@ -75,6 +106,49 @@ TEST(PluginLoader, CliLoadsRepeatedPluginsAndListsThem) {
                             &err),
             0)
       << err;
+}
+
+}  // namespace
+}  // namespace orrery
+
+namespace orrery {
+namespace {
+
+TEST(CollectiveRegistry, InvalidGraphsAndNameClashesAreRefused) {
+  CollectiveRegistry algos;
+  std::string err;
+  EXPECT_FALSE(algos.Register("ring", "", nullptr, &err));
+  EXPECT_NE(err.find("'ring' is built in"), std::string::npos) << err;
+  ASSERT_TRUE(algos.Register("stray", "talks to a rank outside the ring", [](const CollectiveRequest& q) {
+    CustomGraph g(1);
+    g[0].kind = CustomOp::kSend;
+    g[0].peer = 99;
+    g[0].bytes = q.bytes;
+    return g;
+  }, &err));
+  ASSERT_TRUE(algos.Register("miscounted", "num_deps does not match", [](const CollectiveRequest&) {
+    CustomGraph g(2);
+    g[0].kind = CustomOp::kComp;
+    g[0].children = {1};
+    g[1].kind = CustomOp::kComp;  // num_deps left at 0
+    return g;
+  }, &err));
+  EXPECT_FALSE(algos.Register("stray", "", nullptr, &err));
+  for (const char* name : {"stray", "miscounted"}) {
+    testing::TempDir d;
+    d.Write("network.yml", testing::NetworkYaml("Ring", 4, 50, 500));
+    d.Write("system.json", std::string(R"({"preferred-dataset-splits": 1, "all-reduce-implementation": [")") + name + "\"]}");
+    ASSERT_TRUE(WriteSingleCollectiveTraces(4, 0, 4096, d.File("trace")).ok());
+    RunConfig c;
+    c.workload_prefix = d.File("trace");
+    c.network_path = d.File("network.yml");
+    c.system_path = d.File("system.json");
+    auto r = RunSimulation(c, DefaultBackends(), &algos);
+    ASSERT_FALSE(r.ok()) << name;
+    EXPECT_NE(r.status().message().find(std::string("collective algorithm \"") + name + "\" returned an invalid graph"),
+              std::string::npos)
+        << r.status().message();
+  }
 }
 
 }  // namespace

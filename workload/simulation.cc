@@ -23,7 +23,7 @@ BackendRegistry DefaultBackends() {
 
 namespace {
 
-std::vector<AlgoSpec> MapImpls(const std::vector<CollectiveImplSpec>& in) {
+std::vector<AlgoSpec> MapImpls(const std::vector<CollectiveImplSpec>& in, const CollectiveRegistry* algorithms) {
   std::vector<AlgoSpec> out;
   for (const auto& c : in) {
     AlgoSpec a;
@@ -38,6 +38,10 @@ std::vector<AlgoSpec> MapImpls(const std::vector<CollectiveImplSpec>& in) {
       case CollectiveImplKind::kOneHalvingDoubling: a.kind = AlgoKind::kHalvingDoubling; a.one = true; break;
       case CollectiveImplKind::kDoubleBinaryTree: a.kind = AlgoKind::kDoubleBinaryTree; break;
       case CollectiveImplKind::kCustom: a.kind = AlgoKind::kCustom; break;
+      case CollectiveImplKind::kPlugin:
+        a.kind = AlgoKind::kPlugin;
+        a.plugin = algorithms->Find(c.name);
+        break;
     }
     out.push_back(a);
   }
@@ -134,7 +138,8 @@ std::string SymmetryBlocker(const RunConfig& config, const SystemOptions& so, Re
 
 }  // namespace
 
-Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& backends) {
+Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& backends,
+                                const CollectiveRegistry* algorithms) {
   if (config.iterations < 1) return Status::Invalid("--iterations = " + std::to_string(config.iterations) + ": must be >= 1");
   const BackendRegistry::Entry* backend_entry = backends.Find(config.backend);
   if (!backend_entry) {
@@ -164,7 +169,7 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
       dims.push_back(x);
     }
   }
-  auto sys = ReadAstraSystemJson(config.system_path);
+  auto sys = ReadAstraSystemJson(config.system_path, algorithms ? algorithms->Names() : std::vector<std::string>{});
   if (!sys.ok()) return sys.status();
   AstraRemoteMemoryConfig mem;
   if (!config.memory_path.empty()) {
@@ -185,10 +190,10 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   so.themis = sys->inter_dimension_scheduling == "themis";
   so.smallest_first = sys->intra_dimension_scheduling == "SmallestFirst";
   so.local_mem_bw = sys->local_mem_bw;
-  so.all_reduce = MapImpls(sys->all_reduce);
-  so.all_gather = MapImpls(sys->all_gather);
-  so.reduce_scatter = MapImpls(sys->reduce_scatter);
-  so.all_to_all = MapImpls(sys->all_to_all);
+  so.all_reduce = MapImpls(sys->all_reduce, algorithms);
+  so.all_gather = MapImpls(sys->all_gather, algorithms);
+  so.reduce_scatter = MapImpls(sys->reduce_scatter, algorithms);
+  so.all_to_all = MapImpls(sys->all_to_all, algorithms);
   for (auto* list : {&so.all_reduce, &so.all_gather, &so.reduce_scatter, &so.all_to_all}) {
     for (auto& a : *list) {
       if (a.kind != AlgoKind::kCustom) continue;
@@ -281,7 +286,7 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
     // The engine was built for the config-level answer; the traces decided otherwise.
     RunConfig full = config;
     full.symmetry = "off";
-    auto r = RunSimulation(full, backends);
+    auto r = RunSimulation(full, backends, algorithms);
     if (r.ok()) r->symmetry_note = symmetry_note;
     return r;
   }

@@ -75,7 +75,10 @@ struct RunReport {
 };
 
 BackendRegistry DefaultBackends();
-Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& backends);
+class CollectiveRegistry;
+// `algorithms`: collective algorithms registered by plugins (optional).
+Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& backends,
+                                const CollectiveRegistry* algorithms = nullptr);
 
 std::string FormatReportText(const RunReport& r);
 std::string FormatReportJson(const RunReport& r);

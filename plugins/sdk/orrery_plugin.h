@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "network/backend.h"
+#include "system/options.h"
 
 #define ORRERY_PLUGIN_ABI_VERSION 1
 #define ORRERY_EXPORT __attribute__((visibility("default")))
@@ -17,6 +18,7 @@ namespace orrery {
 // What a plugin may register into.
 struct PluginRegistries {
   BackendRegistry* network = nullptr;
+  CollectiveRegistry* collectives = nullptr;  // may be null in hosts without a system layer
 };
 
 }  // namespace orrery

@@ -37,8 +37,38 @@ bool Register(orrery::PluginRegistries* r, char* error, size_t n) {
                                      -> orrery::Result<std::unique_ptr<orrery::NetworkBackend>> {
                                    return std::unique_ptr<orrery::NetworkBackend>(new Fixed(ctx));
                                  });
-  if (!st.ok()) std::snprintf(error, n, "%s", st.message().c_str());
-  return st.ok();
+  if (!st.ok()) {
+    std::snprintf(error, n, "%s", st.message().c_str());
+    return false;
+  }
+#if defined(FIXTURE_GOOD)
+  // A collective algorithm: every member sends its whole buffer to every other
+  // member at once and waits for all of theirs (a one-shot exchange).
+  std::string err;
+  if (r->collectives && !r->collectives->Register("fixture-exchange", "one-shot exchange with every member",
+                                                  [](const orrery::CollectiveRequest& q) {
+                                                    orrery::CustomGraph g;
+                                                    for (int m : q.members) {
+                                                      if (m == q.self) continue;
+                                                      orrery::CustomOp s;
+                                                      s.kind = orrery::CustomOp::kSend;
+                                                      s.peer = m;
+                                                      s.bytes = q.bytes;
+                                                      g.push_back(s);
+                                                      orrery::CustomOp rcv;
+                                                      rcv.kind = orrery::CustomOp::kRecv;
+                                                      rcv.peer = m;
+                                                      rcv.bytes = q.bytes;
+                                                      g.push_back(rcv);
+                                                    }
+                                                    return g;
+                                                  },
+                                                  &err)) {
+    std::snprintf(error, n, "%s", err.c_str());
+    return false;
+  }
+#endif
+  return true;
 #endif
 }
 

@@ -10,6 +10,7 @@
 
 #include "apps/examples.h"
 #include "apps/trace_tools.h"
+#include "memory/backend.h"
 #include "plugins/loader.h"
 #include "plugins/remote/remote_backend.h"
 #include "extern/astra_config.h"
@@ -22,6 +23,7 @@ DEFINE_string(workload_configuration, "", "trace prefix: reads PREFIX.<rank>.et 
 DEFINE_string(system_configuration, "", "ASTRA-sim system JSON");
 DEFINE_string(network_configuration, "", "ASTRA-sim network YAML");
 DEFINE_string(remote_memory_configuration, "", "ASTRA-sim remote-memory JSON (optional)");
+DEFINE_string(memory_configuration, "", "Orrery memory YAML: backend (pool, astra-sim, or a plugin's) and its settings");
 DEFINE_string(comm_group_configuration, "", "communicator groups JSON {\"<id>\": [ranks]} (optional)");
 DEFINE_string(network_backend, "analytical", "network backend; 'help' lists them");
 DEFINE_string(report_format, "text", "text, json or csv");
@@ -68,10 +70,11 @@ const char* kUsage =
 
 // Loads every --plugin into the registries; prints nothing on success.
 orrery::Status LoadPlugins(orrery::BackendRegistry* backends, std::vector<orrery::LoadedPlugin>* loaded,
-                           orrery::CollectiveRegistry* algorithms = nullptr) {
+                           orrery::CollectiveRegistry* algorithms = nullptr, orrery::MemoryRegistry* memories = nullptr) {
   orrery::PluginRegistries regs;
   regs.network = backends;
   regs.collectives = algorithms;
+  regs.memory = memories;
   for (const std::string& path : g_plugins) {
     auto p = orrery::LoadPlugin(path, &regs);
     if (!p.ok()) return p.status();
@@ -86,8 +89,10 @@ int Plugins(int argc, char** argv) {
   }
   orrery::BackendRegistry backends = orrery::DefaultBackends();
   orrery::CollectiveRegistry algorithms;
+  orrery::MemoryRegistry memories;
+  orrery::RegisterBuiltinMemoryBackends(&memories);
   std::vector<orrery::LoadedPlugin> loaded;
-  if (auto st = LoadPlugins(&backends, &loaded, &algorithms); !st.ok()) return Fail(st);
+  if (auto st = LoadPlugins(&backends, &loaded, &algorithms, &memories); !st.ok()) return Fail(st);
   for (const auto& p : loaded) {
     std::printf("%s %s (ABI %u) from %s\n", p.name.c_str(), p.version.c_str(), p.abi_version, p.path.c_str());
     for (const auto& b : p.network_backends) {
@@ -95,6 +100,9 @@ int Plugins(int argc, char** argv) {
     }
     for (const auto& a : p.collective_algorithms) {
       std::printf("  collective algorithm %s: %s\n", a.c_str(), algorithms.Find(a)->description.c_str());
+    }
+    for (const auto& m : p.memory_backends) {
+      std::printf("  memory backend %s: %s\n", m.c_str(), memories.Find(m)->description.c_str());
     }
   }
   if (loaded.empty()) std::printf("no plugins given (use --plugin=PATH)\n");
@@ -129,7 +137,9 @@ int Run() {
   orrery::RegisterRemoteBackend(&backends);
   FindOptionalPlugin(backends);
   orrery::CollectiveRegistry algorithms;
-  if (auto st = LoadPlugins(&backends, nullptr, &algorithms); !st.ok()) return Fail(st);
+  orrery::MemoryRegistry memories;
+  orrery::RegisterBuiltinMemoryBackends(&memories);
+  if (auto st = LoadPlugins(&backends, nullptr, &algorithms, &memories); !st.ok()) return Fail(st);
   if (FLAGS_network_backend == "help") {
     std::printf("network backends:\n%s", backends.Help().c_str());
     return 0;
@@ -155,6 +165,7 @@ int Run() {
     cfg.system_path = FLAGS_system_configuration;
     cfg.network_path = FLAGS_network_configuration;
     cfg.memory_path = FLAGS_remote_memory_configuration;
+    cfg.memory_config_path = FLAGS_memory_configuration;
     cfg.comm_group_path = FLAGS_comm_group_configuration;
   }
   cfg.backend = FLAGS_network_backend;
@@ -167,7 +178,7 @@ int Run() {
   if (FLAGS_report_format != "text" && FLAGS_report_format != "json" && FLAGS_report_format != "csv") {
     return Fail(orrery::Status::Invalid("--report-format = \"" + FLAGS_report_format + "\": valid: text, json, csv"));
   }
-  auto report = orrery::RunSimulation(cfg, backends, &algorithms);
+  auto report = orrery::RunSimulation(cfg, backends, &algorithms, &memories);
   if (!tmpdir.empty()) std::system(("rm -rf '" + tmpdir + "'").c_str());
   if (!report.ok()) return Fail(report.status());
   if (FLAGS_report_format == "json") {

@@ -387,6 +387,27 @@ Result<AstraRemoteMemoryConfig> ReadAstraRemoteMemoryJson(const std::string& pat
   return cfg;
 }
 
+Result<std::map<std::string, std::string>> ReadFlatYaml(const std::string& path) {
+  Result<std::string> text = ReadTextFile(path);
+  if (!text.ok()) return text.status();
+  YAML::Node root;
+  try {
+    root = YAML::Load(text.value());
+  } catch (const YAML::ParserException& e) {
+    return Status::Invalid(Where(path, e.mark) + ": malformed YAML: " + e.msg);
+  }
+  if (!root.IsMap()) return Status::Invalid(path + ": expected a YAML mapping of settings (key: value)");
+  std::map<std::string, std::string> out;
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    if (!it->second.IsScalar()) {
+      return Status::Invalid(Where(path, it->second.Mark()) + ": '" + it->first.as<std::string>() +
+                             "' must be a single value");
+    }
+    out[it->first.as<std::string>()] = it->second.Scalar();
+  }
+  return out;
+}
+
 Result<std::map<std::string, std::vector<int>>> ReadCommGroupJson(const std::string& path, int64_t npus) {
   Result<nlohmann::json> parsed = ReadJsonFile(path);
   if (!parsed.ok()) return parsed.status();

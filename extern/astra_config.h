@@ -71,6 +71,15 @@ struct AstraRemoteMemoryConfig {
 };
 Result<AstraRemoteMemoryConfig> ReadAstraRemoteMemoryJson(const std::string& path);
 
+// --- Orrery's memory configuration: a flat YAML mapping of settings, e.g.
+//   backend: pool
+//   latency_ns: 500
+//   bandwidth_gbps: 50
+//   ports: 2
+//   sharing: fair
+// The backend named by `backend` validates the rest.
+Result<std::map<std::string, std::string>> ReadFlatYaml(const std::string& path);
+
 // --- communicator groups JSON: {"<id>": [ranks...], ...} -----------------------
 Result<std::map<std::string, std::vector<int>>> ReadCommGroupJson(const std::string& path, int64_t npus);
 

@@ -51,9 +51,11 @@ Result<LoadedPlugin> LoadPlugin(const std::string& path, PluginRegistries* regis
   // leaves nothing half-registered, and collisions are caught by name.
   BackendRegistry scratch;
   CollectiveRegistry scratch_algos;
+  MemoryRegistry scratch_mem;
   PluginRegistries mine;
   mine.network = &scratch;
   mine.collectives = &scratch_algos;
+  mine.memory = &scratch_mem;
   char error[512] = {0};
   bool ok = false;
   try {
@@ -73,6 +75,21 @@ Result<LoadedPlugin> LoadPlugin(const std::string& path, PluginRegistries* regis
       return Status::Invalid("plugin " + path + " (" + out.name + ") registers network backend '" + name +
                              "', which already exists (built in or from another plugin); rename it");
     }
+  }
+  for (const std::string& name : scratch_mem.Names()) {
+    if (!registries->memory) {
+      return Status::Invalid("plugin " + path + " (" + out.name + ") registers memory backend '" + name +
+                             "' but this host takes no memory backends");
+    }
+    if (registries->memory->Find(name)) {
+      return Status::Invalid("plugin " + path + " (" + out.name + ") registers memory backend '" + name +
+                             "', which already exists; rename it");
+    }
+  }
+  for (const std::string& name : scratch_mem.Names()) {
+    const MemoryRegistry::Entry* e = scratch_mem.Find(name);
+    ORRERY_RETURN_IF_ERROR(registries->memory->Register(name, e->description, e->factory));
+    out.memory_backends.push_back(name);
   }
   for (const std::string& name : scratch_algos.Names()) {
     if (!registries->collectives) {

@@ -16,6 +16,7 @@ struct LoadedPlugin {
   uint32_t abi_version = 0;
   std::vector<std::string> network_backends;  // what it registered
   std::vector<std::string> collective_algorithms;
+  std::vector<std::string> memory_backends;
 };
 
 Result<LoadedPlugin> LoadPlugin(const std::string& path, PluginRegistries* registries);

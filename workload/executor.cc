@@ -10,7 +10,7 @@ namespace {
 constexpr uint32_t kNodeDone = 1;
 }
 
-Executor::Executor(EventQueue* queue, CollectiveEngine* engine, RemoteMemory* memory, ComputeModel compute,
+Executor::Executor(EventQueue* queue, CollectiveEngine* engine, MemoryBackend* memory, ComputeModel compute,
                    std::vector<NpuGraph> graphs, int iterations)
     : queue_(queue), engine_(engine), memory_(memory), compute_(compute), iterations_(iterations) {
   npus_.resize(graphs.size());
@@ -167,8 +167,8 @@ void Executor::Issue(int rank, uint32_t idx) {
     case NodeKind::kMemStore: {
       s.comm_busy = true;
       CommBegin(s);
-      const Tick done = memory_->Access(rank, n.tensor_size, queue_->Now());
-      queue_->ScheduleAt(done, this, kNodeDone, Key(rank, idx));
+      memory_->Access(rank, n.kind == NodeKind::kMemLoad ? MemOp::kLoad : MemOp::kStore, n.tensor_size,
+                      Key(rank, idx));  // completes through HandleEvent(kNodeDone)
       return;
     }
     case NodeKind::kMetadata:

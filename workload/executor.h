@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/event_queue.h"
-#include "memory/remote_memory.h"
+#include "memory/backend.h"
 #include "system/collective_engine.h"
 #include "workload/graph.h"
 
@@ -29,7 +29,7 @@ struct CollectiveRecord {
 
 class Executor : public EventHandler, public CollectiveDoneClient, public RecvClient {
  public:
-  Executor(EventQueue* queue, CollectiveEngine* engine, RemoteMemory* memory, ComputeModel compute,
+  Executor(EventQueue* queue, CollectiveEngine* engine, MemoryBackend* memory, ComputeModel compute,
            std::vector<NpuGraph> graphs, int iterations);
   Status Start();
   void HandleEvent(uint32_t kind, uint64_t arg) override;
@@ -75,7 +75,7 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
 
   EventQueue* queue_;
   CollectiveEngine* engine_;
-  RemoteMemory* memory_;
+  MemoryBackend* memory_;
   ComputeModel compute_;
   int iterations_;
   std::vector<NpuState> npus_;

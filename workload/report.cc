@@ -77,6 +77,10 @@ std::string FormatReportText(const RunReport& r) {
              std::to_string(c.end_ns - c.start_ns) + " ns)\n";
     }
   }
+  if (r.memory_accesses > 0) {
+    out += "\nmemory (" + r.memory_backend + "): " + std::to_string(r.memory_accesses) + " accesses, " +
+           std::to_string(r.memory_bytes) + " bytes, " + std::to_string(r.memory_wait_ns) + " ns waiting in queues\n";
+  }
   out += "\nnetwork dimensions\n";
   int busiest = -1;
   for (size_t d = 0; d < r.dims.size(); ++d) {
@@ -119,6 +123,8 @@ std::string FormatReportJson(const RunReport& r) {
     colls.push_back({{"rank", 0}, {"node_id", c.node_id}, {"type", c.type}, {"bytes", c.bytes}, {"algorithm", c.algorithm},
                      {"start_ns", c.start_ns}, {"end_ns", c.end_ns}});
   }
+  j["memory"] = {{"backend", r.memory_backend}, {"accesses", r.memory_accesses}, {"bytes", r.memory_bytes},
+                 {"wait_ns", r.memory_wait_ns}};
   auto& dims = j["dims"] = nlohmann::ordered_json::array();
   for (const auto& d : r.dims) {
     dims.push_back({{"block", d.block}, {"npus", d.npus}, {"bandwidth_gbps", d.bandwidth_gbps}, {"latency_ns", d.latency_ns},

@@ -8,7 +8,7 @@
 #include "extern/et_io.h"
 #include "extern/json_util.h"
 #include "workload/graph.h"
-#include "memory/remote_memory.h"
+#include "memory/backend.h"
 #include "network/notation.h"
 #include "system/collective_engine.h"
 #include "workload/executor.h"
@@ -94,7 +94,9 @@ std::string SymmetryBlocker(const RunConfig& config, const SystemOptions& so, Re
                             const NpuGraph* graph0, int npus) {
   if (config.backend != "analytical") return "the " + config.backend + " backend models contention between ranks";
   if (!config.comm_group_path.empty()) return "communicator groups are configured";
-  if (mem == RemoteMemoryKind::kPool || mem == RemoteMemoryKind::kPerNode) return "remote memory is shared between ranks";
+  if (mem == RemoteMemoryKind::kPool || mem == RemoteMemoryKind::kPerNode || !config.memory_config_path.empty()) {
+    return "remote memory is shared between ranks";
+  }
   auto algo_ok = [&](const std::vector<AlgoSpec>& list) {
     for (const auto& a : list) {
       if (a.one || (a.kind != AlgoKind::kRing && a.kind != AlgoKind::kDirect && a.kind != AlgoKind::kHalvingDoubling)) {
@@ -139,7 +141,7 @@ std::string SymmetryBlocker(const RunConfig& config, const SystemOptions& so, Re
 }  // namespace
 
 Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& backends,
-                                const CollectiveRegistry* algorithms) {
+                                const CollectiveRegistry* algorithms, const MemoryRegistry* memories) {
   if (config.iterations < 1) return Status::Invalid("--iterations = " + std::to_string(config.iterations) + ": must be >= 1");
   const BackendRegistry::Entry* backend_entry = backends.Find(config.backend);
   if (!backend_entry) {
@@ -266,38 +268,71 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
                              " NPUs (" + config.network_path + "); refusing to simulate a subset");
     }
   }
-  RemoteMemoryOptions mo;
-  switch (mem.kind) {
-    case RemoteMemoryKind::kNone: mo.mode = RemoteMemoryMode::kNone; break;
-    case RemoteMemoryKind::kPerNpu: mo.mode = RemoteMemoryMode::kPerNpu; break;
-    case RemoteMemoryKind::kPerNode: mo.mode = RemoteMemoryMode::kPerNode; break;
-    case RemoteMemoryKind::kPool: mo.mode = RemoteMemoryMode::kPool; break;
-  }
-  mo.latency_ns = mem.latency_ns;
-  mo.bytes_per_ns = mem.bandwidth_bytes_per_ns;
-  mo.npus_per_node = mem.npus_per_node > 0 ? mem.npus_per_node : 1;
-  if (mo.mode == RemoteMemoryMode::kPerNode && mem.num_nodes * mem.npus_per_node != npus) {
-    return Status::Invalid(config.memory_path + ": num-nodes (" + std::to_string(mem.num_nodes) +
-                           ") x num-npus-per-node (" + std::to_string(mem.npus_per_node) + ") must equal the network's " +
-                           std::to_string(npus) + " NPUs");
-  }
-  RemoteMemory memory(mo, npus);
   if (mirror != symmetric) {
     // The engine was built for the config-level answer; the traces decided otherwise.
     RunConfig full = config;
     full.symmetry = "off";
-    auto r = RunSimulation(full, backends, algorithms);
+    auto r = RunSimulation(full, backends, algorithms, memories);
     if (r.ok()) r->symmetry_note = symmetry_note;
     return r;
   }
+  // The memory backend: Orrery's memory YAML, or ASTRA-sim's remote-memory JSON.
+  MemoryRegistry builtin_memories;
+  RegisterBuiltinMemoryBackends(&builtin_memories);
+  const MemoryRegistry& mem_registry = memories ? *memories : builtin_memories;
+  std::map<std::string, std::string> mem_params;
+  std::string mem_backend = "astra-sim";
+  std::string mem_source = config.memory_path.empty() ? "no --remote-memory-configuration" : config.memory_path;
+  if (!config.memory_config_path.empty()) {
+    auto flat = ReadFlatYaml(config.memory_config_path);
+    if (!flat.ok()) return flat.status();
+    mem_params = flat.value();
+    mem_backend = mem_params.count("backend") ? mem_params["backend"] : "pool";
+    mem_source = config.memory_config_path;
+  } else {
+    static const char* kTypes[] = {"NO_MEMORY_EXPANSION", "PER_NPU_MEMORY_EXPANSION", "PER_NODE_MEMORY_EXPANSION",
+                                   "MEMORY_POOL"};
+    mem_params["memory-type"] = kTypes[static_cast<int>(mem.kind)];
+    mem_params["remote-mem-latency"] = std::to_string(mem.latency_ns);
+    char bw[64];
+    std::snprintf(bw, sizeof(bw), "%.17g", mem.bandwidth_bytes_per_ns);
+    mem_params["remote-mem-bw"] = bw;
+    mem_params["num-npus-per-node"] = std::to_string(mem.npus_per_node > 0 ? mem.npus_per_node : 1);
+    if (mem.kind == RemoteMemoryKind::kPerNode && mem.num_nodes * mem.npus_per_node != npus) {
+      return Status::Invalid(config.memory_path + ": num-nodes (" + std::to_string(mem.num_nodes) +
+                             ") x num-npus-per-node (" + std::to_string(mem.npus_per_node) +
+                             ") must equal the network's " + std::to_string(npus) + " NPUs");
+    }
+  }
+  const MemoryRegistry::Entry* mem_entry = mem_registry.Find(mem_backend);
+  if (!mem_entry) {
+    return Status::Invalid(mem_source + ": backend = \"" + mem_backend + "\": unknown memory backend; valid: " +
+                           JoinStrings(mem_registry.Names(), ", "));
+  }
+  // The executor is the sink of memory completions; it is created below, so a
+  // forwarding handler stands in until then.
+  struct Forward : EventHandler {
+    EventHandler* to = nullptr;
+    void HandleEvent(uint32_t kind, uint64_t arg) override { to->HandleEvent(kind, arg); }
+  } mem_sink;
+  MemoryContext mctx;
+  mctx.queue = &queue;
+  mctx.npus = npus;
+  mctx.sink = &mem_sink;
+  mctx.done_kind = 1;
+  mctx.params = &mem_params;
+  auto memory_backend = mem_entry->factory(mctx);
+  if (!memory_backend.ok()) {
+    return Status::Invalid(mem_source + ": " + memory_backend.status().message());
+  }
+  MemoryBackend& memory = *memory_backend.value();
   for (const auto& g : graphs) {
     for (const auto& n : g.nodes) {
       if ((n.kind == NodeKind::kMemLoad || n.kind == NodeKind::kMemStore) && !memory.enabled()) {
         return Status::Invalid(g.path + ": node " + std::to_string(n.id) + " (rank " + std::to_string(g.rank) +
                                ") is a " + (n.kind == NodeKind::kMemLoad ? "MEM_LOAD_NODE" : "MEM_STORE_NODE") +
-                               " but no remote memory is configured (memory-type NO_MEMORY_EXPANSION" +
-                               (config.memory_path.empty() ? ", no --remote-memory-configuration" : " in " + config.memory_path) +
-                               "); give a PER_NPU, PER_NODE or POOL remote memory");
+                               " but no remote memory is configured (memory-type NO_MEMORY_EXPANSION, " + mem_source +
+                               "); give a PER_NPU, PER_NODE or POOL remote memory, or --memory-configuration");
       }
     }
   }
@@ -319,6 +354,7 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   cm.peak_flops_per_s = sys->peak_perf_tflops * 1e12;
   cm.mem_bytes_per_s = sys->local_mem_bw * 1e9;
   Executor exec(&queue, &engine, &memory, cm, std::move(graphs), config.iterations);
+  mem_sink.to = &exec;
   if (Status st = exec.Start(); !st.ok()) return st;
   while (exec.failure().ok() && backend_failure.ok() && queue.RunOne()) {
   }
@@ -332,6 +368,10 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   rep.events = queue.Executed();
   rep.messages = engine.messages_sent() * (symmetric ? npus : 1);
   rep.symmetric = symmetric;
+  rep.memory_backend = mem_backend;
+  rep.memory_accesses = memory.stats().accesses * (symmetric ? npus : 1);
+  rep.memory_bytes = memory.stats().bytes * (symmetric ? npus : 1);
+  rep.memory_wait_ns = memory.stats().wait_ns * (symmetric ? npus : 1);
   rep.symmetry_note = symmetry_note;
   for (int r = 0; r < npus; ++r) {
     const auto& s = exec.npus()[symmetric ? 0 : r];

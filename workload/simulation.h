@@ -18,6 +18,7 @@ struct RunConfig {
   std::string system_path;          // ASTRA-sim system JSON
   std::string network_path;         // ASTRA-sim network YAML
   std::string memory_path;          // ASTRA-sim remote-memory JSON (optional)
+  std::string memory_config_path;   // Orrery memory YAML (optional; overrides memory_path)
   std::string comm_group_path;      // communicator groups JSON (optional)
   std::string backend = "analytical";
   int iterations = 1;
@@ -70,15 +71,22 @@ struct RunReport {
   std::vector<LinkStat> links;  // with RunConfig::link_stats
   uint64_t events = 0;
   uint64_t messages = 0;
+  std::string memory_backend;
+  uint64_t memory_accesses = 0;
+  uint64_t memory_bytes = 0;
+  Tick memory_wait_ns = 0;  // queueing at the memory, summed over accesses
   bool symmetric = false;       // rank 0 was simulated as the representative of every rank
   std::string symmetry_note;    // why the run was (or was not) symmetric
 };
 
 BackendRegistry DefaultBackends();
 class CollectiveRegistry;
-// `algorithms`: collective algorithms registered by plugins (optional).
+class MemoryRegistry;
+// `algorithms`: collective algorithms registered by plugins (optional);
+// `memories`: memory backends (optional; the built-ins when null).
 Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& backends,
-                                const CollectiveRegistry* algorithms = nullptr);
+                                const CollectiveRegistry* algorithms = nullptr,
+                                const MemoryRegistry* memories = nullptr);
 
 std::string FormatReportText(const RunReport& r);
 std::string FormatReportJson(const RunReport& r);

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "memory/backend.h"
 #include "network/backend.h"
 #include "system/options.h"
 
@@ -19,6 +20,7 @@ namespace orrery {
 struct PluginRegistries {
   BackendRegistry* network = nullptr;
   CollectiveRegistry* collectives = nullptr;  // may be null in hosts without a system layer
+  MemoryRegistry* memory = nullptr;           // may be null in hosts without a memory layer
 };
 
 }  // namespace orrery

@@ -1,0 +1,102 @@
+// Memory backends: the shared pool's closed forms (fair sharing with 1, 2 and
+// N concurrent accesses, several FIFO ports) and its configuration errors.
+#include <gtest/gtest.h>
+
+#include "extern/et_io.h"
+#include "tests/test_util.h"
+
+namespace orrery {
+namespace {
+
+using testing::TempDir;
+
+// Rank r loads sizes[r] bytes at t=0 (ranks beyond sizes do nothing).
+void WriteLoads(const TempDir& d, int npus, const std::vector<uint64_t>& sizes) {
+  for (int r = 0; r < npus; ++r) {
+    EtWriter w;
+    ASSERT_TRUE(w.Open(d.File("trace." + std::to_string(r) + ".et"), ChakraProtoMsg::GlobalMetadata()).ok());
+    if (r < static_cast<int>(sizes.size())) {
+      ChakraProtoMsg::Node n;
+      n.set_id(1);
+      n.set_type(ChakraProtoMsg::MEM_LOAD_NODE);
+      auto* a = n.add_attr();
+      a->set_name("tensor_size");
+      a->set_uint64_val(sizes[r]);
+      ASSERT_TRUE(w.Write(n).ok());
+    }
+    ASSERT_TRUE(w.Close().ok());
+  }
+}
+
+Result<RunReport> RunMem(const TempDir& d, const std::string& mem_yaml) {
+  d.Write("network.yml", testing::NetworkYaml("Ring", 8, 50, 500));
+  d.Write("system.json", R"({"preferred-dataset-splits": 1})");
+  d.Write("mem.yml", mem_yaml);
+  RunConfig c;
+  c.workload_prefix = d.File("trace");
+  c.network_path = d.File("network.yml");
+  c.system_path = d.File("system.json");
+  c.memory_config_path = d.File("mem.yml");
+  return RunSimulation(c, DefaultBackends());
+}
+
+TEST(PoolMemory, FairSharingWithOneTwoAndNAccesses) {
+  const uint64_t b = 1000000;  // 20000 ns alone at 50 GB/s (10^9 B/s)
+  for (int n : {1, 2, 8}) {
+    TempDir d;
+    WriteLoads(d, 8, std::vector<uint64_t>(n, b));
+    auto r = RunMem(d, "backend: pool\nlatency_ns: 500\nbandwidth_gbps: 50\nsharing: fair\n");
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    for (int k = 0; k < n; ++k) EXPECT_EQ(r->per_npu[k].finished_ns, 500 + n * 20000u) << n << " accesses, rank " << k;
+    EXPECT_EQ(r->memory_accesses, static_cast<uint64_t>(n));
+  }
+}
+
+TEST(PoolMemory, FairSharingWithUnequalAccesses) {
+  TempDir d;
+  WriteLoads(d, 8, {1000000, 3000000});
+  auto r = RunMem(d, "backend: pool\nlatency_ns: 100\nbandwidth_gbps: 50\nsharing: fair\n");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  // Both at 25 B/ns until the small one is done (1e6 / 25 = 40000 ns), then the large alone at 50 B/ns.
+  EXPECT_EQ(r->per_npu[0].finished_ns, 100 + 40000u);
+  EXPECT_EQ(r->per_npu[1].finished_ns, 100 + 40000u + 2000000 / 50);
+}
+
+TEST(PoolMemory, SeveralFifoPorts) {
+  TempDir d;
+  WriteLoads(d, 8, {1000000, 1000000, 1000000, 1000000, 1000000});
+  auto r = RunMem(d, "backend: pool\nlatency_ns: 500\nbandwidth_gbps: 50\nports: 2\n");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Tick one = 500 + 20000;
+  // Requests queue in rank order; each takes the port that frees first.
+  EXPECT_EQ(r->per_npu[0].finished_ns, one);
+  EXPECT_EQ(r->per_npu[1].finished_ns, one);
+  EXPECT_EQ(r->per_npu[2].finished_ns, 2 * one);
+  EXPECT_EQ(r->per_npu[3].finished_ns, 2 * one);
+  EXPECT_EQ(r->per_npu[4].finished_ns, 3 * one);
+  EXPECT_EQ(r->memory_wait_ns, 2 * one + 2 * one + 0u);  // ranks 2,3 wait one, rank 4 waits two
+}
+
+TEST(PoolMemory, ConfigurationErrors) {
+  struct Bad { const char* yaml; const char* needle; };
+  const Bad cases[] = {
+      {"backend: pool\nbandwidth_gbps: 50\nlatnecy_ns: 5\n", "unknown key 'latnecy_ns' for the pool backend"},
+      {"backend: pool\nbandwidth_gbps: -5\n", "bandwidth_gbps = -5: must be positive"},
+      {"backend: pool\nbandwidth_gbps: 0\n", "bandwidth_gbps = 0: must be positive"},
+      {"backend: pool\nbandwidth_gbps: 50\nsharing: fairest\n", "sharing = \"fairest\": valid values are fifo, fair"},
+      {"backend: pool\nbandwidth_gbps: 50\nports: 0\n", "ports = 0: must be >= 1"},
+      {"backend: hbm9000\n", "backend = \"hbm9000\": unknown memory backend; valid: astra-sim, pool"},
+      {"backend: pool\nbandwidth_gbps: [1, 2]\n", "'bandwidth_gbps' must be a single value"},
+  };
+  for (const auto& c : cases) {
+    TempDir d;
+    WriteLoads(d, 8, {1000});
+    auto r = RunMem(d, c.yaml);
+    ASSERT_FALSE(r.ok()) << c.yaml;
+    EXPECT_NE(r.status().message().find(c.needle), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find("mem.yml"), std::string::npos) << r.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace orrery

@@ -311,6 +311,15 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   const std::string cmd = argv[1];
+  // Plugins named in the environment (ORRERY_PLUGINS=a.so:b.so) load first.
+  if (const char* env = std::getenv("ORRERY_PLUGINS")) {
+    std::string list = env;
+    for (size_t start = 0; start <= list.size();) {
+      const size_t end = std::min(list.find(':', start), list.size());
+      if (end > start) g_plugins.push_back(list.substr(start, end - start));
+      start = end + 1;
+    }
+  }
   // --plugin may be given several times; gflags keeps only the last value of a
   // flag, so plugins are collected (and removed) here.
   {

@@ -54,8 +54,9 @@ Result<LoadedPlugin> LoadPlugin(const std::string& path, PluginRegistries* regis
   MemoryRegistry scratch_mem;
   PluginRegistries mine;
   mine.network = &scratch;
-  mine.collectives = &scratch_algos;
-  mine.memory = &scratch_mem;
+  // A plugin sees only the registries this host offers (null otherwise).
+  mine.collectives = registries->collectives ? &scratch_algos : nullptr;
+  mine.memory = registries->memory ? &scratch_mem : nullptr;
   char error[512] = {0};
   bool ok = false;
   try {

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "apps/trace_tools.h"
+#include "extern/et_io.h"
+#include "memory/backend.h"
 #include "core/tick.h"
 #include "plugins/loader.h"
 #include "tests/test_util.h"
@@ -106,6 +108,13 @@ TEST(PluginLoader, CliLoadsRepeatedPluginsAndListsThem) {
                             &err),
             0)
       << err;
+  // From the environment, as a configuration would name them.
+  EXPECT_EQ(testing::RunCli(std::string("run --example=default --network-backend=fixture-fixed"), &err), 2);
+  EXPECT_NE(err.find("valid: analytical, congestion-aware"), std::string::npos) << err;
+  EXPECT_EQ(testing::RunCli(std::string("run --example=default --network-backend=fixture-fixed"), &err,
+                            std::string("ORRERY_PLUGINS=") + FIXTURE_GOOD_PATH),
+            0)
+      << err;
 }
 
 }  // namespace
@@ -149,6 +158,50 @@ TEST(CollectiveRegistry, InvalidGraphsAndNameClashesAreRefused) {
               std::string::npos)
         << r.status().message();
   }
+}
+
+}  // namespace
+}  // namespace orrery
+
+namespace orrery {
+namespace {
+
+TEST(PluginLoader, MemoryBackendFromAPlugin) {
+  BackendRegistry reg = DefaultBackends();
+  MemoryRegistry mem;
+  RegisterBuiltinMemoryBackends(&mem);
+  PluginRegistries r;
+  r.network = &reg;
+  r.memory = &mem;
+  auto p = LoadPlugin(FIXTURE_GOOD_PATH, &r);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->memory_backends, (std::vector<std::string>{"fixture-mem"}));
+  testing::TempDir d;
+  d.Write("network.yml", testing::NetworkYaml("Ring", 2, 50, 500));
+  d.Write("system.json", R"({"preferred-dataset-splits": 1})");
+  d.Write("mem.yml", "backend: fixture-mem\n");
+  for (int rank = 0; rank < 2; ++rank) {
+    EtWriter w;
+    ASSERT_TRUE(w.Open(d.File("trace." + std::to_string(rank) + ".et"), ChakraProtoMsg::GlobalMetadata()).ok());
+    for (uint64_t id = 1; id <= 3; ++id) {
+      ChakraProtoMsg::Node n;
+      n.set_id(id);
+      n.set_type(ChakraProtoMsg::MEM_STORE_NODE);
+      auto* a = n.add_attr();
+      a->set_name("tensor_size");
+      a->set_uint64_val(4096);
+      ASSERT_TRUE(w.Write(n).ok());
+    }
+    ASSERT_TRUE(w.Close().ok());
+  }
+  RunConfig c;
+  c.workload_prefix = d.File("trace");
+  c.network_path = d.File("network.yml");
+  c.system_path = d.File("system.json");
+  c.memory_config_path = d.File("mem.yml");
+  auto run = RunSimulation(c, reg, nullptr, &mem);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  EXPECT_EQ(run->per_npu[1].finished_ns, 3 * 777u);  // MEM nodes share the communication slot: one at a time
 }
 
 }  // namespace

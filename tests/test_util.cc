@@ -51,11 +51,11 @@ Tick MaxFinished(const RunReport& r) {
   return m;
 }
 
-int RunCli(const std::string& args, std::string* err) {
+int RunCli(const std::string& args, std::string* err, const std::string& env) {
   char tmpl[] = "/tmp/orrery-cli-XXXXXX";
   int fd = mkstemp(tmpl);
   close(fd);
-  const std::string cmd = std::string(ORRERY_BIN) + " " + args + " >/dev/null 2>" + tmpl;
+  const std::string cmd = (env.empty() ? "" : env + " ") + std::string(ORRERY_BIN) + " " + args + " >/dev/null 2>" + tmpl;
   const int rc = std::system(cmd.c_str());
   std::ifstream in(tmpl);
   std::stringstream ss;

@@ -29,6 +29,6 @@ Result<RunReport> RunIn(const TempDir& dir, const std::string& backend = "analyt
 Tick MaxFinished(const RunReport& r);
 
 // Runs the orrery binary; returns exit code and fills stderr text.
-int RunCli(const std::string& args, std::string* err);
+int RunCli(const std::string& args, std::string* err, const std::string& env = "");
 
 }  // namespace orrery::testing

@@ -42,6 +42,26 @@ bool Register(orrery::PluginRegistries* r, char* error, size_t n) {
     return false;
   }
 #if defined(FIXTURE_GOOD)
+  // A memory backend: every access takes 777 ns, no contention.
+  struct Fixed777 : orrery::MemoryBackend {
+    explicit Fixed777(const orrery::MemoryContext& c) : ctx(c) {}
+    bool enabled() const override { return true; }
+    void Access(int, orrery::MemOp, uint64_t, uint64_t token) override {
+      ctx.queue->ScheduleAfter(777, ctx.sink, ctx.done_kind, token);
+    }
+    orrery::MemoryContext ctx;
+  };
+  if (r->memory) {
+    auto ms = r->memory->Register("fixture-mem", "777 ns per access",
+                                  [](const orrery::MemoryContext& c)
+                                      -> orrery::Result<std::unique_ptr<orrery::MemoryBackend>> {
+                                    return std::unique_ptr<orrery::MemoryBackend>(new Fixed777(c));
+                                  });
+    if (!ms.ok()) {
+      std::snprintf(error, n, "%s", ms.message().c_str());
+      return false;
+    }
+  }
   // A collective algorithm: every member sends its whole buffer to every other
   // member at once and waits for all of theirs (a one-shot exchange).
   std::string err;

@@ -167,7 +167,7 @@ const std::vector<std::string>& SystemKeys() {
       "reduce-scatter-implementation-custom", "all-to-all-implementation-custom", "collective-optimization",
       "local-mem-bw", "boost-mode", "roofline-enabled", "peak-perf", "track-local-mem",
       "local-mem-trace-filename", "local-reduction-delay", "model-shared-bus", "intra-dimension-scheduling",
-      "inter-dimension-scheduling", "trace-enabled", "replay-only", "L", "o", "g", "G"};
+      "inter-dimension-scheduling", "trace-enabled", "replay-only", "L", "o", "g", "G", "in-switch-reduction-bw"};
   return keys;
 }
 
@@ -199,6 +199,8 @@ Status ImplList(const std::string& path, const nlohmann::json& j, const std::str
       spec.kind = CollectiveImplKind::kRing;
     } else if (s == "oneRing") {
       spec.kind = CollectiveImplKind::kOneRing;
+    } else if (s == "inSwitch") {
+      spec.kind = CollectiveImplKind::kInSwitch;
     } else if (s == "halvingDoubling") {
       spec.kind = CollectiveImplKind::kHalvingDoubling;
     } else if (s == "oneHalvingDoubling") {
@@ -218,7 +220,7 @@ Status ImplList(const std::string& path, const nlohmann::json& j, const std::str
       }
     } else {
       std::vector<std::string> valid = {"ring", "direct", "halvingDoubling", "doubleBinaryTree",
-                                        "oneRing", "oneDirect", "oneHalvingDoubling"};
+                                        "oneRing", "oneDirect", "oneHalvingDoubling", "inSwitch"};
       valid.insert(valid.end(), plugin_algorithms.begin(), plugin_algorithms.end());
       std::string msg = path + ": \"" + key + "\"[" + std::to_string(i) + "] = \"" + s + "\": unknown algorithm";
       const std::string near = ClosestMatch(s, valid);
@@ -303,6 +305,15 @@ Result<AstraSystemConfig> ReadAstraSystemJson(const std::string& path,
     if (!v.ok()) return v.status();
     if (!(v.value() > 0)) return Status::Invalid(path + ": \"local-mem-bw\" = " + j["local-mem-bw"].dump() + ": must be a positive bandwidth");
     cfg.local_mem_bw = v.value();
+  }
+  if (j.contains("in-switch-reduction-bw")) {
+    auto v = Number(path, j, "in-switch-reduction-bw");
+    if (!v.ok()) return v.status();
+    if (!(v.value() > 0)) {
+      return Status::Invalid(path + ": \"in-switch-reduction-bw\" = " + j["in-switch-reduction-bw"].dump() +
+                             ": must be a positive number of bytes per ns");
+    }
+    cfg.in_switch_reduction_bw = v.value();
   }
   if (j.contains("roofline-enabled")) {
     auto v = Number(path, j, "roofline-enabled");

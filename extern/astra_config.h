@@ -34,7 +34,7 @@ Result<AstraNetworkConfig> ReadAstraNetworkYaml(const std::string& path);
 
 // --- system JSON -------------------------------------------------------------
 enum class CollectiveImplKind { kRing, kOneRing, kDirect, kOneDirect, kHalvingDoubling,
-                                kOneHalvingDoubling, kDoubleBinaryTree, kCustom, kPlugin };
+                                kOneHalvingDoubling, kDoubleBinaryTree, kCustom, kPlugin, kInSwitch };
 struct CollectiveImplSpec {
   CollectiveImplKind kind = CollectiveImplKind::kRing;
   int window = -1;            // direct<N>: at most N messages in flight
@@ -50,6 +50,7 @@ struct AstraSystemConfig {
   std::vector<CollectiveImplSpec> all_reduce, all_gather, reduce_scatter, all_to_all;
   bool local_bw_aware = false;  // collective-optimization
   double local_mem_bw = 0;      // bytes per ns in the reduction cost, GB/s in the roofline
+  double in_switch_reduction_bw = 0;  // Orrery extension: "in-switch-reduction-bw", bytes per ns
   bool roofline_enabled = false;
   double peak_perf_tflops = 0;
   std::string intra_dimension_scheduling = "FIFO";

@@ -312,6 +312,52 @@ class CustomAlgorithm : public Algorithm, public RecvClient {
   bool exited_ = false;
 };
 
+// In-network collective on a reduction-capable switch: each member uploads its
+// data once (one link, latency + bytes/bw), the switch combines the p inputs
+// at `in-switch-reduction-bw` once all have arrived, and each member downloads
+// its result once. All-reduce: up S, reduce (p-1)S, down S. Reduce-scatter:
+// up S, reduce, down S/p. All-gather: up S, no reduction, down S*p.
+class InSwitchAlgorithm : public Algorithm {
+ public:
+  InSwitchAlgorithm(Stream* stream, const PhaseSpec& spec) : Algorithm(stream), spec_(spec) {
+    const CollectiveEngine* e = stream->owner()->engine();
+    const Topology& t = e->topology();
+    dim_ = spec.queue_id;
+    const int p = spec.ring.size;
+    const double bw = t.BytesPerNs(dim_);
+    const double lat = t.dims()[dim_].latency_ns;
+    const uint64_t s = spec.size;
+    up_bytes_ = s;
+    down_bytes_ = spec.type == ComType::kAllReduce ? s : spec.type == ComType::kReduceScatter ? s / p : s * p;
+    up_ = static_cast<Tick>(lat + static_cast<double>(up_bytes_) / bw);
+    down_ = static_cast<Tick>(lat + static_cast<double>(down_bytes_) / bw);
+    reduce_ = spec.type == ComType::kAllGather
+                  ? 0
+                  : static_cast<Tick>(static_cast<double>(s) * (p - 1) / e->options().in_switch_reduction_bw);
+    ed_ = e->options().endpoint_delay_ns;
+  }
+  void OnInit() override { StartTimer(ed_ + up_, 0); }
+  void OnGeneral() override {}
+  void OnPacketReceived() override {}
+  void OnTimer(uint64_t arg) override {
+    CollectiveEngine* e = stream_->owner()->engine();
+    if (arg == 0) {
+      e->CountSwitchTraffic(dim_, up_bytes_);
+      e->SwitchArrive(stream_->tag(), spec_.ring.base, dim_, spec_.ring.size, this);
+      return;
+    }
+    e->CountSwitchTraffic(dim_, down_bytes_);
+    Exit();  // `this` is retired
+  }
+  void OnSwitchReady() override { StartTimer(reduce_ + down_ + ed_, 1); }
+
+ private:
+  PhaseSpec spec_;
+  int dim_ = 0;
+  uint64_t up_bytes_ = 0, down_bytes_ = 0;
+  Tick up_ = 0, down_ = 0, reduce_ = 0, ed_ = 0;
+};
+
 }  // namespace
 
 std::unique_ptr<Algorithm> MakeAlgorithm(Stream* stream, const PhaseSpec& spec) {
@@ -319,6 +365,7 @@ std::unique_ptr<Algorithm> MakeAlgorithm(Stream* stream, const PhaseSpec& spec) 
     const DbtTree& tree = stream->owner()->engine()->Tree(spec.ring.size, spec.dbt_root_max);
     return std::make_unique<DoubleBinaryTree>(stream, spec, tree);
   }
+  if (spec.algo.kind == AlgoKind::kInSwitch) return std::make_unique<InSwitchAlgorithm>(stream, spec);
   if (spec.algo.kind == AlgoKind::kCustom) {
     const CustomGraph& g = spec.algo.graph ? *spec.algo.graph : (*spec.algo.custom)[stream->owner()->rank()];
     return std::make_unique<CustomAlgorithm>(stream, spec, g);

@@ -16,6 +16,7 @@ CollectiveEngine::CollectiveEngine(EventQueue* queue, const Topology* topology, 
   }
   stream_counters_.emplace_back(n, 0);
   dbt_counter_.assign(n, 0);
+  switch_stats_.resize(std::max(1, topology->num_dims()));
 }
 
 Status CollectiveEngine::Validate() const {
@@ -179,6 +180,16 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
       return Status::Invalid("system configuration: \"doubleBinaryTree\" with localBWAware on a multi-dimensional "
                              "network is not supported; use it on a one-dimensional network or with baseline");
     }
+    if (a.kind == AlgoKind::kInSwitch) {
+      if (type == ComType::kAllToAll) {
+        return Status::Invalid("system configuration: an ALL_TO_ALL was issued but its implementation is \"inSwitch\"; "
+                               "in-switch collectives are all-reduce, reduce-scatter and all-gather");
+      }
+      if (!(options_.in_switch_reduction_bw > 0) && type != ComType::kAllGather) {
+        return Status::Invalid("system configuration: \"inSwitch\" needs \"in-switch-reduction-bw\" (bytes per ns "
+                               "the switch combines)");
+      }
+    }
     if (a.kind == AlgoKind::kHalvingDoubling && type == ComType::kAllToAll) {
       return Status::Invalid("system configuration: an ALL_TO_ALL was issued but \"all-to-all-implementation\" is "
                              "\"halvingDoubling\", which has no all-to-all; valid: ring, direct");
@@ -207,6 +218,10 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
   } else {
     for (int d = 0; d < t.num_dims(); ++d) {
       const bool in = g ? g->dims[d] : involved[d];
+      if (in && impl[d].kind == AlgoKind::kInSwitch && t.dims()[d].block != Block::kSwitch) {
+        return Status::Invalid("system configuration: \"inSwitch\" on dimension " + std::to_string(d) + ", which is a " +
+                               BlockName(t.dims()[d].block) + "; in-switch collectives need a Switch dimension");
+      }
       ldims.push_back(LDim{in ? t.dims()[d].npus : 1, impl[d], d, d});
     }
   }
@@ -344,6 +359,20 @@ Status CollectiveEngine::IssueCollective(int rank, ComType type, uint64_t bytes,
   const uint64_t tag_base = static_cast<uint64_t>(group + 1) << 40;
   npus_[rank]->StartCollective(handle, std::move(plan.value()), tag_base, &stream_counters_[group + 1][rank]);
   return Status::Ok();
+}
+
+void CollectiveEngine::SwitchArrive(uint64_t tag, int group_base, int dim, int members, Algorithm* waiter) {
+  if (mirror_) {
+    waiter->OnSwitchReady();  // every member is in the same state at the same time
+    return;
+  }
+  const auto key = std::make_tuple(tag, group_base, dim);
+  Rendezvous& r = rendezvous_[key];
+  r.waiters.push_back(waiter);
+  if (++r.arrived < members) return;
+  std::vector<Algorithm*> ready = std::move(r.waiters);
+  rendezvous_.erase(key);
+  for (Algorithm* a : ready) a->OnSwitchReady();
 }
 
 Status CollectiveEngine::IssueRooted(int rank, RootedKind kind, uint64_t bytes, int root, int group,

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <tuple>
 #include <memory>
 #include <string>
 #include <vector>
@@ -77,6 +78,15 @@ class CollectiveEngine : public EventHandler {
 
   uint64_t messages_sent() const { return messages_sent_; }
 
+  // In-switch collectives: a member's upload reached the switch of its group;
+  // when all `members` have, every waiting algorithm hears OnSwitchReady().
+  void SwitchArrive(uint64_t tag, int group_base, int dim, int members, Algorithm* waiter);
+  void CountSwitchTraffic(int dim, uint64_t bytes) {
+    switch_stats_[dim].messages++;
+    switch_stats_[dim].bytes += bytes;
+  }
+  const std::vector<DimStats>& switch_stats() const { return switch_stats_; }
+
  private:
   Result<std::vector<std::vector<PhaseSpec>>> Plan(int rank, ComType type, uint64_t bytes,
                                                    const std::vector<bool>& involved, int group,
@@ -107,6 +117,12 @@ class CollectiveEngine : public EventHandler {
   std::vector<std::unique_ptr<Stream>> live_streams_;
   std::vector<uint32_t> free_stream_slots_;
   uint64_t messages_sent_ = 0;
+  struct Rendezvous {
+    int arrived = 0;
+    std::vector<Algorithm*> waiters;
+  };
+  std::map<std::tuple<uint64_t, int, int>, Rendezvous> rendezvous_;
+  std::vector<DimStats> switch_stats_;
 };
 
 }  // namespace orrery

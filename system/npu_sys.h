@@ -73,6 +73,8 @@ class Algorithm {
   virtual void OnGeneral() = 0;
   virtual void OnPacketReceived() = 0;
   virtual void OnTimer(uint64_t arg) {}
+  // In-switch collectives: every member of the switch group has uploaded.
+  virtual void OnSwitchReady() {}
 
  protected:
   void StartTimer(uint64_t delay_ns, uint64_t arg);

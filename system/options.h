@@ -13,7 +13,7 @@ namespace orrery {
 enum class ComType { kAllReduce, kAllGather, kReduceScatter, kAllToAll };
 const char* ComTypeName(ComType t);
 
-enum class AlgoKind { kRing, kDirect, kHalvingDoubling, kDoubleBinaryTree, kCustom, kPlugin };
+enum class AlgoKind { kRing, kDirect, kHalvingDoubling, kDoubleBinaryTree, kCustom, kPlugin, kInSwitch };
 
 // A collective algorithm given as one small graph per rank (ASTRA-sim's
 // "*-implementation-custom": per-rank Chakra traces of sends, receives and
@@ -74,6 +74,7 @@ struct SystemOptions {
   bool themis = false;                 // inter-dimension-scheduling: themis (else ascending)
   bool smallest_first = false;         // intra-dimension-scheduling: SmallestFirst (else FIFO)
   double local_mem_bw = 0;  // bytes per ns for the reduction cost (0: no cost)
+  double in_switch_reduction_bw = 0;  // bytes per ns a reduction-capable switch combines (inSwitch algorithm)
   // Per collective type, one algorithm per dimension.
   std::vector<AlgoSpec> all_reduce, all_gather, reduce_scatter, all_to_all;
   const std::vector<AlgoSpec>& ImplFor(ComType t) const {

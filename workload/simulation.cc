@@ -38,6 +38,7 @@ std::vector<AlgoSpec> MapImpls(const std::vector<CollectiveImplSpec>& in, const 
       case CollectiveImplKind::kOneHalvingDoubling: a.kind = AlgoKind::kHalvingDoubling; a.one = true; break;
       case CollectiveImplKind::kDoubleBinaryTree: a.kind = AlgoKind::kDoubleBinaryTree; break;
       case CollectiveImplKind::kCustom: a.kind = AlgoKind::kCustom; break;
+      case CollectiveImplKind::kInSwitch: a.kind = AlgoKind::kInSwitch; break;
       case CollectiveImplKind::kPlugin:
         a.kind = AlgoKind::kPlugin;
         a.plugin = algorithms->Find(c.name);
@@ -192,6 +193,7 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   so.themis = sys->inter_dimension_scheduling == "themis";
   so.smallest_first = sys->intra_dimension_scheduling == "SmallestFirst";
   so.local_mem_bw = sys->local_mem_bw;
+  so.in_switch_reduction_bw = sys->in_switch_reduction_bw;
   so.all_reduce = MapImpls(sys->all_reduce, algorithms);
   so.all_gather = MapImpls(sys->all_gather, algorithms);
   so.reduce_scatter = MapImpls(sys->reduce_scatter, algorithms);
@@ -391,8 +393,9 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   for (int d = 0; d < topology.num_dims(); ++d) {
     const Dim& x = topology.dims()[d];
     const uint64_t k = symmetric ? static_cast<uint64_t>(npus) : 1;
-    DimReport dr{BlockName(x.block), x.npus, x.bandwidth_gbps, x.latency_ns, stats[d].messages * k,
-                 stats[d].bytes * k, stats[d].busy_ns * k};
+    const DimStats& sw = engine.switch_stats()[d];
+    DimReport dr{BlockName(x.block), x.npus, x.bandwidth_gbps, x.latency_ns, (stats[d].messages + sw.messages) * k,
+                 (stats[d].bytes + sw.bytes) * k, stats[d].busy_ns * k};
     const double n = npus, p = x.npus;
     switch (x.block) {
       case Block::kRing: dr.directed_links = 2 * n; break;

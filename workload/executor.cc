@@ -76,6 +76,16 @@ void Executor::ActiveDown(NpuState& s) {
   if (--s.active == 0) s.busy += queue_->Now() - s.active_since;
 }
 
+void Executor::MemBegin(NpuState& s) {
+  if (s.mem_in_flight++ == 0) s.mem_since = queue_->Now();
+  ActiveUp(s);
+}
+
+void Executor::MemEnd(NpuState& s) {
+  if (--s.mem_in_flight == 0) s.mem += queue_->Now() - s.mem_since;
+  ActiveDown(s);
+}
+
 void Executor::CommBegin(NpuState& s) {
   if (s.comm_in_flight++ == 0) s.comm_since = queue_->Now();
   ActiveUp(s);
@@ -166,7 +176,7 @@ void Executor::Issue(int rank, uint32_t idx) {
     case NodeKind::kMemLoad:
     case NodeKind::kMemStore: {
       s.comm_busy = true;
-      CommBegin(s);
+      MemBegin(s);
       memory_->Access(rank, n.kind == NodeKind::kMemLoad ? MemOp::kLoad : MemOp::kStore, n.tensor_size,
                       Key(rank, idx));  // completes through HandleEvent(kNodeDone)
       return;
@@ -210,10 +220,13 @@ void Executor::Complete(int rank, uint32_t idx) {
       break;
     case NodeKind::kColl:
     case NodeKind::kSend:
-    case NodeKind::kMemLoad:
-    case NodeKind::kMemStore:
       s.comm_busy = false;
       CommEnd(s);
+      break;
+    case NodeKind::kMemLoad:
+    case NodeKind::kMemStore:
+      s.comm_busy = false;  // MEM nodes share the communication slot
+      MemEnd(s);
       break;
     case NodeKind::kRecv: CommEnd(s); break;
     default: break;

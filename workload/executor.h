@@ -55,7 +55,10 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
     Tick comm_since = 0;
     int active = 0;       // GPU compute or communication in flight
     Tick active_since = 0;
-    Tick busy = 0;        // union of compute and communication time
+    Tick busy = 0;        // union of compute, communication and memory time
+    int mem_in_flight = 0;
+    Tick mem_since = 0;
+    Tick mem = 0;         // union of remote-memory access intervals
   };
   const std::vector<NpuState>& npus() const { return npus_; }
   const std::vector<CollectiveRecord>& rank0_collectives() const { return rank0_colls_; }
@@ -69,6 +72,8 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
   void CommBegin(NpuState& s);
   void CommEnd(NpuState& s);
   void ActiveUp(NpuState& s);
+  void MemBegin(NpuState& s);
+  void MemEnd(NpuState& s);
   void ActiveDown(NpuState& s);
   void Fail(Status st);
   void ResetIteration(NpuState& s);

@@ -116,7 +116,8 @@ std::string FormatReportJson(const RunReport& r) {
   auto& arr = j["npus"] = nlohmann::ordered_json::array();
   for (const auto& n : r.per_npu) {
     arr.push_back({{"rank", n.rank}, {"finished_ns", n.finished_ns}, {"compute_ns", n.compute_ns},
-                   {"comm_ns", n.comm_ns}, {"exposed_comm_ns", n.exposed_comm_ns}, {"idle_ns", n.idle_ns}});
+                   {"comm_ns", n.comm_ns}, {"exposed_comm_ns", n.exposed_comm_ns}, {"remote_mem_ns", n.remote_mem_ns},
+                   {"idle_ns", n.idle_ns}});
   }
   auto& colls = j["collectives"] = nlohmann::ordered_json::array();
   for (const auto& c : r.collectives) {
@@ -141,10 +142,11 @@ std::string FormatReportJson(const RunReport& r) {
 }
 
 std::string FormatReportCsv(const RunReport& r) {
-  std::string out = "rank,finished_ns,compute_ns,comm_ns,exposed_comm_ns,idle_ns\n";
+  std::string out = "rank,finished_ns,compute_ns,comm_ns,exposed_comm_ns,idle_ns,remote_mem_ns\n";
   for (const auto& n : r.per_npu) {
     out += std::to_string(n.rank) + "," + std::to_string(n.finished_ns) + "," + std::to_string(n.compute_ns) + "," +
-           std::to_string(n.comm_ns) + "," + std::to_string(n.exposed_comm_ns) + "," + std::to_string(n.idle_ns) + "\n";
+           std::to_string(n.comm_ns) + "," + std::to_string(n.exposed_comm_ns) + "," + std::to_string(n.idle_ns) + "," +
+           std::to_string(n.remote_mem_ns) + "\n";
   }
   return out;
 }

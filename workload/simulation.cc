@@ -382,6 +382,7 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
     n.finished_ns = s.finish;
     n.compute_ns = s.compute;
     n.comm_ns = s.comm;
+    n.remote_mem_ns = s.mem;
     n.exposed_comm_ns = s.finish >= s.compute ? s.finish - s.compute : 0;
     n.idle_ns = s.finish > s.busy ? s.finish - s.busy : 0;  // neither computing nor communicating
     rep.per_npu.push_back(n);

@@ -34,9 +34,10 @@ struct NpuReport {
   int rank = 0;
   Tick finished_ns = 0;
   Tick compute_ns = 0;       // GPU compute
-  Tick comm_ns = 0;          // time with a communication or memory operation in flight
+  Tick comm_ns = 0;          // union of collective, send and receive intervals (ASTRA-sim's "Comm time")
+  Tick remote_mem_ns = 0;    // union of MEM_LOAD / MEM_STORE intervals
   Tick exposed_comm_ns = 0;  // finished - compute
-  Tick idle_ns = 0;          // neither computing nor communicating
+  Tick idle_ns = 0;          // neither computing, communicating nor accessing remote memory
 };
 
 struct CollectiveReport {

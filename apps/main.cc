@@ -33,6 +33,7 @@ DEFINE_string(remote_model, "analytical", "remote backend: which model to ask th
 DEFINE_int32(remote_timeout_ms, 10000, "remote backend: how long to wait for each answer of the peer");
 DEFINE_string(listen, "127.0.0.1:7070", "peer: where to listen, host:port or unix:/path");
 DEFINE_int32(connections, 0, "peer: serve this many runs, then exit (0: forever)");
+DEFINE_bool(allow_oversubscription, false, "memory over capacity is a warning in the report, not an error");
 DEFINE_bool(link_stats, false, "report bytes and busy time per link (congestion-aware backend)");
 DEFINE_string(symmetry, "auto", "auto: simulate one representative rank when every rank provably runs the same schedule; off: simulate every rank");
 DEFINE_string(example, "", "run an embedded example instead of input files: default, data-parallel");
@@ -40,6 +41,10 @@ DEFINE_string(out, "", "output path (trace to-json/from-json/gen)");
 DEFINE_int32(npus, 8, "trace gen: number of NPUs");
 DEFINE_int32(layers, 24, "trace gen: number of layers");
 DEFINE_uint64(allreduce_bytes, 32ull << 20, "trace gen-dp: all-reduce size per layer in bytes");
+DEFINE_uint64(fwd_us, 500, "trace gen-dp: forward COMP duration per layer (us)");
+DEFINE_uint64(bwd_us, 1000, "trace gen-dp: backward COMP duration per layer (us)");
+DEFINE_uint64(activation_bytes, 0, "trace gen-dp: bytes of each forward layer's output kept until its backward");
+DEFINE_bool(offload, false, "trace gen-dp: store activations to the remote tier after the forward, reload before the backward");
 DEFINE_string(collective, "ALL_REDUCE", "trace gen-coll: the collective (ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, ALL_TO_ALL, ...)");
 DEFINE_uint64(bytes, 1ull << 30, "trace gen-coll: comm_size in bytes; topology describe: all-reduce size");
 
@@ -172,6 +177,7 @@ int Run() {
   cfg.iterations = FLAGS_iterations;
   cfg.symmetry = FLAGS_symmetry;
   cfg.link_stats = FLAGS_link_stats;
+  cfg.allow_oversubscription = FLAGS_allow_oversubscription;
   cfg.backend_params["remote-endpoint"] = FLAGS_remote_endpoint;
   cfg.backend_params["remote-model"] = FLAGS_remote_model;
   cfg.backend_params["remote-timeout-ms"] = std::to_string(FLAGS_remote_timeout_ms);
@@ -203,6 +209,10 @@ int Trace(int argc, char** argv) {
     spec.npus = FLAGS_npus;
     spec.layers = FLAGS_layers;
     spec.allreduce_bytes = FLAGS_allreduce_bytes;
+    spec.activation_bytes = FLAGS_activation_bytes;
+    spec.fwd_us = FLAGS_fwd_us;
+    spec.bwd_us = FLAGS_bwd_us;
+    spec.offload = FLAGS_offload;
     if (spec.npus < 1 || spec.layers < 1) return Fail(orrery::Status::Invalid("trace gen-dp: --npus and --layers must be >= 1"));
     if (auto st = orrery::WriteDataParallelTraces(spec, FLAGS_out); !st.ok()) return Fail(st);
     return 0;

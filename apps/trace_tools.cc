@@ -125,11 +125,13 @@ Status TraceFromJson(const std::string& json_path, const std::string& et_path) {
 Status WriteDataParallelTraces(const DataParallelSpec& spec, const std::string& prefix) {
   ChakraProtoMsg::GlobalMetadata md;
   md.set_version("0.0.4");
+  const bool acts = spec.activation_bytes > 0;
   for (int r = 0; r < spec.npus; ++r) {
     EtWriter w;
     ORRERY_RETURN_IF_ERROR(w.Open(prefix + "." + std::to_string(r) + ".et", md));
     uint64_t id = 0;
     uint64_t prev = 0;
+    std::vector<uint64_t> fwd_id(spec.layers), store_id(spec.layers);
     for (int l = 0; l < spec.layers; ++l) {
       ChakraProtoMsg::Node n;
       n.set_id(id);
@@ -137,11 +139,37 @@ Status WriteDataParallelTraces(const DataParallelSpec& spec, const std::string& 
       n.set_type(ChakraProtoMsg::COMP_NODE);
       n.set_duration_micros(spec.fwd_us);
       AddAttr(&n, "is_cpu_op")->set_bool_val(false);
+      if (acts) AddAttr(&n, "output_bytes")->set_uint64_val(spec.activation_bytes);
       if (l > 0) n.add_data_deps(prev);
       ORRERY_RETURN_IF_ERROR(w.Write(n));
+      fwd_id[l] = id;
       prev = id++;
+      if (acts && spec.offload) {
+        ChakraProtoMsg::Node st;
+        st.set_id(id);
+        st.set_name("offload_" + std::to_string(l));
+        st.set_type(ChakraProtoMsg::MEM_STORE_NODE);
+        AddAttr(&st, "is_cpu_op")->set_bool_val(false);
+        AddAttr(&st, "tensor_size")->set_uint64_val(spec.activation_bytes);
+        st.add_data_deps(fwd_id[l]);
+        ORRERY_RETURN_IF_ERROR(w.Write(st));
+        store_id[l] = id++;
+      }
     }
     for (int l = spec.layers - 1; l >= 0; --l) {
+      uint64_t act = fwd_id[l];
+      if (acts && spec.offload) {
+        ChakraProtoMsg::Node ld;
+        ld.set_id(id);
+        ld.set_name("reload_" + std::to_string(l));
+        ld.set_type(ChakraProtoMsg::MEM_LOAD_NODE);
+        AddAttr(&ld, "is_cpu_op")->set_bool_val(false);
+        AddAttr(&ld, "tensor_size")->set_uint64_val(spec.activation_bytes);
+        ld.add_data_deps(store_id[l]);
+        ld.add_ctrl_deps(prev);  // reload when the backward reaches this layer
+        ORRERY_RETURN_IF_ERROR(w.Write(ld));
+        act = id++;
+      }
       ChakraProtoMsg::Node b;
       b.set_id(id);
       b.set_name("bwd_" + std::to_string(l));
@@ -149,6 +177,7 @@ Status WriteDataParallelTraces(const DataParallelSpec& spec, const std::string& 
       b.set_duration_micros(spec.bwd_us);
       AddAttr(&b, "is_cpu_op")->set_bool_val(false);
       b.add_data_deps(prev);
+      if (acts && act != prev) b.add_data_deps(act);
       ORRERY_RETURN_IF_ERROR(w.Write(b));
       prev = id++;
       ChakraProtoMsg::Node c;

@@ -21,6 +21,11 @@ struct DataParallelSpec {
   uint64_t fwd_us = 500;
   uint64_t bwd_us = 1000;
   uint64_t allreduce_bytes = 32ull << 20;
+  // Activations: each forward layer's output (bytes) stays in HBM until its
+  // backward; with `offload`, it is stored to the remote tier right after the
+  // forward and loaded back before the backward.
+  uint64_t activation_bytes = 0;
+  bool offload = false;
 };
 // Writes PREFIX.<rank>.et for every rank.
 Status WriteDataParallelTraces(const DataParallelSpec& spec, const std::string& prefix);

@@ -57,15 +57,19 @@ class PoolMemory : public MemoryBackend, public EventHandler {
     } else if (arg != generation_) {
       return;  // a completion planned before the set of transfers changed
     }
-    // Finish every transfer that is done (remaining within half a byte).
+    // Finish every transfer that is done (remaining within half a byte). The
+    // sink may start new accesses, so it hears about completions only after
+    // the bookkeeping is consistent.
+    std::vector<uint64_t> done;
     for (auto& x : xfers_) {
       if (x.active && x.remaining <= 0.5) {
         x.active = false;
         --active_;
-        ctx_.sink->HandleEvent(ctx_.done_kind, x.token);
+        done.push_back(x.token);
       }
     }
     PlanNext();
+    for (uint64_t token : done) ctx_.sink->HandleEvent(ctx_.done_kind, token);
   }
 
   MemoryStats stats() const override { return stats_; }
@@ -102,7 +106,8 @@ class PoolMemory : public MemoryBackend, public EventHandler {
     for (const auto& x : xfers_) {
       if (x.active) least = std::min(least, x.remaining);
     }
-    const Tick in = static_cast<Tick>(std::ceil(least * active_ / bw_ - 1e-9));
+    const double wait = std::ceil(std::max(0.0, least) * active_ / bw_ - 1e-9);
+    const Tick in = wait > 0 ? static_cast<Tick>(wait) : 0;
     ctx_.queue->ScheduleAfter(in, this, kCompletion, generation_);
   }
 

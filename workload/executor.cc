@@ -11,13 +11,61 @@ constexpr uint32_t kNodeDone = 1;
 }
 
 Executor::Executor(EventQueue* queue, CollectiveEngine* engine, MemoryBackend* memory, ComputeModel compute,
-                   std::vector<NpuGraph> graphs, int iterations)
-    : queue_(queue), engine_(engine), memory_(memory), compute_(compute), iterations_(iterations) {
+                   std::vector<NpuGraph> graphs, int iterations, CapacityOptions capacity)
+    : queue_(queue), engine_(engine), memory_(memory), compute_(compute), iterations_(iterations), capacity_(capacity) {
   npus_.resize(graphs.size());
   for (size_t r = 0; r < graphs.size(); ++r) {
     npus_[r].graph = std::move(graphs[r]);
-    ResetIteration(npus_[r]);
+    NpuState& s = npus_[r];
+    if (capacity_.enabled()) {
+      s.parents.resize(s.graph.nodes.size());
+      for (uint32_t i = 0; i < s.graph.nodes.size(); ++i) {
+        for (uint32_t c = s.graph.nodes[i].child_begin; c < s.graph.nodes[i].child_end; ++c) {
+          s.parents[s.graph.children[c]].push_back(i);
+        }
+      }
+      s.local_used = s.local_peak = capacity_.resident;
+      if (capacity_.local_capacity > 0 && capacity_.resident > capacity_.local_capacity) {
+        OverCapacity("rank " + std::to_string(r) + ": resident_bytes " + std::to_string(capacity_.resident) +
+                     " exceed the local capacity of " + std::to_string(capacity_.local_capacity) + " bytes");
+      }
+    }
+    ResetIteration(s);
   }
+}
+
+void Executor::OverCapacity(const std::string& what) {
+  if (capacity_.allow_oversubscription) {
+    if (warnings_.size() < 16) warnings_.push_back(what);
+    return;
+  }
+  Fail(Status::Invalid("over capacity: " + what + " (--allow-oversubscription continues and reports the peak)"));
+}
+
+// Rule: a GPU COMP node's output (`output_bytes`, else `tensor_size`) and a
+// MEM_LOAD's tensor occupy HBM from the node's start until all its children
+// have finished.
+void Executor::Allocate(int rank, uint32_t idx, uint64_t bytes) {
+  NpuState& s = npus_[rank];
+  if (!capacity_.enabled() || bytes == 0) return;
+  s.allocated[idx] = bytes;
+  s.local_used += bytes;
+  s.local_peak = std::max(s.local_peak, s.local_used);
+  if (capacity_.local_capacity > 0 && s.local_used > capacity_.local_capacity && !s.warned) {
+    const WorkNode& n = s.graph.nodes[idx];
+    s.warned = true;
+    OverCapacity("rank " + std::to_string(rank) + ", node " + std::to_string(n.id) + " (" +
+                 (n.name.empty() ? NodeTypeName(static_cast<int>(n.kind)) : n.name) + ") allocates " +
+                 std::to_string(bytes) + " bytes at t=" + std::to_string(queue_->Now()) + " ns with " +
+                 std::to_string(s.local_used - bytes) + " of " + std::to_string(capacity_.local_capacity) +
+                 " local bytes in use: short by " + std::to_string(s.local_used - capacity_.local_capacity) + " bytes");
+  }
+}
+
+void Executor::Release(NpuState& s, uint32_t idx) {
+  if (s.allocated[idx] == 0) return;
+  s.local_used -= s.allocated[idx];
+  s.allocated[idx] = 0;
 }
 
 void Executor::ResetIteration(NpuState& s) {
@@ -27,6 +75,11 @@ void Executor::ResetIteration(NpuState& s) {
   s.start.assign(n, 0);
   s.done = 0;
   s.ready.clear();
+  if (capacity_.enabled()) {
+    s.allocated.assign(n, 0);
+    s.live_children.resize(n);
+    for (uint32_t i = 0; i < n; ++i) s.live_children[i] = s.graph.nodes[i].child_end - s.graph.nodes[i].child_begin;
+  }
   for (uint32_t i = 0; i < n; ++i) {
     s.pending[i] = s.graph.nodes[i].num_deps;
     if (s.pending[i] == 0) s.ready.insert(i);
@@ -125,6 +178,7 @@ void Executor::Issue(int rank, uint32_t idx) {
         s.gpu_busy = true;
         s.compute += runtime;
         ActiveUp(s);
+        Allocate(rank, idx, n.output_bytes ? n.output_bytes : n.tensor_size);
       }
       queue_->ScheduleAfter(runtime, this, kNodeDone, Key(rank, idx));
       return;
@@ -177,6 +231,7 @@ void Executor::Issue(int rank, uint32_t idx) {
     case NodeKind::kMemStore: {
       s.comm_busy = true;
       MemBegin(s);
+      if (n.kind == NodeKind::kMemLoad) Allocate(rank, idx, n.tensor_size);
       memory_->Access(rank, n.kind == NodeKind::kMemLoad ? MemOp::kLoad : MemOp::kStore, n.tensor_size,
                       Key(rank, idx));  // completes through HandleEvent(kNodeDone)
       return;
@@ -227,12 +282,35 @@ void Executor::Complete(int rank, uint32_t idx) {
     case NodeKind::kMemStore:
       s.comm_busy = false;  // MEM nodes share the communication slot
       MemEnd(s);
+      if (capacity_.enabled()) {
+        // Rule: a store puts its tensor in the remote tier, a load takes it back out.
+        if (n.kind == NodeKind::kMemStore) {
+          remote_used_ += n.tensor_size;
+          remote_peak_ = std::max(remote_peak_, remote_used_);
+          if (capacity_.remote_capacity > 0 && remote_used_ > capacity_.remote_capacity) {
+            OverCapacity("rank " + std::to_string(rank) + ", node " + std::to_string(n.id) + " (" +
+                         (n.name.empty() ? "MEM_STORE_NODE" : n.name) + ") stores " + std::to_string(n.tensor_size) +
+                         " bytes at t=" + std::to_string(queue_->Now()) + " ns into a remote tier of " +
+                         std::to_string(capacity_.remote_capacity) + " bytes: short by " +
+                         std::to_string(remote_used_ - capacity_.remote_capacity) + " bytes");
+          }
+        } else {
+          remote_used_ -= std::min(remote_used_, n.tensor_size);
+        }
+      }
       break;
     case NodeKind::kRecv: CommEnd(s); break;
     default: break;
   }
   s.issued[idx] = 2;
   ++s.done;
+  if (capacity_.enabled()) {
+    // A node's bytes are freed when its last child finishes (or at once, with no children).
+    if (n.child_begin == n.child_end) Release(s, idx);
+    for (uint32_t p : s.parents[idx]) {
+      if (--s.live_children[p] == 0) Release(s, p);
+    }
+  }
   for (uint32_t c = n.child_begin; c < n.child_end; ++c) {
     const uint32_t child = s.graph.children[c];
     if (--s.pending[child] == 0) s.ready.insert(child);

@@ -20,6 +20,15 @@ struct ComputeModel {
   double mem_bytes_per_s = 0;
 };
 
+// Memory capacity tracking (off when local_capacity is 0 and remote_capacity is 0).
+struct CapacityOptions {
+  uint64_t local_capacity = 0;   // HBM bytes per NPU (0: unlimited)
+  uint64_t remote_capacity = 0;  // bytes of the remote tier, shared by all NPUs (0: unlimited)
+  uint64_t resident = 0;         // bytes every NPU holds in HBM from the start
+  bool allow_oversubscription = false;
+  bool enabled() const { return local_capacity > 0 || remote_capacity > 0 || resident > 0; }
+};
+
 struct CollectiveRecord {
   uint64_t node_id;
   std::string name, type, algorithm;
@@ -30,7 +39,7 @@ struct CollectiveRecord {
 class Executor : public EventHandler, public CollectiveDoneClient, public RecvClient {
  public:
   Executor(EventQueue* queue, CollectiveEngine* engine, MemoryBackend* memory, ComputeModel compute,
-           std::vector<NpuGraph> graphs, int iterations);
+           std::vector<NpuGraph> graphs, int iterations, CapacityOptions capacity = {});
   Status Start();
   void HandleEvent(uint32_t kind, uint64_t arg) override;
   void OnCollectiveDone(uint64_t cookie) override;
@@ -56,12 +65,19 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
     int active = 0;       // GPU compute or communication in flight
     Tick active_since = 0;
     Tick busy = 0;        // union of compute, communication and memory time
+    uint64_t local_used = 0, local_peak = 0;
+    std::vector<uint64_t> allocated;       // bytes each node holds in HBM
+    std::vector<uint32_t> live_children;   // children not finished yet (frees the node's bytes at 0)
+    std::vector<std::vector<uint32_t>> parents;
+    bool warned = false;
     int mem_in_flight = 0;
     Tick mem_since = 0;
     Tick mem = 0;         // union of remote-memory access intervals
   };
   const std::vector<NpuState>& npus() const { return npus_; }
   const std::vector<CollectiveRecord>& rank0_collectives() const { return rank0_colls_; }
+  uint64_t remote_peak() const { return remote_peak_; }
+  const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
   static uint64_t Key(int rank, uint32_t idx) { return (static_cast<uint64_t>(rank) << 32) | idx; }
@@ -77,6 +93,9 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
   void ActiveDown(NpuState& s);
   void Fail(Status st);
   void ResetIteration(NpuState& s);
+  void Allocate(int rank, uint32_t idx, uint64_t bytes);
+  void Release(NpuState& s, uint32_t idx);
+  void OverCapacity(const std::string& what);
 
   EventQueue* queue_;
   CollectiveEngine* engine_;
@@ -86,6 +105,9 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
   std::vector<NpuState> npus_;
   std::vector<CollectiveRecord> rank0_colls_;
   Status failure_;
+  CapacityOptions capacity_;
+  uint64_t remote_used_ = 0, remote_peak_ = 0;
+  std::vector<std::string> warnings_;
 };
 
 }  // namespace orrery

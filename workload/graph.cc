@@ -53,6 +53,7 @@ Result<NpuGraph> LoadNpuGraph(const std::string& path, int rank, const GraphLoad
     if (const auto* a = FindAttr(n, "is_cpu_op")) w.is_cpu = AttrBool(*a).value_or(false);
     w.num_ops = u("num_ops").value_or(0);
     w.tensor_size = u("tensor_size").value_or(0);
+    w.output_bytes = u("output_bytes").value_or(0);
     const bool barrier = w.kind == NodeKind::kColl && u("comm_type") == std::optional<uint64_t>(9);
     if ((w.kind == NodeKind::kColl && !barrier) || w.kind == NodeKind::kSend || w.kind == NodeKind::kRecv) {
       auto size = need("comm_size");

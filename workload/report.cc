@@ -77,6 +77,21 @@ std::string FormatReportText(const RunReport& r) {
              std::to_string(c.end_ns - c.start_ns) + " ns)\n";
     }
   }
+  if (r.capacity_tracked) {
+    uint64_t peak = 0;
+    int at = 0;
+    for (const auto& n : r.per_npu) {
+      if (n.peak_local_bytes > peak) {
+        peak = n.peak_local_bytes;
+        at = n.rank;
+      }
+    }
+    out += "\nmemory capacity: peak local " + std::to_string(peak) + " bytes on rank " + std::to_string(at) +
+           (r.local_capacity_bytes ? " of " + std::to_string(r.local_capacity_bytes) : std::string(" (unlimited)")) +
+           "; peak remote " + std::to_string(r.peak_remote_bytes) + " bytes" +
+           (r.remote_capacity_bytes ? " of " + std::to_string(r.remote_capacity_bytes) : std::string(" (unlimited)")) + "\n";
+    for (const auto& w : r.warnings) out += "  warning: over capacity: " + w + "\n";
+  }
   if (r.memory_accesses > 0) {
     out += "\nmemory (" + r.memory_backend + "): " + std::to_string(r.memory_accesses) + " accesses, " +
            std::to_string(r.memory_bytes) + " bytes, " + std::to_string(r.memory_wait_ns) + " ns waiting in queues\n";
@@ -118,6 +133,7 @@ std::string FormatReportJson(const RunReport& r) {
     arr.push_back({{"rank", n.rank}, {"finished_ns", n.finished_ns}, {"compute_ns", n.compute_ns},
                    {"comm_ns", n.comm_ns}, {"exposed_comm_ns", n.exposed_comm_ns}, {"remote_mem_ns", n.remote_mem_ns},
                    {"idle_ns", n.idle_ns}});
+    if (r.capacity_tracked) arr.back()["peak_local_bytes"] = n.peak_local_bytes;
   }
   auto& colls = j["collectives"] = nlohmann::ordered_json::array();
   for (const auto& c : r.collectives) {
@@ -126,6 +142,12 @@ std::string FormatReportJson(const RunReport& r) {
   }
   j["memory"] = {{"backend", r.memory_backend}, {"accesses", r.memory_accesses}, {"bytes", r.memory_bytes},
                  {"wait_ns", r.memory_wait_ns}};
+  if (r.capacity_tracked) {
+    j["memory"]["local_capacity_bytes"] = r.local_capacity_bytes;
+    j["memory"]["remote_capacity_bytes"] = r.remote_capacity_bytes;
+    j["memory"]["peak_remote_bytes"] = r.peak_remote_bytes;
+    j["memory"]["warnings"] = r.warnings;
+  }
   auto& dims = j["dims"] = nlohmann::ordered_json::array();
   for (const auto& d : r.dims) {
     dims.push_back({{"block", d.block}, {"npus", d.npus}, {"bandwidth_gbps", d.bandwidth_gbps}, {"latency_ns", d.latency_ns},

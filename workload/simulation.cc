@@ -279,6 +279,8 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
     return r;
   }
   // The memory backend: Orrery's memory YAML, or ASTRA-sim's remote-memory JSON.
+  CapacityOptions capacity;
+  capacity.allow_oversubscription = config.allow_oversubscription;
   MemoryRegistry builtin_memories;
   RegisterBuiltinMemoryBackends(&builtin_memories);
   const MemoryRegistry& mem_registry = memories ? *memories : builtin_memories;
@@ -290,6 +292,28 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
     if (!flat.ok()) return flat.status();
     mem_params = flat.value();
     mem_backend = mem_params.count("backend") ? mem_params["backend"] : "pool";
+    // Capacity settings belong to Orrery, not to the backend.
+    for (const char* key : {"local_capacity_bytes", "remote_capacity_bytes", "resident_bytes"}) {
+      auto it = mem_params.find(key);
+      if (it == mem_params.end()) continue;
+      uint64_t v = 0;
+      try {
+        size_t used = 0;
+        const long double d = std::stold(it->second, &used);
+        if (used != it->second.size() || d < 0 || d > 1.8e19) throw std::invalid_argument("range");
+        v = static_cast<uint64_t>(d);
+      } catch (...) {
+        return Status::Invalid(config.memory_config_path + ": " + key + " = " + it->second +
+                               ": must be a non-negative number of bytes");
+      }
+      if (v == 0 && std::string(key) != "resident_bytes") {
+        return Status::Invalid(config.memory_config_path + ": " + key + " = 0: a capacity must be positive (omit it for unlimited)");
+      }
+      if (std::string(key) == "local_capacity_bytes") capacity.local_capacity = v;
+      if (std::string(key) == "remote_capacity_bytes") capacity.remote_capacity = v;
+      if (std::string(key) == "resident_bytes") capacity.resident = v;
+      mem_params.erase(it);
+    }
     mem_source = config.memory_config_path;
   } else {
     static const char* kTypes[] = {"NO_MEMORY_EXPANSION", "PER_NPU_MEMORY_EXPANSION", "PER_NODE_MEMORY_EXPANSION",
@@ -355,7 +379,7 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   cm.roofline = sys->roofline_enabled;
   cm.peak_flops_per_s = sys->peak_perf_tflops * 1e12;
   cm.mem_bytes_per_s = sys->local_mem_bw * 1e9;
-  Executor exec(&queue, &engine, &memory, cm, std::move(graphs), config.iterations);
+  Executor exec(&queue, &engine, &memory, cm, std::move(graphs), config.iterations, capacity);
   mem_sink.to = &exec;
   if (Status st = exec.Start(); !st.ok()) return st;
   while (exec.failure().ok() && backend_failure.ok() && queue.RunOne()) {
@@ -371,6 +395,11 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   rep.messages = engine.messages_sent() * (symmetric ? npus : 1);
   rep.symmetric = symmetric;
   rep.memory_backend = mem_backend;
+  rep.capacity_tracked = capacity.enabled();
+  rep.local_capacity_bytes = capacity.local_capacity;
+  rep.remote_capacity_bytes = capacity.remote_capacity;
+  rep.peak_remote_bytes = exec.remote_peak();
+  rep.warnings = exec.warnings();
   rep.memory_accesses = memory.stats().accesses * (symmetric ? npus : 1);
   rep.memory_bytes = memory.stats().bytes * (symmetric ? npus : 1);
   rep.memory_wait_ns = memory.stats().wait_ns * (symmetric ? npus : 1);
@@ -383,6 +412,7 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
     n.compute_ns = s.compute;
     n.comm_ns = s.comm;
     n.remote_mem_ns = s.mem;
+    n.peak_local_bytes = s.local_peak;
     n.exposed_comm_ns = s.finish >= s.compute ? s.finish - s.compute : 0;
     n.idle_ns = s.finish > s.busy ? s.finish - s.busy : 0;  // neither computing nor communicating
     rep.per_npu.push_back(n);

@@ -27,6 +27,7 @@ struct RunConfig {
   // faster); "off": always simulate every rank.
   std::string symmetry = "auto";
   bool link_stats = false;  // per-link bytes and busy time (backends that model links)
+  bool allow_oversubscription = false;  // over-capacity memory is a warning, not an error
   std::map<std::string, std::string> backend_params;  // e.g. remote-endpoint
 };
 
@@ -36,6 +37,7 @@ struct NpuReport {
   Tick compute_ns = 0;       // GPU compute
   Tick comm_ns = 0;          // union of collective, send and receive intervals (ASTRA-sim's "Comm time")
   Tick remote_mem_ns = 0;    // union of MEM_LOAD / MEM_STORE intervals
+  uint64_t peak_local_bytes = 0;  // with capacity tracking (memory configuration)
   Tick exposed_comm_ns = 0;  // finished - compute
   Tick idle_ns = 0;          // neither computing, communicating nor accessing remote memory
 };
@@ -76,6 +78,9 @@ struct RunReport {
   uint64_t memory_accesses = 0;
   uint64_t memory_bytes = 0;
   Tick memory_wait_ns = 0;  // queueing at the memory, summed over accesses
+  bool capacity_tracked = false;
+  uint64_t local_capacity_bytes = 0, remote_capacity_bytes = 0, peak_remote_bytes = 0;
+  std::vector<std::string> warnings;
   bool symmetric = false;       // rank 0 was simulated as the representative of every rank
   std::string symmetry_note;    // why the run was (or was not) symmetric
 };

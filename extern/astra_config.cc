@@ -33,6 +33,17 @@ Status YamlList(const std::string& path, const YAML::Node& root, const char* key
   return Status::Ok();
 }
 
+// Reads and parses a YAML file; a syntax error names file:line:column.
+Result<YAML::Node> LoadYaml(const std::string& path) {
+  Result<std::string> text = ReadTextFile(path);
+  if (!text.ok()) return text.status();
+  try {
+    return YAML::Load(text.value());
+  } catch (const YAML::ParserException& e) {
+    return Status::Invalid(Where(path, e.mark) + ": malformed YAML: " + e.msg);
+  }
+}
+
 Result<AstraNetworkConfig> ReadOrreryNetwork(const std::string& path, const YAML::Node& root) {
   for (auto it = root.begin(); it != root.end(); ++it) {
     const std::string key = it->first.as<std::string>();
@@ -96,14 +107,9 @@ Result<AstraNetworkConfig> ReadOrreryNetwork(const std::string& path, const YAML
 }  // namespace
 
 Result<AstraNetworkConfig> ReadAstraNetworkYaml(const std::string& path) {
-  Result<std::string> text = ReadTextFile(path);
-  if (!text.ok()) return text.status();
-  YAML::Node root;
-  try {
-    root = YAML::Load(text.value());
-  } catch (const YAML::ParserException& e) {
-    return Status::Invalid(Where(path, e.mark) + ": malformed YAML: " + e.msg);
-  }
+  auto loaded = LoadYaml(path);
+  if (!loaded.ok()) return loaded.status();
+  YAML::Node root = loaded.value();
   if (!root.IsMap()) return Status::Invalid(path + ": expected a YAML mapping with keys topology, npus_count, bandwidth, latency");
   if (root["dims"]) return ReadOrreryNetwork(path, root);
   const std::vector<std::string> valid = {"topology", "npus_count", "bandwidth", "latency"};
@@ -399,14 +405,9 @@ Result<AstraRemoteMemoryConfig> ReadAstraRemoteMemoryJson(const std::string& pat
 }
 
 Result<std::map<std::string, std::string>> ReadFlatYaml(const std::string& path) {
-  Result<std::string> text = ReadTextFile(path);
-  if (!text.ok()) return text.status();
-  YAML::Node root;
-  try {
-    root = YAML::Load(text.value());
-  } catch (const YAML::ParserException& e) {
-    return Status::Invalid(Where(path, e.mark) + ": malformed YAML: " + e.msg);
-  }
+  auto loaded = LoadYaml(path);
+  if (!loaded.ok()) return loaded.status();
+  YAML::Node root = loaded.value();
   if (!root.IsMap()) return Status::Invalid(path + ": expected a YAML mapping of settings (key: value)");
   std::map<std::string, std::string> out;
   for (auto it = root.begin(); it != root.end(); ++it) {

@@ -163,6 +163,24 @@ static std::string CheckGraph(const CustomGraph& g, const CollectiveRequest& req
   return "";
 }
 
+// Frees a collective's handle when it completes, then tells the real client.
+class HandleOwner : public CollectiveDoneClient {
+ public:
+  HandleOwner(CollectiveHandle* h, CollectiveDoneClient* inner, uint64_t cookie) : h_(h), inner_(inner), cookie_(cookie) {}
+  void OnCollectiveDone(uint64_t) override {
+    CollectiveDoneClient* c = inner_;
+    const uint64_t k = cookie_;
+    delete h_;
+    delete this;
+    c->OnCollectiveDone(k);
+  }
+
+ private:
+  CollectiveHandle* h_;
+  CollectiveDoneClient* inner_;
+  uint64_t cookie_;
+};
+
 Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, ComType type, uint64_t bytes,
                                                                   const std::vector<bool>& involved_in, int group,
                                                                   std::string* algorithm_used) {
@@ -338,24 +356,7 @@ Status CollectiveEngine::IssueCollective(int rank, ComType type, uint64_t bytes,
     queue_->ScheduleClosureAt(queue_->Now(), [client, cookie] { client->OnCollectiveDone(cookie); });
     return Status::Ok();
   }
-  // The handle is freed by the completion path below (wrapped client).
-  struct Owner : CollectiveDoneClient {
-    CollectiveHandle* h;
-    CollectiveDoneClient* inner;
-    uint64_t inner_cookie;
-    void OnCollectiveDone(uint64_t) override {
-      CollectiveDoneClient* c = inner;
-      uint64_t k = inner_cookie;
-      delete h;
-      delete this;
-      c->OnCollectiveDone(k);
-    }
-  };
-  auto* owner = new Owner();
-  owner->h = handle;
-  owner->inner = client;
-  owner->inner_cookie = cookie;
-  handle->client = owner;
+  handle->client = new HandleOwner(handle, client, cookie);
   const uint64_t tag_base = static_cast<uint64_t>(group + 1) << 40;
   npus_[rank]->StartCollective(handle, std::move(plan.value()), tag_base, &stream_counters_[group + 1][rank]);
   return Status::Ok();
@@ -401,23 +402,7 @@ Status CollectiveEngine::IssueRooted(int rank, RootedKind kind, uint64_t bytes, 
   ps.algo.graph = std::make_shared<const CustomGraph>(
       BuildRootedCollective(kind, *members, rank, root, bytes, ReduceCost(bytes)));
   auto* handle = new CollectiveHandle();
-  struct Owner : CollectiveDoneClient {
-    CollectiveHandle* h;
-    CollectiveDoneClient* inner;
-    uint64_t inner_cookie;
-    void OnCollectiveDone(uint64_t) override {
-      CollectiveDoneClient* c = inner;
-      uint64_t k = inner_cookie;
-      delete h;
-      delete this;
-      c->OnCollectiveDone(k);
-    }
-  };
-  auto* owner = new Owner();
-  owner->h = handle;
-  owner->inner = client;
-  owner->inner_cookie = cookie;
-  handle->client = owner;
+  handle->client = new HandleOwner(handle, client, cookie);
   std::vector<std::vector<PhaseSpec>> chunks(1, std::vector<PhaseSpec>{ps});
   const uint64_t tag_base = static_cast<uint64_t>(group + 1) << 40;
   npus_[rank]->StartCollective(handle, std::move(chunks), tag_base, &stream_counters_[group + 1][rank]);

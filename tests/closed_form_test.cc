@@ -108,26 +108,7 @@ TEST(SwitchAllReduce, DirectAndHalvingDoubling) {
 }
 
 void WriteSendRecv(const TempDir& d, int npus, int src, int dst, uint64_t bytes) {
-  ChakraProtoMsg::GlobalMetadata md;
-  for (int r = 0; r < npus; ++r) {
-    EtWriter w;
-    ASSERT_TRUE(w.Open(d.File("trace." + std::to_string(r) + ".et"), md).ok());
-    if (r == src || r == dst) {
-      ChakraProtoMsg::Node n;
-      n.set_id(1);
-      n.set_type(r == src ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE);
-      auto add = [&](const char* name, uint64_t v) {
-        auto* a = n.add_attr();
-        a->set_name(name);
-        a->set_uint64_val(v);
-      };
-      add(r == src ? "comm_dst" : "comm_src", r == src ? dst : src);
-      add("comm_size", bytes);
-      add("comm_tag", 7);
-      ASSERT_TRUE(w.Write(n).ok());
-    }
-    ASSERT_TRUE(w.Close().ok());
-  }
+  testing::WriteP2PTraces(d, npus, {{src, dst, bytes, 7}});
 }
 
 TEST(SingleMessage, EachBuildingBlockAndBackend) {
@@ -164,27 +145,7 @@ TEST(CongestionAware, IncastQueuesOnTheDownLink) {
   TempDir d;
   d.Write("network.yml", testing::NetworkYaml("Switch", 4, bw, lat));
   d.Write("system.json", testing::SystemJson("ring", 1, 10, 1600));
-  ChakraProtoMsg::GlobalMetadata md;
-  for (int r = 0; r < 4; ++r) {
-    EtWriter w;
-    ASSERT_TRUE(w.Open(d.File("trace." + std::to_string(r) + ".et"), md).ok());
-    for (int s = 1; s < 4; ++s) {
-      if (r != 0 && r != s) continue;
-      ChakraProtoMsg::Node n;
-      n.set_id(s);
-      n.set_type(r == 0 ? ChakraProtoMsg::COMM_RECV_NODE : ChakraProtoMsg::COMM_SEND_NODE);
-      auto add = [&](const char* name, uint64_t v) {
-        auto* a = n.add_attr();
-        a->set_name(name);
-        a->set_uint64_val(v);
-      };
-      add(r == 0 ? "comm_src" : "comm_dst", r == 0 ? s : 0);
-      add("comm_size", bytes);
-      add("comm_tag", s);
-      ASSERT_TRUE(w.Write(n).ok());
-    }
-    ASSERT_TRUE(w.Close().ok());
-  }
+  testing::WriteP2PTraces(d, 4, {{1, 0, bytes, 1}, {2, 0, bytes, 2}, {3, 0, bytes, 3}});
   auto u = testing::RunIn(d, "analytical");
   ASSERT_TRUE(u.ok()) << u.status().message();
   EXPECT_EQ(u->per_npu[0].finished_ns, Trunc(2 * lat + x));

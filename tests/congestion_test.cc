@@ -13,34 +13,10 @@ namespace {
 using testing::TempDir;
 Tick T(double x) { return static_cast<Tick>(x); }
 
-struct Msg {
-  int src, dst;
-  uint64_t bytes;
-};
-
-void WriteMessages(const TempDir& d, int npus, const std::vector<Msg>& msgs) {
-  for (int r = 0; r < npus; ++r) {
-    EtWriter w;
-    ASSERT_TRUE(w.Open(d.File("trace." + std::to_string(r) + ".et"), ChakraProtoMsg::GlobalMetadata()).ok());
-    uint64_t id = 0;
-    for (size_t i = 0; i < msgs.size(); ++i) {
-      const Msg& m = msgs[i];
-      if (r != m.src && r != m.dst) continue;
-      ChakraProtoMsg::Node n;
-      n.set_id(id++);
-      n.set_type(r == m.src ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE);
-      auto add = [&](const char* name, uint64_t v) {
-        auto* a = n.add_attr();
-        a->set_name(name);
-        a->set_uint64_val(v);
-      };
-      add(r == m.src ? "comm_dst" : "comm_src", r == m.src ? m.dst : m.src);
-      add("comm_size", m.bytes);
-      add("comm_tag", i);
-      ASSERT_TRUE(w.Write(n).ok());
-    }
-    ASSERT_TRUE(w.Close().ok());
-  }
+void WriteMessages(const TempDir& d, int npus, const std::vector<testing::P2PMsg>& msgs) {
+  std::vector<testing::P2PMsg> tagged = msgs;
+  for (size_t i = 0; i < tagged.size(); ++i) tagged[i].tag = i;
+  testing::WriteP2PTraces(d, npus, tagged);
 }
 
 Result<RunReport> RunNet(const TempDir& d, const std::string& net, const std::string& backend,

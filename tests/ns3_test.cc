@@ -30,28 +30,9 @@ void ExpectClose(Tick ns3, Tick analytical, const std::string& what) {
 }
 
 void WriteSends(const testing::TempDir& d, int npus, const std::vector<std::pair<int, int>>& flows, uint64_t bytes) {
-  for (int r = 0; r < npus; ++r) {
-    EtWriter w;
-    ASSERT_TRUE(w.Open(d.File("trace." + std::to_string(r) + ".et"), ChakraProtoMsg::GlobalMetadata()).ok());
-    uint64_t id = 0;
-    for (size_t i = 0; i < flows.size(); ++i) {
-      const auto [src, dst] = flows[i];
-      if (r != src && r != dst) continue;
-      ChakraProtoMsg::Node n;
-      n.set_id(id++);
-      n.set_type(r == src ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE);
-      auto add = [&](const char* name, uint64_t v) {
-        auto* a = n.add_attr();
-        a->set_name(name);
-        a->set_uint64_val(v);
-      };
-      add(r == src ? "comm_dst" : "comm_src", r == src ? dst : src);
-      add("comm_size", bytes);
-      add("comm_tag", i);
-      ASSERT_TRUE(w.Write(n).ok());
-    }
-    ASSERT_TRUE(w.Close().ok());
-  }
+  std::vector<testing::P2PMsg> msgs;
+  for (size_t i = 0; i < flows.size(); ++i) msgs.push_back({flows[i].first, flows[i].second, bytes, i});
+  testing::WriteP2PTraces(d, npus, msgs);
 }
 
 Result<RunReport> RunWith(const testing::TempDir& d, const std::string& net, const std::string& backend) {

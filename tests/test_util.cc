@@ -6,6 +6,8 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "extern/et_io.h"
+
 namespace orrery::testing {
 
 TempDir::TempDir() {
@@ -34,6 +36,30 @@ std::string SystemJson(const std::string& algo, int splits, int endpoint_delay, 
     << (algo == "halvingDoubling" || algo == "doubleBinaryTree" ? "ring" : algo)
     << "\"], \"collective-optimization\": \"localBWAware\", \"local-mem-bw\": " << local_mem_bw << extra << "}";
   return o.str();
+}
+
+void WriteP2PTraces(const TempDir& dir, int npus, const std::vector<P2PMsg>& msgs) {
+  for (int r = 0; r < npus; ++r) {
+    EtWriter w;
+    if (!w.Open(dir.File("trace." + std::to_string(r) + ".et"), ChakraProtoMsg::GlobalMetadata()).ok()) std::abort();
+    uint64_t id = 0;
+    for (const P2PMsg& m : msgs) {
+      if (r != m.src && r != m.dst) continue;
+      ChakraProtoMsg::Node n;
+      n.set_id(id++);
+      n.set_type(r == m.src ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE);
+      auto add = [&](const char* name, uint64_t v) {
+        auto* a = n.add_attr();
+        a->set_name(name);
+        a->set_uint64_val(v);
+      };
+      add(r == m.src ? "comm_dst" : "comm_src", static_cast<uint64_t>(r == m.src ? m.dst : m.src));
+      add("comm_size", m.bytes);
+      add("comm_tag", m.tag);
+      if (!w.Write(n).ok()) std::abort();
+    }
+    if (!w.Close().ok()) std::abort();
+  }
 }
 
 Result<RunReport> RunIn(const TempDir& dir, const std::string& backend) {

@@ -24,6 +24,15 @@ std::string NetworkYaml(const std::string& block, int npus, double bw, double la
 std::string SystemJson(const std::string& algo, int splits, int endpoint_delay, double local_mem_bw,
                        int active_chunks = 1, const std::string& extra = "");
 
+// One point-to-point message: a COMM_SEND on `src` and a COMM_RECV on `dst`.
+struct P2PMsg {
+  int src, dst;
+  uint64_t bytes;
+  uint64_t tag = 0;
+};
+// Writes dir/trace.<rank>.et for `npus` ranks with these messages (in order; all independent).
+void WriteP2PTraces(const TempDir& dir, int npus, const std::vector<P2PMsg>& msgs);
+
 // Runs a simulation over files in `dir`: trace prefix dir/trace.
 Result<RunReport> RunIn(const TempDir& dir, const std::string& backend = "analytical");
 Tick MaxFinished(const RunReport& r);

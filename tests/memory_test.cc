@@ -100,3 +100,50 @@ TEST(PoolMemory, ConfigurationErrors) {
 
 }  // namespace
 }  // namespace orrery
+
+namespace orrery {
+namespace {
+
+TEST(LocalTier, MemNodesMarkedLocalUseHbm) {
+  testing::TempDir d;
+  for (int r = 0; r < 2; ++r) {
+    EtWriter w;
+    ASSERT_TRUE(w.Open(d.File("trace." + std::to_string(r) + ".et"), ChakraProtoMsg::GlobalMetadata()).ok());
+    for (uint64_t id = 1; id <= 2; ++id) {
+      ChakraProtoMsg::Node n;
+      n.set_id(id);
+      n.set_type(id == 1 ? ChakraProtoMsg::MEM_LOAD_NODE : ChakraProtoMsg::MEM_STORE_NODE);
+      auto* a = n.add_attr();
+      a->set_name("tensor_size");
+      a->set_uint64_val(1600000);
+      a = n.add_attr();
+      a->set_name("memory_tier");
+      a->set_string_val(r == 0 ? "local" : "remote");
+      ASSERT_TRUE(w.Write(n).ok());
+    }
+    ASSERT_TRUE(w.Close().ok());
+  }
+  d.Write("network.yml", testing::NetworkYaml("Ring", 2, 50, 500));
+  d.Write("system.json", R"({"preferred-dataset-splits": 1, "local-mem-bw": 1600})");
+  d.Write("mem.yml", "backend: pool\nlatency_ns: 700\nbandwidth_gbps: 50\nlocal_latency_ns: 100\n");
+  RunConfig c;
+  c.workload_prefix = d.File("trace");
+  c.network_path = d.File("network.yml");
+  c.system_path = d.File("system.json");
+  c.memory_config_path = d.File("mem.yml");
+  auto r = RunSimulation(c, DefaultBackends());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->per_npu[0].finished_ns, 2 * (100 + 1600000 / 1600u));  // HBM: 1000 ns + latency, twice
+  EXPECT_EQ(r->per_npu[1].finished_ns, 2 * (700 + 1600000 / 50u));    // the pool
+  EXPECT_EQ(r->memory_accesses, 2u);                                   // only rank 1's went to the pool
+  // A local-tier node needs local-mem-bw; a wrong tier name is refused.
+  d.Write("system.json", R"({"preferred-dataset-splits": 1})");
+  auto no_bw = RunSimulation(c, DefaultBackends());
+  ASSERT_FALSE(no_bw.ok());
+  EXPECT_NE(no_bw.status().message().find("accesses the local tier but the system configuration has no \"local-mem-bw\""),
+            std::string::npos)
+      << no_bw.status().message();
+}
+
+}  // namespace
+}  // namespace orrery

@@ -231,6 +231,14 @@ void Executor::Issue(int rank, uint32_t idx) {
     case NodeKind::kMemStore: {
       s.comm_busy = true;
       MemBegin(s);
+      if (n.local_tier) {
+        // HBM: latency + bytes / local-mem-bw, one access at a time per NPU.
+        const Tick start = std::max(queue_->Now(), s.hbm_busy_until);
+        s.hbm_busy_until = start + compute_.local_latency_ns +
+                           static_cast<Tick>(static_cast<double>(n.tensor_size) / compute_.local_bytes_per_ns);
+        queue_->ScheduleAt(s.hbm_busy_until, this, kNodeDone, Key(rank, idx));
+        return;
+      }
       if (n.kind == NodeKind::kMemLoad) Allocate(rank, idx, n.tensor_size);
       memory_->Access(rank, n.kind == NodeKind::kMemLoad ? MemOp::kLoad : MemOp::kStore, n.tensor_size,
                       Key(rank, idx));  // completes through HandleEvent(kNodeDone)
@@ -282,7 +290,7 @@ void Executor::Complete(int rank, uint32_t idx) {
     case NodeKind::kMemStore:
       s.comm_busy = false;  // MEM nodes share the communication slot
       MemEnd(s);
-      if (capacity_.enabled()) {
+      if (capacity_.enabled() && !n.local_tier) {
         // Rule: a store puts its tensor in the remote tier, a load takes it back out.
         if (n.kind == NodeKind::kMemStore) {
           remote_used_ += n.tensor_size;

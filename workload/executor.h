@@ -18,6 +18,9 @@ struct ComputeModel {
   bool roofline = false;
   double peak_flops_per_s = 0;
   double mem_bytes_per_s = 0;
+  // The local (HBM) tier for MEM nodes marked memory_tier: local: a FIFO per NPU.
+  double local_bytes_per_ns = 0;  // local-mem-bw, the same figure as the roofline's and the reduction's
+  Tick local_latency_ns = 0;
 };
 
 // Memory capacity tracking (off when local_capacity is 0 and remote_capacity is 0).
@@ -65,6 +68,7 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
     int active = 0;       // GPU compute or communication in flight
     Tick active_since = 0;
     Tick busy = 0;        // union of compute, communication and memory time
+    Tick hbm_busy_until = 0;
     uint64_t local_used = 0, local_peak = 0;
     std::vector<uint64_t> allocated;       // bytes each node holds in HBM
     std::vector<uint32_t> live_children;   // children not finished yet (frees the node's bytes at 0)

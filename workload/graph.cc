@@ -54,6 +54,14 @@ Result<NpuGraph> LoadNpuGraph(const std::string& path, int rank, const GraphLoad
     w.num_ops = u("num_ops").value_or(0);
     w.tensor_size = u("tensor_size").value_or(0);
     w.output_bytes = u("output_bytes").value_or(0);
+    if (const auto* a = FindAttr(n, "memory_tier"); a && (w.kind == NodeKind::kMemLoad || w.kind == NodeKind::kMemStore)) {
+      const auto tier = AttrString(*a);
+      if (!tier || (*tier != "local" && *tier != "remote")) {
+        return Status::Invalid(NodeWhere(path, w.id, rank) + ": memory_tier = \"" + tier.value_or("?") +
+                               "\": valid values are local, remote");
+      }
+      w.local_tier = *tier == "local";
+    }
     const bool barrier = w.kind == NodeKind::kColl && u("comm_type") == std::optional<uint64_t>(9);
     if ((w.kind == NodeKind::kColl && !barrier) || w.kind == NodeKind::kSend || w.kind == NodeKind::kRecv) {
       auto size = need("comm_size");

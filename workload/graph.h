@@ -22,6 +22,7 @@ struct WorkNode {
   uint64_t num_ops = 0;
   uint64_t tensor_size = 0;
   uint64_t output_bytes = 0;  // Orrery attribute: bytes of the node's output held in HBM
+  bool local_tier = false;    // MEM nodes: Orrery attribute memory_tier = "local" (HBM) or "remote" (default)
   int comm_type = -1;
   uint64_t comm_size = 0;
   int comm_src = -1;

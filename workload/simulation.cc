@@ -281,6 +281,7 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   // The memory backend: Orrery's memory YAML, or ASTRA-sim's remote-memory JSON.
   CapacityOptions capacity;
   capacity.allow_oversubscription = config.allow_oversubscription;
+  Tick local_latency = 0;
   MemoryRegistry builtin_memories;
   RegisterBuiltinMemoryBackends(&builtin_memories);
   const MemoryRegistry& mem_registry = memories ? *memories : builtin_memories;
@@ -293,6 +294,15 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
     mem_params = flat.value();
     mem_backend = mem_params.count("backend") ? mem_params["backend"] : "pool";
     // Capacity settings belong to Orrery, not to the backend.
+    if (auto it = mem_params.find("local_latency_ns"); it != mem_params.end()) {
+      char* end = nullptr;
+      const double v = std::strtod(it->second.c_str(), &end);
+      if (end == it->second.c_str() || *end != '\0' || v < 0) {
+        return Status::Invalid(config.memory_config_path + ": local_latency_ns = " + it->second + ": must be >= 0 ns");
+      }
+      local_latency = static_cast<Tick>(v);
+      mem_params.erase(it);
+    }
     for (const char* key : {"local_capacity_bytes", "remote_capacity_bytes", "resident_bytes"}) {
       auto it = mem_params.find(key);
       if (it == mem_params.end()) continue;
@@ -354,6 +364,13 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   MemoryBackend& memory = *memory_backend.value();
   for (const auto& g : graphs) {
     for (const auto& n : g.nodes) {
+      if ((n.kind == NodeKind::kMemLoad || n.kind == NodeKind::kMemStore) && n.local_tier) {
+        if (!(sys->local_mem_bw > 0)) {
+          return Status::Invalid(g.path + ": node " + std::to_string(n.id) + " (rank " + std::to_string(g.rank) +
+                                 ") accesses the local tier but the system configuration has no \"local-mem-bw\"");
+        }
+        continue;
+      }
       if ((n.kind == NodeKind::kMemLoad || n.kind == NodeKind::kMemStore) && !memory.enabled()) {
         return Status::Invalid(g.path + ": node " + std::to_string(n.id) + " (rank " + std::to_string(g.rank) +
                                ") is a " + (n.kind == NodeKind::kMemLoad ? "MEM_LOAD_NODE" : "MEM_STORE_NODE") +
@@ -379,6 +396,8 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   cm.roofline = sys->roofline_enabled;
   cm.peak_flops_per_s = sys->peak_perf_tflops * 1e12;
   cm.mem_bytes_per_s = sys->local_mem_bw * 1e9;
+  cm.local_bytes_per_ns = sys->local_mem_bw;
+  cm.local_latency_ns = local_latency;
   Executor exec(&queue, &engine, &memory, cm, std::move(graphs), config.iterations, capacity);
   mem_sink.to = &exec;
   if (Status st = exec.Start(); !st.ok()) return st;

@@ -438,6 +438,7 @@ void CollectiveEngine::HandleEvent(uint32_t kind, uint64_t token) {
   const Msg m = msgs_[token];
   free_msgs_.push_back(static_cast<uint32_t>(token));
   if (m.on_sent) m.on_sent->OnRecv(m.sent_cookie);
+  if (m.tag & kRawTagBit) return;  // transport only (memory traffic): nobody posts a receive
   npus_[m.dst]->OnArrival(m.src, m.tag);
 }
 

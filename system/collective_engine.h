@@ -33,6 +33,9 @@ struct DbtTree {
 class CollectiveEngine : public EventHandler {
  public:
   static constexpr uint32_t kDelivered = 1;
+  // Messages with this tag bit only notify their sender's `on_sent` client (used
+  // to carry memory traffic over the network); they are never matched.
+  static constexpr uint64_t kRawTagBit = uint64_t{1} << 62;
 
   // `mirror`: a symmetric run that simulates rank 0 only (see SymmetricRunReason).
   CollectiveEngine(EventQueue* queue, const Topology* topology, SystemOptions options, bool mirror = false);

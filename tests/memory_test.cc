@@ -2,6 +2,7 @@
 // N concurrent accesses, several FIFO ports) and its configuration errors.
 #include <gtest/gtest.h>
 
+#include "core/tick.h"
 #include "extern/et_io.h"
 #include "tests/test_util.h"
 
@@ -143,6 +144,92 @@ TEST(LocalTier, MemNodesMarkedLocalUseHbm) {
   EXPECT_NE(no_bw.status().message().find("accesses the local tier but the system configuration has no \"local-mem-bw\""),
             std::string::npos)
       << no_bw.status().message();
+}
+
+}  // namespace
+}  // namespace orrery
+
+namespace orrery {
+namespace {
+
+// Rank `who` stores or loads `bytes`; optionally rank 2 also sends `p2p` bytes to rank 0.
+void WritePoolTraffic(const testing::TempDir& d, int who, bool store, uint64_t bytes, uint64_t p2p) {
+  for (int r = 0; r < 4; ++r) {
+    EtWriter w;
+    ASSERT_TRUE(w.Open(d.File("trace." + std::to_string(r) + ".et"), ChakraProtoMsg::GlobalMetadata()).ok());
+    auto attr = [](ChakraProtoMsg::Node* n, const char* name, uint64_t v) {
+      auto* a = n->add_attr();
+      a->set_name(name);
+      a->set_uint64_val(v);
+    };
+    if (r == who) {
+      ChakraProtoMsg::Node n;
+      n.set_id(1);
+      n.set_type(store ? ChakraProtoMsg::MEM_STORE_NODE : ChakraProtoMsg::MEM_LOAD_NODE);
+      attr(&n, "tensor_size", bytes);
+      ASSERT_TRUE(w.Write(n).ok());
+    }
+    if (p2p && (r == 2 || r == 0)) {
+      ChakraProtoMsg::Node n;
+      n.set_id(2);
+      n.set_type(r == 2 ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE);
+      attr(&n, r == 2 ? "comm_dst" : "comm_src", r == 2 ? 0 : 2);
+      attr(&n, "comm_size", p2p);
+      ASSERT_TRUE(w.Write(n).ok());
+    }
+    ASSERT_TRUE(w.Close().ok());
+  }
+}
+
+Result<RunReport> RunPool(const testing::TempDir& d, const std::string& backend, const std::string& via) {
+  d.Write("system.json", R"({"preferred-dataset-splits": 1})");
+  d.Write("mem.yml", "backend: pool\nlatency_ns: 700\nbandwidth_gbps: 50\n" + via);
+  RunConfig c;
+  c.workload_prefix = d.File("trace");
+  c.network_path = "Ring(4,50GB/s,500ns)";
+  c.system_path = d.File("system.json");
+  c.memory_config_path = d.File("mem.yml");
+  c.backend = backend;
+  return RunSimulation(c, DefaultBackends());
+}
+
+TEST(PoolOverNetwork, StoresAndLoadsCrossTheDimension) {
+  const uint64_t b = 1000000;
+  const double x = b / GiBpsToBytesPerNs(50);
+  const Tick pool = 700 + b / 50;
+  struct Case { int who; bool store; Tick want; };
+  const Case cases[] = {
+      {2, true, static_cast<Tick>(2 * 500 + x) + pool},   // 2 -> 0 (two hops), then the pool
+      {3, false, pool + static_cast<Tick>(500 + x)},      // the pool, then 0 -> 3
+      {0, true, pool},                                    // the pool hangs off rank 0
+  };
+  for (const auto& c : cases) {
+    testing::TempDir d;
+    WritePoolTraffic(d, c.who, c.store, b, 0);
+    auto r = RunPool(d, "analytical", "via_network_dim: 0\n");
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->per_npu[c.who].finished_ns, c.want) << "rank " << c.who;
+    auto direct = RunPool(d, "analytical", "");
+    ASSERT_TRUE(direct.ok());
+    EXPECT_EQ(direct->per_npu[c.who].finished_ns, pool);
+  }
+}
+
+TEST(PoolOverNetwork, PoolTrafficContendsWithOtherMessages) {
+  // Rank 2 -> 0 goes 2 -> 3 -> 0; rank 3's store to the pool on rank 0 uses 3 -> 0 too.
+  testing::TempDir alone, both;
+  WritePoolTraffic(alone, -1, true, 0, 4 << 20);
+  WritePoolTraffic(both, 3, true, 16 << 20, 4 << 20);
+  auto a = RunPool(alone, "congestion-aware", "via_network_dim: 0\n");
+  auto b = RunPool(both, "congestion-aware", "via_network_dim: 0\n");
+  ASSERT_TRUE(a.ok() && b.ok()) << b.status().message();
+  EXPECT_GT(b->per_npu[0].finished_ns, a->per_npu[0].finished_ns);
+  testing::TempDir bad;
+  WritePoolTraffic(bad, 3, true, 1000, 0);
+  auto r = RunPool(bad, "analytical", "via_network_dim: 3\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("via_network_dim = 3: must name a network dimension, 0..0"), std::string::npos)
+      << r.status().message();
 }
 
 }  // namespace

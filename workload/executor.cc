@@ -68,8 +68,17 @@ void Executor::Release(NpuState& s, uint32_t idx) {
   s.allocated[idx] = 0;
 }
 
+int Executor::PoolAttach(int rank) const {
+  return engine_->topology().WithCoord(rank, compute_.pool_via_dim, 0);
+}
+
+bool Executor::OverNetwork(const WorkNode& n) const {
+  return compute_.pool_via_dim >= 0 && !n.local_tier && (n.kind == NodeKind::kMemLoad || n.kind == NodeKind::kMemStore);
+}
+
 void Executor::ResetIteration(NpuState& s) {
   const size_t n = s.graph.nodes.size();
+  s.mem_stage.assign(n, 0);
   s.pending.resize(n);
   s.issued.assign(n, 0);
   s.start.assign(n, 0);
@@ -240,6 +249,11 @@ void Executor::Issue(int rank, uint32_t idx) {
         return;
       }
       if (n.kind == NodeKind::kMemLoad) Allocate(rank, idx, n.tensor_size);
+      if (OverNetwork(n) && n.kind == NodeKind::kMemStore && PoolAttach(rank) != rank) {
+        // First leg: carry the bytes to the NPU the pool hangs off.
+        engine_->SendMessage(rank, PoolAttach(rank), n.tensor_size, CollectiveEngine::kRawTagBit, this, Key(rank, idx));
+        return;
+      }
       memory_->Access(rank, n.kind == NodeKind::kMemLoad ? MemOp::kLoad : MemOp::kStore, n.tensor_size,
                       Key(rank, idx));  // completes through HandleEvent(kNodeDone)
       return;
@@ -250,7 +264,17 @@ void Executor::Issue(int rank, uint32_t idx) {
 }
 
 void Executor::HandleEvent(uint32_t kind, uint64_t arg) {
-  Complete(static_cast<int>(arg >> 32), static_cast<uint32_t>(arg));
+  const int rank = static_cast<int>(arg >> 32);
+  const uint32_t idx = static_cast<uint32_t>(arg);
+  NpuState& s = npus_[rank];
+  const WorkNode& n = s.graph.nodes[idx];
+  if (OverNetwork(n) && n.kind == NodeKind::kMemLoad && PoolAttach(rank) != rank && s.mem_stage[idx] == 0) {
+    // The pool has served the load: carry the bytes back over the network.
+    s.mem_stage[idx] = 1;
+    engine_->SendMessage(PoolAttach(rank), rank, n.tensor_size, CollectiveEngine::kRawTagBit, this, arg);
+    return;
+  }
+  Complete(rank, idx);
 }
 
 void Executor::OnCollectiveDone(uint64_t cookie) {
@@ -267,7 +291,19 @@ void Executor::OnCollectiveDone(uint64_t cookie) {
   Complete(rank, static_cast<uint32_t>(cookie));
 }
 
-void Executor::OnRecv(uint64_t cookie) { Complete(static_cast<int>(cookie >> 32), static_cast<uint32_t>(cookie)); }
+void Executor::OnRecv(uint64_t cookie) {
+  const int rank = static_cast<int>(cookie >> 32);
+  const uint32_t idx = static_cast<uint32_t>(cookie);
+  NpuState& s = npus_[rank];
+  const WorkNode& n = s.graph.nodes[idx];
+  if (OverNetwork(n) && n.kind == NodeKind::kMemStore && s.mem_stage[idx] == 0) {
+    // The store's bytes reached the pool's NPU: now the pool serves it.
+    s.mem_stage[idx] = 1;
+    memory_->Access(rank, MemOp::kStore, n.tensor_size, cookie);
+    return;
+  }
+  Complete(rank, idx);
+}
 
 void Executor::Complete(int rank, uint32_t idx) {
   NpuState& s = npus_[rank];

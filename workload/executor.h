@@ -21,6 +21,9 @@ struct ComputeModel {
   // The local (HBM) tier for MEM nodes marked memory_tier: local: a FIFO per NPU.
   double local_bytes_per_ns = 0;  // local-mem-bw, the same figure as the roofline's and the reduction's
   Tick local_latency_ns = 0;
+  // Remote-tier traffic crosses this network dimension to the group's first NPU,
+  // where the pool attaches (-1: the pool is reached without the network).
+  int pool_via_dim = -1;
 };
 
 // Memory capacity tracking (off when local_capacity is 0 and remote_capacity is 0).
@@ -69,6 +72,7 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
     Tick active_since = 0;
     Tick busy = 0;        // union of compute, communication and memory time
     Tick hbm_busy_until = 0;
+    std::vector<uint8_t> mem_stage;  // pool-over-network accesses: 0 first leg, 1 second leg
     uint64_t local_used = 0, local_peak = 0;
     std::vector<uint64_t> allocated;       // bytes each node holds in HBM
     std::vector<uint32_t> live_children;   // children not finished yet (frees the node's bytes at 0)
@@ -97,6 +101,8 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
   void ActiveDown(NpuState& s);
   void Fail(Status st);
   void ResetIteration(NpuState& s);
+  int PoolAttach(int rank) const;
+  bool OverNetwork(const WorkNode& n) const;
   void Allocate(int rank, uint32_t idx, uint64_t bytes);
   void Release(NpuState& s, uint32_t idx);
   void OverCapacity(const std::string& what);

@@ -282,6 +282,7 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   CapacityOptions capacity;
   capacity.allow_oversubscription = config.allow_oversubscription;
   Tick local_latency = 0;
+  int pool_via_dim = -1;
   MemoryRegistry builtin_memories;
   RegisterBuiltinMemoryBackends(&builtin_memories);
   const MemoryRegistry& mem_registry = memories ? *memories : builtin_memories;
@@ -294,6 +295,16 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
     mem_params = flat.value();
     mem_backend = mem_params.count("backend") ? mem_params["backend"] : "pool";
     // Capacity settings belong to Orrery, not to the backend.
+    if (auto it = mem_params.find("via_network_dim"); it != mem_params.end()) {
+      char* end = nullptr;
+      const long v = std::strtol(it->second.c_str(), &end, 10);
+      if (end == it->second.c_str() || *end != '\0' || v < 0 || v >= topology.num_dims()) {
+        return Status::Invalid(config.memory_config_path + ": via_network_dim = " + it->second +
+                               ": must name a network dimension, 0.." + std::to_string(topology.num_dims() - 1));
+      }
+      pool_via_dim = static_cast<int>(v);
+      mem_params.erase(it);
+    }
     if (auto it = mem_params.find("local_latency_ns"); it != mem_params.end()) {
       char* end = nullptr;
       const double v = std::strtod(it->second.c_str(), &end);
@@ -398,6 +409,7 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   cm.mem_bytes_per_s = sys->local_mem_bw * 1e9;
   cm.local_bytes_per_ns = sys->local_mem_bw;
   cm.local_latency_ns = local_latency;
+  cm.pool_via_dim = pool_via_dim;
   Executor exec(&queue, &engine, &memory, cm, std::move(graphs), config.iterations, capacity);
   mem_sink.to = &exec;
   if (Status st = exec.Start(); !st.ok()) return st;

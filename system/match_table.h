@@ -22,6 +22,12 @@ class MatchTable {
   void Sweep();
   size_t size() const { return used_; }
   template <typename F>
+  void ForEachArrived(F f) const {
+    for (const Slot& s : slots_) {
+      if (s.src >= 0 && s.arrived > 0) f(s.tag, s.src, s.arrived);
+    }
+  }
+  template <typename F>
   void ForEachWaiting(F f) const {
     for (const Slot& s : slots_) {
       if (s.src >= 0 && s.waiting > 0) f(s.tag, s.src, s.waiting);

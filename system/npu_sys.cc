@@ -192,6 +192,16 @@ void NpuSys::OnArrival(int src, uint64_t tag) {
 
 void NpuSys::SweepMatches() { match_.Sweep(); }
 
+void NpuSys::DescribeUnmatched(std::vector<std::string>* out) const {
+  match_.ForEachArrived([&](uint64_t tag, int src, uint32_t n) {
+    if (!(tag & (uint64_t{1} << 63))) return;  // only point-to-point tags
+    const uint64_t user_tag = tag & ~(uint64_t{1} << 63);
+    out->push_back("rank " + std::to_string(src) + " sent " + std::to_string(n) + " message(s) with tag " +
+                   std::to_string(user_tag) + " to rank " + std::to_string(rank_) +
+                   ", which has no matching COMM_RECV_NODE");
+  });
+}
+
 void NpuSys::DescribePending(std::vector<std::string>* out) const {
   match_.ForEachWaiting([&](uint64_t, int src, uint32_t n) {
     out->push_back("rank " + std::to_string(rank_) + " waits for " + std::to_string(n) + " message(s) from rank " +

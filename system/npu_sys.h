@@ -132,6 +132,8 @@ class NpuSys {
   void OnArrival(int src, uint64_t tag);
   size_t pending_matches() const { return match_.size(); }
   void DescribePending(std::vector<std::string>* out) const;
+  // Point-to-point messages that arrived but no receive ever took.
+  void DescribeUnmatched(std::vector<std::string>* out) const;
 
  private:
   void InsertStream(std::list<Stream*>* queue, Stream* s);

@@ -115,6 +115,24 @@ TEST_F(BadInput, SendWithoutReceiveIsADeadlockNotAHang) {
   ExpectError({"deadlock", "rank 0", "node 5", "COMM_RECV_NODE from rank 3, tag 9", "never sends it"});
 }
 
+TEST_F(BadInput, SendWithoutReceiveIsReported) {
+  ChakraProtoMsg::Node send;
+  send.set_id(8);
+  send.set_type(ChakraProtoMsg::COMM_SEND_NODE);
+  auto* a = send.add_attr();
+  a->set_name("comm_dst");
+  a->set_int32_val(1);
+  a = send.add_attr();
+  a->set_name("comm_size");
+  a->set_uint64_val(4096);
+  a = send.add_attr();
+  a->set_name("comm_tag");
+  a->set_uint64_val(5);
+  WriteNodes(3, {send});
+  for (int r = 0; r < 3; ++r) WriteNodes(r, {});
+  ExpectError({"unmatched send(s)", "rank 3 sent 1 message(s) with tag 5 to rank 1, which has no matching COMM_RECV_NODE"});
+}
+
 TEST_F(BadInput, UnknownCollectiveType) {
   ChakraProtoMsg::Node c;
   c.set_id(1);

@@ -232,3 +232,33 @@ TEST(Hierarchical, ThreeDimensionsPerPhaseSizesAndTimes) {
 
 }  // namespace
 }  // namespace orrery
+
+namespace orrery {
+namespace {
+
+TEST(OneVariants, OneRingSpansEveryNpuOfAllDimensions) {
+  testing::TempDir d;
+  d.Write("system.json", R"({"endpoint-delay": 10, "preferred-dataset-splits": 1, "local-mem-bw": 1600,
+    "all-reduce-implementation": ["oneRing"]})");
+  const uint64_t S = 1 << 20;
+  ASSERT_TRUE(WriteSingleCollectiveTraces(8, 0, S, d.File("trace")).ok());
+  RunConfig c;
+  c.workload_prefix = d.File("trace");
+  // A 2x4 torus where every link is the same: a ring over ids 0..7 has 1-hop neighbours except
+  // at 1 -> 2, 3 -> 4, 5 -> 6, 7 -> 0, which change both coordinates (one hop in each).
+  c.network_path = "Ring(2,50GB/s,500ns)_Ring(4,50GB/s,500ns)";
+  c.system_path = d.File("system.json");
+  c.symmetry = "off";
+  auto r = RunSimulation(c, DefaultBackends());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->collectives.at(0).algorithm, "ALL_REDUCE:oneRing");
+  // A ring is a dataflow: the critical path follows the data around the ring, so its 14 steps
+  // alternate a two-dimension crossing (each dimension trunc(500 + x)) and a one-hop link.
+  const uint64_t msg = S / 8;
+  const Tick one = static_cast<Tick>(500 + msg / GiBpsToBytesPerNs(50));
+  const Tick red = 3 * static_cast<Tick>(msg / 1600.0);
+  EXPECT_EQ(testing::MaxFinished(r.value()), 10 + 7 * (2 * one) + 7 * one + 14 * 10 + 7 * red);
+}
+
+}  // namespace
+}  // namespace orrery

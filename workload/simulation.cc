@@ -417,6 +417,16 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   }
   if (!backend_failure.ok()) return backend_failure;
   if (Status st = exec.CheckFinished(); !st.ok()) return st;
+  {
+    std::vector<std::string> stray;
+    for (int r = 0; r < engine.npus(); ++r) engine.npu(r).DescribeUnmatched(&stray);
+    if (!stray.empty()) {
+      std::string msg = "unmatched send(s) at the end of the run:";
+      for (size_t i = 0; i < stray.size() && i < 8; ++i) msg += "\n  " + stray[i];
+      if (stray.size() > 8) msg += "\n  ... and " + std::to_string(stray.size() - 8) + " more";
+      return Status::Invalid(msg);
+    }
+  }
 
   RunReport rep;
   rep.backend = config.backend;

@@ -234,3 +234,41 @@ TEST(PoolOverNetwork, PoolTrafficContendsWithOtherMessages) {
 
 }  // namespace
 }  // namespace orrery
+
+namespace orrery {
+namespace {
+
+// ASTRA-sim's remote memory: latency + floor(bytes / bw) per access; per-NPU
+// never contends, per-node is a FIFO per node, the pool a FIFO for everyone.
+TEST(AstraSimMemory, ClosedFormsOfTheThreeModes) {
+  const uint64_t b = 1048576;
+  const Tick svc = 500 + b / 50;  // 21471
+  struct Case { const char* json; std::vector<Tick> want; };
+  const Case cases[] = {
+      {R"({"memory-type": "PER_NPU_MEMORY_EXPANSION", "remote-mem-latency": 500, "remote-mem-bw": 50})",
+       {svc, svc, svc, svc}},
+      {R"({"memory-type": "PER_NODE_MEMORY_EXPANSION", "num-nodes": 2, "num-npus-per-node": 2,
+           "remote-mem-latency": 500, "remote-mem-bw": 50})",
+       {svc, 2 * svc, svc, 2 * svc}},
+      {R"({"memory-type": "MEMORY_POOL", "remote-mem-latency": 500, "remote-mem-bw": 50})",
+       {svc, 2 * svc, 3 * svc, 4 * svc}},
+  };
+  for (const auto& c : cases) {
+    testing::TempDir d;
+    WriteLoads(d, 4, {b, b, b, b});
+    d.Write("network.yml", testing::NetworkYaml("Ring", 4, 50, 500));
+    d.Write("system.json", R"({"preferred-dataset-splits": 1})");
+    d.Write("mem.json", c.json);
+    RunConfig cfg;
+    cfg.workload_prefix = d.File("trace");
+    cfg.network_path = d.File("network.yml");
+    cfg.system_path = d.File("system.json");
+    cfg.memory_path = d.File("mem.json");
+    auto r = RunSimulation(cfg, DefaultBackends());
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    for (int k = 0; k < 4; ++k) EXPECT_EQ(r->per_npu[k].finished_ns, c.want[k]) << c.json << " rank " << k;
+  }
+}
+
+}  // namespace
+}  // namespace orrery

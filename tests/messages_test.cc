@@ -1,0 +1,150 @@
+// User-facing errors that the other suites do not reach.
+#include <gtest/gtest.h>
+
+#include <asio.hpp>
+#include <future>
+#include <thread>
+
+#include "apps/trace_tools.h"
+#include "extern/et_io.h"
+#include "plugins/remote/framing.h"
+#include "plugins/remote/remote.pb.h"
+#include "plugins/remote/remote_backend.h"
+#include "tests/test_util.h"
+
+namespace orrery {
+namespace {
+
+using testing::TempDir;
+
+TEST(Messages, InvalidFlagValues) {
+  std::string err;
+  EXPECT_EQ(testing::RunCli("run --example=default --symmetry=sometimes", &err), 2);
+  EXPECT_NE(err.find("--symmetry = \"sometimes\": valid: auto, off"), std::string::npos) << err;
+  EXPECT_EQ(testing::RunCli("run --example=default --report-format=xml", &err), 2);
+  EXPECT_NE(err.find("--report-format = \"xml\": valid: text, json, csv"), std::string::npos) << err;
+  EXPECT_EQ(testing::RunCli("run --example=nonesuch", &err), 2);
+  EXPECT_NE(err.find("--example = \"nonesuch\": unknown example; valid: default, data-parallel"), std::string::npos) << err;
+  EXPECT_EQ(testing::RunCli("topology generate \"Ring(4,1GB/s,1ns)\"", &err), 2);
+  EXPECT_NE(err.find("topology generate needs --out=PATH.yml"), std::string::npos) << err;
+}
+
+TEST(Messages, PeerThatRefusesTheHello) {
+  std::promise<std::string> where;
+  auto fut = where.get_future();
+  std::thread peer([&where] {
+    asio::io_context io;
+    asio::ip::tcp::acceptor acc(io, asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+    where.set_value("127.0.0.1:" + std::to_string(acc.local_endpoint().port()));
+    asio::ip::tcp::socket s(io);
+    acc.accept(s);
+    remote::ToPeer in;
+    std::string detail;
+    remote::ReadFrame(io, s, &in, std::chrono::milliseconds(2000), &detail);
+    remote::FromPeer out;
+    out.mutable_hello_ack()->set_protocol_version(1);
+    out.mutable_hello_ack()->set_error("this peer models tori only");
+    remote::WriteFrame(s, out, &detail);
+  });
+  const std::string endpoint = fut.get();
+  TempDir d;
+  d.Write("network.yml", testing::NetworkYaml("Ring", 4, 50, 500));
+  d.Write("system.json", R"({"preferred-dataset-splits": 1})");
+  ASSERT_TRUE(WriteSingleCollectiveTraces(4, 0, 1024, d.File("trace")).ok());
+  RunConfig c;
+  c.workload_prefix = d.File("trace");
+  c.network_path = d.File("network.yml");
+  c.system_path = d.File("system.json");
+  c.backend = "remote";
+  c.backend_params["remote-endpoint"] = endpoint;
+  BackendRegistry reg = DefaultBackends();
+  RegisterRemoteBackend(&reg);
+  auto r = RunSimulation(c, reg);
+  peer.join();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("refused: this peer models tori only"), std::string::npos) << r.status().message();
+}
+
+TEST(Messages, CustomCollectiveWithAForbiddenNode) {
+  TempDir d;
+  d.Write("network.yml", testing::NetworkYaml("Ring", 2, 50, 500));
+  d.Write("system.json", std::string(R"({"preferred-dataset-splits": 1, "all-reduce-implementation-custom": [")") +
+                             d.File("algo") + "\"]}");
+  ASSERT_TRUE(WriteSingleCollectiveTraces(2, 0, 1024, d.File("trace")).ok());
+  ASSERT_TRUE(WriteSingleCollectiveTraces(2, 0, 1024, d.File("algo")).ok());  // a collective inside: not allowed
+  auto r = testing::RunIn(d);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("a custom collective may contain only COMM_SEND, COMM_RECV, COMP, METADATA and "
+                                      "INVALID nodes, not COMM_COLL_NODE"),
+            std::string::npos)
+      << r.status().message();
+}
+
+TEST(Messages, RootOutsideTheGroupAndInvolvedDimNotAList) {
+  TempDir d;
+  d.Write("network.yml", testing::NetworkYaml("Ring", 4, 50, 500));
+  d.Write("system.json", R"({"preferred-dataset-splits": 1})");
+  d.Write("groups.json", R"({"pair": [0, 1]})");
+  for (int r = 0; r < 4; ++r) {
+    EtWriter w;
+    ASSERT_TRUE(w.Open(d.File("trace." + std::to_string(r) + ".et"), ChakraProtoMsg::GlobalMetadata()).ok());
+    if (r < 2) {
+      ChakraProtoMsg::Node n;
+      n.set_id(4);
+      n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+      auto* a = n.add_attr();
+      a->set_name("comm_type");
+      a->set_int64_val(5);  // BROADCAST
+      a = n.add_attr();
+      a->set_name("comm_size");
+      a->set_int64_val(1024);
+      a = n.add_attr();
+      a->set_name("root");
+      a->set_int64_val(3);
+      a = n.add_attr();
+      a->set_name("pg_name");
+      a->set_string_val("pair");
+      ASSERT_TRUE(w.Write(n).ok());
+    }
+    ASSERT_TRUE(w.Close().ok());
+  }
+  RunConfig c;
+  c.workload_prefix = d.File("trace");
+  c.network_path = d.File("network.yml");
+  c.system_path = d.File("system.json");
+  c.comm_group_path = d.File("groups.json");
+  auto r = RunSimulation(c, DefaultBackends());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("node 4 (rank 0): root rank 3 is not a member of the collective's group"),
+            std::string::npos)
+      << r.status().message();
+
+  TempDir e;
+  e.Write("network.yml", testing::NetworkYaml("Ring", 2, 50, 500));
+  e.Write("system.json", R"({"preferred-dataset-splits": 1})");
+  for (int r2 = 0; r2 < 2; ++r2) {
+    EtWriter w;
+    ASSERT_TRUE(w.Open(e.File("trace." + std::to_string(r2) + ".et"), ChakraProtoMsg::GlobalMetadata()).ok());
+    ChakraProtoMsg::Node n;
+    n.set_id(2);
+    n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+    auto* a = n.add_attr();
+    a->set_name("comm_type");
+    a->set_int64_val(0);
+    a = n.add_attr();
+    a->set_name("comm_size");
+    a->set_int64_val(1024);
+    a = n.add_attr();
+    a->set_name("involved_dim");
+    a->set_string_val("yes");
+    ASSERT_TRUE(w.Write(n).ok());
+    ASSERT_TRUE(w.Close().ok());
+  }
+  auto bad = testing::RunIn(e);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("node 2 (rank 0): attribute 'involved_dim' must be a bool list"), std::string::npos)
+      << bad.status().message();
+}
+
+}  // namespace
+}  // namespace orrery

@@ -4,16 +4,6 @@
 
 namespace orrery {
 
-const char* RemoteMemoryModeName(RemoteMemoryMode m) {
-  switch (m) {
-    case RemoteMemoryMode::kNone: return "NO_MEMORY_EXPANSION";
-    case RemoteMemoryMode::kPerNpu: return "PER_NPU_MEMORY_EXPANSION";
-    case RemoteMemoryMode::kPerNode: return "PER_NODE_MEMORY_EXPANSION";
-    case RemoteMemoryMode::kPool: return "MEMORY_POOL";
-  }
-  return "?";
-}
-
 RemoteMemory::RemoteMemory(RemoteMemoryOptions options, int npus) : options_(options) {
   switch (options_.mode) {
     case RemoteMemoryMode::kPool: busy_until_.assign(1, 0); break;

@@ -12,7 +12,6 @@
 namespace orrery {
 
 enum class RemoteMemoryMode { kNone, kPerNpu, kPerNode, kPool };
-const char* RemoteMemoryModeName(RemoteMemoryMode m);
 
 struct RemoteMemoryOptions {
   RemoteMemoryMode mode = RemoteMemoryMode::kNone;

@@ -17,11 +17,6 @@ const char* BlockName(Block b) {
   return "?";
 }
 
-const std::vector<std::string>& BlockNames() {
-  static const std::vector<std::string> names = {"Ring", "FullyConnected", "Switch", "RingUni", "Mesh"};
-  return names;
-}
-
 bool BlockFromName(const std::string& name, Block* out) {
   static const Block blocks[] = {Block::kRing, Block::kFullyConnected, Block::kSwitch, Block::kRingUni, Block::kMesh};
   for (Block b : blocks) {

@@ -14,7 +14,6 @@ enum class Block { kRing, kFullyConnected, kSwitch, kRingUni, kMesh };
 const char* BlockName(Block b);
 // Accepts the names above (case-sensitive, as in ASTRA-sim's YAML); false if unknown.
 bool BlockFromName(const std::string& name, Block* out);
-const std::vector<std::string>& BlockNames();
 
 struct Dim {
   Block block = Block::kRing;

@@ -130,7 +130,6 @@ class NpuSys {
   // Message matching, keyed by (source, tag).
   void PostRecv(int src, uint64_t tag, RecvClient* client, uint64_t cookie);
   void OnArrival(int src, uint64_t tag);
-  size_t pending_matches() const { return match_.size(); }
   void DescribePending(std::vector<std::string>* out) const;
   // Point-to-point messages that arrived but no receive ever took.
   void DescribeUnmatched(std::vector<std::string>* out) const;

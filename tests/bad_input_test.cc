@@ -115,6 +115,12 @@ TEST_F(BadInput, SendWithoutReceiveIsADeadlockNotAHang) {
   ExpectError({"deadlock", "rank 0", "node 5", "COMM_RECV_NODE from rank 3, tag 9", "never sends it"});
 }
 
+TEST_F(BadInput, CollectiveOneRankNeverIssuesIsADeadlock) {
+  WriteNodes(3, {});  // rank 3 never joins the all-reduce
+  ExpectError({"deadlock", "3 rank(s) cannot finish", "COMM_COLL_NODE ALL_REDUCE, 1048576 bytes; some rank in its group never issues it",
+               "rank 0 waits for 1 message(s) from rank 3"});
+}
+
 TEST_F(BadInput, SendWithoutReceiveIsReported) {
   ChakraProtoMsg::Node send;
   send.set_id(8);

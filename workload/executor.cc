@@ -400,6 +400,10 @@ Status Executor::CheckFinished() const {
   }
   if (stuck == 0) return Status::Ok();
   if (stuck > 8) msg += "\n  ... and " + std::to_string(stuck - 8) + " more rank(s)";
+  // Which messages the collectives are still waiting for.
+  std::vector<std::string> waits;
+  for (int r = 0; r < engine_->npus() && waits.size() < 8; ++r) engine_->npu(r).DescribePending(&waits);
+  for (size_t i = 0; i < waits.size() && i < 8; ++i) msg += "\n  " + waits[i];
   return Status::Invalid("deadlock at t=" + std::to_string(queue_->Now()) + " ns: " + std::to_string(stuck) +
                          " rank(s) cannot finish:" + msg);
 }

@@ -112,10 +112,11 @@ bool WriteAstraSimYaml(const std::vector<Dim>& dims, std::string* out) {
     if (d.links_per_npu != 1) return false;
     if (d.block != Block::kRing && d.block != Block::kSwitch && d.block != Block::kFullyConnected) return false;
     const char* sep = i ? ", " : "";
-    topo += sep + std::string(BlockName(d.block));
-    npus += sep + std::to_string(d.npus);
-    bw += sep + Num(d.bandwidth_gbps);
-    lat += sep + Num(d.latency_ns);
+    for (std::string* list : {&topo, &npus, &bw, &lat}) *list += sep;
+    topo += BlockName(d.block);
+    npus += std::to_string(d.npus);
+    bw += Num(d.bandwidth_gbps);
+    lat += Num(d.latency_ns);
   }
   *out = "topology: [ " + topo + " ]\nnpus_count: [ " + npus + " ]\nbandwidth: [ " + bw + " ]  # GB/s\nlatency: [ " +
          lat + " ]  # ns\n";

@@ -169,10 +169,19 @@ std::string FormatTopologyNotation(const std::vector<Dim>& dims) {
   std::string out;
   for (size_t i = 0; i < dims.size(); ++i) {
     if (i) out += "_";
-    out += std::string(BlockName(dims[i].block)) + "(" + std::to_string(dims[i].npus) + "," +
-           Num(dims[i].bandwidth_gbps) + "GB/s," + Num(dims[i].latency_ns) + "ns";
-    if (dims[i].links_per_npu != 1) out += "," + std::to_string(dims[i].links_per_npu);
-    out += ")";
+    out += BlockName(dims[i].block);
+    out += '(';
+    out += std::to_string(dims[i].npus);
+    out += ',';
+    out += Num(dims[i].bandwidth_gbps);
+    out += "GB/s,";
+    out += Num(dims[i].latency_ns);
+    out += "ns";
+    if (dims[i].links_per_npu != 1) {
+      out += ',';
+      out += std::to_string(dims[i].links_per_npu);
+    }
+    out += ')';
   }
   return out;
 }

@@ -240,25 +240,11 @@ TEST(BadInputDims, InvolvedDimLongerThanTheTopology) {
   testing::TempDir d;
   d.Write("network.yml", testing::NetworkYaml("Ring", 4, 50, 500));
   d.Write("system.json", testing::SystemJson("ring", 1, 10, 1600));
-  for (int r = 0; r < 4; ++r) {
-    EtWriter w;
-    ASSERT_TRUE(w.Open(d.File("trace." + std::to_string(r) + ".et"), ChakraProtoMsg::GlobalMetadata()).ok());
-    ChakraProtoMsg::Node n;
-    n.set_id(3);
-    n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
-    auto* a = n.add_attr();
-    a->set_name("comm_type");
-    a->set_int64_val(0);
-    a = n.add_attr();
-    a->set_name("comm_size");
-    a->set_int64_val(1024);
-    a = n.add_attr();
-    a->set_name("involved_dim");
-    a->mutable_bool_list()->add_values(true);
-    a->mutable_bool_list()->add_values(false);
-    ASSERT_TRUE(w.Write(n).ok());
-    ASSERT_TRUE(w.Close().ok());
-  }
+  testing::WriteTraces(d, 4, [](int) {
+    auto n = testing::CollNode(3, 0, 1024);
+    testing::SetAttr(&n, "involved_dim", std::vector<bool>{true, false});
+    return std::vector<ChakraProtoMsg::Node>{n};
+  });
   auto r = testing::RunIn(d);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("node 3 (rank 0): involved_dim has 2 entries but the network has 1 dimension"),

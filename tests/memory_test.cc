@@ -13,20 +13,14 @@ using testing::TempDir;
 
 // Rank r loads sizes[r] bytes at t=0 (ranks beyond sizes do nothing).
 void WriteLoads(const TempDir& d, int npus, const std::vector<uint64_t>& sizes) {
-  for (int r = 0; r < npus; ++r) {
-    EtWriter w;
-    ASSERT_TRUE(w.Open(d.File("trace." + std::to_string(r) + ".et"), ChakraProtoMsg::GlobalMetadata()).ok());
+  testing::WriteTraces(d, npus, [&](int r) {
+    std::vector<ChakraProtoMsg::Node> nodes;
     if (r < static_cast<int>(sizes.size())) {
-      ChakraProtoMsg::Node n;
-      n.set_id(1);
-      n.set_type(ChakraProtoMsg::MEM_LOAD_NODE);
-      auto* a = n.add_attr();
-      a->set_name("tensor_size");
-      a->set_uint64_val(sizes[r]);
-      ASSERT_TRUE(w.Write(n).ok());
+      nodes.push_back(testing::MakeNode(1, ChakraProtoMsg::MEM_LOAD_NODE));
+      testing::SetAttr(&nodes.back(), "tensor_size", sizes[r]);
     }
-    ASSERT_TRUE(w.Close().ok());
-  }
+    return nodes;
+  });
 }
 
 Result<RunReport> RunMem(const TempDir& d, const std::string& mem_yaml) {
@@ -107,23 +101,16 @@ namespace {
 
 TEST(LocalTier, MemNodesMarkedLocalUseHbm) {
   testing::TempDir d;
-  for (int r = 0; r < 2; ++r) {
-    EtWriter w;
-    ASSERT_TRUE(w.Open(d.File("trace." + std::to_string(r) + ".et"), ChakraProtoMsg::GlobalMetadata()).ok());
+  testing::WriteTraces(d, 2, [](int r) {
+    std::vector<ChakraProtoMsg::Node> nodes;
     for (uint64_t id = 1; id <= 2; ++id) {
-      ChakraProtoMsg::Node n;
-      n.set_id(id);
-      n.set_type(id == 1 ? ChakraProtoMsg::MEM_LOAD_NODE : ChakraProtoMsg::MEM_STORE_NODE);
-      auto* a = n.add_attr();
-      a->set_name("tensor_size");
-      a->set_uint64_val(1600000);
-      a = n.add_attr();
-      a->set_name("memory_tier");
-      a->set_string_val(r == 0 ? "local" : "remote");
-      ASSERT_TRUE(w.Write(n).ok());
+      auto n = testing::MakeNode(id, id == 1 ? ChakraProtoMsg::MEM_LOAD_NODE : ChakraProtoMsg::MEM_STORE_NODE);
+      testing::SetAttr(&n, "tensor_size", uint64_t{1600000});
+      testing::SetAttr(&n, "memory_tier", std::string(r == 0 ? "local" : "remote"));
+      nodes.push_back(n);
     }
-    ASSERT_TRUE(w.Close().ok());
-  }
+    return nodes;
+  });
   d.Write("network.yml", testing::NetworkYaml("Ring", 2, 50, 500));
   d.Write("system.json", R"({"preferred-dataset-splits": 1, "local-mem-bw": 1600})");
   d.Write("mem.yml", "backend: pool\nlatency_ns: 700\nbandwidth_gbps: 50\nlocal_latency_ns: 100\n");
@@ -154,31 +141,19 @@ namespace {
 
 // Rank `who` stores or loads `bytes`; optionally rank 2 also sends `p2p` bytes to rank 0.
 void WritePoolTraffic(const testing::TempDir& d, int who, bool store, uint64_t bytes, uint64_t p2p) {
-  for (int r = 0; r < 4; ++r) {
-    EtWriter w;
-    ASSERT_TRUE(w.Open(d.File("trace." + std::to_string(r) + ".et"), ChakraProtoMsg::GlobalMetadata()).ok());
-    auto attr = [](ChakraProtoMsg::Node* n, const char* name, uint64_t v) {
-      auto* a = n->add_attr();
-      a->set_name(name);
-      a->set_uint64_val(v);
-    };
+  testing::WriteTraces(d, 4, [&](int r) {
+    std::vector<ChakraProtoMsg::Node> nodes;
     if (r == who) {
-      ChakraProtoMsg::Node n;
-      n.set_id(1);
-      n.set_type(store ? ChakraProtoMsg::MEM_STORE_NODE : ChakraProtoMsg::MEM_LOAD_NODE);
-      attr(&n, "tensor_size", bytes);
-      ASSERT_TRUE(w.Write(n).ok());
+      nodes.push_back(testing::MakeNode(1, store ? ChakraProtoMsg::MEM_STORE_NODE : ChakraProtoMsg::MEM_LOAD_NODE));
+      testing::SetAttr(&nodes.back(), "tensor_size", bytes);
     }
     if (p2p && (r == 2 || r == 0)) {
-      ChakraProtoMsg::Node n;
-      n.set_id(2);
-      n.set_type(r == 2 ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE);
-      attr(&n, r == 2 ? "comm_dst" : "comm_src", r == 2 ? 0 : 2);
-      attr(&n, "comm_size", p2p);
-      ASSERT_TRUE(w.Write(n).ok());
+      nodes.push_back(testing::MakeNode(2, r == 2 ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE));
+      testing::SetAttr(&nodes.back(), r == 2 ? "comm_dst" : "comm_src", uint64_t{r == 2 ? 0u : 2u});
+      testing::SetAttr(&nodes.back(), "comm_size", p2p);
     }
-    ASSERT_TRUE(w.Close().ok());
-  }
+    return nodes;
+  });
 }
 
 Result<RunReport> RunPool(const testing::TempDir& d, const std::string& backend, const std::string& via) {

@@ -85,29 +85,16 @@ TEST(Messages, RootOutsideTheGroupAndInvolvedDimNotAList) {
   d.Write("network.yml", testing::NetworkYaml("Ring", 4, 50, 500));
   d.Write("system.json", R"({"preferred-dataset-splits": 1})");
   d.Write("groups.json", R"({"pair": [0, 1]})");
-  for (int r = 0; r < 4; ++r) {
-    EtWriter w;
-    ASSERT_TRUE(w.Open(d.File("trace." + std::to_string(r) + ".et"), ChakraProtoMsg::GlobalMetadata()).ok());
+  testing::WriteTraces(d, 4, [](int r) {
+    std::vector<ChakraProtoMsg::Node> nodes;
     if (r < 2) {
-      ChakraProtoMsg::Node n;
-      n.set_id(4);
-      n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
-      auto* a = n.add_attr();
-      a->set_name("comm_type");
-      a->set_int64_val(5);  // BROADCAST
-      a = n.add_attr();
-      a->set_name("comm_size");
-      a->set_int64_val(1024);
-      a = n.add_attr();
-      a->set_name("root");
-      a->set_int64_val(3);
-      a = n.add_attr();
-      a->set_name("pg_name");
-      a->set_string_val("pair");
-      ASSERT_TRUE(w.Write(n).ok());
+      auto n = testing::CollNode(4, 5, 1024);  // BROADCAST
+      testing::SetAttr(&n, "root", uint64_t{3});
+      testing::SetAttr(&n, "pg_name", std::string("pair"));
+      nodes.push_back(n);
     }
-    ASSERT_TRUE(w.Close().ok());
-  }
+    return nodes;
+  });
   RunConfig c;
   c.workload_prefix = d.File("trace");
   c.network_path = d.File("network.yml");
@@ -122,24 +109,11 @@ TEST(Messages, RootOutsideTheGroupAndInvolvedDimNotAList) {
   TempDir e;
   e.Write("network.yml", testing::NetworkYaml("Ring", 2, 50, 500));
   e.Write("system.json", R"({"preferred-dataset-splits": 1})");
-  for (int r2 = 0; r2 < 2; ++r2) {
-    EtWriter w;
-    ASSERT_TRUE(w.Open(e.File("trace." + std::to_string(r2) + ".et"), ChakraProtoMsg::GlobalMetadata()).ok());
-    ChakraProtoMsg::Node n;
-    n.set_id(2);
-    n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
-    auto* a = n.add_attr();
-    a->set_name("comm_type");
-    a->set_int64_val(0);
-    a = n.add_attr();
-    a->set_name("comm_size");
-    a->set_int64_val(1024);
-    a = n.add_attr();
-    a->set_name("involved_dim");
-    a->set_string_val("yes");
-    ASSERT_TRUE(w.Write(n).ok());
-    ASSERT_TRUE(w.Close().ok());
-  }
+  testing::WriteTraces(e, 2, [](int) {
+    auto n = testing::CollNode(2, 0, 1024);
+    testing::SetAttr(&n, "involved_dim", std::string("yes"));
+    return std::vector<ChakraProtoMsg::Node>{n};
+  });
   auto bad = testing::RunIn(e);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("node 2 (rank 0): attribute 'involved_dim' must be a bool list"), std::string::npos)

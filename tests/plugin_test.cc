@@ -180,20 +180,14 @@ TEST(PluginLoader, MemoryBackendFromAPlugin) {
   d.Write("network.yml", testing::NetworkYaml("Ring", 2, 50, 500));
   d.Write("system.json", R"({"preferred-dataset-splits": 1})");
   d.Write("mem.yml", "backend: fixture-mem\n");
-  for (int rank = 0; rank < 2; ++rank) {
-    EtWriter w;
-    ASSERT_TRUE(w.Open(d.File("trace." + std::to_string(rank) + ".et"), ChakraProtoMsg::GlobalMetadata()).ok());
+  testing::WriteTraces(d, 2, [](int) {
+    std::vector<ChakraProtoMsg::Node> nodes;
     for (uint64_t id = 1; id <= 3; ++id) {
-      ChakraProtoMsg::Node n;
-      n.set_id(id);
-      n.set_type(ChakraProtoMsg::MEM_STORE_NODE);
-      auto* a = n.add_attr();
-      a->set_name("tensor_size");
-      a->set_uint64_val(4096);
-      ASSERT_TRUE(w.Write(n).ok());
+      nodes.push_back(testing::MakeNode(id, ChakraProtoMsg::MEM_STORE_NODE));
+      testing::SetAttr(&nodes.back(), "tensor_size", uint64_t{4096});
     }
-    ASSERT_TRUE(w.Close().ok());
-  }
+    return nodes;
+  });
   RunConfig c;
   c.workload_prefix = d.File("trace");
   c.network_path = d.File("network.yml");

@@ -15,33 +15,15 @@ Tick T(double x) { return static_cast<Tick>(x); }
 // One collective node per listed rank (others get an empty trace).
 void WriteColl(const TempDir& d, int npus, const std::vector<int>& ranks, int comm_type, uint64_t bytes,
                const std::vector<bool>& involved = {}, const std::string& pg = "") {
-  for (int r = 0; r < npus; ++r) {
-    EtWriter w;
-    ASSERT_TRUE(w.Open(d.File("trace." + std::to_string(r) + ".et"), ChakraProtoMsg::GlobalMetadata()).ok());
-    if (std::find(ranks.begin(), ranks.end(), r) != ranks.end()) {
-      ChakraProtoMsg::Node n;
-      n.set_id(1);
-      n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
-      auto* a = n.add_attr();
-      a->set_name("comm_type");
-      a->set_int64_val(comm_type);
-      a = n.add_attr();
-      a->set_name("comm_size");
-      a->set_int64_val(static_cast<int64_t>(bytes));
-      if (!involved.empty()) {
-        a = n.add_attr();
-        a->set_name("involved_dim");
-        for (bool b : involved) a->mutable_bool_list()->add_values(b);
-      }
-      if (!pg.empty()) {
-        a = n.add_attr();
-        a->set_name("pg_name");
-        a->set_string_val(pg);
-      }
-      ASSERT_TRUE(w.Write(n).ok());
-    }
-    ASSERT_TRUE(w.Close().ok());
-  }
+  testing::WriteTraces(d, npus, [&](int r) {
+    std::vector<ChakraProtoMsg::Node> nodes;
+    if (std::find(ranks.begin(), ranks.end(), r) == ranks.end()) return nodes;
+    auto n = testing::CollNode(1, comm_type, bytes);
+    if (!involved.empty()) testing::SetAttr(&n, "involved_dim", involved);
+    if (!pg.empty()) testing::SetAttr(&n, "pg_name", pg);
+    nodes.push_back(n);
+    return nodes;
+  });
 }
 
 std::vector<int> AllRanks(int n) {
@@ -177,21 +159,12 @@ TEST(Roofline, ComputeAndMemoryBound) {
   TempDir d;
   d.Write("network.yml", "topology: [ Ring ]\nnpus_count: [ 2 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n");
   d.Write("system.json", R"({"roofline-enabled": 1, "peak-perf": 100, "local-mem-bw": 1000})");
-  for (int r = 0; r < 2; ++r) {
-    EtWriter w;
-    ASSERT_TRUE(w.Open(d.File("trace." + std::to_string(r) + ".et"), ChakraProtoMsg::GlobalMetadata()).ok());
-    ChakraProtoMsg::Node n;
-    n.set_id(1);
-    n.set_type(ChakraProtoMsg::COMP_NODE);
-    auto* a = n.add_attr();
-    a->set_name("num_ops");
-    a->set_uint64_val(1000000000);
-    a = n.add_attr();
-    a->set_name("tensor_size");
-    a->set_uint64_val(r == 0 ? 1000000 : 1000000000);  // intensity 1000 vs 1 op/byte
-    ASSERT_TRUE(w.Write(n).ok());
-    ASSERT_TRUE(w.Close().ok());
-  }
+  testing::WriteTraces(d, 2, [](int r) {
+    auto n = testing::MakeNode(1, ChakraProtoMsg::COMP_NODE);
+    testing::SetAttr(&n, "num_ops", uint64_t{1000000000});
+    testing::SetAttr(&n, "tensor_size", uint64_t{r == 0 ? 1000000u : 1000000000u});  // intensity 1000 vs 1 op/byte
+    return std::vector<ChakraProtoMsg::Node>{n};
+  });
   auto r = testing::RunIn(d);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->per_npu[0].finished_ns, 10000u);    // 1e9 ops at the 100 TFLOPS peak

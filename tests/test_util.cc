@@ -38,28 +38,64 @@ std::string SystemJson(const std::string& algo, int splits, int endpoint_delay, 
   return o.str();
 }
 
-void WriteP2PTraces(const TempDir& dir, int npus, const std::vector<P2PMsg>& msgs) {
+ChakraProtoMsg::Node MakeNode(uint64_t id, ChakraProtoMsg::NodeType type) {
+  ChakraProtoMsg::Node n;
+  n.set_id(id);
+  n.set_type(type);
+  return n;
+}
+
+void SetAttr(ChakraProtoMsg::Node* n, const char* name, uint64_t value) {
+  auto* a = n->add_attr();
+  a->set_name(name);
+  a->set_uint64_val(value);
+}
+
+void SetAttr(ChakraProtoMsg::Node* n, const char* name, const std::string& value) {
+  auto* a = n->add_attr();
+  a->set_name(name);
+  a->set_string_val(value);
+}
+
+void SetAttr(ChakraProtoMsg::Node* n, const char* name, const std::vector<bool>& value) {
+  auto* a = n->add_attr();
+  a->set_name(name);
+  for (bool b : value) a->mutable_bool_list()->add_values(b);
+}
+
+ChakraProtoMsg::Node CollNode(uint64_t id, int comm_type, uint64_t bytes) {
+  ChakraProtoMsg::Node n = MakeNode(id, ChakraProtoMsg::COMM_COLL_NODE);
+  SetAttr(&n, "comm_type", static_cast<uint64_t>(comm_type));
+  SetAttr(&n, "comm_size", bytes);
+  return n;
+}
+
+void WriteTraces(const TempDir& dir, int npus, const std::function<std::vector<ChakraProtoMsg::Node>(int)>& nodes_of,
+                 const std::string& prefix) {
   for (int r = 0; r < npus; ++r) {
     EtWriter w;
-    if (!w.Open(dir.File("trace." + std::to_string(r) + ".et"), ChakraProtoMsg::GlobalMetadata()).ok()) std::abort();
-    uint64_t id = 0;
-    for (const P2PMsg& m : msgs) {
-      if (r != m.src && r != m.dst) continue;
-      ChakraProtoMsg::Node n;
-      n.set_id(id++);
-      n.set_type(r == m.src ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE);
-      auto add = [&](const char* name, uint64_t v) {
-        auto* a = n.add_attr();
-        a->set_name(name);
-        a->set_uint64_val(v);
-      };
-      add(r == m.src ? "comm_dst" : "comm_src", static_cast<uint64_t>(r == m.src ? m.dst : m.src));
-      add("comm_size", m.bytes);
-      add("comm_tag", m.tag);
+    if (!w.Open(dir.File(prefix + "." + std::to_string(r) + ".et"), ChakraProtoMsg::GlobalMetadata()).ok()) std::abort();
+    for (const auto& n : nodes_of(r)) {
       if (!w.Write(n).ok()) std::abort();
     }
     if (!w.Close().ok()) std::abort();
   }
+}
+
+void WriteP2PTraces(const TempDir& dir, int npus, const std::vector<P2PMsg>& msgs) {
+  WriteTraces(dir, npus, [&](int r) {
+    std::vector<ChakraProtoMsg::Node> nodes;
+    for (const P2PMsg& m : msgs) {
+      if (r != m.src && r != m.dst) continue;
+      const bool send = r == m.src;
+      auto n = MakeNode(nodes.size(), send ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE);
+      SetAttr(&n, send ? "comm_dst" : "comm_src", static_cast<uint64_t>(send ? m.dst : m.src));
+      SetAttr(&n, "comm_size", m.bytes);
+      SetAttr(&n, "comm_tag", m.tag);
+      nodes.push_back(n);
+    }
+    return nodes;
+  });
 }
 
 Result<RunReport> RunIn(const TempDir& dir, const std::string& backend) {

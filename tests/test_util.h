@@ -1,8 +1,10 @@
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "extern/chakra.pb.h"
 #include "workload/simulation.h"
 
 namespace orrery::testing {
@@ -23,6 +25,17 @@ class TempDir {
 std::string NetworkYaml(const std::string& block, int npus, double bw, double lat);
 std::string SystemJson(const std::string& algo, int splits, int endpoint_delay, double local_mem_bw,
                        int active_chunks = 1, const std::string& extra = "");
+
+// Node builders for test traces.
+ChakraProtoMsg::Node MakeNode(uint64_t id, ChakraProtoMsg::NodeType type);
+void SetAttr(ChakraProtoMsg::Node* n, const char* name, uint64_t value);
+void SetAttr(ChakraProtoMsg::Node* n, const char* name, const std::string& value);
+void SetAttr(ChakraProtoMsg::Node* n, const char* name, const std::vector<bool>& value);
+// A collective node: comm_type and comm_size.
+ChakraProtoMsg::Node CollNode(uint64_t id, int comm_type, uint64_t bytes);
+// Writes dir/<prefix>.<rank>.et for every rank with the nodes nodes_of(rank) returns.
+void WriteTraces(const TempDir& dir, int npus, const std::function<std::vector<ChakraProtoMsg::Node>(int)>& nodes_of,
+                 const std::string& prefix = "trace");
 
 // One point-to-point message: a COMM_SEND on `src` and a COMM_RECV on `dst`.
 struct P2PMsg {

@@ -59,6 +59,11 @@ TEST_F(BadInput, MissingTraceForARank) {
   ExpectError({"trace.2.et", "rank 2", "does not exist", "4 NPUs"});
 }
 
+TEST_F(BadInput, MissingTraceForRankZero) {
+  std::remove(d_.File("trace.0.et").c_str());
+  ExpectError({"trace.0.et", "rank 0", "does not exist", "4 NPUs"});
+}
+
 TEST_F(BadInput, MoreTracesThanNpus) {
   ASSERT_TRUE(WriteSingleCollectiveTraces(6, 0, 1 << 20, d_.File("trace")).ok());
   ExpectError({"trace.4.et", "more trace files than the network's 4 NPUs"});

@@ -207,9 +207,45 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
     }
   }
 
+  // Symmetry is decided before anything is built: one representative rank when
+  // the configuration allows it and every trace equals rank 0's.
+  if (config.symmetry != "auto" && config.symmetry != "off") {
+    return Status::Invalid("--symmetry = \"" + config.symmetry + "\": valid: auto, off");
+  }
+  GraphLoadOptions lo;
+  lo.num_npus = npus;
+  lo.num_dims = topology.num_dims();
+  std::string symmetry_note = "off (--symmetry=off)";
+  bool symmetric = false;
+  std::vector<NpuGraph> graphs;
+  graphs.reserve(npus);
+  auto load_rank = [&](int r) -> Result<NpuGraph> {
+    const std::string path = config.workload_prefix + "." + std::to_string(r) + ".et";
+    auto g = LoadNpuGraph(path, r, lo);
+    if (!g.ok() && g.status().message().find("does not exist") != std::string::npos) {
+      return Status::Invalid(path + ": trace file for rank " + std::to_string(r) + " does not exist; the network (" +
+                             config.network_path + ") has " + std::to_string(npus) + " NPUs, so traces " +
+                             config.workload_prefix + ".0.et .. ." + std::to_string(npus - 1) + ".et are needed");
+    }
+    return g;
+  };
+  if (config.symmetry == "auto") {
+    symmetry_note = SymmetryBlocker(config, so, mem.kind, nullptr, npus);
+    if (symmetry_note.empty()) {  // no communicator groups, so rank 0 reads without a group map
+      auto g0 = load_rank(0);
+      if (!g0.ok()) return g0.status();
+      symmetry_note = SymmetryBlocker(config, so, mem.kind, &g0.value(), npus);
+      symmetric = symmetry_note.empty();
+      if (symmetric) {
+        symmetry_note = "every rank runs the same trace on a symmetric network: rank 0 simulated for all " +
+                        std::to_string(npus) + " ranks";
+      }
+      graphs.push_back(std::move(g0.value()));
+    }
+  }
+
   EventQueue queue;
-  const bool mirror = config.symmetry == "auto" && SymmetryBlocker(config, so, mem.kind, nullptr, npus).empty();
-  CollectiveEngine engine(&queue, &topology, so, mirror);
+  CollectiveEngine engine(&queue, &topology, so, symmetric);
   if (Status st = engine.Validate(); !st.ok()) return Status::Invalid(config.system_path + ": " + st.message());
 
   std::map<std::string, int> group_index;
@@ -223,43 +259,11 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
     }
   }
 
-  // Traces: exactly one per NPU.
-  std::vector<NpuGraph> graphs;
-  graphs.reserve(npus);
-  GraphLoadOptions lo;
-  lo.num_npus = npus;
-  lo.num_dims = topology.num_dims();
+  // Traces: exactly one per NPU (rank 0 may already be read).
   lo.groups = &group_index;
-  std::string symmetry_note;
-  bool symmetric = false;
-  if (config.symmetry != "auto" && config.symmetry != "off") {
-    return Status::Invalid("--symmetry = \"" + config.symmetry + "\": valid: auto, off");
-  }
-  if (config.symmetry == "auto") {
-    auto g0 = LoadNpuGraph(config.workload_prefix + ".0.et", 0, lo);
-    if (!g0.ok()) return g0.status();
-    symmetry_note = SymmetryBlocker(config, so, mem.kind, &g0.value(), npus);
-    symmetric = symmetry_note.empty();
-    if (symmetric) {
-      graphs.push_back(std::move(g0.value()));
-      symmetry_note = "every rank runs the same trace on a symmetric network: rank 0 simulated for all " +
-                      std::to_string(npus) + " ranks";
-    }
-  } else {
-    symmetry_note = "off (--symmetry=off)";
-  }
-  for (int r = symmetric ? npus : 0; r < npus; ++r) {
-    const std::string path = config.workload_prefix + "." + std::to_string(r) + ".et";
-    auto g = LoadNpuGraph(path, r, lo);
-    if (!g.ok()) {
-      if (g.status().message().find("does not exist") != std::string::npos) {
-        return Status::Invalid(path + ": trace file for rank " + std::to_string(r) + " does not exist; the network (" +
-                               config.network_path + ") has " + std::to_string(npus) +
-                               " NPUs, so traces " + config.workload_prefix + ".0.et .. ." + std::to_string(npus - 1) +
-                               ".et are needed");
-      }
-      return g.status();
-    }
+  for (int r = symmetric ? npus : static_cast<int>(graphs.size()); r < npus; ++r) {
+    auto g = load_rank(r);
+    if (!g.ok()) return g.status();
     graphs.push_back(std::move(g.value()));
   }
   {
@@ -269,14 +273,6 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
       return Status::Invalid(extra + ": there are more trace files than the network's " + std::to_string(npus) +
                              " NPUs (" + config.network_path + "); refusing to simulate a subset");
     }
-  }
-  if (mirror != symmetric) {
-    // The engine was built for the config-level answer; the traces decided otherwise.
-    RunConfig full = config;
-    full.symmetry = "off";
-    auto r = RunSimulation(full, backends, algorithms, memories);
-    if (r.ok()) r->symmetry_note = symmetry_note;
-    return r;
   }
   // The memory backend: Orrery's memory YAML, or ASTRA-sim's remote-memory JSON.
   CapacityOptions capacity;

@@ -1,5 +1,6 @@
 #include "core/parse.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -31,16 +32,28 @@ Status Bad(const Where& where, const std::string& shown_value, const std::string
   return Status::Invalid(where.Describe() + " = " + shown_value + ": " + what + "; allowed: " + allowed);
 }
 
+// The value as written, quoted; a very long one is cut (the message stays one readable line).
 std::string Quote(std::string_view text) {
+  constexpr size_t kMaxShown = 40;
   std::string out;
-  out.reserve(text.size() + 2);
+  out.reserve(std::min(text.size(), kMaxShown) + 16);
   out.push_back('"');
+  if (text.size() > kMaxShown) {
+    out.append(text.substr(0, kMaxShown));
+    out += "...\" (" + std::to_string(text.size()) + " characters)";
+    return out;
+  }
   out.append(text);
   out.push_back('"');
   return out;
 }
 
 }  // namespace
+
+Status ValueError(const Where& where, const std::string& shown_value, const std::string& what,
+                  const std::string& allowed) {
+  return Bad(where, shown_value, what, allowed);
+}
 
 std::string Where::Describe() const {
   std::string out = file;

@@ -117,8 +117,10 @@ Result<int64_t> JsonInt(const std::string& path, const nlohmann::json& value, co
   const Where where{path, 0, key};
   const std::string allowed = DescribeIntRange(min, max);
   if (value.is_number_unsigned()) {
-    const uint64_t u = value.get<uint64_t>();
-    if (u > static_cast<uint64_t>(max)) return ValueError(where, JsonShown(value), "out of range", allowed);
+    const uint64_t u = value.get<uint64_t>();  // nlohmann stores every non-negative integer here
+    if (max < 0 || u > static_cast<uint64_t>(max) || static_cast<int64_t>(u) < min) {
+      return ValueError(where, JsonShown(value), "out of range", allowed);
+    }
     return static_cast<int64_t>(u);
   }
   if (value.is_number_integer()) {

@@ -16,14 +16,19 @@ std::string Index(const std::string& key, size_t i) { return key + "[" + std::to
 
 // An NPU count of one dimension: an integer 2..kMaxNpus.
 Result<int> DimNpus(const std::string& path, const YAML::Node& node, const std::string& key) {
-  const std::string allowed = DescribeIntRange(2, kMaxNpus);
-  ORRERY_PARSE_OR_RETURN(const int64_t n, YamlInt(path, node, key, INT64_MIN, INT64_MAX));
+  auto n = YamlInt(path, node, key, 2, kMaxNpus);
+  if (n.ok()) return static_cast<int>(n.value());
+  // A whole number outside the range gets a message that says why.
   const Where where = YamlWhere(path, node, key);
-  if (n < 2) {
-    return ValueError(where, std::to_string(n), "a dimension needs at least 2 NPUs (drop a dimension of 1)", allowed);
+  const std::string allowed = DescribeIntRange(2, kMaxNpus);
+  if (auto low = YamlInt(path, node, key, INT64_MIN, 1); low.ok()) {
+    return ValueError(where, std::to_string(low.value()), "a dimension needs at least 2 NPUs (drop a dimension of 1)",
+                      allowed);
   }
-  if (n > kMaxNpus) return ValueError(where, std::to_string(n), "more NPUs than Orrery simulates", allowed);
-  return static_cast<int>(n);
+  if (auto high = YamlInt(path, node, key, kMaxNpus + 1, INT64_MAX); high.ok()) {
+    return ValueError(where, std::to_string(high.value()), "more NPUs than Orrery simulates", allowed);
+  }
+  return n.status();
 }
 
 // Multiplies the running NPU total by one dimension's count, refusing totals over kMaxNpus.

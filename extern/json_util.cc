@@ -36,8 +36,26 @@ Result<nlohmann::json> ReadJsonFile(const std::string& path) {
   Result<std::string> text = ReadTextFile(path);
   if (!text.ok()) return text.status();
   const std::string& s = text.value();
+  // A key given twice in one object would silently keep the last value: refused.
+  std::vector<std::vector<std::string>> keys;  // per open object
+  std::string duplicate;
+  auto callback = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    (void)depth;
+    using E = nlohmann::json::parse_event_t;
+    if (event == E::object_start) keys.emplace_back();
+    if (event == E::object_end && !keys.empty()) keys.pop_back();
+    if (event == E::key && !keys.empty() && duplicate.empty()) {
+      const std::string k = parsed.get<std::string>();
+      auto& seen = keys.back();
+      if (std::find(seen.begin(), seen.end(), k) != seen.end()) duplicate = k;
+      seen.push_back(k);
+    }
+    return true;
+  };
   try {
-    return nlohmann::json::parse(s, nullptr, true, /*ignore_comments=*/false);
+    nlohmann::json j = nlohmann::json::parse(s, callback, true, /*ignore_comments=*/false);
+    if (!duplicate.empty()) return Status::Invalid(path + ": key \"" + duplicate + "\" is given twice in one object");
+    return j;
   } catch (const nlohmann::json::parse_error& e) {
     std::string what = e.what();
     auto p = what.find("syntax error");

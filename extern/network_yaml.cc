@@ -3,6 +3,7 @@
 // routine with its file and line; the NPU total is multiplied overflow-safely
 // and capped at kMaxNpus before anything is allocated.
 #include <algorithm>
+#include <map>
 
 #include "core/limits.h"
 #include "extern/astra_config.h"
@@ -52,10 +53,15 @@ Status CheckBlock(const std::string& path, const YAML::Node& node, const std::st
 
 Status CheckKeys(const std::string& path, const YAML::Node& map, const std::vector<std::string>& valid,
                  const std::string& prefix) {
+  std::map<std::string, int> seen;  // key -> line
   for (auto it = map.begin(); it != map.end(); ++it) {
     ORRERY_PARSE_OR_RETURN(const std::string key, YamlKey(path, it->first));
     if (std::find(valid.begin(), valid.end(), key) == valid.end()) {
       return Status::Invalid(YamlWhere(path, it->first, "").Describe() + ": " + prefix + UnknownKeyMessage(key, valid));
+    }
+    const Where where = YamlWhere(path, it->first, prefix + key);
+    if (!seen.emplace(key, where.line).second) {
+      return Status::Invalid(where.Describe() + ": given twice (line " + std::to_string(seen[key]) + " and here)");
     }
   }
   return Status::Ok();

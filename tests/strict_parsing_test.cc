@@ -95,6 +95,10 @@ TEST(StrictNetworkYaml, WrongTypesAreNamed) {
              "n.yml:1: topology = \"Ring\": expected a list");
 }
 
+TEST(StrictNetworkYaml, AKeyGivenTwiceIsRefused) {
+  EXPECT_HAS(NetError(AstraNet("8", "50", "500") + "bandwidth: [ 60 ]\n"), "n.yml:5: bandwidth: given twice (line 3 and here)");
+}
+
 TEST(StrictNetworkYaml, NpuCountOverflowIsRefusedBeforeAnythingIsBuilt) {
   // One dimension beyond int64, one beyond the cap, and a product that overflows int64 (2^26)^4 = 2^104.
   EXPECT_HAS(NetError(AstraNet("99999999999999999999", "50", "500")), "npus_count[0] = \"99999999999999999999\": out of range");
@@ -155,6 +159,10 @@ TEST(StrictNotation, HugeRingIsRefusedOnTheCommandLineBeforeAllocation) {
 TEST(StrictSystemJson, NumberBeyondADoubleNamesFileAndPosition) {
   EXPECT_HAS(SysError("{\n  \"endpoint-delay\": 1e309\n}\n"),
              "sys.json:2:21: 1e309: not a finite number; allowed: numbers within a double's range");
+}
+
+TEST(StrictSystemJson, AKeyGivenTwiceIsRefused) {
+  EXPECT_HAS(SysError(R"({"endpoint-delay": 5, "endpoint-delay": 7})"), "sys.json: key \"endpoint-delay\" is given twice in one object");
 }
 
 TEST(StrictSystemJson, WrongTypeNegativeAndFractionalDelays) {

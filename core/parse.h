@@ -63,6 +63,7 @@ std::string DescribeUintRange(uint64_t min, uint64_t max);
 }  // namespace orrery
 
 // `lhs = value of expr`, or return its error: for the chains of checked reads.
+// Expands to several statements: put it in braces under an `if`.
 #define ORRERY_PARSE_CONCAT_(a, b) a##b
 #define ORRERY_PARSE_CONCAT(a, b) ORRERY_PARSE_CONCAT_(a, b)
 #define ORRERY_PARSE_OR_RETURN(lhs, expr) ORRERY_PARSE_OR_RETURN_(ORRERY_PARSE_CONCAT(parsed_, __LINE__), lhs, expr)

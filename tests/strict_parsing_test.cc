@@ -333,6 +333,18 @@ TEST(StrictTraceAttributes, RanksAndDurations) {
                             "allowed: an integer >= 0 and <= 1000000000000");
 }
 
+TEST(StrictTraceAttributes, OnlyTheAttributesANodeTypeUsesAreRead) {
+  auto c = testing::MakeNode(5, ChakraProtoMsg::COMP_NODE);
+  Attr(&c, "is_cpu_op")->set_double_val(std::nan(""));
+  EXPECT_HAS(TraceError(c), "node 5 (rank 0): is_cpu_op = (not a switch): not a boolean; allowed: true, false, 0 or 1");
+  // A collective carrying a meaningless num_ops is loaded: collectives do not use it.
+  auto coll = testing::CollNode(3, 0, 64);
+  Attr(&coll, "num_ops")->set_int64_val(-7);
+  TempDir d;
+  testing::WriteTraces(d, 1, [&](int) { return std::vector<ChakraProtoMsg::Node>{coll}; });
+  EXPECT_TRUE(LoadNpuGraph(d.File("trace.0.et"), 0, GraphLoadOptions{4, 1, nullptr}).ok());
+}
+
 TEST(StrictTraceAttributes, RooflineNodeWithNoWorkTakesOneNanosecond) {
   TempDir d;
   d.Write("network.yml", testing::NetworkYaml("Ring", 2, 50, 500));

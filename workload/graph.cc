@@ -57,18 +57,29 @@ Result<NpuGraph> LoadNpuGraph(const std::string& path, int rank, const GraphLoad
       ORRERY_PARSE_OR_RETURN(const std::optional<uint64_t> v, read(key, max));
       return *v;
     };
-    if (const auto* a = FindAttr(n, "is_cpu_op")) {
-      const auto b = AttrBool(*a);
-      if (!b) return ValueError(Where{"", 0, where + ": is_cpu_op"}, "(not a switch)", "not a boolean", "true, false, 0 or 1");
-      w.is_cpu = *b;
+    // Attributes are read (and checked) on the node types that use them; producers
+    // attach others freely.
+    const bool comp = w.kind == NodeKind::kComp;
+    const bool mem = w.kind == NodeKind::kMemLoad || w.kind == NodeKind::kMemStore;
+    if (comp) {
+      if (const auto* a = FindAttr(n, "is_cpu_op")) {
+        const auto b = AttrBool(*a);
+        if (!b) return ValueError(Where{"", 0, where + ": is_cpu_op"}, "(not a switch)", "not a boolean", "true, false, 0 or 1");
+        w.is_cpu = *b;
+      }
+      ORRERY_PARSE_OR_RETURN(const std::optional<uint64_t> num_ops, read("num_ops", kMaxNumOps));
+      ORRERY_PARSE_OR_RETURN(const std::optional<uint64_t> output_bytes, read("output_bytes", kMaxBytes));
+      w.num_ops = num_ops.value_or(0);
+      w.output_bytes = output_bytes.value_or(0);
     }
-    ORRERY_PARSE_OR_RETURN(const std::optional<uint64_t> num_ops, read("num_ops", kMaxNumOps));
-    ORRERY_PARSE_OR_RETURN(const std::optional<uint64_t> tensor_size, read("tensor_size", kMaxBytes));
-    ORRERY_PARSE_OR_RETURN(const std::optional<uint64_t> output_bytes, read("output_bytes", kMaxBytes));
-    ORRERY_PARSE_OR_RETURN(const std::optional<uint64_t> comm_type, read("comm_type", UINT64_MAX));
-    w.num_ops = num_ops.value_or(0);
-    w.tensor_size = tensor_size.value_or(0);
-    w.output_bytes = output_bytes.value_or(0);
+    if (comp || mem) {
+      ORRERY_PARSE_OR_RETURN(const std::optional<uint64_t> tensor_size, read("tensor_size", kMaxBytes));
+      w.tensor_size = tensor_size.value_or(0);
+    }
+    std::optional<uint64_t> comm_type;
+    if (w.kind == NodeKind::kColl) {
+      ORRERY_PARSE_OR_RETURN(comm_type, read("comm_type", UINT64_MAX));
+    }
     if (const auto* a = FindAttr(n, "memory_tier"); a && (w.kind == NodeKind::kMemLoad || w.kind == NodeKind::kMemStore)) {
       const auto tier = AttrString(*a);
       if (!tier || (*tier != "local" && *tier != "remote")) {

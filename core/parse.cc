@@ -114,13 +114,12 @@ Result<int64_t> DoubleToInt(double value, const Where& where, int64_t min, int64
 }
 
 Result<uint64_t> DoubleToUint(double value, const Where& where, uint64_t min, uint64_t max) {
-  const std::string allowed = DescribeUintRange(min, max);
-  const std::string shown = FormatDouble(value);
-  if (!std::isfinite(value)) return Bad(where, shown, "not a finite number", allowed);
-  if (value != std::floor(value)) return Bad(where, shown, "not an integer", allowed);
-  if (value < 0 || value >= 18446744073709551616.0) return Bad(where, shown, "out of range", allowed);
+  auto bad = [&](const char* what) { return Bad(where, FormatDouble(value), what, DescribeUintRange(min, max)); };
+  if (!std::isfinite(value)) return bad("not a finite number");
+  if (value != std::floor(value)) return bad("not an integer");
+  if (value < 0 || value >= 18446744073709551616.0) return bad("out of range");
   const auto u = static_cast<uint64_t>(value);
-  if (u < min || u > max) return Bad(where, shown, "out of range", allowed);
+  if (u < min || u > max) return bad("out of range");
   return u;
 }
 

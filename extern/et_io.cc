@@ -163,24 +163,24 @@ std::optional<uint64_t> AttrUint(const ChakraProtoMsg::AttributeProto& a) {
 
 Result<uint64_t> AttrUintChecked(const ChakraProtoMsg::AttributeProto& a, const Where& where, uint64_t min,
                                  uint64_t max) {
+  // The message is built only on an error: this runs for every attribute of every node.
   const AttrNumber n = NumberOf(a);
-  const std::string allowed = DescribeUintRange(min, max);
   switch (n.kind) {
     case AttrNumber::kSigned:
-      if (n.i < 0) return ValueError(where, std::to_string(n.i), "negative", allowed);
+      if (n.i < 0) return ValueError(where, std::to_string(n.i), "negative", DescribeUintRange(min, max));
       if (static_cast<uint64_t>(n.i) < min || static_cast<uint64_t>(n.i) > max) {
-        return ValueError(where, std::to_string(n.i), "out of range", allowed);
+        return ValueError(where, std::to_string(n.i), "out of range", DescribeUintRange(min, max));
       }
       return static_cast<uint64_t>(n.i);
     case AttrNumber::kUnsigned:
-      if (n.u < min || n.u > max) return ValueError(where, std::to_string(n.u), "out of range", allowed);
+      if (n.u < min || n.u > max) return ValueError(where, std::to_string(n.u), "out of range", DescribeUintRange(min, max));
       return n.u;
     case AttrNumber::kFloating: return DoubleToUint(n.d, where, min, max);
     case AttrNumber::kNone: break;
   }
   const bool is_string = a.value_case() == ChakraProtoMsg::AttributeProto::kStringVal;
   return ValueError(where, is_string ? "\"" + a.string_val() + "\"" : std::string("(not a number)"),
-                    is_string ? "a string, not an integer" : "not an integer", allowed);
+                    is_string ? "a string, not an integer" : "not an integer", DescribeUintRange(min, max));
 }
 
 std::optional<bool> AttrBool(const ChakraProtoMsg::AttributeProto& a) {

@@ -38,9 +38,10 @@ Result<NpuGraph> LoadNpuGraph(const std::string& path, int rank, const GraphLoad
                              " is not a Chakra NodeType; valid: 0..7 (INVALID_NODE .. COMM_COLL_NODE)");
     }
     w.kind = static_cast<NodeKind>(type);
-    const std::string where = NodeWhere(path, w.id, rank);
+    // The node's location, for messages; built only on an error.
+    auto at = [&](const char* key) { return Where{"", 0, NodeWhere(path, w.id, rank) + ": " + key}; };
     if (n.duration_micros() > kMaxDurationMicros) {
-      return ValueError(Where{"", 0, where + ": duration_micros"}, std::to_string(n.duration_micros()), "out of range",
+      return ValueError(at("duration_micros"), std::to_string(n.duration_micros()), "out of range",
                         DescribeUintRange(0, kMaxDurationMicros));
     }
     w.duration_micros = n.duration_micros();
@@ -48,12 +49,14 @@ Result<NpuGraph> LoadNpuGraph(const std::string& path, int rank, const GraphLoad
     auto read = [&](const char* key, uint64_t max) -> Result<std::optional<uint64_t>> {
       const auto* a = FindAttr(n, key);
       if (!a) return std::optional<uint64_t>();
-      auto v = AttrUintChecked(*a, Where{"", 0, where + ": " + key}, 0, max);
-      if (!v.ok()) return v.status();
+      auto v = AttrUintChecked(*a, Where{}, 0, max);
+      if (!v.ok()) return AttrUintChecked(*a, at(key), 0, max).status();  // again, to name the node
       return std::optional<uint64_t>(v.value());
     };
     auto need = [&](const char* key, uint64_t max) -> Result<uint64_t> {
-      if (!FindAttr(n, key)) return Status::Invalid(where + ": " + NodeTypeName(type) + " needs attribute '" + key + "'");
+      if (!FindAttr(n, key)) {
+        return Status::Invalid(NodeWhere(path, w.id, rank) + ": " + NodeTypeName(type) + " needs attribute '" + key + "'");
+      }
       ORRERY_PARSE_OR_RETURN(const std::optional<uint64_t> v, read(key, max));
       return *v;
     };
@@ -64,7 +67,7 @@ Result<NpuGraph> LoadNpuGraph(const std::string& path, int rank, const GraphLoad
     if (comp) {
       if (const auto* a = FindAttr(n, "is_cpu_op")) {
         const auto b = AttrBool(*a);
-        if (!b) return ValueError(Where{"", 0, where + ": is_cpu_op"}, "(not a switch)", "not a boolean", "true, false, 0 or 1");
+        if (!b) return ValueError(at("is_cpu_op"), "(not a switch)", "not a boolean", "true, false, 0 or 1");
         w.is_cpu = *b;
       }
       ORRERY_PARSE_OR_RETURN(const std::optional<uint64_t> num_ops, read("num_ops", kMaxNumOps));

@@ -1,5 +1,6 @@
 #include "core/parse.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -31,16 +32,28 @@ Status Bad(const Where& where, const std::string& shown_value, const std::string
   return Status::Invalid(where.Describe() + " = " + shown_value + ": " + what + "; allowed: " + allowed);
 }
 
+// The value as written, quoted; a very long one is cut (the message stays one readable line).
 std::string Quote(std::string_view text) {
+  constexpr size_t kMaxShown = 40;
   std::string out;
-  out.reserve(text.size() + 2);
+  out.reserve(std::min(text.size(), kMaxShown) + 16);
   out.push_back('"');
+  if (text.size() > kMaxShown) {
+    out.append(text.substr(0, kMaxShown));
+    out += "...\" (" + std::to_string(text.size()) + " characters)";
+    return out;
+  }
   out.append(text);
   out.push_back('"');
   return out;
 }
 
 }  // namespace
+
+Status ValueError(const Where& where, const std::string& shown_value, const std::string& what,
+                  const std::string& allowed) {
+  return Bad(where, shown_value, what, allowed);
+}
 
 std::string Where::Describe() const {
   std::string out = file;
@@ -101,13 +114,12 @@ Result<int64_t> DoubleToInt(double value, const Where& where, int64_t min, int64
 }
 
 Result<uint64_t> DoubleToUint(double value, const Where& where, uint64_t min, uint64_t max) {
-  const std::string allowed = DescribeUintRange(min, max);
-  const std::string shown = FormatDouble(value);
-  if (!std::isfinite(value)) return Bad(where, shown, "not a finite number", allowed);
-  if (value != std::floor(value)) return Bad(where, shown, "not an integer", allowed);
-  if (value < 0 || value >= 18446744073709551616.0) return Bad(where, shown, "out of range", allowed);
+  auto bad = [&](const char* what) { return Bad(where, FormatDouble(value), what, DescribeUintRange(min, max)); };
+  if (!std::isfinite(value)) return bad("not a finite number");
+  if (value != std::floor(value)) return bad("not an integer");
+  if (value < 0 || value >= 18446744073709551616.0) return bad("out of range");
   const auto u = static_cast<uint64_t>(value);
-  if (u < min || u > max) return Bad(where, shown, "out of range", allowed);
+  if (u < min || u > max) return bad("out of range");
   return u;
 }
 

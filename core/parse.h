@@ -10,6 +10,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "core/status.h"
 
@@ -49,9 +50,24 @@ Result<uint64_t> ParseUint(std::string_view text, const Where& where, uint64_t m
 Result<int64_t> DoubleToInt(double value, const Where& where, int64_t min, int64_t max);
 Result<uint64_t> DoubleToUint(double value, const Where& where, uint64_t min, uint64_t max);
 
+// The one message format: "<where> = <shown value>: <what is wrong>; allowed: <allowed>".
+// For readers that find a wrong type or an inconsistency themselves.
+Status ValueError(const Where& where, const std::string& shown_value, const std::string& what,
+                  const std::string& allowed);
+
 // "a number > 0 and <= 1e+18", "an integer >= 1 and <= 65535": the "allowed" text.
 std::string DescribeRange(DoubleRange range);
 std::string DescribeIntRange(int64_t min, int64_t max);
 std::string DescribeUintRange(uint64_t min, uint64_t max);
 
 }  // namespace orrery
+
+// `lhs = value of expr`, or return its error: for the chains of checked reads.
+// Expands to several statements: put it in braces under an `if`.
+#define ORRERY_PARSE_CONCAT_(a, b) a##b
+#define ORRERY_PARSE_CONCAT(a, b) ORRERY_PARSE_CONCAT_(a, b)
+#define ORRERY_PARSE_OR_RETURN(lhs, expr) ORRERY_PARSE_OR_RETURN_(ORRERY_PARSE_CONCAT(parsed_, __LINE__), lhs, expr)
+#define ORRERY_PARSE_OR_RETURN_(tmp, lhs, expr) \
+  auto tmp = (expr);                            \
+  if (!tmp.ok()) return tmp.status();           \
+  lhs = std::move(tmp.value())

@@ -1,167 +1,13 @@
 #include "extern/astra_config.h"
 
-#include <yaml-cpp/yaml.h>
-
-#include <cmath>
+#include <algorithm>
 #include <set>
 
+#include "core/limits.h"
+#include "extern/config_values.h"
 #include "extern/json_util.h"
 
 namespace orrery {
-
-namespace {
-
-std::string Where(const std::string& path, const YAML::Mark& m) {
-  if (m.line < 0) return path;
-  return path + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
-}
-
-template <typename T>
-Status YamlList(const std::string& path, const YAML::Node& root, const char* key, std::vector<T>* out) {
-  YAML::Node n = root[key];
-  if (!n) return Status::Invalid(path + ": missing key '" + key + "' (one entry per network dimension)");
-  if (!n.IsSequence()) return Status::Invalid(Where(path, n.Mark()) + ": '" + key + "' must be a list, e.g. [ 8 ]");
-  for (size_t i = 0; i < n.size(); ++i) {
-    try {
-      out->push_back(n[i].as<T>());
-    } catch (const YAML::Exception&) {
-      return Status::Invalid(Where(path, n[i].Mark()) + ": " + key + "[" + std::to_string(i) + "] = '" +
-                             n[i].Scalar() + "' is not a valid " +
-                             (std::is_same_v<T, std::string> ? "name" : "number"));
-    }
-  }
-  return Status::Ok();
-}
-
-// Reads and parses a YAML file; a syntax error names file:line:column.
-Result<YAML::Node> LoadYaml(const std::string& path) {
-  Result<std::string> text = ReadTextFile(path);
-  if (!text.ok()) return text.status();
-  try {
-    return YAML::Load(text.value());
-  } catch (const YAML::ParserException& e) {
-    return Status::Invalid(Where(path, e.mark) + ": malformed YAML: " + e.msg);
-  }
-}
-
-Result<AstraNetworkConfig> ReadOrreryNetwork(const std::string& path, const YAML::Node& root) {
-  for (auto it = root.begin(); it != root.end(); ++it) {
-    const std::string key = it->first.as<std::string>();
-    if (key != "dims") return Status::Invalid(Where(path, it->first.Mark()) + ": " + UnknownKeyMessage(key, {"dims"}));
-  }
-  const YAML::Node dims = root["dims"];
-  if (!dims.IsSequence() || dims.size() == 0) {
-    return Status::Invalid(Where(path, dims.Mark()) + ": 'dims' must be a non-empty list of dimensions");
-  }
-  const std::vector<std::string> keys = {"block", "npus", "bandwidth_gbps", "latency_ns", "links_per_npu"};
-  const std::vector<std::string> blocks = {"Ring", "RingUni", "Mesh", "FullyConnected", "Switch"};
-  AstraNetworkConfig cfg;
-  int64_t total = 1;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    const YAML::Node d = dims[i];
-    const std::string at = path + ": dims[" + std::to_string(i) + "]";
-    if (!d.IsMap()) return Status::Invalid(Where(path, d.Mark()) + ": dims[" + std::to_string(i) + "] must be a mapping");
-    for (auto it = d.begin(); it != d.end(); ++it) {
-      const std::string key = it->first.as<std::string>();
-      if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
-        return Status::Invalid(Where(path, it->first.Mark()) + ": dims[" + std::to_string(i) + "]: " + UnknownKeyMessage(key, keys));
-      }
-    }
-    for (const char* req : {"block", "npus", "bandwidth_gbps", "latency_ns"}) {
-      if (!d[req]) return Status::Invalid(at + ": missing '" + req + "'");
-    }
-    AstraNetworkDim x;
-    try {
-      x.block = d["block"].as<std::string>();
-      const int64_t npus = d["npus"].as<int64_t>();
-      x.bandwidth_gbps = d["bandwidth_gbps"].as<double>();
-      x.latency_ns = d["latency_ns"].as<double>();
-      x.links_per_npu = d["links_per_npu"] ? d["links_per_npu"].as<int>() : 1;
-      if (npus < 2 || npus > (1 << 26)) {
-        return Status::Invalid(at + ".npus = " + std::to_string(npus) + ": a dimension needs at least 2 NPUs");
-      }
-      x.npus = static_cast<int>(npus);
-    } catch (const YAML::Exception& e) {
-      return Status::Invalid(Where(path, e.mark) + ": dims[" + std::to_string(i) + "]: wrong type (" + e.msg + ")");
-    }
-    if (std::find(blocks.begin(), blocks.end(), x.block) == blocks.end()) {
-      std::string msg = at + ".block = \"" + x.block + "\": unknown building block";
-      const std::string near = ClosestMatch(x.block, blocks);
-      if (!near.empty()) msg += " (did you mean '" + near + "'?)";
-      return Status::Invalid(msg + "; valid: " + JoinStrings(blocks, ", "));
-    }
-    if (!(x.bandwidth_gbps > 0) || !std::isfinite(x.bandwidth_gbps)) {
-      return Status::Invalid(at + ".bandwidth_gbps = " + std::to_string(x.bandwidth_gbps) + ": must be positive");
-    }
-    if (!(x.latency_ns >= 0) || !std::isfinite(x.latency_ns)) {
-      return Status::Invalid(at + ".latency_ns = " + std::to_string(x.latency_ns) + ": must be zero or positive");
-    }
-    if (x.links_per_npu < 1) return Status::Invalid(at + ".links_per_npu = " + std::to_string(x.links_per_npu) + ": must be >= 1");
-    total *= x.npus;
-    if (total > (int64_t{1} << 26)) return Status::Invalid(path + ": more than 2^26 NPUs in total");
-    cfg.dims.push_back(x);
-  }
-  return cfg;
-}
-
-}  // namespace
-
-Result<AstraNetworkConfig> ReadAstraNetworkYaml(const std::string& path) {
-  auto loaded = LoadYaml(path);
-  if (!loaded.ok()) return loaded.status();
-  YAML::Node root = loaded.value();
-  if (!root.IsMap()) return Status::Invalid(path + ": expected a YAML mapping with keys topology, npus_count, bandwidth, latency");
-  if (root["dims"]) return ReadOrreryNetwork(path, root);
-  const std::vector<std::string> valid = {"topology", "npus_count", "bandwidth", "latency"};
-  for (auto it = root.begin(); it != root.end(); ++it) {
-    const std::string key = it->first.as<std::string>();
-    if (std::find(valid.begin(), valid.end(), key) == valid.end()) {
-      return Status::Invalid(Where(path, it->first.Mark()) + ": " + UnknownKeyMessage(key, valid));
-    }
-  }
-  std::vector<std::string> topo;
-  std::vector<int64_t> npus;
-  std::vector<double> bw, lat;
-  ORRERY_RETURN_IF_ERROR(YamlList(path, root, "topology", &topo));
-  ORRERY_RETURN_IF_ERROR(YamlList(path, root, "npus_count", &npus));
-  ORRERY_RETURN_IF_ERROR(YamlList(path, root, "bandwidth", &bw));
-  ORRERY_RETURN_IF_ERROR(YamlList(path, root, "latency", &lat));
-  if (topo.empty()) return Status::Invalid(path + ": 'topology' is empty; give at least one dimension, e.g. [ Ring ]");
-  if (npus.size() != topo.size() || bw.size() != topo.size() || lat.size() != topo.size()) {
-    return Status::Invalid(path + ": list lengths disagree: topology has " + std::to_string(topo.size()) +
-                           " dimensions, npus_count " + std::to_string(npus.size()) + ", bandwidth " +
-                           std::to_string(bw.size()) + ", latency " + std::to_string(lat.size()) +
-                           "; give one entry per dimension in each");
-  }
-  AstraNetworkConfig cfg;
-  const std::vector<std::string> blocks = {"Ring", "FullyConnected", "Switch"};
-  int64_t total = 1;
-  for (size_t i = 0; i < topo.size(); ++i) {
-    const std::string idx = "[" + std::to_string(i) + "]";
-    if (std::find(blocks.begin(), blocks.end(), topo[i]) == blocks.end()) {
-      std::string msg = path + ": topology" + idx + " = \"" + topo[i] + "\": unknown building block";
-      const std::string near = ClosestMatch(topo[i], blocks);
-      if (!near.empty()) msg += " (did you mean '" + near + "'?)";
-      return Status::Invalid(msg + "; valid: Ring, FullyConnected, Switch");
-    }
-    if (npus[i] < 2) {
-      return Status::Invalid(path + ": npus_count" + idx + " = " + std::to_string(npus[i]) +
-                             ": a dimension needs at least 2 NPUs (drop a dimension of 1)");
-    }
-    if (!(bw[i] > 0) || !std::isfinite(bw[i])) {
-      return Status::Invalid(path + ": bandwidth" + idx + " = " + std::to_string(bw[i]) +
-                             ": bandwidth must be a positive number of GB/s");
-    }
-    if (!(lat[i] >= 0) || !std::isfinite(lat[i])) {
-      return Status::Invalid(path + ": latency" + idx + " = " + std::to_string(lat[i]) +
-                             ": latency must be zero or a positive number of ns");
-    }
-    total *= npus[i];
-    if (total > (int64_t{1} << 26)) return Status::Invalid(path + ": npus_count: more than 2^26 NPUs in total");
-    cfg.dims.push_back(AstraNetworkDim{topo[i], static_cast<int>(npus[i]), bw[i], lat[i]});
-  }
-  return cfg;
-}
 
 namespace {
 
@@ -177,23 +23,15 @@ const std::vector<std::string>& SystemKeys() {
   return keys;
 }
 
-Result<double> Number(const std::string& path, const nlohmann::json& j, const std::string& key) {
-  const auto& v = j.at(key);
-  if (v.is_number()) return v.get<double>();
-  if (v.is_boolean()) return v.get<bool>() ? 1.0 : 0.0;
-  return Status::Invalid(path + ": \"" + key + "\" = " + v.dump() + ": expected a number");
-}
-
 Status ImplList(const std::string& path, const nlohmann::json& j, const std::string& key, bool custom,
                 std::vector<CollectiveImplSpec>* out, const std::vector<std::string>& plugin_algorithms) {
   const auto& v = j.at(key);
-  if (!v.is_array()) return Status::Invalid(path + ": \"" + key + "\" must be a list with one entry per dimension");
+  if (!v.is_array()) {
+    return ValueError(Where{path, 0, key}, v.dump(), "expected a list", "a list with one entry per dimension");
+  }
   for (size_t i = 0; i < v.size(); ++i) {
-    if (!v[i].is_string()) {
-      return Status::Invalid(path + ": \"" + key + "\"[" + std::to_string(i) + "] = " + v[i].dump() +
-                             ": expected a string");
-    }
-    const std::string s = v[i].get<std::string>();
+    const std::string at = key + "[" + std::to_string(i) + "]";
+    ORRERY_PARSE_OR_RETURN(const std::string s, JsonString(path, v[i], at, custom ? "a trace prefix" : "an algorithm name"));
     CollectiveImplSpec spec;
     spec.name = s;
     if (custom) {
@@ -218,11 +56,13 @@ Status ImplList(const std::string& path, const nlohmann::json& j, const std::str
       spec.kind = one ? CollectiveImplKind::kOneDirect : CollectiveImplKind::kDirect;
       const std::string rest = s.substr(one ? 9 : 6);
       if (!rest.empty()) {
-        if (rest.find_first_not_of("0123456789") != std::string::npos || rest.size() > 6 || std::stoi(rest) < 1) {
-          return Status::Invalid(path + ": \"" + key + "\"[" + std::to_string(i) + "] = \"" + s +
-                                 "\": a direct window must be a positive integer, e.g. direct4");
+        const Where where{path, 0, at + " (direct window)"};
+        if (rest.find_first_not_of("0123456789") != std::string::npos) {
+          return ValueError(where, "\"" + s + "\"", "a direct window must be a positive integer, e.g. direct4",
+                            DescribeIntRange(1, kMaxNpus));
         }
-        spec.window = std::stoi(rest);
+        ORRERY_PARSE_OR_RETURN(const int64_t window, ParseInt(rest, where, 1, kMaxNpus));
+        spec.window = static_cast<int>(window);
       }
     } else {
       std::vector<std::string> valid = {"ring", "direct", "halvingDoubling", "doubleBinaryTree",
@@ -254,14 +94,13 @@ Result<AstraSystemConfig> ReadAstraSystemJson(const std::string& path,
   }
   AstraSystemConfig cfg;
   cfg.path = path;
-  auto str = [&](const char* key, std::string* out) -> Status {
+  auto str = [&](const char* key, std::string* out, const char* allowed) -> Status {
     if (!j.contains(key)) return Status::Ok();
-    if (!j[key].is_string()) return Status::Invalid(path + ": \"" + key + "\" = " + j[key].dump() + ": expected a string");
-    *out = j[key].get<std::string>();
+    ORRERY_PARSE_OR_RETURN(*out, JsonString(path, j[key], key, allowed));
     return Status::Ok();
   };
   std::string policy = "LIFO";
-  ORRERY_RETURN_IF_ERROR(str("scheduling-policy", &policy));
+  ORRERY_RETURN_IF_ERROR(str("scheduling-policy", &policy, "LIFO, FIFO"));
   if (policy == "LIFO") {
     cfg.lifo = true;
   } else if (policy == "FIFO") {
@@ -270,23 +109,16 @@ Result<AstraSystemConfig> ReadAstraSystemJson(const std::string& path,
     return Status::Invalid(path + ": \"scheduling-policy\" = \"" + policy + "\": valid values are LIFO, FIFO");
   }
   if (j.contains("endpoint-delay")) {
-    auto v = Number(path, j, "endpoint-delay");
-    if (!v.ok()) return v.status();
-    if (v.value() < 0) return Status::Invalid(path + ": \"endpoint-delay\" = " + j["endpoint-delay"].dump() + ": must be >= 0 ns");
-    cfg.endpoint_delay_ns = static_cast<uint64_t>(v.value());
+    ORRERY_PARSE_OR_RETURN(cfg.endpoint_delay_ns, JsonUint(path, j["endpoint-delay"], "endpoint-delay", 0, kMaxLatencyNs));
   }
-  auto positive_int = [&](const char* key, int* out) -> Status {
+  auto count = [&](const char* key, int64_t max, int* out) -> Status {
     if (!j.contains(key)) return Status::Ok();
-    auto v = Number(path, j, key);
-    if (!v.ok()) return v.status();
-    if (v.value() < 1 || v.value() != std::floor(v.value()) || v.value() > 1e6) {
-      return Status::Invalid(path + ": \"" + key + "\" = " + j[key].dump() + ": must be a positive integer");
-    }
-    *out = static_cast<int>(v.value());
+    ORRERY_PARSE_OR_RETURN(const int64_t v, JsonInt(path, j[key], key, 1, max));
+    *out = static_cast<int>(v);
     return Status::Ok();
   };
-  ORRERY_RETURN_IF_ERROR(positive_int("active-chunks-per-dimension", &cfg.active_chunks_per_dimension));
-  ORRERY_RETURN_IF_ERROR(positive_int("preferred-dataset-splits", &cfg.preferred_dataset_splits));
+  ORRERY_RETURN_IF_ERROR(count("active-chunks-per-dimension", kMaxActiveChunks, &cfg.active_chunks_per_dimension));
+  ORRERY_RETURN_IF_ERROR(count("preferred-dataset-splits", kMaxDatasetSplits, &cfg.preferred_dataset_splits));
   struct ImplKey { const char* key; const char* custom; std::vector<CollectiveImplSpec>* out; };
   ImplKey impls[] = {{"all-reduce-implementation", "all-reduce-implementation-custom", &cfg.all_reduce},
                      {"all-gather-implementation", "all-gather-implementation-custom", &cfg.all_gather},
@@ -300,43 +132,38 @@ Result<AstraSystemConfig> ReadAstraSystemJson(const std::string& path,
     }
   }
   std::string opt = "baseline";
-  ORRERY_RETURN_IF_ERROR(str("collective-optimization", &opt));
+  ORRERY_RETURN_IF_ERROR(str("collective-optimization", &opt, "baseline, localBWAware"));
   if (opt == "localBWAware") {
     cfg.local_bw_aware = true;
   } else if (opt != "baseline") {
     return Status::Invalid(path + ": \"collective-optimization\" = \"" + opt + "\": valid values are baseline, localBWAware");
   }
-  if (j.contains("local-mem-bw")) {
-    auto v = Number(path, j, "local-mem-bw");
-    if (!v.ok()) return v.status();
-    if (!(v.value() > 0)) return Status::Invalid(path + ": \"local-mem-bw\" = " + j["local-mem-bw"].dump() + ": must be a positive bandwidth");
-    cfg.local_mem_bw = v.value();
-  }
-  if (j.contains("in-switch-reduction-bw")) {
-    auto v = Number(path, j, "in-switch-reduction-bw");
-    if (!v.ok()) return v.status();
-    if (!(v.value() > 0)) {
-      return Status::Invalid(path + ": \"in-switch-reduction-bw\" = " + j["in-switch-reduction-bw"].dump() +
-                             ": must be a positive number of bytes per ns");
-    }
-    cfg.in_switch_reduction_bw = v.value();
-  }
+  auto number = [&](const char* key, DoubleRange range, double* out) -> Status {
+    if (!j.contains(key)) return Status::Ok();
+    ORRERY_PARSE_OR_RETURN(*out, JsonDouble(path, j[key], key, range));
+    return Status::Ok();
+  };
+  ORRERY_RETURN_IF_ERROR(number("local-mem-bw", kBandwidthGBps, &cfg.local_mem_bw));
+  ORRERY_RETURN_IF_ERROR(number("in-switch-reduction-bw", kBytesPerNs, &cfg.in_switch_reduction_bw));
+  ORRERY_RETURN_IF_ERROR(number("peak-perf", kPeakPerfTflops, &cfg.peak_perf_tflops));
   if (j.contains("roofline-enabled")) {
-    auto v = Number(path, j, "roofline-enabled");
-    if (!v.ok()) return v.status();
-    cfg.roofline_enabled = v.value() != 0;
+    ORRERY_PARSE_OR_RETURN(cfg.roofline_enabled, JsonFlag(path, j["roofline-enabled"], "roofline-enabled"));
   }
-  if (j.contains("peak-perf")) {
-    auto v = Number(path, j, "peak-perf");
-    if (!v.ok()) return v.status();
-    if (!(v.value() > 0)) return Status::Invalid(path + ": \"peak-perf\" = " + j["peak-perf"].dump() + ": must be a positive TFLOPS figure");
-    cfg.peak_perf_tflops = v.value();
+  // ASTRA-sim's keys Orrery does not model: still checked, so a typo'd value is not silently kept.
+  for (const char* key : {"boost-mode", "track-local-mem", "model-shared-bus", "trace-enabled", "replay-only"}) {
+    if (j.contains(key)) ORRERY_RETURN_IF_ERROR(JsonFlag(path, j[key], key).status());
   }
+  for (const char* key : {"local-reduction-delay", "L", "o", "g", "G"}) {
+    double ignored = 0;
+    ORRERY_RETURN_IF_ERROR(number(key, kNonNegative, &ignored));
+  }
+  std::string trace_file;
+  ORRERY_RETURN_IF_ERROR(str("local-mem-trace-filename", &trace_file, "a file name"));
   if (cfg.roofline_enabled && (cfg.peak_perf_tflops <= 0 || cfg.local_mem_bw <= 0)) {
     return Status::Invalid(path + ": \"roofline-enabled\" needs both \"peak-perf\" (TFLOPS) and \"local-mem-bw\" (GB/s)");
   }
-  ORRERY_RETURN_IF_ERROR(str("intra-dimension-scheduling", &cfg.intra_dimension_scheduling));
-  ORRERY_RETURN_IF_ERROR(str("inter-dimension-scheduling", &cfg.inter_dimension_scheduling));
+  ORRERY_RETURN_IF_ERROR(str("intra-dimension-scheduling", &cfg.intra_dimension_scheduling, "FIFO, SmallestFirst"));
+  ORRERY_RETURN_IF_ERROR(str("inter-dimension-scheduling", &cfg.inter_dimension_scheduling, "baseline, ascending, themis"));
   if (cfg.intra_dimension_scheduling != "FIFO" && cfg.intra_dimension_scheduling != "SmallestFirst") {
     return Status::Invalid(path + ": \"intra-dimension-scheduling\" = \"" + cfg.intra_dimension_scheduling +
                            "\": valid values are FIFO, SmallestFirst");
@@ -362,14 +189,11 @@ Result<AstraRemoteMemoryConfig> ReadAstraRemoteMemoryJson(const std::string& pat
     }
   }
   AstraRemoteMemoryConfig cfg;
-  if (!j.contains("memory-type") || !j["memory-type"].is_string()) {
-    return Status::Invalid(path + ": missing \"memory-type\"; valid: NO_MEMORY_EXPANSION, PER_NPU_MEMORY_EXPANSION, "
-                           "PER_NODE_MEMORY_EXPANSION, MEMORY_POOL");
-  }
-  const std::string t = j["memory-type"].get<std::string>();
+  const std::string types = "NO_MEMORY_EXPANSION, PER_NPU_MEMORY_EXPANSION, PER_NODE_MEMORY_EXPANSION, MEMORY_POOL";
+  if (!j.contains("memory-type")) return Status::Invalid(path + ": missing \"memory-type\"; valid: " + types);
+  ORRERY_PARSE_OR_RETURN(const std::string t, JsonString(path, j["memory-type"], "memory-type", types));
   if (t == "NO_MEMORY_EXPANSION") {
     cfg.kind = RemoteMemoryKind::kNone;
-    return cfg;
   } else if (t == "PER_NPU_MEMORY_EXPANSION") {
     cfg.kind = RemoteMemoryKind::kPerNpu;
   } else if (t == "PER_NODE_MEMORY_EXPANSION") {
@@ -377,45 +201,59 @@ Result<AstraRemoteMemoryConfig> ReadAstraRemoteMemoryJson(const std::string& pat
   } else if (t == "MEMORY_POOL") {
     cfg.kind = RemoteMemoryKind::kPool;
   } else {
-    return Status::Invalid(path + ": \"memory-type\" = \"" + t + "\": valid values are NO_MEMORY_EXPANSION, "
-                           "PER_NPU_MEMORY_EXPANSION, PER_NODE_MEMORY_EXPANSION, MEMORY_POOL");
+    return Status::Invalid(path + ": \"memory-type\" = \"" + t + "\": valid values are " + types);
   }
-  auto num = [&](const char* key, double* out) -> Status {
-    if (!j.contains(key)) return Status::Invalid(path + ": \"memory-type\" " + t + " needs \"" + key + "\"");
-    if (!j[key].is_number()) return Status::Invalid(path + ": \"" + key + "\" = " + j[key].dump() + ": expected a number");
-    *out = j[key].get<double>();
+  // A key the memory type needs must be there; one it does not need is still checked when given.
+  auto need = [&](const char* key, bool needed) -> Status {
+    if (!j.contains(key) && needed) return Status::Invalid(path + ": \"memory-type\" " + t + " needs \"" + key + "\"");
     return Status::Ok();
   };
-  double lat = 0, bw = 0;
-  ORRERY_RETURN_IF_ERROR(num("remote-mem-latency", &lat));
-  ORRERY_RETURN_IF_ERROR(num("remote-mem-bw", &bw));
-  if (lat < 0) return Status::Invalid(path + ": \"remote-mem-latency\" = " + j["remote-mem-latency"].dump() + ": must be >= 0 ns");
-  if (!(bw > 0)) return Status::Invalid(path + ": \"remote-mem-bw\" = " + j["remote-mem-bw"].dump() + ": must be a positive GB/s");
-  cfg.latency_ns = static_cast<uint64_t>(lat);
-  cfg.bandwidth_bytes_per_ns = bw;
+  const bool remote = cfg.kind != RemoteMemoryKind::kNone;
+  ORRERY_RETURN_IF_ERROR(need("remote-mem-latency", remote));
+  ORRERY_RETURN_IF_ERROR(need("remote-mem-bw", remote));
+  ORRERY_RETURN_IF_ERROR(need("num-nodes", cfg.kind == RemoteMemoryKind::kPerNode));
+  ORRERY_RETURN_IF_ERROR(need("num-npus-per-node", cfg.kind == RemoteMemoryKind::kPerNode));
+  if (j.contains("remote-mem-latency")) {
+    ORRERY_PARSE_OR_RETURN(cfg.latency_ns, JsonUint(path, j["remote-mem-latency"], "remote-mem-latency", 0, kMaxLatencyNs));
+  }
+  if (j.contains("remote-mem-bw")) {
+    ORRERY_PARSE_OR_RETURN(cfg.bandwidth_bytes_per_ns, JsonDouble(path, j["remote-mem-bw"], "remote-mem-bw", kBandwidthGBps));
+  }
+  int64_t nodes = 0, per = 0, total = 0;
+  if (j.contains("num-nodes")) {
+    ORRERY_PARSE_OR_RETURN(nodes, JsonInt(path, j["num-nodes"], "num-nodes", 1, kMaxNpus));
+  }
+  if (j.contains("num-npus-per-node")) {
+    ORRERY_PARSE_OR_RETURN(per, JsonInt(path, j["num-npus-per-node"], "num-npus-per-node", 1, kMaxNpus));
+  }
+  if (nodes > 0 && per > 0 && !MulWithin(nodes, per, kMaxNpus, &total)) {
+    return ValueError(Where{path, 0, "num-nodes x num-npus-per-node"},
+                      std::to_string(nodes) + " x " + std::to_string(per), "more NPUs than Orrery simulates",
+                      "a product <= " + std::to_string(kMaxNpus) + " (the network's NPU count)");
+  }
   if (cfg.kind == RemoteMemoryKind::kPerNode) {
-    double nodes = 0, per = 0;
-    ORRERY_RETURN_IF_ERROR(num("num-nodes", &nodes));
-    ORRERY_RETURN_IF_ERROR(num("num-npus-per-node", &per));
-    if (nodes < 1 || per < 1) return Status::Invalid(path + ": \"num-nodes\" and \"num-npus-per-node\" must be >= 1");
     cfg.num_nodes = static_cast<int>(nodes);
     cfg.npus_per_node = static_cast<int>(per);
   }
   return cfg;
 }
 
-Result<std::map<std::string, std::string>> ReadFlatYaml(const std::string& path) {
+Result<FlatYaml> ReadFlatYaml(const std::string& path) {
   auto loaded = LoadYaml(path);
   if (!loaded.ok()) return loaded.status();
   YAML::Node root = loaded.value();
   if (!root.IsMap()) return Status::Invalid(path + ": expected a YAML mapping of settings (key: value)");
-  std::map<std::string, std::string> out;
+  FlatYaml out;
+  out.path = path;
   for (auto it = root.begin(); it != root.end(); ++it) {
-    if (!it->second.IsScalar()) {
-      return Status::Invalid(Where(path, it->second.Mark()) + ": '" + it->first.as<std::string>() +
-                             "' must be a single value");
+    ORRERY_PARSE_OR_RETURN(const std::string key, YamlKey(path, it->first));
+    ORRERY_PARSE_OR_RETURN(const std::string value, YamlString(path, it->second, key, "value"));
+    if (out.values.count(key)) {
+      return Status::Invalid(YamlWhere(path, it->first, key).Describe() + ": given twice (line " +
+                             std::to_string(out.lines[key]) + " and here)");
     }
-    out[it->first.as<std::string>()] = it->second.Scalar();
+    out.values[key] = value;
+    out.lines[key] = YamlWhere(path, it->second, key).line;
   }
   return out;
 }
@@ -432,12 +270,17 @@ Result<std::map<std::string, std::vector<int>>> ReadCommGroupJson(const std::str
     }
     std::set<int> seen;
     std::vector<int> ranks;
-    for (const auto& r : it.value()) {
-      if (!r.is_number_integer() || r.get<int64_t>() < 0 || r.get<int64_t>() >= npus) {
-        return Status::Invalid(path + ": group \"" + it.key() + "\" has rank " + r.dump() +
-                               ", outside the network's ranks 0.." + std::to_string(npus - 1));
+    for (size_t i = 0; i < it.value().size(); ++i) {
+      const nlohmann::json& r = it.value()[i];
+      const std::string key = "\"" + it.key() + "\"[" + std::to_string(i) + "]";
+      ORRERY_PARSE_OR_RETURN(const int64_t rank64, JsonInt(path, r, key, INT64_MIN, INT64_MAX));
+      if (rank64 < 0 || rank64 >= npus) {
+        return ValueError(Where{path, 0, key}, r.dump(),
+                          "group \"" + it.key() + "\" has rank " + r.dump() + ", outside the network's ranks 0.." +
+                              std::to_string(npus - 1),
+                          DescribeIntRange(0, npus - 1));
       }
-      const int rank = r.get<int>();
+      const int rank = static_cast<int>(rank64);
       if (!seen.insert(rank).second) {
         return Status::Invalid(path + ": group \"" + it.key() + "\" lists rank " + std::to_string(rank) + " twice");
       }

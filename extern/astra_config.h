@@ -21,7 +21,7 @@ struct AstraNetworkDim {
 };
 struct AstraNetworkConfig {
   std::vector<AstraNetworkDim> dims;
-  int64_t TotalNpus() const {
+  int64_t TotalNpus() const {  // at most kMaxNpus: the readers check the product
     int64_t n = 1;
     for (const auto& d : dims) n *= d.npus;
     return n;
@@ -78,8 +78,14 @@ Result<AstraRemoteMemoryConfig> ReadAstraRemoteMemoryJson(const std::string& pat
 //   bandwidth_gbps: 50
 //   ports: 2
 //   sharing: fair
-// The backend named by `backend` validates the rest.
-Result<std::map<std::string, std::string>> ReadFlatYaml(const std::string& path);
+// The backend named by `backend` validates the rest. Every value must be a
+// single scalar; a key given twice is an error. `lines` holds each key's line.
+struct FlatYaml {
+  std::string path;
+  std::map<std::string, std::string> values;
+  std::map<std::string, int> lines;  // 1-based
+};
+Result<FlatYaml> ReadFlatYaml(const std::string& path);
 
 // --- communicator groups JSON: {"<id>": [ranks...], ...} -----------------------
 Result<std::map<std::string, std::vector<int>>> ReadCommGroupJson(const std::string& path, int64_t npus);

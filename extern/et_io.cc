@@ -118,30 +118,81 @@ const ChakraProtoMsg::AttributeProto* FindAttr(const ChakraProtoMsg::Node& node,
   return nullptr;
 }
 
-std::optional<uint64_t> AttrUint(const ChakraProtoMsg::AttributeProto& a) {
+namespace {
+
+// What an attribute holds, as a number: an integer with its sign, a floating
+// value, or nothing numeric.
+struct AttrNumber {
+  enum Kind { kNone, kSigned, kUnsigned, kFloating } kind = kNone;
+  int64_t i = 0;
+  uint64_t u = 0;
+  double d = 0;
+};
+
+AttrNumber NumberOf(const ChakraProtoMsg::AttributeProto& a) {
   using A = ChakraProtoMsg::AttributeProto;
+  AttrNumber n;
+  auto sgn = [&](int64_t v) { n.kind = AttrNumber::kSigned; n.i = v; };
+  auto uns = [&](uint64_t v) { n.kind = AttrNumber::kUnsigned; n.u = v; };
   switch (a.value_case()) {
-    case A::kInt32Val: return static_cast<uint64_t>(a.int32_val());
-    case A::kInt64Val: return static_cast<uint64_t>(a.int64_val());
-    case A::kUint32Val: return a.uint32_val();
-    case A::kUint64Val: return a.uint64_val();
-    case A::kSint32Val: return static_cast<uint64_t>(a.sint32_val());
-    case A::kSint64Val: return static_cast<uint64_t>(a.sint64_val());
-    case A::kFixed32Val: return a.fixed32_val();
-    case A::kFixed64Val: return a.fixed64_val();
-    case A::kSfixed32Val: return static_cast<uint64_t>(a.sfixed32_val());
-    case A::kSfixed64Val: return static_cast<uint64_t>(a.sfixed64_val());
-    case A::kBoolVal: return a.bool_val() ? 1 : 0;
-    case A::kDoubleVal: return static_cast<uint64_t>(a.double_val());
-    case A::kFloatVal: return static_cast<uint64_t>(a.float_val());
-    default: return std::nullopt;
+    case A::kInt32Val: sgn(a.int32_val()); break;
+    case A::kInt64Val: sgn(a.int64_val()); break;
+    case A::kSint32Val: sgn(a.sint32_val()); break;
+    case A::kSint64Val: sgn(a.sint64_val()); break;
+    case A::kSfixed32Val: sgn(a.sfixed32_val()); break;
+    case A::kSfixed64Val: sgn(a.sfixed64_val()); break;
+    case A::kUint32Val: uns(a.uint32_val()); break;
+    case A::kUint64Val: uns(a.uint64_val()); break;
+    case A::kFixed32Val: uns(a.fixed32_val()); break;
+    case A::kFixed64Val: uns(a.fixed64_val()); break;
+    case A::kBoolVal: uns(a.bool_val() ? 1 : 0); break;
+    case A::kDoubleVal: n.kind = AttrNumber::kFloating; n.d = a.double_val(); break;
+    case A::kFloatVal: n.kind = AttrNumber::kFloating; n.d = a.float_val(); break;
+    default: break;
   }
+  return n;
+}
+
+}  // namespace
+
+std::optional<uint64_t> AttrUint(const ChakraProtoMsg::AttributeProto& a) {
+  auto r = AttrUintChecked(a, Where{}, 0, UINT64_MAX);
+  if (!r.ok()) return std::nullopt;
+  return r.value();
+}
+
+Result<uint64_t> AttrUintChecked(const ChakraProtoMsg::AttributeProto& a, const Where& where, uint64_t min,
+                                 uint64_t max) {
+  // The message is built only on an error: this runs for every attribute of every node.
+  const AttrNumber n = NumberOf(a);
+  switch (n.kind) {
+    case AttrNumber::kSigned:
+      if (n.i < 0) return ValueError(where, std::to_string(n.i), "negative", DescribeUintRange(min, max));
+      if (static_cast<uint64_t>(n.i) < min || static_cast<uint64_t>(n.i) > max) {
+        return ValueError(where, std::to_string(n.i), "out of range", DescribeUintRange(min, max));
+      }
+      return static_cast<uint64_t>(n.i);
+    case AttrNumber::kUnsigned:
+      if (n.u < min || n.u > max) return ValueError(where, std::to_string(n.u), "out of range", DescribeUintRange(min, max));
+      return n.u;
+    case AttrNumber::kFloating: return DoubleToUint(n.d, where, min, max);
+    case AttrNumber::kNone: break;
+  }
+  const bool is_string = a.value_case() == ChakraProtoMsg::AttributeProto::kStringVal;
+  return ValueError(where, is_string ? "\"" + a.string_val() + "\"" : std::string("(not a number)"),
+                    is_string ? "a string, not an integer" : "not an integer", DescribeUintRange(min, max));
 }
 
 std::optional<bool> AttrBool(const ChakraProtoMsg::AttributeProto& a) {
-  if (a.value_case() == ChakraProtoMsg::AttributeProto::kBoolVal) return a.bool_val();
-  auto u = AttrUint(a);
-  if (u) return *u != 0;
+  const AttrNumber n = NumberOf(a);
+  switch (n.kind) {
+    case AttrNumber::kSigned: return n.i != 0;
+    case AttrNumber::kUnsigned: return n.u != 0;
+    case AttrNumber::kFloating:
+      if (n.d == 0 || n.d == 1) return n.d != 0;
+      return std::nullopt;  // NaN or another number is no switch
+    case AttrNumber::kNone: break;
+  }
   return std::nullopt;
 }
 

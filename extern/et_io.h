@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/parse.h"
 #include "core/status.h"
 #include "extern/chakra.pb.h"
 
@@ -49,7 +50,15 @@ class EtWriter {
 // Attribute access by value: integers are accepted from any integer (or bool)
 // field of the oneof, as Chakra producers disagree on which they use.
 const ChakraProtoMsg::AttributeProto* FindAttr(const ChakraProtoMsg::Node& node, const std::string& name);
+// Unchecked convenience: nullopt for a negative, NaN, infinite, fractional or
+// out-of-range value (never undefined behaviour).
 std::optional<uint64_t> AttrUint(const ChakraProtoMsg::AttributeProto& attr);
+// The checked read the trace loader uses: an integer in [min, max] from any
+// integer, bool or floating field; a negative signed value (-1 is not 2^64-1), a
+// NaN, infinity, fraction or out-of-range number, or a non-number is an error
+// naming `where` (file, node, attribute), the value and the allowed range.
+Result<uint64_t> AttrUintChecked(const ChakraProtoMsg::AttributeProto& attr, const Where& where, uint64_t min,
+                                 uint64_t max);
 std::optional<bool> AttrBool(const ChakraProtoMsg::AttributeProto& attr);
 std::optional<std::string> AttrString(const ChakraProtoMsg::AttributeProto& attr);
 std::optional<std::vector<bool>> AttrBoolList(const ChakraProtoMsg::AttributeProto& attr);

@@ -14,29 +14,66 @@ Result<std::string> ReadTextFile(const std::string& path) {
   return ss.str();
 }
 
+namespace {
+
+// "file:line:column" of byte `pos` in `text`.
+std::string Position(const std::string& path, const std::string& text, size_t pos) {
+  size_t line = 1, col = 1;
+  for (size_t i = 0; i < pos && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return path + ":" + std::to_string(line) + ":" + std::to_string(col);
+}
+
+}  // namespace
+
 Result<nlohmann::json> ReadJsonFile(const std::string& path) {
   Result<std::string> text = ReadTextFile(path);
   if (!text.ok()) return text.status();
-  try {
-    return nlohmann::json::parse(text.value(), nullptr, true, /*ignore_comments=*/false);
-  } catch (const nlohmann::json::parse_error& e) {
-    // Convert the byte offset into line and column.
-    size_t pos = e.byte == 0 ? 0 : e.byte - 1;
-    const std::string& s = text.value();
-    size_t line = 1, col = 1;
-    for (size_t i = 0; i < pos && i < s.size(); ++i) {
-      if (s[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
+  const std::string& s = text.value();
+  // A key given twice in one object would silently keep the last value: refused.
+  std::vector<std::vector<std::string>> keys;  // per open object
+  std::string duplicate;
+  auto callback = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    (void)depth;
+    using E = nlohmann::json::parse_event_t;
+    if (event == E::object_start) keys.emplace_back();
+    if (event == E::object_end && !keys.empty()) keys.pop_back();
+    if (event == E::key && !keys.empty() && duplicate.empty()) {
+      const std::string k = parsed.get<std::string>();
+      auto& seen = keys.back();
+      if (std::find(seen.begin(), seen.end(), k) != seen.end()) duplicate = k;
+      seen.push_back(k);
     }
+    return true;
+  };
+  try {
+    nlohmann::json j = nlohmann::json::parse(s, callback, true, /*ignore_comments=*/false);
+    if (!duplicate.empty()) return Status::Invalid(path + ": key \"" + duplicate + "\" is given twice in one object");
+    return j;
+  } catch (const nlohmann::json::parse_error& e) {
     std::string what = e.what();
     auto p = what.find("syntax error");
     if (p != std::string::npos) what = what.substr(p);
-    return Status::Invalid(path + ":" + std::to_string(line) + ":" + std::to_string(col) +
-                           ": malformed JSON: " + what);
+    return Status::Invalid(Position(path, s, e.byte == 0 ? 0 : e.byte - 1) + ": malformed JSON: " + what);
+  } catch (const nlohmann::json::exception& e) {
+    // A number beyond a double (1e309) is refused while parsing; name it and where it is.
+    std::string what = e.what();
+    const auto q1 = what.find('\'');
+    const auto q2 = q1 == std::string::npos ? std::string::npos : what.find('\'', q1 + 1);
+    if (q2 != std::string::npos) {
+      const std::string token = what.substr(q1 + 1, q2 - q1 - 1);
+      const size_t at = s.find(token);
+      return Status::Invalid((at == std::string::npos ? path : Position(path, s, at)) + ": " + token +
+                             ": not a finite number; allowed: numbers within a double's range (about 1.8e308)");
+    }
+    auto p = what.find("] ");
+    return Status::Invalid(path + ": unreadable JSON: " + (p == std::string::npos ? what : what.substr(p + 2)));
   }
 }
 

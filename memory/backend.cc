@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "core/limits.h"
+#include "core/parse.h"
+#include "extern/json_util.h"
 #include "memory/remote_memory.h"
 
 namespace orrery {
@@ -29,6 +32,34 @@ std::string MemoryRegistry::Help() const {
   return out;
 }
 
+Where MemoryContext::At(const std::string& key) const {
+  int line = 0;
+  if (lines) {
+    auto it = lines->find(key);
+    if (it != lines->end()) line = it->second;
+  }
+  return Where{source, line, key};
+}
+
+std::string MemoryContext::Get(const std::string& key) const {
+  if (!params) return "";
+  auto it = params->find(key);
+  return it == params->end() ? "" : it->second;
+}
+
+Status CheckMemoryKeys(const MemoryContext& ctx, const std::vector<std::string>& valid, const std::string& backend) {
+  if (!ctx.params) return Status::Ok();
+  for (const auto& [key, value] : *ctx.params) {
+    if (std::find(valid.begin(), valid.end(), key) == valid.end()) {
+      const Where at = ctx.At(key);
+      std::string msg = UnknownKeyMessage(key, valid);
+      msg.insert(("unknown key '" + key + "'").size(), " for the " + backend + " backend");
+      return Status::Invalid(Where{at.file, at.line, ""}.Describe() + ": " + msg);
+    }
+  }
+  return Status::Ok();
+}
+
 namespace {
 
 // ASTRA-sim's remote memory as a backend: FIFO servers, closed form.
@@ -52,10 +83,47 @@ class AstraSimMemory : public MemoryBackend {
   MemoryStats stats_;
 };
 
-std::string Get(const MemoryContext& c, const char* key) {
-  if (!c.params) return "";
-  auto it = c.params->find(key);
-  return it == c.params->end() ? "" : it->second;
+// ASTRA-sim's remote-memory settings, from its JSON (already checked there) or
+// from the memory YAML with `backend: astra-sim`.
+Result<RemoteMemoryOptions> AstraSimOptions(const MemoryContext& ctx) {
+  ORRERY_RETURN_IF_ERROR(CheckMemoryKeys(ctx, {"backend", "memory-type", "remote-mem-latency", "remote-mem-bw",
+                                               "num-nodes", "num-npus-per-node"}, "astra-sim"));
+  RemoteMemoryOptions o;
+  const std::string types = "NO_MEMORY_EXPANSION, PER_NPU_MEMORY_EXPANSION, PER_NODE_MEMORY_EXPANSION, MEMORY_POOL";
+  const std::string type = ctx.Get("memory-type");
+  // No memory-type: no remote tier (capacity settings alone are a valid configuration).
+  if (type.empty() || type == "NO_MEMORY_EXPANSION") return o;
+  if (type == "PER_NPU_MEMORY_EXPANSION") o.mode = RemoteMemoryMode::kPerNpu;
+  else if (type == "PER_NODE_MEMORY_EXPANSION") o.mode = RemoteMemoryMode::kPerNode;
+  else if (type == "MEMORY_POOL") o.mode = RemoteMemoryMode::kPool;
+  else return ValueError(ctx.At("memory-type"), "\"" + type + "\"", "unknown memory type", types);
+  auto need = [&](const char* key, const std::string& allowed) -> Result<std::string> {
+    const std::string v = ctx.Get(key);
+    if (v.empty()) return ValueError(ctx.At(key), "\"\"", "missing (memory-type " + type + " needs it)", allowed);
+    return v;
+  };
+  ORRERY_PARSE_OR_RETURN(const std::string lat, need("remote-mem-latency", DescribeUintRange(0, kMaxLatencyNs)));
+  ORRERY_PARSE_OR_RETURN(o.latency_ns, ParseUint(lat, ctx.At("remote-mem-latency"), 0, kMaxLatencyNs));
+  ORRERY_PARSE_OR_RETURN(const std::string bw, need("remote-mem-bw", DescribeRange(kBandwidthGBps)));
+  ORRERY_PARSE_OR_RETURN(o.bytes_per_ns, ParseDouble(bw, ctx.At("remote-mem-bw"), kBandwidthGBps));
+  const int64_t npus = std::max(ctx.npus, 1);
+  int64_t per = 1;
+  if (!ctx.Get("num-npus-per-node").empty()) {
+    ORRERY_PARSE_OR_RETURN(per, ParseInt(ctx.Get("num-npus-per-node"), ctx.At("num-npus-per-node"), 1, npus));
+  }
+  if (!ctx.Get("num-nodes").empty()) {
+    ORRERY_PARSE_OR_RETURN(const int64_t nodes, ParseInt(ctx.Get("num-nodes"), ctx.At("num-nodes"), 1, npus));
+    int64_t total = 0;
+    if (!MulWithin(nodes, per, kMaxNpus, &total) || total != npus) {
+      return ValueError(ctx.At("num-nodes"), std::to_string(nodes),
+                        "num-nodes x num-npus-per-node (" + std::to_string(per) + ") is not the network's " +
+                            std::to_string(npus) + " NPUs",
+                        "num-nodes = " + std::to_string(npus / per) + " when num-npus-per-node = " + std::to_string(per) +
+                            " divides " + std::to_string(npus));
+    }
+  }
+  o.npus_per_node = static_cast<int>(per);
+  return o;
 }
 
 }  // namespace
@@ -66,18 +134,7 @@ void RegisterBuiltinMemoryBackends(MemoryRegistry* registry) {
   (void)registry->Register(
       "astra-sim", "ASTRA-sim's remote memory: none, per-NPU, per-node or one pool; FIFO servers",
       [](const MemoryContext& ctx) -> Result<std::unique_ptr<MemoryBackend>> {
-        RemoteMemoryOptions o;
-        const std::string type = Get(ctx, "memory-type");
-        if (type == "PER_NPU_MEMORY_EXPANSION") o.mode = RemoteMemoryMode::kPerNpu;
-        else if (type == "PER_NODE_MEMORY_EXPANSION") o.mode = RemoteMemoryMode::kPerNode;
-        else if (type == "MEMORY_POOL") o.mode = RemoteMemoryMode::kPool;
-        else o.mode = RemoteMemoryMode::kNone;
-        if (o.mode != RemoteMemoryMode::kNone) {
-          o.latency_ns = std::stoull(Get(ctx, "remote-mem-latency"));
-          o.bytes_per_ns = std::stod(Get(ctx, "remote-mem-bw"));
-          const std::string per = Get(ctx, "num-npus-per-node");
-          o.npus_per_node = per.empty() ? 1 : std::stoi(per);
-        }
+        ORRERY_PARSE_OR_RETURN(const RemoteMemoryOptions o, AstraSimOptions(ctx));
         return std::unique_ptr<MemoryBackend>(new AstraSimMemory(ctx, o));
       });
   (void)registry->Register("pool", "one shared pool: several FIFO ports, or bandwidth shared fairly (sharing: fair)",

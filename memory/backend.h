@@ -15,6 +15,8 @@
 
 namespace orrery {
 
+struct Where;  // core/parse.h
+
 enum class MemOp { kLoad, kStore };
 
 struct MemoryContext {
@@ -24,7 +26,18 @@ struct MemoryContext {
   uint32_t done_kind = 0;
   // Settings: "memory-type", "remote-mem-latency", "remote-mem-bw", "num-npus-per-node", ... as strings.
   const std::map<std::string, std::string>* params = nullptr;
+  // Where the settings came from, for error messages: the file, and each key's
+  // 1-based line when the file has lines (may be null).
+  std::string source = "memory configuration";
+  const std::map<std::string, int>* lines = nullptr;
+  // The setting `key` as an error location: "mem.yml:3: bandwidth_gbps".
+  Where At(const std::string& key) const;
+  // The setting's text, or "" when absent.
+  std::string Get(const std::string& key) const;
 };
+
+// An error naming the first setting not in `valid` (with did-you-mean), or Ok.
+Status CheckMemoryKeys(const MemoryContext& ctx, const std::vector<std::string>& valid, const std::string& backend);
 
 struct MemoryStats {
   uint64_t accesses = 0;

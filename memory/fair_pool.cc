@@ -9,6 +9,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/limits.h"
+#include "core/parse.h"
 #include "memory/backend.h"
 
 namespace orrery {
@@ -126,41 +128,25 @@ class PoolMemory : public MemoryBackend, public EventHandler {
 }  // namespace
 
 Result<std::unique_ptr<MemoryBackend>> MakePoolMemory(const MemoryContext& ctx) {
-  const std::vector<std::string> keys = {"backend", "latency_ns", "bandwidth_gbps", "ports", "sharing"};
-  auto get = [&](const std::string& k) -> std::string {
-    auto it = ctx.params->find(k);
-    return it == ctx.params->end() ? "" : it->second;
-  };
-  for (const auto& [k, v] : *ctx.params) {
-    bool known = false;
-    for (const auto& x : keys) known |= x == k;
-    if (!known) {
-      return Status::Invalid("memory configuration: unknown key '" + k +
-                             "' for the pool backend; valid keys: backend, latency_ns, bandwidth_gbps, ports, sharing");
-    }
+  ORRERY_RETURN_IF_ERROR(CheckMemoryKeys(ctx, {"backend", "latency_ns", "bandwidth_gbps", "ports", "sharing"}, "pool"));
+  uint64_t lat = 0;
+  int64_t ports = 1;
+  if (!ctx.Get("latency_ns").empty()) {
+    ORRERY_PARSE_OR_RETURN(lat, ParseUint(ctx.Get("latency_ns"), ctx.At("latency_ns"), 0, kMaxLatencyNs));
   }
-  double lat = 0, bw = 0;
-  long ports = 1;
-  try {
-    lat = get("latency_ns").empty() ? 0 : std::stod(get("latency_ns"));
-    bw = std::stod(get("bandwidth_gbps"));
-    if (!get("ports").empty()) ports = std::stol(get("ports"));
-  } catch (...) {
-    return Status::Invalid("memory configuration: latency_ns, bandwidth_gbps and ports must be numbers "
-                           "(bandwidth_gbps is required)");
+  if (ctx.Get("bandwidth_gbps").empty()) {
+    return ValueError(ctx.At("bandwidth_gbps"), "\"\"", "missing (the pool backend needs it)", DescribeRange(kBandwidthGBps));
   }
-  if (!(bw > 0)) {
-    return Status::Invalid("memory configuration: bandwidth_gbps = " + get("bandwidth_gbps") + ": must be positive");
+  ORRERY_PARSE_OR_RETURN(const double bw, ParseDouble(ctx.Get("bandwidth_gbps"), ctx.At("bandwidth_gbps"), kBandwidthGBps));
+  if (!ctx.Get("ports").empty()) {
+    ORRERY_PARSE_OR_RETURN(ports, ParseInt(ctx.Get("ports"), ctx.At("ports"), 1, kMaxPoolPorts));
   }
-  if (lat < 0) return Status::Invalid("memory configuration: latency_ns = " + get("latency_ns") + ": must be >= 0");
-  if (ports < 1) return Status::Invalid("memory configuration: ports = " + get("ports") + ": must be >= 1");
-  const std::string sharing = get("sharing").empty() ? "fifo" : get("sharing");
+  const std::string sharing = ctx.Get("sharing").empty() ? "fifo" : ctx.Get("sharing");
   if (sharing != "fifo" && sharing != "fair") {
-    return Status::Invalid("memory configuration: sharing = \"" + sharing + "\": valid values are fifo, fair");
+    return ValueError(ctx.At("sharing"), "\"" + sharing + "\"", "unknown sharing", "fifo, fair");
   }
   // GB/s here is 10^9 bytes per second, as in ASTRA-sim's remote memory.
-  return std::unique_ptr<MemoryBackend>(
-      new PoolMemory(ctx, static_cast<Tick>(lat), bw, static_cast<int>(ports), sharing == "fair"));
+  return std::unique_ptr<MemoryBackend>(new PoolMemory(ctx, static_cast<Tick>(lat), bw, static_cast<int>(ports), sharing == "fair"));
 }
 
 }  // namespace orrery

@@ -5,6 +5,10 @@
 #include <cstdio>
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
+
+#include "core/limits.h"
+#include "core/parse.h"
 
 namespace orrery {
 
@@ -42,14 +46,14 @@ class Parser {
       }
       const bool two_d = name == "Torus2D" || name == "Mesh2D";
       if (!Expect('(')) return Error(i_, "expected '(' after '" + name + "'");
-      long a = 0, b = 0;
-      auto n1 = Integer(&a);
+      int64_t a = 0, b = 0;
+      auto n1 = Integer(&a, "NPU count", 2, kMaxNpus, true);
       if (!n1.ok()) return n1;
       if (two_d) {
         Skip();
         if (i_ >= t_.size() || (t_[i_] != 'x' && t_[i_] != 'X')) return Error(i_, "expected 'x' in AxB for " + name);
         ++i_;
-        auto n2 = Integer(&b);
+        auto n2 = Integer(&b, "NPU count", 2, kMaxNpus, true);
         if (!n2.ok()) return n2;
       }
       if (!Expect(',')) return Error(i_, "expected ',' after the NPU count");
@@ -59,17 +63,21 @@ class Parser {
       if (!Expect(',')) return Error(i_, "expected ',' after the bandwidth");
       auto s2 = Quantity(&lat, false);
       if (!s2.ok()) return s2;
-      long links = 1;
+      int64_t links = 1;
       Skip();
       if (i_ < t_.size() && t_[i_] == ',') {
         ++i_;
-        auto s3 = Integer(&links);
+        auto s3 = Integer(&links, "links per NPU", 1, kMaxLinksPerNpu);
         if (!s3.ok()) return s3;
-        if (links < 1) return Error(i_ - 1, "links per NPU must be at least 1");
       }
       if (!Expect(')')) return Error(i_, "expected ')' to close '" + name + "('");
-      auto add = [&](Block blk, long n) -> Status {
+      auto add = [&](Block blk, int64_t n) -> Status {
         if (n < 2) return Error(start, "a dimension needs at least 2 NPUs, '" + name + "' has " + std::to_string(n));
+        if (!MulWithin(total_, n, kMaxNpus, &total_)) {
+          return Error(start, "the network would have more than " + std::to_string(kMaxNpus) +
+                                  " NPUs in total; allowed: a product of all dimensions' NPU counts <= " +
+                                  std::to_string(kMaxNpus));
+        }
         dims.push_back(Dim{blk, static_cast<int>(n), bw, lat, static_cast<int>(links)});
         return Status::Ok();
       };
@@ -102,21 +110,39 @@ class Parser {
     }
     return false;
   }
-  Status Integer(long* out) {
+  // A whole number in [min, max]; the checked routine's message, with a caret.
+  // With `caller_checks_min`, a number below `min` is returned for the caller to explain.
+  Status Integer(int64_t* out, const char* what, int64_t min, int64_t max, bool caller_checks_min = false) {
     Skip();
     const size_t start = i_;
     while (i_ < t_.size() && std::isdigit(static_cast<unsigned char>(t_[i_]))) ++i_;
-    if (start == i_) return Error(start, "expected a whole number");
-    if (i_ - start > 9) return Error(start, "number too large");
-    *out = std::stol(t_.substr(start, i_ - start));
+    if (start == i_) return Error(start, std::string("expected a whole number (") + what + ")");
+    auto v = ParseInt(std::string_view(t_).substr(start, i_ - start), Where{"", 0, what}, min, max);
+    if (!v.ok() && caller_checks_min) {
+      auto below = ParseInt(std::string_view(t_).substr(start, i_ - start), Where{"", 0, what}, 0, min - 1);
+      if (below.ok()) v = below;
+    }
+    if (!v.ok()) return Error(start, v.status().message());
+    *out = v.value();
     return Status::Ok();
   }
   Status Quantity(double* out, bool bandwidth) {
     Skip();
     const size_t start = i_;
-    while (i_ < t_.size() && (std::isdigit(static_cast<unsigned char>(t_[i_])) || t_[i_] == '.')) ++i_;
+    auto digit = [&](size_t k) { return k < t_.size() && std::isdigit(static_cast<unsigned char>(t_[k])); };
+    while (digit(i_) || (i_ < t_.size() && t_[i_] == '.')) ++i_;
+    // An exponent ("1e3GB/s"): 'e' followed by a digit, or by a sign and a digit.
+    if (i_ > start && i_ < t_.size() && (t_[i_] == 'e' || t_[i_] == 'E') &&
+        (digit(i_ + 1) || (i_ + 1 < t_.size() && (t_[i_ + 1] == '+' || t_[i_ + 1] == '-') && digit(i_ + 2)))) {
+      i_ += 2;
+      while (digit(i_)) ++i_;
+    }
     if (start == i_) return Error(start, bandwidth ? "expected a bandwidth such as 100GB/s" : "expected a latency such as 500ns");
-    const double v = std::strtod(t_.substr(start, i_ - start).c_str(), nullptr);
+    const char* what = bandwidth ? "bandwidth" : "latency";
+    auto parsed = ParseDouble(std::string_view(t_).substr(start, i_ - start), Where{"", 0, what},
+                              DoubleRange{0, std::numeric_limits<double>::max(), false});
+    if (!parsed.ok()) return Error(start, parsed.status().message());
+    const double v = parsed.value();
     const size_t ustart = i_;
     std::string unit;
     while (i_ < t_.size() && (std::isalpha(static_cast<unsigned char>(t_[i_])) || t_[i_] == '/')) unit += t_[i_++];
@@ -126,12 +152,16 @@ class Parser {
       else if (unit == "MB/s") *out = v / 1024;
       else if (unit == "TB/s") *out = v * 1024;
       else return Error(ustart, "unknown bandwidth unit '" + unit + "'; valid: GB/s, Gb/s, MB/s, TB/s");
-      if (!(*out > 0)) return Error(start, "bandwidth must be positive");
+      // The range applies after the unit: 1e300TB/s overflows to infinity and is refused here.
+      auto ok = CheckDouble(*out, Where{"", 0, "bandwidth in GB/s"}, kBandwidthGBps);
+      if (!ok.ok()) return Error(start, ok.message());
     } else {
       if (unit == "ns") *out = v;
       else if (unit == "us") *out = v * 1e3;
       else if (unit == "ms") *out = v * 1e6;
       else return Error(ustart, "unknown latency unit '" + unit + "'; valid: ns, us, ms");
+      auto ok = CheckDouble(*out, Where{"", 0, "latency in ns"}, kLatencyNs);
+      if (!ok.ok()) return Error(start, ok.message());
     }
     return Status::Ok();
   }
@@ -153,6 +183,7 @@ class Parser {
   }
   const std::string& t_;
   size_t i_ = 0;
+  int64_t total_ = 1;  // NPUs so far, at most kMaxNpus
 };
 
 std::string Num(double v) {

@@ -180,12 +180,12 @@ TEST_F(BadInput, UnknownNetworkKey) {
 
 TEST_F(BadInput, ZeroBandwidth) {
   d_.Write("network.yml", testing::NetworkYaml("Ring", 4, 0, 500));
-  ExpectError({"network.yml", "bandwidth[0]", "positive"});
+  ExpectError({"network.yml:3: bandwidth[0] = \"0\": out of range", "allowed: a number >= 0.001 and <= 1e+09"});
 }
 
 TEST_F(BadInput, NegativeBandwidth) {
   d_.Write("network.yml", testing::NetworkYaml("Ring", 4, -5, 500));
-  ExpectError({"network.yml", "bandwidth[0] = -5", "positive"});
+  ExpectError({"network.yml:3: bandwidth[0] = \"-5\": out of range", "allowed: a number >= 0.001 and <= 1e+09"});
 }
 
 TEST_F(BadInput, NpuCountBelowTwo) {
@@ -200,7 +200,7 @@ TEST_F(BadInput, ListLengthsDisagree) {
 
 TEST_F(BadInput, UnknownBuildingBlock) {
   d_.Write("network.yml", testing::NetworkYaml("Rnig", 4, 50, 500));
-  ExpectError({"network.yml", "topology[0] = \"Rnig\"", "did you mean 'Ring'", "valid: Ring, FullyConnected, Switch"});
+  ExpectError({"network.yml:1: topology[0] = \"Rnig\"", "did you mean 'Ring'", "allowed: Ring, FullyConnected, Switch"});
 }
 
 TEST_F(BadInput, UnknownAlgorithm) {

@@ -82,8 +82,8 @@ TEST(Capacity, BadCapacities) {
   struct Bad { const char* yaml; const char* needle; };
   const Bad cases[] = {
       {"backend: pool\nbandwidth_gbps: 50\nlocal_capacity_bytes: 0\n", "local_capacity_bytes = 0: a capacity must be positive"},
-      {"backend: pool\nbandwidth_gbps: 50\nlocal_capacity_bytes: lots\n", "local_capacity_bytes = lots: must be a non-negative number"},
-      {"backend: pool\nbandwidth_gbps: 50\nremote_capacity_bytes: -4\n", "remote_capacity_bytes = -4: must be a non-negative number"},
+      {"backend: pool\nbandwidth_gbps: 50\nlocal_capacity_bytes: lots\n", "mem.yml:3: local_capacity_bytes = \"lots\": not an integer"},
+      {"backend: pool\nbandwidth_gbps: 50\nremote_capacity_bytes: -4\n", "mem.yml:3: remote_capacity_bytes = \"-4\": negative"},
   };
   for (const auto& c : cases) {
     TempDir d;

@@ -76,12 +76,12 @@ TEST(PoolMemory, ConfigurationErrors) {
   struct Bad { const char* yaml; const char* needle; };
   const Bad cases[] = {
       {"backend: pool\nbandwidth_gbps: 50\nlatnecy_ns: 5\n", "unknown key 'latnecy_ns' for the pool backend"},
-      {"backend: pool\nbandwidth_gbps: -5\n", "bandwidth_gbps = -5: must be positive"},
-      {"backend: pool\nbandwidth_gbps: 0\n", "bandwidth_gbps = 0: must be positive"},
-      {"backend: pool\nbandwidth_gbps: 50\nsharing: fairest\n", "sharing = \"fairest\": valid values are fifo, fair"},
-      {"backend: pool\nbandwidth_gbps: 50\nports: 0\n", "ports = 0: must be >= 1"},
+      {"backend: pool\nbandwidth_gbps: -5\n", "mem.yml:2: bandwidth_gbps = \"-5\": out of range; allowed: a number >= 0.001 and <= 1e+09"},
+      {"backend: pool\nbandwidth_gbps: 0\n", "mem.yml:2: bandwidth_gbps = \"0\": out of range; allowed: a number >= 0.001"},
+      {"backend: pool\nbandwidth_gbps: 50\nsharing: fairest\n", "mem.yml:3: sharing = \"fairest\": unknown sharing; allowed: fifo, fair"},
+      {"backend: pool\nbandwidth_gbps: 50\nports: 0\n", "mem.yml:3: ports = \"0\": out of range; allowed: an integer >= 1 and <= 65536"},
       {"backend: hbm9000\n", "backend = \"hbm9000\": unknown memory backend; valid: astra-sim, pool"},
-      {"backend: pool\nbandwidth_gbps: [1, 2]\n", "'bandwidth_gbps' must be a single value"},
+      {"backend: pool\nbandwidth_gbps: [1, 2]\n", "mem.yml:2: bandwidth_gbps = [1, 2]: expected a single value, found a list"},
   };
   for (const auto& c : cases) {
     TempDir d;

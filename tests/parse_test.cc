@@ -55,5 +55,19 @@ TEST(Parse, DoubleToIntegerConversionsAreChecked) {
   EXPECT_TRUE(CheckDouble(5, w, kPositive).ok());
 }
 
+TEST(Parse, LongValuesAreCutInTheMessage) {
+  const std::string digits(400, '9');
+  const std::string m = ParseDouble(digits, kWhere, kPositive).status().message();
+  EXPECT_EQ(m, "net.yml:4: bandwidth = \"" + std::string(40, '9') +
+                   "...\" (400 characters): out of the range of a double; allowed: a number > 0 and <= 1e+18");
+}
+
+TEST(Parse, ValueErrorUsesTheSameFormat) {
+  EXPECT_EQ(ValueError(Where{"sys.json", 0, "endpoint-delay"}, "\"abc\"", "expected a number, found a string",
+                       DescribeUintRange(0, 10))
+                .message(),
+            "sys.json: endpoint-delay = \"abc\": expected a number, found a string; allowed: an integer >= 0 and <= 10");
+}
+
 }  // namespace
 }  // namespace orrery

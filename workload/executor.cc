@@ -175,9 +175,16 @@ void Executor::Issue(int rank, uint32_t idx) {
           Complete(rank, idx);
           return;
         }
-        const double oi = static_cast<double>(n.num_ops) / static_cast<double>(n.tensor_size);
-        const double perf = std::min(compute_.peak_flops_per_s, compute_.mem_bytes_per_s * oi);
-        runtime = static_cast<Tick>(static_cast<double>(n.num_ops) / perf * 1e9);
+        if (n.num_ops == 0) {
+          // No work: ASTRA-sim divides 0 by 0 here (undefined); Orrery takes 1 ns, as for a
+          // replayed COMP of duration 0 (README, "Input formats").
+          runtime = 1;
+        } else {
+          // The loader's ranges (num_ops, tensor_size, peak-perf, local-mem-bw) keep this below 2^64 ns.
+          const double oi = static_cast<double>(n.num_ops) / static_cast<double>(n.tensor_size);
+          const double perf = std::min(compute_.peak_flops_per_s, compute_.mem_bytes_per_s * oi);
+          runtime = static_cast<Tick>(static_cast<double>(n.num_ops) / perf * 1e9);
+        }
       } else {
         runtime = n.duration_micros == 0 ? 1 : n.duration_micros * 1000;
       }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "core/limits.h"
+#include "core/parse.h"
 #include "extern/et_io.h"
 
 namespace orrery {
@@ -36,24 +38,51 @@ Result<NpuGraph> LoadNpuGraph(const std::string& path, int rank, const GraphLoad
                              " is not a Chakra NodeType; valid: 0..7 (INVALID_NODE .. COMM_COLL_NODE)");
     }
     w.kind = static_cast<NodeKind>(type);
+    // The node's location, for messages; built only on an error.
+    auto at = [&](const char* key) { return Where{"", 0, NodeWhere(path, w.id, rank) + ": " + key}; };
+    if (n.duration_micros() > kMaxDurationMicros) {
+      return ValueError(at("duration_micros"), std::to_string(n.duration_micros()), "out of range",
+                        DescribeUintRange(0, kMaxDurationMicros));
+    }
     w.duration_micros = n.duration_micros();
-    auto u = [&](const char* key) -> std::optional<uint64_t> {
+    // Every integer attribute goes through the checked read: -1 is not 2^64-1, NaN is not 0.
+    auto read = [&](const char* key, uint64_t max) -> Result<std::optional<uint64_t>> {
       const auto* a = FindAttr(n, key);
-      return a ? AttrUint(*a) : std::nullopt;
+      if (!a) return std::optional<uint64_t>();
+      auto v = AttrUintChecked(*a, Where{}, 0, max);
+      if (!v.ok()) return AttrUintChecked(*a, at(key), 0, max).status();  // again, to name the node
+      return std::optional<uint64_t>(v.value());
     };
-    auto need = [&](const char* key) -> Result<uint64_t> {
-      const auto* a = FindAttr(n, key);
-      if (!a) {
+    auto need = [&](const char* key, uint64_t max) -> Result<uint64_t> {
+      if (!FindAttr(n, key)) {
         return Status::Invalid(NodeWhere(path, w.id, rank) + ": " + NodeTypeName(type) + " needs attribute '" + key + "'");
       }
-      auto v = AttrUint(*a);
-      if (!v) return Status::Invalid(NodeWhere(path, w.id, rank) + ": attribute '" + key + "' is not an integer");
+      ORRERY_PARSE_OR_RETURN(const std::optional<uint64_t> v, read(key, max));
       return *v;
     };
-    if (const auto* a = FindAttr(n, "is_cpu_op")) w.is_cpu = AttrBool(*a).value_or(false);
-    w.num_ops = u("num_ops").value_or(0);
-    w.tensor_size = u("tensor_size").value_or(0);
-    w.output_bytes = u("output_bytes").value_or(0);
+    // Attributes are read (and checked) on the node types that use them; producers
+    // attach others freely.
+    const bool comp = w.kind == NodeKind::kComp;
+    const bool mem = w.kind == NodeKind::kMemLoad || w.kind == NodeKind::kMemStore;
+    if (comp) {
+      if (const auto* a = FindAttr(n, "is_cpu_op")) {
+        const auto b = AttrBool(*a);
+        if (!b) return ValueError(at("is_cpu_op"), "(not a switch)", "not a boolean", "true, false, 0 or 1");
+        w.is_cpu = *b;
+      }
+      ORRERY_PARSE_OR_RETURN(const std::optional<uint64_t> num_ops, read("num_ops", kMaxNumOps));
+      ORRERY_PARSE_OR_RETURN(const std::optional<uint64_t> output_bytes, read("output_bytes", kMaxBytes));
+      w.num_ops = num_ops.value_or(0);
+      w.output_bytes = output_bytes.value_or(0);
+    }
+    if (comp || mem) {
+      ORRERY_PARSE_OR_RETURN(const std::optional<uint64_t> tensor_size, read("tensor_size", kMaxBytes));
+      w.tensor_size = tensor_size.value_or(0);
+    }
+    std::optional<uint64_t> comm_type;
+    if (w.kind == NodeKind::kColl) {
+      ORRERY_PARSE_OR_RETURN(comm_type, read("comm_type", UINT64_MAX));
+    }
     if (const auto* a = FindAttr(n, "memory_tier"); a && (w.kind == NodeKind::kMemLoad || w.kind == NodeKind::kMemStore)) {
       const auto tier = AttrString(*a);
       if (!tier || (*tier != "local" && *tier != "remote")) {
@@ -62,14 +91,12 @@ Result<NpuGraph> LoadNpuGraph(const std::string& path, int rank, const GraphLoad
       }
       w.local_tier = *tier == "local";
     }
-    const bool barrier = w.kind == NodeKind::kColl && u("comm_type") == std::optional<uint64_t>(9);
+    const bool barrier = w.kind == NodeKind::kColl && comm_type == std::optional<uint64_t>(9);
     if ((w.kind == NodeKind::kColl && !barrier) || w.kind == NodeKind::kSend || w.kind == NodeKind::kRecv) {
-      auto size = need("comm_size");
-      if (!size.ok()) return size.status();
-      w.comm_size = size.value();
+      ORRERY_PARSE_OR_RETURN(w.comm_size, need("comm_size", kMaxBytes));
     }
     if (w.kind == NodeKind::kColl) {
-      auto t = need("comm_type");
+      auto t = need("comm_type", UINT64_MAX);
       if (!t.ok()) return t.status();
       if (t.value() > 9) {
         return Status::Invalid(NodeWhere(path, w.id, rank) + ": comm_type " + std::to_string(t.value()) +
@@ -78,7 +105,9 @@ Result<NpuGraph> LoadNpuGraph(const std::string& path, int rank, const GraphLoad
                                "8 REDUCE_SCATTER_BLOCK, 9 BARRIER");
       }
       w.comm_type = static_cast<int>(t.value());
-      if (auto root = u("root") ? u("root") : u("comm_src")) {
+      ORRERY_PARSE_OR_RETURN(const std::optional<uint64_t> root_attr, read("root", UINT64_MAX));
+      ORRERY_PARSE_OR_RETURN(const std::optional<uint64_t> src_attr, read("comm_src", UINT64_MAX));
+      if (auto root = root_attr ? root_attr : src_attr) {
         if (*root >= static_cast<uint64_t>(options.num_npus)) {
           return Status::Invalid(NodeWhere(path, w.id, rank) + ": root rank " + std::to_string(*root) +
                                  " is outside the network's ranks 0.." + std::to_string(options.num_npus - 1));
@@ -99,7 +128,7 @@ Result<NpuGraph> LoadNpuGraph(const std::string& path, int rank, const GraphLoad
     }
     if (w.kind == NodeKind::kSend || w.kind == NodeKind::kRecv) {
       const bool send = w.kind == NodeKind::kSend;
-      auto peer = need(send ? "comm_dst" : "comm_src");
+      auto peer = need(send ? "comm_dst" : "comm_src", UINT64_MAX);
       if (!peer.ok()) return peer.status();
       if (peer.value() >= static_cast<uint64_t>(options.num_npus)) {
         return Status::Invalid(NodeWhere(path, w.id, rank) + ": " + (send ? "comm_dst" : "comm_src") + " = " +
@@ -107,7 +136,8 @@ Result<NpuGraph> LoadNpuGraph(const std::string& path, int rank, const GraphLoad
                                std::to_string(options.num_npus - 1));
       }
       (send ? w.comm_dst : w.comm_src) = static_cast<int>(peer.value());
-      w.comm_tag = u("comm_tag").value_or(0);
+      ORRERY_PARSE_OR_RETURN(const std::optional<uint64_t> tag, read("comm_tag", UINT64_MAX));
+      w.comm_tag = tag.value_or(0);
     }
     if (const auto* a = FindAttr(n, "pg_name"); a && options.groups && !options.groups->empty()) {
       auto name = AttrString(*a);

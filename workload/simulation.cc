@@ -4,6 +4,8 @@
 #include <map>
 #include <memory>
 
+#include "core/limits.h"
+#include "core/parse.h"
 #include "extern/astra_config.h"
 #include "extern/et_io.h"
 #include "extern/json_util.h"
@@ -283,52 +285,47 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   RegisterBuiltinMemoryBackends(&builtin_memories);
   const MemoryRegistry& mem_registry = memories ? *memories : builtin_memories;
   std::map<std::string, std::string> mem_params;
+  std::map<std::string, int> mem_lines;  // memory YAML: each key's line
   std::string mem_backend = "astra-sim";
   std::string mem_source = config.memory_path.empty() ? "no --remote-memory-configuration" : config.memory_path;
   if (!config.memory_config_path.empty()) {
     auto flat = ReadFlatYaml(config.memory_config_path);
     if (!flat.ok()) return flat.status();
-    mem_params = flat.value();
+    mem_params = flat->values;
+    mem_lines = flat->lines;
     mem_backend = mem_params.count("backend") ? mem_params["backend"] : "pool";
+    auto at = [&](const std::string& key) { return Where{config.memory_config_path, mem_lines[key], key}; };
     // Capacity settings belong to Orrery, not to the backend.
     if (auto it = mem_params.find("via_network_dim"); it != mem_params.end()) {
-      char* end = nullptr;
-      const long v = std::strtol(it->second.c_str(), &end, 10);
-      if (end == it->second.c_str() || *end != '\0' || v < 0 || v >= topology.num_dims()) {
-        return Status::Invalid(config.memory_config_path + ": via_network_dim = " + it->second +
-                               ": must name a network dimension, 0.." + std::to_string(topology.num_dims() - 1));
+      auto v = ParseInt(it->second, at(it->first), 0, topology.num_dims() - 1);
+      if (!v.ok()) {
+        return ValueError(at(it->first), it->second,
+                          "must name a network dimension, 0.." + std::to_string(topology.num_dims() - 1),
+                          DescribeIntRange(0, topology.num_dims() - 1));
       }
-      pool_via_dim = static_cast<int>(v);
+      pool_via_dim = static_cast<int>(v.value());
       mem_params.erase(it);
     }
     if (auto it = mem_params.find("local_latency_ns"); it != mem_params.end()) {
-      char* end = nullptr;
-      const double v = std::strtod(it->second.c_str(), &end);
-      if (end == it->second.c_str() || *end != '\0' || v < 0) {
-        return Status::Invalid(config.memory_config_path + ": local_latency_ns = " + it->second + ": must be >= 0 ns");
-      }
-      local_latency = static_cast<Tick>(v);
+      auto v = ParseUint(it->second, at(it->first), 0, kMaxLatencyNs);
+      if (!v.ok()) return v.status();
+      local_latency = v.value();
       mem_params.erase(it);
     }
     for (const char* key : {"local_capacity_bytes", "remote_capacity_bytes", "resident_bytes"}) {
       auto it = mem_params.find(key);
       if (it == mem_params.end()) continue;
-      uint64_t v = 0;
-      try {
-        size_t used = 0;
-        const long double d = std::stold(it->second, &used);
-        if (used != it->second.size() || d < 0 || d > 1.8e19) throw std::invalid_argument("range");
-        v = static_cast<uint64_t>(d);
-      } catch (...) {
-        return Status::Invalid(config.memory_config_path + ": " + key + " = " + it->second +
-                               ": must be a non-negative number of bytes");
+      const bool resident = std::string(key) == "resident_bytes";
+      // A capacity must be positive (omit it for unlimited); resident bytes may be 0.
+      auto v = ParseUint(it->second, at(key), 0, kMaxCapacityBytes);
+      if (!v.ok()) return v.status();
+      if (v.value() == 0 && !resident) {
+        return ValueError(at(key), "0", "a capacity must be positive (omit it for unlimited)",
+                          DescribeUintRange(1, kMaxCapacityBytes));
       }
-      if (v == 0 && std::string(key) != "resident_bytes") {
-        return Status::Invalid(config.memory_config_path + ": " + key + " = 0: a capacity must be positive (omit it for unlimited)");
-      }
-      if (std::string(key) == "local_capacity_bytes") capacity.local_capacity = v;
-      if (std::string(key) == "remote_capacity_bytes") capacity.remote_capacity = v;
-      if (std::string(key) == "resident_bytes") capacity.resident = v;
+      if (std::string(key) == "local_capacity_bytes") capacity.local_capacity = v.value();
+      if (std::string(key) == "remote_capacity_bytes") capacity.remote_capacity = v.value();
+      if (resident) capacity.resident = v.value();
       mem_params.erase(it);
     }
     mem_source = config.memory_config_path;
@@ -364,9 +361,14 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   mctx.sink = &mem_sink;
   mctx.done_kind = 1;
   mctx.params = &mem_params;
+  mctx.source = mem_source;
+  mctx.lines = &mem_lines;
   auto memory_backend = mem_entry->factory(mctx);
   if (!memory_backend.ok()) {
-    return Status::Invalid(mem_source + ": " + memory_backend.status().message());
+    // Built-in backends name the file themselves; a plugin's message gets it prefixed.
+    const std::string& m = memory_backend.status().message();
+    if (m.rfind(mem_source, 0) == 0) return memory_backend.status();
+    return Status::Invalid(mem_source + ": " + m);
   }
   MemoryBackend& memory = *memory_backend.value();
   for (const auto& g : graphs) {

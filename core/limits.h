@@ -1,0 +1,52 @@
+// The ranges every input knob is checked against when it is read (README,
+// "Input formats" > "Ranges"). They are chosen so that no single quantity the
+// model derives from them can leave uint64 nanoseconds: the largest transfer
+// (kMaxBytes) at the slowest bandwidth (1e-3 GB/s) takes 2.8e17 ns, the largest
+// roofline node (kMaxNumOps at 1e-3 TFLOPS) 1e18 ns, both below 2^64 = 1.8e19.
+#pragma once
+#include <cstdint>
+
+#include "core/parse.h"
+
+namespace orrery {
+
+// Network size: per-NPU state is allocated for every NPU, so the total is capped
+// before anything is built (2^26 = 67M NPUs, ~4x the largest machines announced).
+inline constexpr int64_t kMaxNpus = int64_t{1} << 26;
+// Bandwidths in GB/s (network: 2^30 B/s; memory: 10^9 B/s).
+inline constexpr DoubleRange kBandwidthGBps{1e-3, 1e9, false};
+// Latencies and delays in ns: up to 1e12 ns (1000 s) per hop or access.
+inline constexpr DoubleRange kLatencyNs{0, 1e12, false};
+inline constexpr uint64_t kMaxLatencyNs = 1000000000000ull;
+// Byte counts (comm_size, tensor_size, output_bytes): 2^48 B = 256 TiB per node.
+inline constexpr uint64_t kMaxBytes = uint64_t{1} << 48;
+// Roofline work per COMP node: up to 1e18 operations.
+inline constexpr uint64_t kMaxNumOps = 1000000000000000000ull;
+// Replayed COMP duration: up to 1e12 us (11.6 days) per node.
+inline constexpr uint64_t kMaxDurationMicros = 1000000000000ull;
+// Roofline: peak-perf in TFLOPS.
+inline constexpr DoubleRange kPeakPerfTflops{1e-3, 1e9, false};
+// Rates in bytes per ns (in-switch reduction).
+inline constexpr DoubleRange kBytesPerNs{1e-3, 1e9, false};
+// preferred-dataset-splits: every chunk is a collective of its own through every
+// phase, so work grows with the count; ASTRA-sim raises a chunk smaller than the
+// NPU count back to that count, so beyond a few thousand chunks only cost grows.
+inline constexpr int64_t kMaxDatasetSplits = 4096;
+// active-chunks-per-dimension: chunks in flight per dimension.
+inline constexpr int64_t kMaxActiveChunks = 4096;
+// Parallel links per NPU and direction in one dimension.
+inline constexpr int64_t kMaxLinksPerNpu = 4096;
+// FIFO ports of a memory pool (one server state each).
+inline constexpr int64_t kMaxPoolPorts = int64_t{1} << 16;
+// Capacity settings in bytes (memory YAML): up to 2^60 B (1 EiB).
+inline constexpr uint64_t kMaxCapacityBytes = uint64_t{1} << 60;
+
+// a * b, or false when the product exceeds `limit` (or int64) — checked before it is formed.
+inline bool MulWithin(int64_t a, int64_t b, int64_t limit, int64_t* out) {
+  int64_t p = 0;
+  if (__builtin_mul_overflow(a, b, &p) || p > limit) return false;
+  *out = p;
+  return true;
+}
+
+}  // namespace orrery

@@ -1,9 +1,11 @@
 #include "workload/simulation.h"
 
+#include <cmath>
 #include <algorithm>
 #include <map>
 #include <memory>
 
+#include "core/parse.h"
 #include "extern/astra_config.h"
 #include "extern/et_io.h"
 #include "extern/json_util.h"
@@ -187,6 +189,12 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   SystemOptions so;
   so.lifo = sys->lifo;
   so.endpoint_delay_ns = sys->endpoint_delay_ns;
+  if (config.injection_scale != 1.0) {
+    auto d = DoubleToUint(std::trunc(static_cast<double>(sys->endpoint_delay_ns) * config.injection_scale),
+                          Where{config.system_path, 0, "endpoint-delay x --injection-scale"}, 0, uint64_t{1} << 50);
+    if (!d.ok()) return d.status();
+    so.endpoint_delay_ns = d.value();
+  }
   so.active_chunks_per_dimension = sys->active_chunks_per_dimension;
   so.preferred_dataset_splits = sys->preferred_dataset_splits;
   so.local_bw_aware = sys->local_bw_aware;

@@ -128,6 +128,10 @@ int Run(const RunFlags& f) {
     tmpdir = tmpl;
     if (auto st = WriteExample(f.example, tmpdir.string(), &cfg); !st.ok()) return Fail(st);
   } else {
+    if (f.workload.empty() && f.system.empty() && f.network.empty()) {
+      return Fail(Status::Invalid("'orrery run' needs --workload-configuration, --system-configuration and "
+                                  "--network-configuration, or --example=default; 'orrery run --help' lists its flags"));
+    }
     cfg.workload_prefix = f.workload;
     cfg.system_path = f.system;
     cfg.network_path = f.network;

@@ -73,7 +73,16 @@ std::set<std::string> HelpFlags(const std::string& help) {
 }
 
 std::vector<std::string> Cells(std::string row) {
-  for (size_t p; (p = row.find("\\|")) != std::string::npos;) row.replace(p, 2, "/");
+  std::string plain;  // an escaped \| inside a cell is not a cell border
+  for (size_t i = 0; i < row.size(); ++i) {
+    if (row[i] == '\\' && i + 1 < row.size() && row[i + 1] == '|') {
+      plain += '/';
+      ++i;
+    } else {
+      plain += row[i];
+    }
+  }
+  row = plain;
   std::vector<std::string> cells;
   std::stringstream ss(row);
   for (std::string c; std::getline(ss, c, '|');) cells.push_back(c);
@@ -158,6 +167,9 @@ TEST(Cli, TopLevelHelpAndVersion) {
   EXPECT_EQ(v.rc, 0);
   EXPECT_EQ(v.out, std::string("orrery ") + ORRERY_VERSION + "\n");
   EXPECT_EQ(Orrery("").rc, 2);  // no command: usage on stderr
+  const Cli run = Orrery("run");
+  EXPECT_EQ(run.rc, 2);
+  EXPECT_TRUE(Has(run.err, "'orrery run' needs --workload-configuration")) << run.err;
 }
 
 TEST(Cli, UnknownFlagSaysDidYouMean) {

@@ -270,6 +270,7 @@ Result<AstraSystemConfig> ReadAstraSystemJson(const std::string& path,
     return Status::Invalid(path + ": \"scheduling-policy\" = \"" + policy + "\": valid values are LIFO, FIFO");
   }
   if (j.contains("endpoint-delay")) {
+    cfg.endpoint_delay_given = true;
     auto v = Number(path, j, "endpoint-delay");
     if (!v.ok()) return v.status();
     if (v.value() < 0) return Status::Invalid(path + ": \"endpoint-delay\" = " + j["endpoint-delay"].dump() + ": must be >= 0 ns");

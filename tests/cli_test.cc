@@ -274,6 +274,13 @@ TEST(Cli, InjectionScaleMultipliesEndpointDelay) {
   EXPECT_EQ(finished(10, "3"), finished(30, "1"));
   EXPECT_EQ(finished(10, "2.57"), finished(25, "1"));  // 25.7 truncated to 25
   EXPECT_NE(finished(10, "1"), finished(30, "1"));     // the delay shows in the result at all
+  // Without an endpoint-delay key ASTRA-sim's default 10 ns stays unscaled.
+  d.Write("system.json", R"({"preferred-dataset-splits": 4, "local-mem-bw": 1600, "all-reduce-implementation": ["ring"]})");
+  const std::string args = "run --workload-configuration=" + d.File("trace") + " --system-configuration=" +
+                           d.File("system.json") + " --network-configuration=" + d.File("network.yml");
+  const Cli unscaled = Orrery(args), scaled = Orrery(args + " --injection-scale=3");
+  EXPECT_EQ(unscaled.rc, 0) << unscaled.err;
+  EXPECT_EQ(scaled.out, unscaled.out);
 }
 
 TEST(Cli, VerboseLogsMilestonesOnStderrOnly) {

@@ -189,7 +189,7 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   SystemOptions so;
   so.lifo = sys->lifo;
   so.endpoint_delay_ns = sys->endpoint_delay_ns;
-  if (config.injection_scale != 1.0) {
+  if (config.injection_scale != 1.0 && sys->endpoint_delay_given) {  // ASTRA-sim leaves its default 10 ns unscaled
     auto d = DoubleToUint(std::trunc(static_cast<double>(sys->endpoint_delay_ns) * config.injection_scale),
                           Where{config.system_path, 0, "endpoint-delay x --injection-scale"}, 0, uint64_t{1} << 50);
     if (!d.ok()) return d.status();

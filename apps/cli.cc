@@ -51,14 +51,12 @@ int Fail(const Status& st) {
 
 Commands::Commands(CLI::App* root, std::string* verbose) : root_(root), verbose_(verbose) {
   root_->allow_extras();
-  AddVerbose(root_, verbose_);
   groups_.push_back(root_);
 }
 
 CLI::App* Commands::AddGroup(CLI::App* parent, const std::string& name, const std::string& help) {
   CLI::App* g = parent->add_subcommand(name, help);
   g->allow_extras();
-  AddVerbose(g, verbose_);
   groups_.push_back(g);
   return g;
 }
@@ -66,9 +64,13 @@ CLI::App* Commands::AddGroup(CLI::App* parent, const std::string& name, const st
 CLI::App* Commands::AddLeaf(CLI::App* parent, const std::string& name, const std::string& help, Action action) {
   CLI::App* leaf = parent->add_subcommand(name, help);
   leaf->allow_extras();
-  AddVerbose(leaf, verbose_);
   leaves_.emplace_back(leaf, std::move(action));
   return leaf;
+}
+
+void Commands::Finish() {
+  for (CLI::App* g : groups_) AddVerbose(g, verbose_);
+  for (auto& [leaf, action] : leaves_) AddVerbose(leaf, verbose_);
 }
 
 Status Commands::LeftoverError(const CLI::App* app) const {
@@ -137,6 +139,19 @@ Status EnumFlag(const std::string& flag, const std::string& value, const std::ve
   const std::string close = ClosestMatch(value, allowed);
   return Status::Invalid(flag + " = \"" + value + "\": valid: " + Join(allowed) +
                          (close.empty() ? "" : " (did you mean '" + close + "'?)"));
+}
+
+Status AddressFlag(const std::string& flag, const std::string& text, int64_t min_port) {
+  const std::string allowed = "; allowed: HOST:PORT (port " + std::to_string(min_port) + "..65535) or unix:/path";
+  if (text.rfind("unix:", 0) == 0) {
+    return text.size() > 5 ? Status::Ok() : Status::Invalid(flag + " = \"" + text + "\": no socket path" + allowed);
+  }
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    return Status::Invalid(flag + " = \"" + text + "\": not HOST:PORT" + allowed);
+  }
+  auto port = ParseInt(text.substr(colon + 1), Where{"", 0, flag + " port"}, min_port, 65535);
+  return port.ok() ? Status::Ok() : port.status();
 }
 
 }  // namespace orrery::cli

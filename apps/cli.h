@@ -28,6 +28,8 @@ class Commands {
   CLI::App* AddGroup(CLI::App* parent, const std::string& name, const std::string& help);
   // A command that runs: its flags are added to the returned app by the caller.
   CLI::App* AddLeaf(CLI::App* parent, const std::string& name, const std::string& help, Action action);
+  // After every command was added: gives each the common flags (-v), listed last in --help.
+  void Finish();
   // After root->parse(): the named command's action, or the usage error.
   Result<Action> Resolve() const;
 
@@ -50,5 +52,8 @@ Result<uint64_t> UintFlag(const std::string& flag, const std::string& text, uint
 Result<double> DoubleFlag(const std::string& flag, const std::string& text, DoubleRange range);
 // One of `allowed`, else `--flag = "x": valid: a, b (did you mean 'b'?)`.
 Status EnumFlag(const std::string& flag, const std::string& value, const std::vector<std::string>& allowed);
+
+// HOST:PORT (port in [min_port, 65535]) or unix:/path; does not resolve the host.
+Status AddressFlag(const std::string& flag, const std::string& text, int64_t min_port);
 
 }  // namespace orrery::cli

@@ -3,6 +3,7 @@
 // stdout carries only what a command prints as its result (the report).
 #include <glog/logging.h>
 
+#include <csignal>
 #include <cstdio>
 #include <string>
 
@@ -24,7 +25,8 @@ constexpr AddCommand kCommands[] = {
 int main(int argc, char** argv) {
   FLAGS_logtostderr = true;  // no log files
   google::InitGoogleLogging(argv[0]);
-  google::InstallFailureSignalHandler();
+  google::InstallFailureSignalHandler();  // a stack trace on a crash ...
+  std::signal(SIGTERM, SIG_DFL);           // ... but `kill` stops `orrery peer` quietly
 
   CLI::App app("Orrery: a simulator of distributed deep-learning training that reads ASTRA-sim inputs", "orrery");
   app.set_version_flag("--version", std::string("orrery ") + ORRERY_VERSION);
@@ -32,6 +34,7 @@ int main(int argc, char** argv) {
   std::string verbose = "0";
   orrery::cli::Commands commands(&app, &verbose);
   for (AddCommand add : kCommands) add(&commands, &app);
+  commands.Finish();
 
   if (argc < 2) {
     std::fputs(app.help().c_str(), stderr);

@@ -105,6 +105,9 @@ int Run(const RunFlags& f) {
   auto timeout = IntFlag("--remote-timeout-ms", f.remote_timeout_ms, 1, 86400000);
   if (!timeout.ok()) return Fail(timeout.status());
 
+  if (!f.remote_endpoint.empty()) {
+    if (auto st = AddressFlag("--remote-endpoint", f.remote_endpoint, 1); !st.ok()) return Fail(st);
+  }
   RunConfig cfg;
   if (auto st = AstraSimFlags(f, &cfg); !st.ok()) return Fail(st);
   std::filesystem::path tmpdir;

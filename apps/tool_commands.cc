@@ -162,6 +162,7 @@ int PluginsList(const std::vector<std::string>& flags) {
 }
 
 int Peer(const std::string& listen, const std::string& connections_text) {
+  if (auto st = AddressFlag("--listen", listen, 0); !st.ok()) return Fail(st);  // port 0: any free port
   auto connections = IntFlag("--connections", connections_text, 0, std::numeric_limits<int>::max());
   if (!connections.ok()) return Fail(connections.status());
   auto st = ServeRemotePeer(listen, static_cast<int>(connections.value()), [](const std::string& where) {

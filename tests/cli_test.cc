@@ -210,6 +210,10 @@ TEST(Cli, MalformedValuesAreRefusedByTheCheckedParser) {
       {"trace gen-coll --out=/nonexistent/x --collective=ALL_REDUSE", "did you mean 'ALL_REDUCE'?"},
       {"topology describe \"Ring(4,50GB/s,500ns)\" --bytes=1GB", "--bytes = \"1GB\""},
       {"peer --connections=-1", "--connections = \"-1\""},
+      {"peer --listen=127.0.0.1:abc", "--listen port = \"abc\""},
+      {"peer --listen=127.0.0.1:70000", "--listen port = \"70000\": out of range"},
+      {"peer --listen=localhost", "--listen = \"localhost\": not HOST:PORT"},
+      {"run --example=default --network-backend=remote --remote-endpoint=127.0.0.1:0", "--remote-endpoint port = \"0\""},
       {"run --example=default -v x", "--verbose = \"x\""},
       {"run --example=default --iterations", "--iterations"},
   };

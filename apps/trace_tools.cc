@@ -2,6 +2,8 @@
 
 #include <google/protobuf/util/json_util.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -212,6 +214,37 @@ Status WriteSingleCollectiveTraces(int npus, int comm_type, uint64_t bytes, cons
     ORRERY_RETURN_IF_ERROR(w.Close());
   }
   return Status::Ok();
+}
+
+Result<std::vector<std::string>> RemoveStaleRankTraces(const std::string& prefix, int npus) {
+  namespace fs = std::filesystem;
+  const fs::path p(prefix);
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  const std::string base = p.filename().string() + ".";
+  std::vector<std::pair<uint64_t, fs::path>> stale;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= base.size() + 3 || name.compare(0, base.size(), base) != 0 ||
+        name.compare(name.size() - 3, 3, ".et") != 0) {
+      continue;
+    }
+    const std::string digits = name.substr(base.size(), name.size() - base.size() - 3);
+    if (digits.size() > 18 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      continue;
+    }
+    const uint64_t rank = std::stoull(digits);
+    if (rank >= static_cast<uint64_t>(npus) && std::to_string(rank) == digits) stale.emplace_back(rank, it->path());
+  }
+  if (ec) return Status::Env(dir.string() + ": cannot list the folder: " + ec.message());
+  std::sort(stale.begin(), stale.end());
+  std::vector<std::string> removed;
+  for (const auto& [rank, path] : stale) {
+    fs::remove(path, ec);
+    if (ec) return Status::Env(path.string() + ": cannot remove a stale trace: " + ec.message());
+    removed.push_back(path.string());
+  }
+  return removed;
 }
 
 }  // namespace orrery

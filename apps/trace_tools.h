@@ -1,6 +1,8 @@
 // `orrery trace ...`: inspect, convert and generate Chakra traces.
 #pragma once
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 
@@ -31,5 +33,9 @@ struct DataParallelSpec {
 Status WriteDataParallelTraces(const DataParallelSpec& spec, const std::string& prefix);
 // A single collective per rank (microbenchmark).
 Status WriteSingleCollectiveTraces(int npus, int comm_type, uint64_t bytes, const std::string& prefix);
+// Removes PREFIX.<k>.et for every k >= npus (left by an earlier, larger run
+// under the same prefix, they would make the folder hold a different job);
+// returns the paths it removed, in rank order.
+Result<std::vector<std::string>> RemoveStaleRankTraces(const std::string& prefix, int npus);
 
 }  // namespace orrery

@@ -1,5 +1,7 @@
 // Errors that reach the user travel as a Status up to main (exit code 2 for
-// bad input, 1 for the environment); bugs use ORRERY_CHECK and abort.
+// bad input, 1 for the environment); bugs use ORRERY_CHECK, which aborts through
+// glog (LOG(FATAL): message, file:line of the check, stack trace). This header
+// stays free of glog so that plugins built against the SDK need only it.
 #pragma once
 #include <cstdio>
 #include <cstdlib>

@@ -109,6 +109,7 @@ Result<AstraSystemConfig> ReadAstraSystemJson(const std::string& path,
     return Status::Invalid(path + ": \"scheduling-policy\" = \"" + policy + "\": valid values are LIFO, FIFO");
   }
   if (j.contains("endpoint-delay")) {
+    cfg.endpoint_delay_given = true;
     ORRERY_PARSE_OR_RETURN(cfg.endpoint_delay_ns, JsonUint(path, j["endpoint-delay"], "endpoint-delay", 0, kMaxLatencyNs));
   }
   auto count = [&](const char* key, int64_t max, int* out) -> Status {

@@ -45,6 +45,7 @@ struct AstraSystemConfig {
   std::string path;
   bool lifo = true;  // scheduling-policy LIFO (default) or FIFO
   uint64_t endpoint_delay_ns = 10;
+  bool endpoint_delay_given = false;  // ASTRA-sim scales only a given delay by --injection-scale
   int active_chunks_per_dimension = 1;
   int preferred_dataset_splits = 1;
   std::vector<CollectiveImplSpec> all_reduce, all_gather, reduce_scatter, all_to_all;

@@ -1,5 +1,7 @@
 #include "workload/executor.h"
 
+#include <glog/logging.h>
+
 #include <algorithm>
 
 #include "extern/et_io.h"
@@ -228,6 +230,8 @@ void Executor::Issue(int rank, uint32_t idx) {
         Fail(st);
         return;
       }
+      VLOG(1) << "t=" << queue_->Now() << " ns rank " << rank << ": issued " << CollectiveName(n.comm_type) << " node "
+              << n.id << " (" << n.comm_size << " bytes, " << algo << ")";
       if (rank == 0) {
         rank0_colls_.push_back(CollectiveRecord{n.id, n.name, CollectiveName(n.comm_type), algo, n.comm_size,
                                                 queue_->Now(), 0});
@@ -325,6 +329,9 @@ void Executor::Complete(int rank, uint32_t idx) {
       }
       break;
     case NodeKind::kColl:
+      VLOG(1) << "t=" << queue_->Now() << " ns rank " << rank << ": finished " << CollectiveName(n.comm_type) << " node "
+              << n.id;
+      [[fallthrough]];
     case NodeKind::kSend:
       s.comm_busy = false;
       CommEnd(s);

@@ -1,5 +1,6 @@
 #include "workload/simulation.h"
 
+#include <cmath>
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -189,6 +190,12 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   SystemOptions so;
   so.lifo = sys->lifo;
   so.endpoint_delay_ns = sys->endpoint_delay_ns;
+  if (config.injection_scale != 1.0 && sys->endpoint_delay_given) {  // ASTRA-sim leaves its default 10 ns unscaled
+    auto d = DoubleToUint(std::trunc(static_cast<double>(sys->endpoint_delay_ns) * config.injection_scale),
+                          Where{config.system_path, 0, "endpoint-delay x --injection-scale"}, 0, uint64_t{1} << 50);
+    if (!d.ok()) return d.status();
+    so.endpoint_delay_ns = d.value();
+  }
   so.active_chunks_per_dimension = sys->active_chunks_per_dimension;
   so.preferred_dataset_splits = sys->preferred_dataset_splits;
   so.local_bw_aware = sys->local_bw_aware;

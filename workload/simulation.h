@@ -29,6 +29,8 @@ struct RunConfig {
   bool link_stats = false;  // per-link bytes and busy time (backends that model links)
   bool allow_oversubscription = false;  // over-capacity memory is a warning, not an error
   std::map<std::string, std::string> backend_params;  // e.g. remote-endpoint
+  // ASTRA-sim's --injection-scale: a given endpoint-delay x scale, truncated to whole ns as ASTRA-sim does.
+  double injection_scale = 1.0;
 };
 
 struct NpuReport {

@@ -1,0 +1,233 @@
+// `orrery run`: simulate ASTRA-sim inputs (or an embedded example).
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "apps/commands.h"
+#include "apps/examples.h"
+#include "plugins/remote/remote_backend.h"
+#include "workload/simulation.h"
+
+namespace orrery::cli {
+
+namespace {
+
+struct RunFlags {
+  std::string workload, system, network, remote_memory, memory, comm_group, example;
+  std::string backend = "analytical";
+  std::vector<std::string> plugins;
+  std::string remote_endpoint, remote_model = "analytical", remote_timeout_ms = "10000";
+  bool allow_oversubscription = false;
+  std::string report_format = "text";
+  bool link_stats = false;
+  std::string iterations = "1", symmetry = "auto";
+  // ASTRA-sim's own flags, accepted so its command lines run unchanged.
+  std::string logging_configuration, logging_folder, num_queues_per_dim = "1", compute_scale = "1", comm_scale = "1",
+                                                     injection_scale = "1";
+  bool rendezvous_protocol = false;
+  CLI::App* app = nullptr;
+};
+
+bool Given(const CLI::App* app, const char* flag) { return app->get_option(flag)->count() > 0; }
+
+// Optional backends built as plugins (ns3) load on demand from the build tree
+// or from <prefix>/lib/orrery/plugins next to the installed binary.
+void FindOptionalPlugin(const std::string& backend, const BackendRegistry& backends, std::vector<std::string>* paths) {
+  if ((backend != "ns3" && backend != "help") || backends.Find("ns3")) return;
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  std::string dir = n > 0 ? std::string(self, static_cast<size_t>(n)) : "";
+  dir = dir.substr(0, dir.rfind('/'));
+  for (const std::string& candidate : {dir + "/../lib/orrery/plugins/liborrery_ns3.so", dir + "/../plugins/liborrery_ns3.so"}) {
+    if (access(candidate.c_str(), R_OK) == 0) {
+      paths->push_back(candidate);
+      return;
+    }
+  }
+}
+
+// ASTRA-sim flags: honoured where Orrery models them, else one note on stderr.
+Status AstraSimFlags(const RunFlags& f, RunConfig* cfg) {
+  auto note = [](const std::string& flag, const std::string& why) {
+    std::fprintf(stderr, "orrery: note: %s has no effect: %s\n", flag.c_str(), why.c_str());
+  };
+  const CLI::App* app = f.app;
+  if (Given(app, "--logging-configuration")) note("--logging-configuration", "Orrery logs through glog; use -v N");
+  if (Given(app, "--logging-folder")) note("--logging-folder", "Orrery writes no log files; logs go to stderr");
+  if (Given(app, "--num-queues-per-dim")) {
+    auto q = IntFlag("--num-queues-per-dim", f.num_queues_per_dim, 1, 1024);
+    if (!q.ok()) return q.status();
+    if (q.value() != 1) note("--num-queues-per-dim", "Orrery models one queue per dimension (ASTRA-sim's default)");
+  }
+  if (Given(app, "--compute-scale")) {
+    auto s = DoubleFlag("--compute-scale", f.compute_scale, kPositive);
+    if (!s.ok()) return s.status();
+    note("--compute-scale", "ASTRA-sim defines it but never reads it");
+  }
+  if (Given(app, "--comm-scale")) {
+    auto s = DoubleFlag("--comm-scale", f.comm_scale, kPositive);
+    if (!s.ok()) return s.status();
+    note("--comm-scale", "ASTRA-sim stores it but never uses it (communication sizes are unscaled there too)");
+  }
+  if (Given(app, "--rendezvous-protocol")) {
+    note("--rendezvous-protocol", "ASTRA-sim passes it to the system layer, which never uses it");
+  }
+  auto inj = DoubleFlag("--injection-scale", f.injection_scale, DoubleRange{0, 1e6, false});
+  if (!inj.ok()) return inj.status();
+  cfg->injection_scale = inj.value();
+  return Status::Ok();
+}
+
+int Run(const RunFlags& f) {
+  BackendRegistry backends = DefaultBackends();
+  RegisterRemoteBackend(&backends);
+  std::vector<std::string> paths = PluginPaths(f.plugins);
+  FindOptionalPlugin(f.backend, backends, &paths);
+  CollectiveRegistry algorithms;
+  MemoryRegistry memories;
+  RegisterBuiltinMemoryBackends(&memories);
+  if (auto st = LoadPlugins(paths, PluginRegistries{&backends, &algorithms, &memories}); !st.ok()) return Fail(st);
+  if (f.backend == "help") {
+    std::printf("network backends:\n%s", backends.Help().c_str());
+    return 0;
+  }
+  if (f.backend == "ns3" && !backends.Find("ns3")) {
+    return Fail(Status::Invalid(
+        "--network-backend=ns3: this orrery was built without ns-3; install libns3-dev, libgsl-dev and ns3 "
+        "(scripts/setup.sh does) and rebuild"));
+  }
+  if (auto st = EnumFlag("--report-format", f.report_format, {"text", "json", "csv"}); !st.ok()) return Fail(st);
+  if (auto st = EnumFlag("--symmetry", f.symmetry, {"auto", "off"}); !st.ok()) return Fail(st);
+  auto iterations = IntFlag("--iterations", f.iterations, 1, 1000000);
+  if (!iterations.ok()) return Fail(iterations.status());
+  auto timeout = IntFlag("--remote-timeout-ms", f.remote_timeout_ms, 1, 86400000);
+  if (!timeout.ok()) return Fail(timeout.status());
+
+  if (!f.remote_endpoint.empty()) {
+    if (auto st = AddressFlag("--remote-endpoint", f.remote_endpoint, 1); !st.ok()) return Fail(st);
+  }
+  RunConfig cfg;
+  if (auto st = AstraSimFlags(f, &cfg); !st.ok()) return Fail(st);
+  std::filesystem::path tmpdir;
+  struct Cleanup {
+    std::filesystem::path* dir;
+    ~Cleanup() {
+      std::error_code ec;
+      if (!dir->empty()) std::filesystem::remove_all(*dir, ec);
+    }
+  } cleanup{&tmpdir};
+  if (!f.example.empty()) {
+    for (const char* input : {"--workload-configuration", "--system-configuration", "--network-configuration",
+                              "--remote-memory-configuration", "--memory-configuration", "--comm-group-configuration"}) {
+      if (Given(f.app, input)) {
+        return Fail(Status::Invalid("--example=" + f.example + " runs embedded inputs; it cannot be combined with " +
+                                    input + " (give either the example or the input files)"));
+      }
+    }
+    char tmpl[] = "/tmp/orrery-example-XXXXXX";
+    if (!mkdtemp(tmpl)) return Fail(Status::Env("cannot create a temporary directory"));
+    tmpdir = tmpl;
+    if (auto st = WriteExample(f.example, tmpdir.string(), &cfg); !st.ok()) return Fail(st);
+  } else {
+    if (f.workload.empty() && f.system.empty() && f.network.empty()) {
+      return Fail(Status::Invalid("'orrery run' needs --workload-configuration, --system-configuration and "
+                                  "--network-configuration, or --example=default; 'orrery run --help' lists its flags"));
+    }
+    cfg.workload_prefix = f.workload;
+    cfg.system_path = f.system;
+    cfg.network_path = f.network;
+    cfg.memory_path = f.remote_memory;
+    cfg.memory_config_path = f.memory;
+    cfg.comm_group_path = f.comm_group;
+  }
+  cfg.backend = f.backend;
+  cfg.iterations = static_cast<int>(iterations.value());
+  cfg.symmetry = f.symmetry;
+  cfg.link_stats = f.link_stats;
+  cfg.allow_oversubscription = f.allow_oversubscription;
+  cfg.backend_params["remote-endpoint"] = f.remote_endpoint;
+  cfg.backend_params["remote-model"] = f.remote_model;
+  cfg.backend_params["remote-timeout-ms"] = std::to_string(timeout.value());
+  auto report = RunSimulation(cfg, backends, &algorithms, &memories);
+  if (!report.ok()) return Fail(report.status());
+  if (f.report_format == "json") {
+    std::fputs(FormatReportJson(report.value()).c_str(), stdout);
+  } else if (f.report_format == "csv") {
+    std::fputs(FormatReportCsv(report.value()).c_str(), stdout);
+  } else {
+    std::fputs(FormatReportText(report.value()).c_str(), stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddRunCommand(Commands* commands, CLI::App* root) {
+  auto f = std::make_shared<RunFlags>();
+  CLI::App* run = commands->AddLeaf(root, "run", "simulate ASTRA-sim inputs (or an embedded example); report on stdout",
+                                    [f] { return Run(*f); });
+  f->app = run;
+  run->footer("Typical: orrery run --workload-configuration=PREFIX --system-configuration=F.json --network-configuration=F.yml "
+             "\n     or: orrery run --example=default");
+  const std::string in = "Inputs", net = "Network backend", mem = "Memory", out = "Output", ctl = "Run control",
+                    astra = "ASTRA-sim compatibility (accepted so ASTRA-sim command lines run unchanged)";
+  run->add_option("--workload-configuration", f->workload, "Chakra traces PREFIX.<rank>.et, one per NPU")
+      ->type_name("PREFIX")->group(in);
+  run->add_option("--system-configuration", f->system, "ASTRA-sim system JSON")->type_name("F.json")->group(in);
+  run->add_option("--network-configuration", f->network,
+                  "ASTRA-sim network YAML, Orrery's network YAML, or a topology notation string")
+      ->type_name("F.yml")->group(in);
+  run->add_option("--comm-group-configuration", f->comm_group,
+                  "communicator groups JSON {\"<name>\": [ranks...]} (optional)")
+      ->type_name("F.json")->group(in);
+  run->add_option("--example", f->example,
+                  "run an embedded example instead of input files: " + ExampleNames() +
+                      " (not together with input-file flags)")
+      ->type_name("NAME")->group(in);
+  run->add_option("--network-backend", f->backend,
+                  "analytical (congestion-unaware), congestion-aware, remote, ns3, or a plugin's; 'help' lists them")
+      ->type_name("NAME")->capture_default_str()->group(net);
+  run->add_option("--plugin", f->plugins, "load a plugin shared library (repeatable)")
+      ->type_name("PATH.so")->allow_extra_args(false)->group(net);
+  run->add_option("--remote-endpoint", f->remote_endpoint, "remote backend: the peer, HOST:PORT or unix:/path")
+      ->type_name("ADDR")->group(net);
+  run->add_option("--remote-model", f->remote_model, "remote backend: which model to ask the peer for")
+      ->type_name("NAME")->capture_default_str()->group(net);
+  run->add_option("--remote-timeout-ms", f->remote_timeout_ms,
+                  "remote backend: how long to wait for each answer of the peer, 1..86400000 ms")
+      ->type_name("MS")->capture_default_str()->group(net);
+  run->add_option("--remote-memory-configuration", f->remote_memory,
+                  "ASTRA-sim remote-memory JSON (optional; default: no remote memory)")
+      ->type_name("F.json")->group(mem);
+  run->add_option("--memory-configuration", f->memory,
+                  "Orrery memory YAML (backend and settings); overrides the remote-memory JSON")
+      ->type_name("F.yml")->group(mem);
+  run->add_flag("--allow-oversubscription", f->allow_oversubscription,
+                "memory over capacity is a warning in the report, not an error")->group(mem);
+  run->add_option("--report-format", f->report_format, "text, json or csv, on stdout (logs and errors: stderr)")
+      ->type_name("FMT")->capture_default_str()->group(out);
+  run->add_flag("--link-stats", f->link_stats, "report bytes and busy time of the busiest links")->group(out);
+  run->add_option("--iterations", f->iterations, "run each NPU's graph N times back to back, 1..1000000")
+      ->type_name("N")->capture_default_str()->group(ctl);
+  run->add_option("--symmetry", f->symmetry,
+                  "auto: simulate one representative rank when every rank provably runs the same schedule; "
+                  "off: simulate every rank")
+      ->type_name("MODE")->capture_default_str()->group(ctl);
+  run->add_option("--logging-configuration", f->logging_configuration, "ASTRA-sim's logger setup; no effect (use -v)")
+      ->type_name("F")->group(astra);
+  run->add_option("--logging-folder", f->logging_folder, "ASTRA-sim's log folder; no effect (logs go to stderr)")
+      ->type_name("DIR")->group(astra);
+  run->add_option("--num-queues-per-dim", f->num_queues_per_dim, "ASTRA-sim's queues per dimension; Orrery models 1")
+      ->type_name("N")->group(astra);
+  run->add_option("--compute-scale", f->compute_scale, "unused by ASTRA-sim; no effect")->type_name("X")->group(astra);
+  run->add_option("--comm-scale", f->comm_scale, "unused by ASTRA-sim's system layer; no effect")
+      ->type_name("X")->group(astra);
+  run->add_option("--injection-scale", f->injection_scale, "multiplies endpoint-delay, as in ASTRA-sim (truncated to ns)")
+      ->type_name("X")->capture_default_str()->group(astra);
+  run->add_flag("--rendezvous-protocol", f->rendezvous_protocol, "unused by ASTRA-sim's system layer; no effect")
+      ->group(astra);
+}
+
+}  // namespace orrery::cli

@@ -114,6 +114,15 @@ void NpuSys::InsertStream(std::list<Stream*>* queue, Stream* s) {
     queue->insert(it, s);
     return;
   }
+  // A queue holds its running (initialized) streams first, then the waiting
+  // ones by non-increasing priority; when the last stream ranks before `s`,
+  // every one does and `s` goes to the back (O(1) for the many chunks of one
+  // collective, which share a priority).
+  if (!engine_->options().smallest_first && !queue->empty() &&
+      (queue->back()->initialized_ || queue->back()->priority_ >= s->priority_)) {
+    queue->push_back(s);
+    return;
+  }
   while (it != queue->end()) {
     if ((*it)->initialized_ || (*it)->priority_ >= s->priority_) {
       ++it;

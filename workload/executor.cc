@@ -1,6 +1,9 @@
 #include "workload/executor.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 
 #include "extern/et_io.h"
 
@@ -434,8 +437,53 @@ void Executor::Complete(int rank, uint32_t idx) {
   IssueReady(rank);
 }
 
+uint64_t EstimateRunBytes(uint64_t npus, uint64_t simulated, uint64_t trace_bytes) {
+  return SatAdd(SatAdd(SatMul(npus, kBytesPerNpu), SatMul(simulated, kBytesPerSimulatedNpu)),
+                SatMul(trace_bytes, kGraphBytesPerTraceByte));
+}
+
+uint64_t PhysicalMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return 0;
+  return SatMul(static_cast<uint64_t>(pages), static_cast<uint64_t>(page));
+}
+
+Status CheckRunFitsInMemory(uint64_t estimate, uint64_t physical, const std::string& network, uint64_t npus) {
+  if (physical == 0 || estimate <= physical) return Status::Ok();
+  auto gib = [](uint64_t b) {
+    char s[32];
+    std::snprintf(s, sizeof(s), "%.1f GiB", static_cast<double>(b) / 1073741824.0);
+    return std::string(s);
+  };
+  return Status::Invalid("the network (" + network + ") has " + std::to_string(npus) +
+                         " NPUs: simulating it needs an estimated " + gib(estimate) + " (" + std::to_string(estimate) +
+                         " bytes: per-NPU state and the traces), more than this machine's physical memory of " +
+                         gib(physical) + "; use a smaller network or identical traces (one simulated rank)");
+}
+
 Status Executor::CheckFinished() const {
   if (!failure_.ok()) return failure_;
+  if (queue_->overflowed()) {
+    // A network or memory delay overflowed: name the first node in flight.
+    std::string where;
+    for (size_t r = 0; r < npus_.size() && where.empty(); ++r) {
+      const NpuState& s = npus_[r];
+      for (uint32_t i = 0; i < s.graph.nodes.size(); ++i) {
+        if (s.issued[i] != 1) continue;
+        const WorkNode& n = s.graph.nodes[i];
+        where = " at rank " + std::to_string(r) + " node " + std::to_string(n.id) + " (" +
+                NodeTypeName(static_cast<int>(n.kind)) + " in flight";
+        break;
+      }
+    }
+    if (where.empty()) where = " (";
+    char d[32];
+    std::snprintf(d, sizeof(d), "%.2g", static_cast<double>(queue_->overflow_delay()));
+    std::string delay = queue_->overflow_delay() == kTickMax ? std::string("2^64 or more") : std::string(d);
+    if (auto plus = delay.find("e+"); plus != std::string::npos) delay.erase(plus + 1, 1);
+    return Status::Invalid("simulated time would exceed 2^64 ns" + where + "; a network or memory delay of " + delay +
+                           " ns at t=" + std::to_string(queue_->overflow_at()) + " ns)");
+  }
   std::string msg;
   int stuck = 0;
   for (size_t r = 0; r < npus_.size(); ++r) {

@@ -7,6 +7,7 @@
 #include "core/event_queue.h"
 #include "tests/test_util.h"
 #include "workload/executor.h"
+#include "workload/run_budget.h"
 
 namespace orrery {
 namespace {

@@ -1,7 +1,5 @@
 #include "workload/executor.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 
@@ -112,27 +110,6 @@ void Executor::ResetIteration(NpuState& s) {
 
 void Executor::MakeReady(NpuState& s, uint32_t idx) { s.ready[SlotOf(s.graph.nodes[idx])].push(idx); }
 
-// Rule: a rank may issue a collective only on a communicator group it belongs
-// to (checked before the run: the engine indexes the rank's ring position).
-Status Executor::CheckGroups() const {
-  for (size_t r = 0; r < npus_.size(); ++r) {
-    const NpuGraph& g = npus_[r].graph;
-    for (const WorkNode& n : g.nodes) {
-      if (n.kind != NodeKind::kColl || n.group < 0) continue;
-      const CommGroup& cg = engine_->group(n.group);
-      if (std::binary_search(cg.ranks.begin(), cg.ranks.end(), static_cast<int>(r))) continue;
-      std::string members;
-      for (size_t i = 0; i < cg.ranks.size() && i < 8; ++i) members += (i ? ", " : "") + std::to_string(cg.ranks[i]);
-      if (cg.ranks.size() > 8) members += ", ... (" + std::to_string(cg.ranks.size()) + " ranks)";
-      return Status::Invalid(g.path + ": node " + std::to_string(n.id) + " (rank " + std::to_string(r) + "): " +
-                             CollectiveName(n.comm_type) + " on communicator group \"" + cg.name +
-                             "\", but rank " + std::to_string(r) + " is not a member of it (members: " +
-                             (members.empty() ? "none" : members) + ")");
-    }
-  }
-  return Status::Ok();
-}
-
 Status Executor::Start() {
   if (Status st = CheckGroups(); !st.ok()) return st;
   for (size_t r = 0; r < npus_.size(); ++r) {
@@ -167,16 +144,6 @@ void Executor::IssueReady(int rank) {
     Issue(rank, idx);
   }
   s.issuing = false;
-}
-
-void Executor::TimeOverflow(int rank, const WorkNode& n, const char* what, double ns) {
-  char num[32];
-  std::snprintf(num, sizeof(num), "%.2g", ns);
-  std::string v = num;
-  if (auto plus = v.find("e+"); plus != std::string::npos) v.erase(plus + 1, 1);
-  Fail(Status::Invalid("simulated time would exceed 2^64 ns at rank " + std::to_string(rank) + " node " +
-                       std::to_string(n.id) + " (" + what + " " + v + " ns at t=" + std::to_string(queue_->Now()) +
-                       " ns)"));
 }
 
 void Executor::ActiveUp(NpuState& s) {
@@ -435,88 +402,6 @@ void Executor::Complete(int rank, uint32_t idx) {
     }
   }
   IssueReady(rank);
-}
-
-uint64_t EstimateRunBytes(uint64_t npus, uint64_t simulated, uint64_t trace_bytes) {
-  return SatAdd(SatAdd(SatMul(npus, kBytesPerNpu), SatMul(simulated, kBytesPerSimulatedNpu)),
-                SatMul(trace_bytes, kGraphBytesPerTraceByte));
-}
-
-uint64_t PhysicalMemoryBytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page <= 0) return 0;
-  return SatMul(static_cast<uint64_t>(pages), static_cast<uint64_t>(page));
-}
-
-Status CheckRunFitsInMemory(uint64_t estimate, uint64_t physical, const std::string& network, uint64_t npus) {
-  if (physical == 0 || estimate <= physical) return Status::Ok();
-  auto gib = [](uint64_t b) {
-    char s[32];
-    std::snprintf(s, sizeof(s), "%.1f GiB", static_cast<double>(b) / 1073741824.0);
-    return std::string(s);
-  };
-  return Status::Invalid("the network (" + network + ") has " + std::to_string(npus) +
-                         " NPUs: simulating it needs an estimated " + gib(estimate) + " (" + std::to_string(estimate) +
-                         " bytes: per-NPU state and the traces), more than this machine's physical memory of " +
-                         gib(physical) + "; use a smaller network or identical traces (one simulated rank)");
-}
-
-Status Executor::CheckFinished() const {
-  if (!failure_.ok()) return failure_;
-  if (queue_->overflowed()) {
-    // A network or memory delay overflowed: name the first node in flight.
-    std::string where;
-    for (size_t r = 0; r < npus_.size() && where.empty(); ++r) {
-      const NpuState& s = npus_[r];
-      for (uint32_t i = 0; i < s.graph.nodes.size(); ++i) {
-        if (s.issued[i] != 1) continue;
-        const WorkNode& n = s.graph.nodes[i];
-        where = " at rank " + std::to_string(r) + " node " + std::to_string(n.id) + " (" +
-                NodeTypeName(static_cast<int>(n.kind)) + " in flight";
-        break;
-      }
-    }
-    if (where.empty()) where = " (";
-    char d[32];
-    std::snprintf(d, sizeof(d), "%.2g", static_cast<double>(queue_->overflow_delay()));
-    std::string delay = queue_->overflow_delay() == kTickMax ? std::string("2^64 or more") : std::string(d);
-    if (auto plus = delay.find("e+"); plus != std::string::npos) delay.erase(plus + 1, 1);
-    return Status::Invalid("simulated time would exceed 2^64 ns" + where + "; a network or memory delay of " + delay +
-                           " ns at t=" + std::to_string(queue_->overflow_at()) + " ns)");
-  }
-  std::string msg;
-  int stuck = 0;
-  for (size_t r = 0; r < npus_.size(); ++r) {
-    const NpuState& s = npus_[r];
-    if (s.finished) continue;
-    if (++stuck > 8) continue;
-    std::string waits;
-    int shown = 0;
-    for (uint32_t i = 0; i < s.graph.nodes.size() && shown < 4; ++i) {
-      if (s.issued[i] != 1) continue;
-      const WorkNode& n = s.graph.nodes[i];
-      ++shown;
-      waits += "; node " + std::to_string(n.id) + " (" + NodeTypeName(static_cast<int>(n.kind));
-      if (n.kind == NodeKind::kRecv) {
-        waits += " from rank " + std::to_string(n.comm_src) + ", tag " + std::to_string(n.comm_tag) + ", " +
-                 std::to_string(n.comm_size) + " bytes; rank " + std::to_string(n.comm_src) + " never sends it";
-      } else if (n.kind == NodeKind::kColl) {
-        waits += std::string(" ") + CollectiveName(n.comm_type) + ", " + std::to_string(n.comm_size) +
-                 " bytes; some rank in its group never issues it";
-      }
-      waits += ")";
-    }
-    msg += "\n  rank " + std::to_string(r) + ": " + std::to_string(s.graph.nodes.size() - s.done) +
-           " node(s) unfinished" + waits;
-  }
-  if (stuck == 0) return Status::Ok();
-  if (stuck > 8) msg += "\n  ... and " + std::to_string(stuck - 8) + " more rank(s)";
-  // Which messages the collectives are still waiting for.
-  std::vector<std::string> waits;
-  for (int r = 0; r < engine_->npus() && waits.size() < 8; ++r) engine_->npu(r).DescribePending(&waits);
-  for (size_t i = 0; i < waits.size() && i < 8; ++i) msg += "\n  " + waits[i];
-  return Status::Invalid("deadlock at t=" + std::to_string(queue_->Now()) + " ns: " + std::to_string(stuck) +
-                         " rank(s) cannot finish:" + msg);
 }
 
 }  // namespace orrery

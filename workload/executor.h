@@ -43,19 +43,6 @@ struct CollectiveRecord {
   Tick start, end;
 };
 
-// A rough upper estimate of the memory a run needs before anything per NPU is
-// built: `npus` ranks in the report and the engine's tables, `simulated` of
-// them with full system and executor state, and `trace_bytes` of trace files
-// read into graphs.
-inline constexpr uint64_t kBytesPerNpu = 256;            // report row, stream counters, tables
-inline constexpr uint64_t kBytesPerSimulatedNpu = 4096;  // system layer, queues, executor state
-inline constexpr uint64_t kGraphBytesPerTraceByte = 8;   // a node's protobuf bytes -> WorkNode and edges
-uint64_t EstimateRunBytes(uint64_t npus, uint64_t simulated, uint64_t trace_bytes);
-// The machine's physical memory in bytes (0 when unknown).
-uint64_t PhysicalMemoryBytes();
-// An error when `estimate` exceeds `physical` (a known, nonzero amount).
-Status CheckRunFitsInMemory(uint64_t estimate, uint64_t physical, const std::string& network, uint64_t npus);
-
 class Executor : public EventHandler, public CollectiveDoneClient, public RecvClient {
  public:
   Executor(EventQueue* queue, CollectiveEngine* engine, MemoryBackend* memory, ComputeModel compute,

@@ -14,6 +14,7 @@
 #include "network/notation.h"
 #include "system/collective_engine.h"
 #include "workload/executor.h"
+#include "workload/run_budget.h"
 
 namespace orrery {
 

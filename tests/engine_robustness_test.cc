@@ -85,6 +85,19 @@ TEST(EngineRobustness, NonMemberMessageAbbreviatesALargeGroup) {
       << r.status().message();
 }
 
+TEST(EngineRobustness, MessageOf2To63BytesOrMoreIsAnError) {
+  TempDir d;
+  WriteConfigs(d, 2);
+  testing::WriteTraces(d, 2, [](int) {
+    return std::vector<ChakraProtoMsg::Node>{testing::CollNode(5, 0, uint64_t{1} << 63)};
+  });
+  auto r = testing::RunIn(d);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(Has(r.status().message(), "trace.0.et: node 5 (rank 0): comm_size = 9223372036854775808 bytes: at most "
+                                        "9223372036854775807 (2^63 - 1) bytes are allowed"))
+      << r.status().message();
+}
+
 // --- 2. A long chain of instant nodes ----------------------------------------
 
 TEST(EngineRobustness, MillionNodeInstantChainFinishes) {

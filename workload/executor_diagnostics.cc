@@ -9,12 +9,21 @@
 
 namespace orrery {
 
-// Rule: a rank may issue a collective only on a communicator group it belongs
-// to (checked before the run: the engine indexes the rank's ring position).
+// Rules checked before the run: a rank may issue a collective only on a
+// communicator group it belongs to (the engine indexes the rank's position in
+// it), and a message is at most 2^63 - 1 bytes (the system layer carries a
+// message's size in 63 bits).
 Status Executor::CheckGroups() const {
+  constexpr uint64_t kMaxMessageBytes = (uint64_t{1} << 63) - 1;
   for (size_t r = 0; r < npus_.size(); ++r) {
     const NpuGraph& g = npus_[r].graph;
     for (const WorkNode& n : g.nodes) {
+      const bool message = n.kind == NodeKind::kColl || n.kind == NodeKind::kSend || n.kind == NodeKind::kRecv;
+      if (message && n.comm_size > kMaxMessageBytes) {
+        return Status::Invalid(g.path + ": node " + std::to_string(n.id) + " (rank " + std::to_string(r) +
+                               "): comm_size = " + std::to_string(n.comm_size) + " bytes: at most " +
+                               std::to_string(kMaxMessageBytes) + " (2^63 - 1) bytes are allowed");
+      }
       if (n.kind != NodeKind::kColl || n.group < 0) continue;
       const CommGroup& cg = engine_->group(n.group);
       if (std::binary_search(cg.ranks.begin(), cg.ranks.end(), static_cast<int>(r))) continue;

@@ -63,6 +63,10 @@ EventQueue::Bucket* EventQueue::BucketFor(Tick t) {
 
 EventId EventQueue::ScheduleAt(Tick at, EventHandler* handler, uint32_t kind, uint64_t arg) {
   ORRERY_CHECK(at >= now_, "event scheduled in the past");
+  if (at == kTickMax) {
+    NoteOverflow(kTickMax);
+    return next_seq_++;  // never runs
+  }
   const uint64_t seq = next_seq_++;
   BucketFor(at)->events.push_back(Event{handler, arg, seq, kind});
   ++pending_;

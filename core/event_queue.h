@@ -58,9 +58,12 @@ class EventQueue {
   Tick Now() const { return now_; }
 
   // Schedules handler->HandleEvent(kind, arg) at absolute time `at` (>= Now()).
+  // `at` == kTickMax means the time overflowed 2^64 ns (see SatAdd): nothing is
+  // scheduled, overflowed() turns true and the run must stop with an error.
   EventId ScheduleAt(Tick at, EventHandler* handler, uint32_t kind, uint64_t arg = 0);
   EventId ScheduleAfter(Tick delay, EventHandler* handler, uint32_t kind, uint64_t arg = 0) {
-    return ScheduleAt(now_ + delay, handler, kind, arg);
+    if (delay == kTickMax || delay > kTickMax - now_) NoteOverflow(delay);
+    return ScheduleAt(SatAdd(now_, delay), handler, kind, arg);
   }
   // Cold-path convenience: a move-only closure.
   EventId ScheduleClosureAt(Tick at, Closure fn);
@@ -79,6 +82,11 @@ class EventQueue {
   size_t Pending() const { return pending_; }
   uint64_t Executed() const { return executed_; }
   Tick NextTime() const { return times_.empty() ? kTickMax : times_.front(); }
+  // Simulated time would have passed 2^64 ns: the first offending delay and
+  // the time it was scheduled at (delay kTickMax: an absolute time overflowed).
+  bool overflowed() const { return overflowed_; }
+  Tick overflow_delay() const { return overflow_delay_; }
+  Tick overflow_at() const { return overflow_at_; }
 
  private:
   struct Event {
@@ -100,6 +108,12 @@ class EventQueue {
 
   // Runs the next event if its time is <= limit; false otherwise.
   bool RunNext(Tick limit);
+  void NoteOverflow(Tick delay) {
+    if (overflowed_) return;
+    overflowed_ = true;
+    overflow_delay_ = delay;
+    overflow_at_ = now_;
+  }
   void PushTime(Tick t);
   void PopTime();
   Bucket* BucketFor(Tick t);
@@ -116,6 +130,8 @@ class EventQueue {
   uint64_t next_seq_ = 0;
   uint64_t executed_ = 0;
   size_t pending_ = 0;
+  bool overflowed_ = false;
+  Tick overflow_delay_ = 0, overflow_at_ = 0;
 };
 
 }  // namespace orrery

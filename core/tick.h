@@ -11,6 +11,25 @@ namespace orrery {
 using Tick = uint64_t;  // nanoseconds since the start of the run
 inline constexpr Tick kTickMax = std::numeric_limits<Tick>::max();
 
+// Checked time arithmetic. Simulated time must never wrap: these saturate at
+// kTickMax, which the event queue treats as "past the end of representable
+// time" and reports as an error instead of scheduling.
+inline Tick SatAdd(Tick a, Tick b) {
+  Tick out;
+  return __builtin_add_overflow(a, b, &out) ? kTickMax : out;
+}
+inline Tick SatMul(Tick a, Tick b) {
+  Tick out;
+  return __builtin_mul_overflow(a, b, &out) ? kTickMax : out;
+}
+// A double number of ns, truncated to whole ns (as static_cast would), but
+// NaN and values >= 2^64 give kTickMax and negative values give 0.
+inline Tick TicksFromDouble(double ns) {
+  if (ns != ns || ns >= 18446744073709551616.0) return kTickMax;
+  if (!(ns > 0)) return 0;
+  return static_cast<Tick>(ns);
+}
+
 // 1 GB/s in ASTRA-sim's network YAML means 2^30 bytes per second.
 inline double GiBpsToBytesPerNs(double gbps) { return gbps * 1073741824.0 / 1e9; }
 

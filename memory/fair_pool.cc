@@ -38,7 +38,7 @@ class PoolMemory : public MemoryBackend, public EventHandler {
       }
       const Tick start = std::max(now, port_free_[best]);
       stats_.wait_ns += start - now;
-      port_free_[best] = start + latency_ + static_cast<Tick>(static_cast<double>(bytes) / bw_);
+      port_free_[best] = SatAdd(SatAdd(start, latency_), TicksFromDouble(static_cast<double>(bytes) / bw_));
       ctx_.queue->ScheduleAt(port_free_[best], ctx_.sink, ctx_.done_kind, token);
       return;
     }
@@ -109,7 +109,7 @@ class PoolMemory : public MemoryBackend, public EventHandler {
       if (x.active) least = std::min(least, x.remaining);
     }
     const double wait = std::ceil(std::max(0.0, least) * active_ / bw_ - 1e-9);
-    const Tick in = wait > 0 ? static_cast<Tick>(wait) : 0;
+    const Tick in = TicksFromDouble(wait);
     ctx_.queue->ScheduleAfter(in, this, kCompletion, generation_);
   }
 
@@ -146,7 +146,8 @@ Result<std::unique_ptr<MemoryBackend>> MakePoolMemory(const MemoryContext& ctx) 
     return ValueError(ctx.At("sharing"), "\"" + sharing + "\"", "unknown sharing", "fifo, fair");
   }
   // GB/s here is 10^9 bytes per second, as in ASTRA-sim's remote memory.
-  return std::unique_ptr<MemoryBackend>(new PoolMemory(ctx, static_cast<Tick>(lat), bw, static_cast<int>(ports), sharing == "fair"));
+  return std::unique_ptr<MemoryBackend>(
+      new PoolMemory(ctx, TicksFromDouble(lat), bw, static_cast<int>(ports), sharing == "fair"));
 }
 
 }  // namespace orrery

@@ -15,21 +15,21 @@ RemoteMemory::RemoteMemory(RemoteMemoryOptions options, int npus) : options_(opt
 }
 
 Tick RemoteMemory::ServiceTime(uint64_t bytes) const {
-  return options_.latency_ns + static_cast<Tick>(static_cast<double>(bytes) / options_.bytes_per_ns);
+  return SatAdd(options_.latency_ns, TicksFromDouble(static_cast<double>(bytes) / options_.bytes_per_ns));
 }
 
 Tick RemoteMemory::Access(int npu, uint64_t bytes, Tick now) {
   const Tick service = ServiceTime(bytes);
   switch (options_.mode) {
-    case RemoteMemoryMode::kPerNpu: return now + service;
+    case RemoteMemoryMode::kPerNpu: return SatAdd(now, service);
     case RemoteMemoryMode::kPool: {
       Tick& busy = busy_until_[0];
-      busy = std::max(busy, now) + service;
+      busy = SatAdd(std::max(busy, now), service);
       return busy;
     }
     case RemoteMemoryMode::kPerNode: {
       Tick& busy = busy_until_[npu / options_.npus_per_node];
-      busy = std::max(busy, now) + service;
+      busy = SatAdd(std::max(busy, now), service);
       return busy;
     }
     case RemoteMemoryMode::kNone: break;

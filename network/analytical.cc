@@ -19,10 +19,11 @@ class AnalyticalBackend : public NetworkBackend {
       const int a = t.Coord(src, d), b = t.Coord(dst, d);
       if (a == b) continue;
       const double ser = static_cast<double>(bytes) / t.BytesPerNs(d);
-      delay += static_cast<Tick>(t.Hops(d, a, b) * t.dims()[d].latency_ns + ser);
+      // Saturating: a delay past 2^64 ns reaches the queue as kTickMax, an error.
+      delay = SatAdd(delay, TicksFromDouble(t.Hops(d, a, b) * t.dims()[d].latency_ns + ser));
       stats_[d].messages++;
       stats_[d].bytes += bytes;
-      stats_[d].busy_ns += static_cast<Tick>(ser) * t.Hops(d, a, b);
+      stats_[d].busy_ns = SatAdd(stats_[d].busy_ns, SatMul(TicksFromDouble(ser), static_cast<Tick>(t.Hops(d, a, b))));
     }
     ctx_.queue->ScheduleAfter(delay, ctx_.sink, ctx_.delivered_kind, token);
   }

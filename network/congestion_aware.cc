@@ -155,15 +155,15 @@ class CongestionAwareBackend : public NetworkBackend, public EventHandler {
     const Tick now = ctx_.queue->Now();
     const Tick start = busy_until_[link] > now ? busy_until_[link] : now;
     const double exact = static_cast<double>(msgs_[slot].bytes) / t.BytesPerNs(d);
-    const Tick ser = static_cast<Tick>(exact);
-    const Tick comm = static_cast<Tick>(t.dims()[d].latency_ns + exact);
-    busy_until_[link] = start + ser;
-    link_busy_[link] += ser;
+    const Tick ser = TicksFromDouble(exact);
+    const Tick comm = TicksFromDouble(t.dims()[d].latency_ns + exact);
+    busy_until_[link] = SatAdd(start, ser);
+    link_busy_[link] = SatAdd(link_busy_[link], ser);
     link_bytes_[link] += msgs_[slot].bytes;
     stats_[d].messages++;
     stats_[d].bytes += msgs_[slot].bytes;
-    stats_[d].busy_ns += ser;
-    ctx_.queue->ScheduleAt(start + comm, this, kHopArrived, slot);
+    stats_[d].busy_ns = SatAdd(stats_[d].busy_ns, ser);
+    ctx_.queue->ScheduleAt(SatAdd(start, comm), this, kHopArrived, slot);  // kTickMax: overflow error
   }
 
   BackendContext ctx_;

@@ -329,14 +329,14 @@ class InSwitchAlgorithm : public Algorithm {
     const uint64_t s = spec.size;
     up_bytes_ = s;
     down_bytes_ = spec.type == ComType::kAllReduce ? s : spec.type == ComType::kReduceScatter ? s / p : s * p;
-    up_ = static_cast<Tick>(lat + static_cast<double>(up_bytes_) / bw);
-    down_ = static_cast<Tick>(lat + static_cast<double>(down_bytes_) / bw);
+    up_ = TicksFromDouble(lat + static_cast<double>(up_bytes_) / bw);  // kTickMax: the queue reports overflow
+    down_ = TicksFromDouble(lat + static_cast<double>(down_bytes_) / bw);
     reduce_ = spec.type == ComType::kAllGather
                   ? 0
-                  : static_cast<Tick>(static_cast<double>(s) * (p - 1) / e->options().in_switch_reduction_bw);
+                  : TicksFromDouble(static_cast<double>(s) * (p - 1) / e->options().in_switch_reduction_bw);
     ed_ = e->options().endpoint_delay_ns;
   }
-  void OnInit() override { StartTimer(ed_ + up_, 0); }
+  void OnInit() override { StartTimer(SatAdd(ed_, up_), 0); }
   void OnGeneral() override {}
   void OnPacketReceived() override {}
   void OnTimer(uint64_t arg) override {
@@ -349,7 +349,7 @@ class InSwitchAlgorithm : public Algorithm {
     e->CountSwitchTraffic(dim_, down_bytes_);
     Exit();  // `this` is retired
   }
-  void OnSwitchReady() override { StartTimer(reduce_ + down_ + ed_, 1); }
+  void OnSwitchReady() override { StartTimer(SatAdd(SatAdd(reduce_, down_), ed_), 1); }
 
  private:
   PhaseSpec spec_;

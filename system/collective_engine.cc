@@ -163,23 +163,35 @@ static std::string CheckGraph(const CustomGraph& g, const CollectiveRequest& req
   return "";
 }
 
-// Frees a collective's handle when it completes, then tells the real client.
-class HandleOwner : public CollectiveDoneClient {
- public:
-  HandleOwner(CollectiveHandle* h, CollectiveDoneClient* inner, uint64_t cookie) : h_(h), inner_(inner), cookie_(cookie) {}
-  void OnCollectiveDone(uint64_t) override {
-    CollectiveDoneClient* c = inner_;
-    const uint64_t k = cookie_;
-    delete h_;
-    delete this;
-    c->OnCollectiveDone(k);
-  }
+// Recycles the collective's handle, then tells the real client (which may
+// issue a new collective that reuses this very handle).
+void HandleOwner::OnCollectiveDone(uint64_t) {
+  CollectiveDoneClient* c = inner;
+  const uint64_t k = cookie;
+  inner = nullptr;
+  engine->FreeHandle(slot);
+  c->OnCollectiveDone(k);
+}
 
- private:
-  CollectiveHandle* h_;
-  CollectiveDoneClient* inner_;
-  uint64_t cookie_;
-};
+CollectiveHandle* CollectiveEngine::NewHandle(CollectiveDoneClient* client, uint64_t cookie) {
+  uint32_t slot;
+  if (!free_handles_.empty()) {
+    slot = free_handles_.back();
+    free_handles_.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(handles_.size());
+    handles_.push_back(std::make_unique<HandleOwner>());
+  }
+  HandleOwner& h = *handles_[slot];
+  h.handle = CollectiveHandle{};
+  h.handle.client = &h;
+  h.handle.cookie = cookie;
+  h.inner = client;
+  h.cookie = cookie;
+  h.slot = slot;
+  h.engine = this;
+  return &h.handle;
+}
 
 Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, ComType type, uint64_t bytes,
                                                                   const std::vector<bool>& involved_in, int group,
@@ -347,16 +359,12 @@ Status CollectiveEngine::IssueCollective(int rank, ComType type, uint64_t bytes,
                                          CollectiveDoneClient* client, uint64_t cookie, std::string* algorithm_used) {
   auto plan = Plan(rank, type, bytes, involved, group, algorithm_used);
   if (!plan.ok()) return plan.status();
-  auto* handle = new CollectiveHandle();
-  handle->client = client;
-  handle->cookie = cookie;
   if (plan.value().empty()) {
     // Nothing to move (zero bytes, or no dimension with more than one NPU).
-    delete handle;
     queue_->ScheduleClosureAt(queue_->Now(), [client, cookie] { client->OnCollectiveDone(cookie); });
     return Status::Ok();
   }
-  handle->client = new HandleOwner(handle, client, cookie);
+  CollectiveHandle* handle = NewHandle(client, cookie);
   const uint64_t tag_base = static_cast<uint64_t>(group + 1) << 40;
   npus_[rank]->StartCollective(handle, std::move(plan.value()), tag_base, &stream_counters_[group + 1][rank]);
   return Status::Ok();
@@ -401,8 +409,7 @@ Status CollectiveEngine::IssueRooted(int rank, RootedKind kind, uint64_t bytes, 
   ps.algo.name = kNames[static_cast<int>(kind)];
   ps.algo.graph = std::make_shared<const CustomGraph>(
       BuildRootedCollective(kind, *members, rank, root, bytes, ReduceCost(bytes)));
-  auto* handle = new CollectiveHandle();
-  handle->client = new HandleOwner(handle, client, cookie);
+  CollectiveHandle* handle = NewHandle(client, cookie);
   std::vector<std::vector<PhaseSpec>> chunks(1, std::vector<PhaseSpec>{ps});
   const uint64_t tag_base = static_cast<uint64_t>(group + 1) << 40;
   npus_[rank]->StartCollective(handle, std::move(chunks), tag_base, &stream_counters_[group + 1][rank]);
@@ -445,8 +452,8 @@ void CollectiveEngine::HandleEvent(uint32_t kind, uint64_t token) {
 Tick CollectiveEngine::ReduceCost(uint64_t bytes) const {
   if (options_.local_mem_bw <= 0) return 0;
   // Two reads and one write of the message through local memory.
-  const Tick one = static_cast<Tick>(static_cast<double>(bytes) / options_.local_mem_bw);
-  return 3 * one;
+  const Tick one = TicksFromDouble(static_cast<double>(bytes) / options_.local_mem_bw);
+  return SatMul(3, one);
 }
 
 Stream* CollectiveEngine::Adopt(std::unique_ptr<Stream> s) {

@@ -30,6 +30,21 @@ struct DbtTree {
   std::vector<int> parent, left, right;  // positions, -1 for none
 };
 
+class CollectiveEngine;
+
+// A collective in flight on one NPU: its handle, and the client to tell when it
+// completes. Owned by the engine (so a run that stops early frees it too) and
+// recycled after completion: no allocation per collective in steady state.
+class HandleOwner : public CollectiveDoneClient {
+ public:
+  void OnCollectiveDone(uint64_t) override;
+  CollectiveHandle handle;
+  CollectiveDoneClient* inner = nullptr;
+  uint64_t cookie = 0;
+  uint32_t slot = 0;
+  CollectiveEngine* engine = nullptr;
+};
+
 class CollectiveEngine : public EventHandler {
  public:
   static constexpr uint32_t kDelivered = 1;
@@ -65,6 +80,9 @@ class CollectiveEngine : public EventHandler {
   const SystemOptions& options() const { return options_; }
   const Topology& topology() const { return *topology_; }
   Tick ReduceCost(uint64_t bytes) const;
+  // A fresh handle for a collective that tells `client` when it completes.
+  CollectiveHandle* NewHandle(CollectiveDoneClient* client, uint64_t cookie);
+  void FreeHandle(uint32_t slot) { free_handles_.push_back(slot); }
   void Retire(std::unique_ptr<Algorithm> a) { dead_algos_.push_back(std::move(a)); }
   void Retire(std::unique_ptr<Stream> s) { dead_streams_.push_back(std::move(s)); }
   void CollectGarbage() {
@@ -115,6 +133,8 @@ class CollectiveEngine : public EventHandler {
   std::map<std::pair<int, bool>, DbtTree> trees_;
   std::vector<Msg> msgs_;
   std::vector<uint32_t> free_msgs_;
+  std::vector<std::unique_ptr<HandleOwner>> handles_;
+  std::vector<uint32_t> free_handles_;
   std::vector<std::unique_ptr<Algorithm>> dead_algos_;
   std::vector<std::unique_ptr<Stream>> dead_streams_;
   std::vector<std::unique_ptr<Stream>> live_streams_;

@@ -37,10 +37,11 @@ void MatchTable::Grow() {
 bool MatchTable::Post(uint64_t tag, int src, RecvClient* client, uint64_t cookie) {
   Slot& s = Find(tag, src);
   if (s.arrived > 0) {
-    --s.arrived;
+    if (--s.arrived == 0 && s.waiting == 0) --live_;
     return true;
   }
   if (s.waiting++ == 0) {
+    if (s.arrived == 0) ++live_;
     s.client = client;
     s.cookie = cookie;
   } else {
@@ -52,12 +53,13 @@ bool MatchTable::Post(uint64_t tag, int src, RecvClient* client, uint64_t cookie
 bool MatchTable::Arrive(uint64_t tag, int src, RecvClient** client, uint64_t* cookie) {
   Slot& s = Find(tag, src);
   if (s.waiting == 0) {
-    ++s.arrived;
+    if (s.arrived++ == 0) ++live_;
     return false;
   }
   *client = s.client;
   *cookie = s.cookie;
-  if (--s.waiting > 0) {
+  if (--s.waiting == 0 && s.arrived == 0) --live_;
+  if (s.waiting > 0) {
     for (size_t i = 0; i < overflow_.size(); ++i) {
       if (overflow_[i].tag == tag && overflow_[i].src == src) {
         s.client = overflow_[i].client;
@@ -71,9 +73,10 @@ bool MatchTable::Arrive(uint64_t tag, int src, RecvClient** client, uint64_t* co
 }
 
 void MatchTable::Sweep() {
-  size_t live = 0;
-  for (const Slot& s : slots_) live += (s.src >= 0 && (s.arrived || s.waiting)) ? 1 : 0;
-  if (live == used_) return;
+  // Rebuilding costs O(live): do it only when the settled slots are at least
+  // as many as the live ones, so each settled slot pays O(1).
+  const size_t live = live_;
+  if (used_ - live < 8 || used_ - live < live) return;
   std::vector<Slot> old;
   old.swap(slots_);
   size_t cap = 8;

@@ -2,7 +2,8 @@
 // open-addressing table: no allocation per message, one probe sequence per
 // lookup. A receive waiting for a message that has not arrived holds the
 // slot; more waiters on the same key (rare) queue in an overflow list in
-// posting order. Settled slots are dropped by Sweep().
+// posting order. Settled slots are dropped by Sweep() once they outnumber
+// the live ones (amortised O(1) per message, however many are pending).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -55,8 +56,10 @@ class MatchTable {
     uint64_t h = tag * 0x9E3779B97F4A7C15ull ^ (static_cast<uint64_t>(src) * 0xC2B2AE3D27D4EB4Full);
     return static_cast<size_t>(h ^ (h >> 29));
   }
+  static bool Live(const Slot& s) { return s.arrived > 0 || s.waiting > 0; }
   std::vector<Slot> slots_;
   size_t used_ = 0;
+  size_t live_ = 0;  // used slots with a message or a receive pending
   std::vector<Overflow> overflow_;
 };
 

@@ -78,7 +78,7 @@ void Stream::Init() {
 // --- NpuSys --------------------------------------------------------------------
 
 NpuSys::NpuSys(CollectiveEngine* engine, int rank, int num_queues)
-    : engine_(engine), rank_(rank), active_(num_queues), running_(num_queues, 0) {}
+    : engine_(engine), rank_(rank), active_(num_queues), running_(num_queues, 0), mixed_(num_queues, 0) {}
 
 void NpuSys::StartCollective(CollectiveHandle* coll, std::vector<std::vector<PhaseSpec>> chunks, uint64_t tag_base,
                              uint64_t* stream_counter) {
@@ -96,7 +96,10 @@ void NpuSys::StartCollective(CollectiveHandle* coll, std::vector<std::vector<Pha
 void NpuSys::InsertStream(std::list<Stream*>* queue, Stream* s) {
   auto it = queue->begin();
   const PhaseSpec& cur = s->phases_[s->next_phase_ - 1];
+  uint8_t& mixed = mixed_[s->queue_id_];
+  if (queue->empty() || queue->back()->initialized_) mixed = 0;  // no stream waits: ordered again
   if (engine_->options().smallest_first && cur.type != ComType::kAllToAll && cur.type != ComType::kAllReduce) {
+    mixed = 1;  // ordered by size, not by priority
     // Smallest chunk first; a stream in its last phase goes to the back.
     if (s->next_phase_ == s->phases_.size()) {
       queue->push_back(s);
@@ -112,6 +115,16 @@ void NpuSys::InsertStream(std::list<Stream*>* queue, Stream* s) {
       break;
     }
     queue->insert(it, s);
+    return;
+  }
+  // A queue holds its running (initialized) streams first, then the waiting
+  // ones; unless a stream was placed by size since the queue last had none
+  // waiting, those are in non-increasing priority, so when the last stream
+  // ranks before `s`, every one does and `s` goes to the back (O(1) for the
+  // many chunks of one collective, which share a priority).
+  if (!mixed && !queue->empty() &&
+      (queue->back()->initialized_ || queue->back()->priority_ >= s->priority_)) {
+    queue->push_back(s);
     return;
   }
   while (it != queue->end()) {

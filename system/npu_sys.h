@@ -147,6 +147,7 @@ class NpuSys {
   int priority_counter_ = 0;
   std::vector<std::list<Stream*>> active_;
   std::vector<int> running_;
+  std::vector<uint8_t> mixed_;  // per queue: a waiting stream was placed by size (SmallestFirst)
   MatchTable match_;
 };
 

@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <cstdio>
 
 #include "extern/et_io.h"
 
@@ -10,7 +11,19 @@ namespace orrery {
 
 namespace {
 constexpr uint32_t kNodeDone = 1;
+enum Slot { kSlotCpu = 0, kSlotGpu = 1, kSlotComm = 2, kSlotNone = 3 };
+
+Slot SlotOf(const WorkNode& n) {
+  switch (n.kind) {
+    case NodeKind::kComp: return n.is_cpu ? kSlotCpu : kSlotGpu;
+    case NodeKind::kColl:
+    case NodeKind::kSend:
+    case NodeKind::kMemLoad:
+    case NodeKind::kMemStore: return kSlotComm;
+    default: return kSlotNone;  // receives, metadata and invalid nodes take no slot
+  }
 }
+}  // namespace
 
 Executor::Executor(EventQueue* queue, CollectiveEngine* engine, MemoryBackend* memory, ComputeModel compute,
                    std::vector<NpuGraph> graphs, int iterations, CapacityOptions capacity)
@@ -85,7 +98,7 @@ void Executor::ResetIteration(NpuState& s) {
   s.issued.assign(n, 0);
   s.start.assign(n, 0);
   s.done = 0;
-  s.ready.clear();
+  for (auto& q : s.ready) q = {};
   if (capacity_.enabled()) {
     s.allocated.assign(n, 0);
     s.live_children.resize(n);
@@ -93,11 +106,14 @@ void Executor::ResetIteration(NpuState& s) {
   }
   for (uint32_t i = 0; i < n; ++i) {
     s.pending[i] = s.graph.nodes[i].num_deps;
-    if (s.pending[i] == 0) s.ready.insert(i);
+    if (s.pending[i] == 0) MakeReady(s, i);
   }
 }
 
+void Executor::MakeReady(NpuState& s, uint32_t idx) { s.ready[SlotOf(s.graph.nodes[idx])].push(idx); }
+
 Status Executor::Start() {
+  if (Status st = CheckGroups(); !st.ok()) return st;
   for (size_t r = 0; r < npus_.size(); ++r) {
     if (npus_[r].graph.nodes.empty()) {
       npus_[r].finished = true;
@@ -109,27 +125,27 @@ Status Executor::Start() {
   return Status::Ok();
 }
 
-bool Executor::Available(const NpuState& s, const WorkNode& n) const {
-  switch (n.kind) {
-    case NodeKind::kComp: return n.is_cpu ? !s.cpu_busy : !s.gpu_busy;
-    case NodeKind::kColl:
-    case NodeKind::kSend:
-    case NodeKind::kMemLoad:
-    case NodeKind::kMemStore: return !s.comm_busy;
-    default: return true;  // receives, metadata and invalid nodes take no slot
-  }
-}
-
+// Rule: ready nodes issue in ascending index order, each as soon as its slot
+// is free: the next node is always the smallest ready node whose slot is free.
+// One loop per rank: a node that completes at once (metadata, zero-size
+// compute) only makes its children ready, and this loop picks them up, so a
+// chain of a million instant nodes needs no recursion. O(log n) per node.
 void Executor::IssueReady(int rank) {
   NpuState& s = npus_[rank];
-  std::vector<uint32_t> snapshot(s.ready.begin(), s.ready.end());
-  for (uint32_t idx : snapshot) {
-    if (!failure_.ok()) return;
-    if (!s.ready.count(idx)) continue;
-    if (!Available(s, s.graph.nodes[idx])) continue;
-    s.ready.erase(idx);
+  if (s.issuing) return;  // the loop below, further up the stack, continues
+  s.issuing = true;
+  while (failure_.ok()) {
+    const bool free_slot[4] = {!s.cpu_busy, !s.gpu_busy, !s.comm_busy, true};
+    int best = -1;
+    for (int c = 0; c < 4; ++c) {
+      if (free_slot[c] && !s.ready[c].empty() && (best < 0 || s.ready[c].top() < s.ready[best].top())) best = c;
+    }
+    if (best < 0) break;
+    const uint32_t idx = s.ready[best].top();
+    s.ready[best].pop();
     Issue(rank, idx);
   }
+  s.issuing = false;
 }
 
 void Executor::ActiveUp(NpuState& s) {
@@ -174,6 +190,9 @@ void Executor::Issue(int rank, uint32_t idx) {
       Tick runtime;
       if (compute_.roofline && !n.is_cpu) {
         if (n.tensor_size == 0) {
+          // No tensor: done at once, holding the GPU for no time.
+          s.gpu_busy = true;
+          ActiveUp(s);
           Complete(rank, idx);
           return;
         }
@@ -182,13 +201,21 @@ void Executor::Issue(int rank, uint32_t idx) {
           // replayed COMP of duration 0 (README, "Input formats").
           runtime = 1;
         } else {
-          // The loader's ranges (num_ops, tensor_size, peak-perf, local-mem-bw) keep this below 2^64 ns.
           const double oi = static_cast<double>(n.num_ops) / static_cast<double>(n.tensor_size);
           const double perf = std::min(compute_.peak_flops_per_s, compute_.mem_bytes_per_s * oi);
-          runtime = static_cast<Tick>(static_cast<double>(n.num_ops) / perf * 1e9);
+          const double ns = static_cast<double>(n.num_ops) / perf * 1e9;
+          runtime = TicksFromDouble(ns);
+          if (runtime == kTickMax || runtime > kTickMax - queue_->Now()) {
+            TimeOverflow(rank, n, "roofline COMP duration", ns);
+            return;
+          }
         }
       } else {
-        runtime = n.duration_micros == 0 ? 1 : n.duration_micros * 1000;
+        runtime = n.duration_micros == 0 ? 1 : SatMul(n.duration_micros, 1000);
+        if (runtime == kTickMax || runtime > kTickMax - queue_->Now()) {
+          TimeOverflow(rank, n, "COMP duration", static_cast<double>(n.duration_micros) * 1000.0);
+          return;
+        }
       }
       if (n.is_cpu) {
         s.cpu_busy = true;
@@ -254,8 +281,13 @@ void Executor::Issue(int rank, uint32_t idx) {
       if (n.local_tier) {
         // HBM: latency + bytes / local-mem-bw, one access at a time per NPU.
         const Tick start = std::max(queue_->Now(), s.hbm_busy_until);
-        s.hbm_busy_until = start + compute_.local_latency_ns +
-                           static_cast<Tick>(static_cast<double>(n.tensor_size) / compute_.local_bytes_per_ns);
+        const double ns = static_cast<double>(n.tensor_size) / compute_.local_bytes_per_ns;
+        s.hbm_busy_until = SatAdd(SatAdd(start, compute_.local_latency_ns), TicksFromDouble(ns));
+        if (s.hbm_busy_until == kTickMax) {
+          TimeOverflow(rank, n, "local memory access ending after", static_cast<double>(start) +
+                       static_cast<double>(compute_.local_latency_ns) + ns);
+          return;
+        }
         queue_->ScheduleAt(s.hbm_busy_until, this, kNodeDone, Key(rank, idx));
         return;
       }
@@ -371,7 +403,7 @@ void Executor::Complete(int rank, uint32_t idx) {
   }
   for (uint32_t c = n.child_begin; c < n.child_end; ++c) {
     const uint32_t child = s.graph.children[c];
-    if (--s.pending[child] == 0) s.ready.insert(child);
+    if (--s.pending[child] == 0) MakeReady(s, child);
   }
   if (s.done == s.graph.nodes.size()) {
     if (++s.iteration < iterations_) {
@@ -383,43 +415,6 @@ void Executor::Complete(int rank, uint32_t idx) {
     }
   }
   IssueReady(rank);
-}
-
-Status Executor::CheckFinished() const {
-  if (!failure_.ok()) return failure_;
-  std::string msg;
-  int stuck = 0;
-  for (size_t r = 0; r < npus_.size(); ++r) {
-    const NpuState& s = npus_[r];
-    if (s.finished) continue;
-    if (++stuck > 8) continue;
-    std::string waits;
-    int shown = 0;
-    for (uint32_t i = 0; i < s.graph.nodes.size() && shown < 4; ++i) {
-      if (s.issued[i] != 1) continue;
-      const WorkNode& n = s.graph.nodes[i];
-      ++shown;
-      waits += "; node " + std::to_string(n.id) + " (" + NodeTypeName(static_cast<int>(n.kind));
-      if (n.kind == NodeKind::kRecv) {
-        waits += " from rank " + std::to_string(n.comm_src) + ", tag " + std::to_string(n.comm_tag) + ", " +
-                 std::to_string(n.comm_size) + " bytes; rank " + std::to_string(n.comm_src) + " never sends it";
-      } else if (n.kind == NodeKind::kColl) {
-        waits += std::string(" ") + CollectiveName(n.comm_type) + ", " + std::to_string(n.comm_size) +
-                 " bytes; some rank in its group never issues it";
-      }
-      waits += ")";
-    }
-    msg += "\n  rank " + std::to_string(r) + ": " + std::to_string(s.graph.nodes.size() - s.done) +
-           " node(s) unfinished" + waits;
-  }
-  if (stuck == 0) return Status::Ok();
-  if (stuck > 8) msg += "\n  ... and " + std::to_string(stuck - 8) + " more rank(s)";
-  // Which messages the collectives are still waiting for.
-  std::vector<std::string> waits;
-  for (int r = 0; r < engine_->npus() && waits.size() < 8; ++r) engine_->npu(r).DescribePending(&waits);
-  for (size_t i = 0; i < waits.size() && i < 8; ++i) msg += "\n  " + waits[i];
-  return Status::Invalid("deadlock at t=" + std::to_string(queue_->Now()) + " ns: " + std::to_string(stuck) +
-                         " rank(s) cannot finish:" + msg);
 }
 
 }  // namespace orrery

@@ -3,7 +3,8 @@
 // free; ready nodes issue in ascending id order.
 #pragma once
 #include <cstdint>
-#include <set>
+#include <functional>
+#include <queue>
 #include <string>
 #include <vector>
 
@@ -58,7 +59,10 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
   struct NpuState {
     NpuGraph graph;
     std::vector<uint32_t> pending;
-    std::set<uint32_t> ready;
+    // Ready nodes by the slot they need (kSlotCpu .. kSlotNone), each a min-heap
+    // of node indices: the next node to issue is the smallest available one.
+    std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<uint32_t>> ready[4];
+    bool issuing = false;  // IssueReady's loop is running (no recursion)
     std::vector<uint8_t> issued;
     std::vector<Tick> start;
     bool cpu_busy = false, gpu_busy = false, comm_busy = false;
@@ -90,7 +94,9 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
  private:
   static uint64_t Key(int rank, uint32_t idx) { return (static_cast<uint64_t>(rank) << 32) | idx; }
   void IssueReady(int rank);
-  bool Available(const NpuState& s, const WorkNode& n) const;
+  void MakeReady(NpuState& s, uint32_t idx);
+  void TimeOverflow(int rank, const WorkNode& n, const char* what, double ns);
+  Status CheckGroups() const;
   void Issue(int rank, uint32_t idx);
   void Complete(int rank, uint32_t idx);
   void CommBegin(NpuState& s);

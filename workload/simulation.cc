@@ -1,7 +1,9 @@
 #include "workload/simulation.h"
 
-#include <cmath>
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <memory>
 
@@ -15,6 +17,7 @@
 #include "network/notation.h"
 #include "system/collective_engine.h"
 #include "workload/executor.h"
+#include "workload/run_budget.h"
 
 namespace orrery {
 
@@ -84,7 +87,7 @@ Result<std::vector<CustomGraph>> LoadCustomGraphs(const std::string& prefix, int
       }
       op.bytes = n.comm_size;
       op.tag = n.comm_tag;
-      op.duration_ns = n.duration_micros * 1000;
+      op.duration_ns = SatMul(n.duration_micros, 1000);  // past 2^64 ns: the queue reports overflow
       op.num_deps = n.num_deps;
       op.children.assign(g->children.begin() + n.child_begin, g->children.begin() + n.child_end);
     }
@@ -238,6 +241,16 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
     }
     return g;
   };
+  // Cheap checks before anything per NPU is built: every rank's trace exists
+  // (their sizes feed the memory estimate below).
+  uint64_t trace_bytes = 0, trace0_bytes = 0;
+  for (int r = 0; r < npus; ++r) {
+    struct stat st;
+    const std::string path = config.workload_prefix + "." + std::to_string(r) + ".et";
+    if (::stat(path.c_str(), &st) != 0) return load_rank(r).status();  // names the missing file
+    trace_bytes = SatAdd(trace_bytes, static_cast<uint64_t>(st.st_size));
+    if (r == 0) trace0_bytes = static_cast<uint64_t>(st.st_size);
+  }
   if (config.symmetry == "auto") {
     symmetry_note = SymmetryBlocker(config, so, mem.kind, nullptr, npus);
     if (symmetry_note.empty()) {  // no communicator groups, so rank 0 reads without a group map
@@ -253,6 +266,11 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
     }
   }
 
+  if (Status st = CheckRunFitsInMemory(EstimateRunBytes(npus, symmetric ? 1 : npus, symmetric ? trace0_bytes : trace_bytes),
+                                       PhysicalMemoryBytes(), config.network_path, npus);
+      !st.ok()) {
+    return st;
+  }
   EventQueue queue;
   CollectiveEngine engine(&queue, &topology, so, symmetric);
   if (Status st = engine.Validate(); !st.ok()) return Status::Invalid(config.system_path + ": " + st.message());
@@ -418,7 +436,7 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   Executor exec(&queue, &engine, &memory, cm, std::move(graphs), config.iterations, capacity);
   mem_sink.to = &exec;
   if (Status st = exec.Start(); !st.ok()) return st;
-  while (exec.failure().ok() && backend_failure.ok() && queue.RunOne()) {
+  while (exec.failure().ok() && backend_failure.ok() && !queue.overflowed() && queue.RunOne()) {
   }
   if (!backend_failure.ok()) return backend_failure;
   if (Status st = exec.CheckFinished(); !st.ok()) return st;

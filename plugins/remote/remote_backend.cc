@@ -1,11 +1,16 @@
 #include "plugins/remote/remote_backend.h"
 
-#include <asio.hpp>
+#include <utility>  // before Boost.Asio under C++20
+
+#include <boost/asio.hpp>
 
 #include <cstdint>
 #include <set>
+#include <unordered_map>
 #include <variant>
 
+#include "core/parse.h"
+#include "plugins/remote/endpoint.h"
 #include "plugins/remote/framing.h"
 #include "plugins/remote/remote.pb.h"
 
@@ -23,25 +28,25 @@ constexpr uint32_t kSync = 1;
 // A connected stream: TCP or Unix-domain.
 class Connection {
  public:
-  Status Connect(const std::string& endpoint) {
-    asio::error_code ec;
-    if (endpoint.rfind("unix:", 0) == 0) {
+  // `endpoint` is already parsed; `text` is what the user gave (for errors).
+  Status Connect(const remote::Endpoint& endpoint, const std::string& text) {
+    boost::system::error_code ec;
+    endpoint_ = text;
+    if (endpoint.unix_socket) {
       unix_.emplace(io_);
-      unix_->connect(asio::local::stream_protocol::endpoint(endpoint.substr(5)), ec);
+      unix_->connect(boost::asio::local::stream_protocol::endpoint(endpoint.path), ec);
     } else {
-      const size_t colon = endpoint.rfind(':');
-      if (colon == std::string::npos) {
-        return Status::Invalid("--remote-endpoint = \"" + endpoint + "\": expected host:port or unix:/path");
+      boost::asio::ip::tcp::resolver resolver(io_);
+      auto results = resolver.resolve(endpoint.host, std::to_string(endpoint.port), ec);
+      if (ec) {
+        return Status::Invalid("--remote-endpoint = \"" + text + "\": host \"" + endpoint.host +
+                               "\" does not resolve (" + ec.message() + ")");
       }
-      asio::ip::tcp::resolver resolver(io_);
-      auto results = resolver.resolve(endpoint.substr(0, colon), endpoint.substr(colon + 1), ec);
-      if (!ec) {
-        tcp_.emplace(io_);
-        asio::connect(*tcp_, results, ec);
-      }
+      tcp_.emplace(io_);
+      boost::asio::connect(*tcp_, results, ec);
+      if (!ec) tcp_->set_option(boost::asio::ip::tcp::no_delay(true), ec);
     }
-    if (ec) return Status::Env("remote backend: cannot connect to " + endpoint + ": " + ec.message());
-    endpoint_ = endpoint;
+    if (ec) return Status::Env("remote backend: cannot connect to " + text + ": " + ec.message());
     return Status::Ok();
   }
   bool Write(const google::protobuf::Message& m, std::string* err) {
@@ -53,9 +58,9 @@ class Connection {
   const std::string& endpoint() const { return endpoint_; }
 
  private:
-  asio::io_context io_;
-  std::optional<asio::ip::tcp::socket> tcp_;
-  std::optional<asio::local::stream_protocol::socket> unix_;
+  boost::asio::io_context io_;
+  std::optional<boost::asio::ip::tcp::socket> tcp_;
+  std::optional<boost::asio::local::stream_protocol::socket> unix_;
   std::string endpoint_;
 };
 
@@ -73,8 +78,8 @@ class RemoteBackend : public NetworkBackend, public EventHandler {
     }
   }
 
-  Status Start(const std::string& endpoint, const std::string& model) {
-    ORRERY_RETURN_IF_ERROR(conn_.Connect(endpoint));
+  Status Start(const remote::Endpoint& endpoint, const std::string& text, const std::string& model) {
+    ORRERY_RETURN_IF_ERROR(conn_.Connect(endpoint, text));
     connected_ = true;
     remote::ToPeer m;
     auto* hello = m.mutable_hello();
@@ -107,7 +112,10 @@ class RemoteBackend : public NetworkBackend, public EventHandler {
     inj->set_dst(static_cast<uint32_t>(dst));
     inj->set_bytes(bytes);
     inj->set_time_ns(now);
-    for (int d = 0; d < ctx_.topology->num_dims(); ++d) {
+    // A token is a message slot the system layer reuses once delivered: the map
+    // stays as small as the number of messages ever in flight at once.
+    in_flight_[token] = true;
+    for (int d = 0; !peer_counts_ && d < ctx_.topology->num_dims(); ++d) {
       if (ctx_.topology->Coord(src, d) != ctx_.topology->Coord(dst, d)) {
         stats_[d].messages++;
         stats_[d].bytes += bytes;
@@ -131,33 +139,51 @@ class RemoteBackend : public NetworkBackend, public EventHandler {
       *ctx_.failure = st;
       return;
     }
-    if (!reply.has_reply()) {
-      *ctx_.failure = Status::Env(Who() + "answered an advance with something else");
-      return;
-    }
-    for (const auto& d : reply.reply().delivered()) {
+    if (!reply.has_reply()) return Fail(Who() + "answered the advance to t=" + std::to_string(now) + " ns with something else");
+    const auto& r = reply.reply();
+    // Check the whole frame before acting on any of it: a peer is untrusted input.
+    for (const auto& d : r.delivered()) {
+      const std::string token = "token " + std::to_string(d.token());
       if (d.time_ns() != now) {
-        *ctx_.failure = Status::Env(Who() + "delivered token " + std::to_string(d.token()) + " at t=" +
-                                    std::to_string(d.time_ns()) + " ns while asked to advance to t=" +
-                                    std::to_string(now) + " ns (a conservative peer delivers exactly at the times it reaches)");
-        return;
+        return Fail(Who() + "delivered " + token + " at t=" + std::to_string(d.time_ns()) +
+                    " ns while asked to advance to t=" + std::to_string(now) +
+                    " ns (a conservative peer delivers exactly at the times it reaches)");
       }
-      ctx_.sink->HandleEvent(ctx_.delivered_kind, d.token());
-    }
-    const uint64_t next = reply.reply().next_event_ns();
-    if (next != UINT64_MAX) {
-      if (next <= now) {
-        *ctx_.failure = Status::Env(Who() + "announced its next event at t=" + std::to_string(next) +
-                                    " ns, not after t=" + std::to_string(now) + " ns");
-        return;
+      auto it = in_flight_.find(d.token());
+      if (it == in_flight_.end()) return Fail(Who() + "delivered " + token + ", which Orrery never sent");
+      if (!it->second) {
+        return Fail(Who() + "delivered " + token + " twice (at t=" + std::to_string(now) +
+                    " ns it was not in flight: already delivered and not sent again)");
       }
-      ScheduleSync(next);
+      it->second = false;
     }
+    if (r.dims_size() != 0 && r.dims_size() != ctx_.topology->num_dims()) {
+      return Fail(Who() + "answered the advance to t=" + std::to_string(now) + " ns with statistics for " +
+                  std::to_string(r.dims_size()) + " dimension(s); the network has " +
+                  std::to_string(ctx_.topology->num_dims()) + " dimension(s)");
+    }
+    const uint64_t next = r.next_event_ns();
+    if (next != UINT64_MAX && next <= now) {
+      return Fail(Who() + "announced its next event at t=" + std::to_string(next) + " ns, not after t=" +
+                  std::to_string(now) + " ns");
+    }
+    if (r.dims_size() != 0) peer_counts_ = true;
+    for (int d = 0; d < r.dims_size(); ++d) {
+      stats_[d].messages = r.dims(d).messages();
+      stats_[d].bytes = r.dims(d).bytes();
+      stats_[d].busy_ns = r.dims(d).busy_ns();
+    }
+    for (const auto& d : r.delivered()) ctx_.sink->HandleEvent(ctx_.delivered_kind, d.token());
+    if (next != UINT64_MAX) ScheduleSync(next);
   }
 
   const std::vector<DimStats>& dim_stats() const override { return stats_; }
 
  private:
+  // A peer that breaks the protocol: the run stops with this error (exit 1: the
+  // environment, not the user's inputs, is at fault).
+  void Fail(const std::string& message) { *ctx_.failure = Status::Env(message); }
+
   std::string Who() const { return "remote backend peer at " + conn_.endpoint() + " "; }
 
   void ScheduleSync(Tick t) {
@@ -186,6 +212,8 @@ class RemoteBackend : public NetworkBackend, public EventHandler {
   remote::Advance pending_;
   std::set<Tick> scheduled_;
   std::vector<DimStats> stats_;
+  std::unordered_map<uint64_t, bool> in_flight_;  // token -> sent and not yet delivered
+  bool peer_counts_ = false;  // the peer reports its own per-dimension statistics
 };
 
 std::string Param(const BackendContext& ctx, const std::string& key, const std::string& fallback) {
@@ -200,13 +228,17 @@ void RegisterRemoteBackend(BackendRegistry* registry) {
   (void)registry->Register(
       "remote", "a network simulator in another process, over TCP or a Unix socket (--remote-endpoint)",
       [](const BackendContext& ctx) -> Result<std::unique_ptr<NetworkBackend>> {
-        const std::string endpoint = Param(ctx, "remote-endpoint", "");
-        if (endpoint.empty()) {
+        const std::string text = Param(ctx, "remote-endpoint", "");
+        if (text.empty()) {
           return Status::Invalid("--network-backend=remote needs --remote-endpoint=host:port or unix:/path");
         }
-        const long timeout = std::stol(Param(ctx, "remote-timeout-ms", "10000"));
-        auto b = std::make_unique<RemoteBackend>(ctx, std::chrono::milliseconds(timeout));
-        ORRERY_RETURN_IF_ERROR(b->Start(endpoint, Param(ctx, "remote-model", "analytical")));
+        auto endpoint = remote::ParseEndpoint(text, "--remote-endpoint", /*allow_port_zero=*/false);
+        if (!endpoint.ok()) return endpoint.status();
+        auto timeout = ParseInt(Param(ctx, "remote-timeout-ms", "10000"), Where{"", 0, "--remote-timeout-ms"}, 1,
+                                int64_t{24} * 3600 * 1000);
+        if (!timeout.ok()) return timeout.status();
+        auto b = std::make_unique<RemoteBackend>(ctx, std::chrono::milliseconds(timeout.value()));
+        ORRERY_RETURN_IF_ERROR(b->Start(endpoint.value(), text, Param(ctx, "remote-model", "analytical")));
         return std::unique_ptr<NetworkBackend>(std::move(b));
       });
 }

@@ -49,6 +49,7 @@ void ExpectSameReport(RunReport local, RunReport remote, const std::string& what
   EXPECT_EQ(FormatReportCsv(local), FormatReportCsv(remote)) << what;
 }
 
+// Every conformance case (memory and custom collectives included), through the reference peer.
 TEST(RemoteBackend, SameReportsAsInProcessOnConformanceWorkloads) {
   if (access((kConf + "/expected.tsv").c_str(), R_OK) != 0) GTEST_SKIP() << "no conformance data at " << kConf;
   std::ifstream in(kConf + "/expected.tsv");
@@ -60,7 +61,6 @@ TEST(RemoteBackend, SameReportsAsInProcessOnConformanceWorkloads) {
     std::stringstream ss(line);
     std::string x;
     while (std::getline(ss, x, '\t')) c.push_back(x);
-    if (c[0].rfind("mem_", 0) == 0 || c[0].find("custom") != std::string::npos) continue;
     rows.push_back(c);
   }
   ASSERT_GT(rows.size(), 40u);
@@ -106,6 +106,7 @@ TEST(RemoteBackend, UnixSocketAndAComputeHeavyWorkload) {
   c.network_path = "Ring(4,100GB/s,500ns)_Switch(4,50GB/s,1us)";
   c.system_path = d.File("system.json");
   c.backend = "congestion-aware";
+  c.link_stats = true;  // the busiest links travel over the protocol too
   auto local = RunSimulation(c, WithRemote());
   ASSERT_TRUE(local.ok()) << local.status().message();
   std::thread peer;
@@ -119,6 +120,7 @@ TEST(RemoteBackend, UnixSocketAndAComputeHeavyWorkload) {
   ExpectSameReport(local.value(), remote.value(), "unix socket");
   EXPECT_GT(remote->dims[0].utilization, 0);
   EXPECT_GT(remote->dims[1].utilization, 0);
+  EXPECT_FALSE(remote->links.empty());
 }
 
 // A misbehaving peer: accepts one connection and does `behave(socket)`.

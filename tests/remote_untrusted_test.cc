@@ -143,6 +143,15 @@ TEST(RemoteUntrusted, ANextEventInThePast) {
   ExpectPeerError(st, ep, "announced its next event at t=999 ns, not after t=1000 ns");
 }
 
+TEST(RemoteUntrusted, IdleWithMessagesUndelivered) {
+  std::thread t;
+  const std::string ep = ScriptedPeer([](const remote::Advance&, int, remote::FromPeer*) {}, &t);  // delivers nothing
+  Status st = RunAgainst(ep);
+  t.join();
+  ExpectPeerError(st, ep, "announced it has nothing pending at t=10 ns with ");
+  EXPECT_NE(st.message().find("message(s) undelivered (token "), std::string::npos) << st.message();
+}
+
 TEST(RemoteUntrusted, BusyTimesForTheWrongNumberOfDimensions) {
   std::thread t;
   const std::string ep = ScriptedPeer(
@@ -234,6 +243,52 @@ TEST(RemoteUntrusted, PeerListenIsChecked) {
   Status st = ServeRemotePeer("unix:/nonexistent-dir/peer.sock", 1, nullptr);  // an error, not an exception
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("cannot listen on unix:/nonexistent-dir/peer.sock"), std::string::npos) << st.message();
+}
+
+// The reference peer checks Orrery's side as well: an impossible hello is
+// refused, an advance back in time ends the session with an error.
+TEST(RemoteUntrusted, ThePeerChecksOrrerysFrames) {
+  for (int variant = 0; variant < 2; ++variant) {
+    std::promise<std::string> where;
+    auto fut = where.get_future();
+    Status served;
+    std::thread peer([&] { served = ServeRemotePeer("127.0.0.1:0", 1, [&](const std::string& e) { where.set_value(e); }); });
+    const std::string ep = fut.get();
+    boost::asio::io_context io;
+    tcp::socket s(io);
+    s.connect(tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(std::stoi(ep.substr(10)))));
+    std::string detail;
+    remote::ToPeer hello;
+    hello.mutable_hello()->set_protocol_version(1);
+    auto* dim = hello.mutable_hello()->add_dims();
+    dim->set_block("Ring");
+    dim->set_npus(variant == 0 ? 0 : 4);
+    dim->set_bandwidth_gbps(50);
+    dim->set_latency_ns(500);
+    ASSERT_TRUE(remote::WriteFrame(s, hello, &detail));
+    remote::FromPeer ack;
+    ASSERT_EQ(remote::ReadFrame(io, s, &ack, std::chrono::milliseconds(5000), &detail), remote::ReadResult::kOk);
+    if (variant == 0) {
+      EXPECT_NE(ack.hello_ack().error().find("dimension 0 is out of range"), std::string::npos) << ack.hello_ack().error();
+      s.close();
+      peer.join();
+      EXPECT_TRUE(served.ok()) << served.message();
+      continue;
+    }
+    EXPECT_EQ(ack.hello_ack().error(), "");
+    for (uint64_t until : {100, 50}) {
+      remote::ToPeer adv;
+      adv.mutable_advance()->set_until_ns(until);
+      ASSERT_TRUE(remote::WriteFrame(s, adv, &detail));
+      remote::FromPeer reply;
+      const auto r = remote::ReadFrame(io, s, &reply, std::chrono::milliseconds(5000), &detail);
+      EXPECT_EQ(r, until == 100 ? remote::ReadResult::kOk : remote::ReadResult::kClosed);
+    }
+    peer.join();
+    ASSERT_FALSE(served.ok());
+    EXPECT_NE(served.message().find("peer: asked to advance to t=50 ns, before the current t=100 ns"), std::string::npos)
+        << served.message();
+  }
 }
 
 TEST(RemoteUntrusted, CommandLineExitCodes) {

@@ -422,6 +422,7 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   rep.link_stats = config.link_stats;
   if (config.link_stats) {
     rep.links = backend.value()->Links();
+    if (!backend_failure.ok()) return backend_failure;  // a remote peer asked for its links
     if (rep.links.empty()) {
       rep.links_note = rep.messages == 0 ? "none (no message crossed the network)"
                                          : "none (backend " + config.backend + " has no per-link statistics)";

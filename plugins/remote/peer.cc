@@ -96,6 +96,19 @@ Status Session(boost::asio::io_context& io, Socket& sock) {
     if (r == ReadResult::kClosed) return Status::Ok();
     if (r != ReadResult::kOk) return Status::Env("peer: " + err);
     if (in.has_bye()) return Status::Ok();
+    if (in.has_links()) {
+      out.Clear();
+      for (const LinkStat& l : backend.value()->Links()) {
+        auto* x = out.mutable_links()->add_links();
+        x->set_name(l.name);
+        x->set_dim(static_cast<uint32_t>(l.dim));
+        x->set_bytes(l.bytes);
+        x->set_busy_ns(l.busy_ns);
+      }
+      out.mutable_links();  // an empty reply is still a LinksReply
+      if (!WriteFrame(sock, out, &err)) return Status::Env("peer: " + err);
+      continue;
+    }
     if (!in.has_advance()) return Status::Env("peer: expected an advance");
     out.Clear();
     recorder.reply = out.mutable_reply();

@@ -115,6 +115,7 @@ class RemoteBackend : public NetworkBackend, public EventHandler {
     // A token is a message slot the system layer reuses once delivered: the map
     // stays as small as the number of messages ever in flight at once.
     in_flight_[token] = true;
+    ++in_flight_count_;
     for (int d = 0; !peer_counts_ && d < ctx_.topology->num_dims(); ++d) {
       if (ctx_.topology->Coord(src, d) != ctx_.topology->Coord(dst, d)) {
         stats_[d].messages++;
@@ -156,6 +157,7 @@ class RemoteBackend : public NetworkBackend, public EventHandler {
                     " ns it was not in flight: already delivered and not sent again)");
       }
       it->second = false;
+      --in_flight_count_;
     }
     if (r.dims_size() != 0 && r.dims_size() != ctx_.topology->num_dims()) {
       return Fail(Who() + "answered the advance to t=" + std::to_string(now) + " ns with statistics for " +
@@ -168,6 +170,17 @@ class RemoteBackend : public NetworkBackend, public EventHandler {
                   std::to_string(now) + " ns");
     }
     if (r.dims_size() != 0) peer_counts_ = true;
+    if (next == UINT64_MAX && in_flight_count_ > 0) {
+      uint64_t lost = 0;
+      for (const auto& [token, flying] : in_flight_) {
+        if (flying) {
+          lost = token;
+          break;
+        }
+      }
+      return Fail(Who() + "announced it has nothing pending at t=" + std::to_string(now) + " ns with " +
+                  std::to_string(in_flight_count_) + " message(s) undelivered (token " + std::to_string(lost) + " among them)");
+    }
     for (int d = 0; d < r.dims_size(); ++d) {
       stats_[d].messages = r.dims(d).messages();
       stats_[d].bytes = r.dims(d).bytes();
@@ -178,6 +191,34 @@ class RemoteBackend : public NetworkBackend, public EventHandler {
   }
 
   const std::vector<DimStats>& dim_stats() const override { return stats_; }
+
+  // Asked once, after the run (--link-stats): one more round trip. A peer that
+  // fails it stores the error in the run's failure status.
+  std::vector<LinkStat> Links() const override {
+    std::vector<LinkStat> out;
+    if (!ctx_.failure->ok()) return out;
+    remote::ToPeer m;
+    m.mutable_links();
+    remote::FromPeer reply;
+    Status st = Exchange(m, &reply, "the request for link statistics");
+    if (st.ok() && !reply.has_links()) {
+      st = Status::Env(Who() + "answered the request for link statistics with something else");
+    }
+    for (const auto& l : reply.links().links()) {
+      if (!st.ok()) break;
+      if (l.dim() >= static_cast<uint32_t>(ctx_.topology->num_dims())) {
+        st = Status::Env(Who() + "reported link \"" + l.name() + "\" on dimension " + std::to_string(l.dim()) +
+                         "; the network has " + std::to_string(ctx_.topology->num_dims()) + " dimension(s)");
+        break;
+      }
+      out.push_back(LinkStat{l.name(), static_cast<int>(l.dim()), l.bytes(), l.busy_ns()});
+    }
+    if (!st.ok()) {
+      *ctx_.failure = st;
+      out.clear();
+    }
+    return out;
+  }
 
  private:
   // A peer that breaks the protocol: the run stops with this error (exit 1: the
@@ -190,7 +231,7 @@ class RemoteBackend : public NetworkBackend, public EventHandler {
     if (scheduled_.insert(t).second) ctx_.queue->ScheduleAt(t, this, kSync, 0);
   }
 
-  Status Exchange(const remote::ToPeer& m, remote::FromPeer* reply, const std::string& what) {
+  Status Exchange(const remote::ToPeer& m, remote::FromPeer* reply, const std::string& what) const {
     std::string err;
     if (!conn_.Write(m, &err)) return Status::Env(Who() + "could not be sent " + what + ": " + err);
     switch (conn_.Read(reply, timeout_, &err)) {
@@ -207,12 +248,13 @@ class RemoteBackend : public NetworkBackend, public EventHandler {
 
   BackendContext ctx_;
   std::chrono::milliseconds timeout_;
-  Connection conn_;
+  mutable Connection conn_;  // Links() (const) has one more exchange
   bool connected_ = false;
   remote::Advance pending_;
   std::set<Tick> scheduled_;
   std::vector<DimStats> stats_;
   std::unordered_map<uint64_t, bool> in_flight_;  // token -> sent and not yet delivered
+  uint64_t in_flight_count_ = 0;
   bool peer_counts_ = false;  // the peer reports its own per-dimension statistics
 };
 

@@ -391,6 +391,7 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
     n.remote_mem_ns = s.mem;
     n.peak_local_bytes = s.local_peak;
     // compute + exposed_comm + mem_stall + idle = finished (README "The report").
+    ORRERY_CHECK(s.compute + s.mem_stall <= s.busy && s.busy <= s.finish, "time categories of a rank overlap");
     n.mem_stall_ns = s.mem_stall;
     n.exposed_comm_ns = s.busy - s.compute - s.mem_stall;
     n.idle_ns = s.finish - s.busy;

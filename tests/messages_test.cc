@@ -1,7 +1,9 @@
 // User-facing errors that the other suites do not reach.
 #include <gtest/gtest.h>
 
-#include <asio.hpp>
+#include <utility>  // before Boost.Asio under C++20
+
+#include <boost/asio.hpp>
 #include <future>
 #include <thread>
 
@@ -33,10 +35,10 @@ TEST(Messages, PeerThatRefusesTheHello) {
   std::promise<std::string> where;
   auto fut = where.get_future();
   std::thread peer([&where] {
-    asio::io_context io;
-    asio::ip::tcp::acceptor acc(io, asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::acceptor acc(io, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
     where.set_value("127.0.0.1:" + std::to_string(acc.local_endpoint().port()));
-    asio::ip::tcp::socket s(io);
+    boost::asio::ip::tcp::socket s(io);
     acc.accept(s);
     remote::ToPeer in;
     std::string detail;

@@ -150,10 +150,21 @@ void Executor::IssueReady(int rank) {
 
 void Executor::ActiveUp(NpuState& s) {
   if (s.active++ == 0) s.active_since = queue_->Now();
+  TrackStall(s);
 }
 
 void Executor::ActiveDown(NpuState& s) {
   if (--s.active == 0) s.busy += queue_->Now() - s.active_since;
+  TrackStall(s);
+}
+
+// A memory stall: memory accesses in flight and nothing else (no GPU compute,
+// no communication) active.
+void Executor::TrackStall(NpuState& s) {
+  const bool stalled = s.mem_in_flight > 0 && s.active == s.mem_in_flight;
+  if (stalled && !s.stalled) s.stall_since = queue_->Now();
+  if (!stalled && s.stalled) s.mem_stall += queue_->Now() - s.stall_since;
+  s.stalled = stalled;
 }
 
 void Executor::MemBegin(NpuState& s) {

@@ -85,6 +85,9 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
     int mem_in_flight = 0;
     Tick mem_since = 0;
     Tick mem = 0;         // union of remote-memory access intervals
+    bool stalled = false;  // memory in flight and nothing else active
+    Tick stall_since = 0;
+    Tick mem_stall = 0;    // time memory accesses were the only activity
   };
   const std::vector<NpuState>& npus() const { return npus_; }
   const std::vector<CollectiveRecord>& rank0_collectives() const { return rank0_colls_; }
@@ -105,6 +108,7 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
   void MemBegin(NpuState& s);
   void MemEnd(NpuState& s);
   void ActiveDown(NpuState& s);
+  void TrackStall(NpuState& s);
   void Fail(Status st);
   void ResetIteration(NpuState& s);
   int PoolAttach(int rank) const;

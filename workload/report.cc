@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 
 #include "workload/simulation.h"
 
@@ -20,23 +21,50 @@ std::string Us(Tick ns) {
 std::string Pad(const std::string& s, size_t w) { return s.size() >= w ? s : std::string(w - s.size(), ' ') + s; }
 
 std::string Row(const NpuReport& n) {
-  return Pad(std::to_string(n.rank), 6) + Pad(std::to_string(n.finished_ns), 14) + Pad(std::to_string(n.compute_ns), 14) +
-         Pad(std::to_string(n.comm_ns), 14) + Pad(std::to_string(n.exposed_comm_ns), 17) + Pad(std::to_string(n.idle_ns), 12) + "\n";
+  std::string out = Pad(std::to_string(n.rank), 6);
+  for (Tick v : {n.finished_ns, n.compute_ns, n.comm_ns, n.exposed_comm_ns, n.mem_stall_ns, n.idle_ns}) {
+    out += Pad(std::to_string(v), 14);
+  }
+  return out + "\n";
+}
+
+double Percent(Tick part, Tick whole) {
+  return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0;
+}
+
+// "bottleneck: memory (compute 36.7%, exposed communication 10.0%, ...)": the
+// largest of the four categories the slowest NPU's time splits into.
+std::string BottleneckLine(const NpuReport& n) {
+  const std::pair<const char*, Tick> parts[] = {{"compute", n.compute_ns},
+                                                {"communication", n.exposed_comm_ns},
+                                                {"memory", n.mem_stall_ns},
+                                                {"idle", n.idle_ns}};
+  size_t top = 0;
+  for (size_t i = 1; i < 4; ++i) {
+    if (parts[i].second > parts[top].second) top = i;
+  }
+  char line[256];
+  std::snprintf(line, sizeof(line),
+                "bottleneck: %s (of the slowest NPU's time: compute %.1f%%, exposed communication %.1f%%, "
+                "memory stall %.1f%%, idle %.1f%%)\n",
+                parts[top].first, Percent(n.compute_ns, n.finished_ns), Percent(n.exposed_comm_ns, n.finished_ns),
+                Percent(n.mem_stall_ns, n.finished_ns), Percent(n.idle_ns, n.finished_ns));
+  return line;
 }
 
 }  // namespace
 
 std::string FormatReportText(const RunReport& r) {
   std::string out;
-  Tick finished = 0, compute = 0, exposed = 0;
+  Tick finished = 0;
   int slowest = 0;
+  NpuReport slowest_npu;
   for (const auto& n : r.per_npu) {
-    if (n.finished_ns > finished) {
+    if (n.finished_ns > finished || (finished == 0 && n.rank == 0)) {
       finished = n.finished_ns;
       slowest = n.rank;
+      slowest_npu = n;
     }
-    compute = std::max(compute, n.compute_ns);
-    exposed = std::max(exposed, n.exposed_comm_ns);
   }
   out += "orrery run: " + std::to_string(r.npus) + " NPUs, backend " + r.backend + ", " + std::to_string(r.iterations) +
          " iteration(s)\n";
@@ -48,15 +76,13 @@ std::string FormatReportText(const RunReport& r) {
     out += buf;
   }
   out += "\n";
-  if (r.symmetric) out += "symmetric run: " + r.symmetry_note + "\n";
+  if (!r.symmetry_note.empty()) out += "symmetric run: " + std::string(r.symmetric ? "" : "off \u2014 ") + r.symmetry_note + "\n";
   out += "\n";
   out += "finished: " + std::to_string(finished) + " ns (" + Us(finished) + ") on rank " + std::to_string(slowest) + "\n";
-  const double frac = finished ? 100.0 * static_cast<double>(exposed) / static_cast<double>(finished) : 0;
-  char line[200];
-  std::snprintf(line, sizeof(line), "bottleneck: %s (exposed communication %.1f%% of the slowest NPU's time)\n",
-                frac > 50 ? "communication" : "compute", frac);
-  out += line;
-  out += "\nper NPU (ns)\n  rank      finished       compute          comm  exposed_comm        idle\n";
+  out += BottleneckLine(slowest_npu);
+  out += "\nper NPU (ns)\n" + Pad("rank", 6);
+  for (const char* h : {"finished", "compute", "comm", "exposed_comm", "mem_stall", "idle"}) out += Pad(h, 14);
+  out += "\n";
   if (r.per_npu.size() <= 64) {
     for (const auto& n : r.per_npu) out += Row(n);
   } else {
@@ -107,6 +133,7 @@ std::string FormatReportText(const RunReport& r) {
     if (busiest < 0 || r.dims[d].utilization > r.dims[busiest].utilization) busiest = static_cast<int>(d);
   }
   if (busiest >= 0 && r.dims.size() > 1) out += "  busiest dimension: dim" + std::to_string(busiest) + "\n";
+  if (r.link_stats && r.links.empty()) out += "\nlink statistics: " + r.links_note + "\n";
   if (!r.links.empty()) {
     out += "\nbusiest links (of " + std::to_string(r.links.size()) + " used)\n";
     for (size_t i = 0; i < r.links.size() && i < 10; ++i) {
@@ -131,7 +158,8 @@ std::string FormatReportJson(const RunReport& r) {
   auto& arr = j["npus"] = nlohmann::ordered_json::array();
   for (const auto& n : r.per_npu) {
     arr.push_back({{"rank", n.rank}, {"finished_ns", n.finished_ns}, {"compute_ns", n.compute_ns},
-                   {"comm_ns", n.comm_ns}, {"exposed_comm_ns", n.exposed_comm_ns}, {"remote_mem_ns", n.remote_mem_ns},
+                   {"comm_ns", n.comm_ns}, {"exposed_comm_ns", n.exposed_comm_ns}, {"mem_stall_ns", n.mem_stall_ns},
+                   {"remote_mem_ns", n.remote_mem_ns},
                    {"idle_ns", n.idle_ns}});
     if (r.capacity_tracked) arr.back()["peak_local_bytes"] = n.peak_local_bytes;
   }
@@ -154,6 +182,7 @@ std::string FormatReportJson(const RunReport& r) {
                     {"messages", d.messages}, {"bytes", d.bytes}, {"busy_ns", d.busy_ns},
                     {"utilization", d.utilization}});
   }
+  if (r.link_stats && r.links.empty()) j["links_note"] = r.links_note;
   if (!r.links.empty()) {
     auto& links = j["links"] = nlohmann::ordered_json::array();
     for (const auto& l : r.links) {
@@ -164,11 +193,11 @@ std::string FormatReportJson(const RunReport& r) {
 }
 
 std::string FormatReportCsv(const RunReport& r) {
-  std::string out = "rank,finished_ns,compute_ns,comm_ns,exposed_comm_ns,idle_ns,remote_mem_ns\n";
+  std::string out = "rank,finished_ns,compute_ns,comm_ns,exposed_comm_ns,idle_ns,remote_mem_ns,mem_stall_ns\n";
   for (const auto& n : r.per_npu) {
     out += std::to_string(n.rank) + "," + std::to_string(n.finished_ns) + "," + std::to_string(n.compute_ns) + "," +
            std::to_string(n.comm_ns) + "," + std::to_string(n.exposed_comm_ns) + "," + std::to_string(n.idle_ns) + "," +
-           std::to_string(n.remote_mem_ns) + "\n";
+           std::to_string(n.remote_mem_ns) + "," + std::to_string(n.mem_stall_ns) + "\n";
   }
   return out;
 }

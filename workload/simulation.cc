@@ -18,6 +18,7 @@
 #include "system/collective_engine.h"
 #include "workload/executor.h"
 #include "workload/run_budget.h"
+#include "workload/symmetry.h"
 
 namespace orrery {
 
@@ -93,56 +94,6 @@ Result<std::vector<CustomGraph>> LoadCustomGraphs(const std::string& prefix, int
     }
   }
   return out;
-}
-
-// Why this run cannot use one representative rank ("" when it can). With an
-// empty graph only the configuration is checked.
-std::string SymmetryBlocker(const RunConfig& config, const SystemOptions& so, RemoteMemoryKind mem,
-                            const NpuGraph* graph0, int npus) {
-  if (config.backend != "analytical") return "the " + config.backend + " backend models contention between ranks";
-  if (!config.comm_group_path.empty()) return "communicator groups are configured";
-  if (mem == RemoteMemoryKind::kPool || mem == RemoteMemoryKind::kPerNode || !config.memory_config_path.empty()) {
-    return "remote memory is shared between ranks";
-  }
-  auto algo_ok = [&](const std::vector<AlgoSpec>& list) {
-    for (const auto& a : list) {
-      if (a.one || (a.kind != AlgoKind::kRing && a.kind != AlgoKind::kDirect && a.kind != AlgoKind::kHalvingDoubling)) {
-        return false;
-      }
-    }
-    return true;
-  };
-  if (!graph0) return "";
-  for (const auto& n : graph0->nodes) {
-    switch (n.kind) {
-      case NodeKind::kSend:
-      case NodeKind::kRecv: return "the trace has point-to-point messages";
-      case NodeKind::kColl: {
-        if (n.group >= 0) return "the trace uses communicator groups";
-        const std::vector<AlgoSpec>* list = nullptr;
-        switch (n.comm_type) {
-          case 0: list = &so.all_reduce; break;
-          case 2: list = &so.all_gather; break;
-          case 6: list = &so.all_to_all; break;
-          case 7:
-          case 8: list = &so.reduce_scatter; break;
-          default: return std::string("the trace has a ") + CollectiveName(n.comm_type) + " (rooted collectives differ per rank)";
-        }
-        if (!algo_ok(*list)) return "an algorithm in use (double binary tree, custom or one*) differs per rank";
-        break;
-      }
-      default: break;
-    }
-  }
-  // Every rank's trace must be byte-identical to rank 0's.
-  const std::string first = config.workload_prefix + ".0.et";
-  auto a = ReadTextFile(first);
-  if (!a.ok()) return "cannot read " + first;
-  for (int r = 1; r < npus; ++r) {
-    auto b = ReadTextFile(config.workload_prefix + "." + std::to_string(r) + ".et");
-    if (!b.ok() || b.value() != a.value()) return "rank " + std::to_string(r) + "'s trace differs from rank 0's";
-  }
-  return "";
 }
 
 }  // namespace
@@ -227,8 +178,6 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   GraphLoadOptions lo;
   lo.num_npus = npus;
   lo.num_dims = topology.num_dims();
-  std::string symmetry_note = "off (--symmetry=off)";
-  bool symmetric = false;
   std::vector<NpuGraph> graphs;
   graphs.reserve(npus);
   auto load_rank = [&](int r) -> Result<NpuGraph> {
@@ -251,20 +200,11 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
     trace_bytes = SatAdd(trace_bytes, static_cast<uint64_t>(st.st_size));
     if (r == 0) trace0_bytes = static_cast<uint64_t>(st.st_size);
   }
-  if (config.symmetry == "auto") {
-    symmetry_note = SymmetryBlocker(config, so, mem.kind, nullptr, npus);
-    if (symmetry_note.empty()) {  // no communicator groups, so rank 0 reads without a group map
-      auto g0 = load_rank(0);
-      if (!g0.ok()) return g0.status();
-      symmetry_note = SymmetryBlocker(config, so, mem.kind, &g0.value(), npus);
-      symmetric = symmetry_note.empty();
-      if (symmetric) {
-        symmetry_note = "every rank runs the same trace on a symmetric network: rank 0 simulated for all " +
-                        std::to_string(npus) + " ranks";
-      }
-      graphs.push_back(std::move(g0.value()));
-    }
-  }
+  // workload/symmetry.h: reads rank 0 (kept) and compares every rank's graph with it.
+  auto decision = DecideSymmetry(config, so, mem.kind, npus, load_rank, &graphs);
+  if (!decision.ok()) return decision.status();
+  const bool symmetric = decision->symmetric;
+  const std::string symmetry_note = decision->note;
 
   if (Status st = CheckRunFitsInMemory(EstimateRunBytes(npus, symmetric ? 1 : npus, symmetric ? trace0_bytes : trace_bytes),
                                        PhysicalMemoryBytes(), config.network_path, npus);
@@ -477,8 +417,11 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
     n.comm_ns = s.comm;
     n.remote_mem_ns = s.mem;
     n.peak_local_bytes = s.local_peak;
-    n.exposed_comm_ns = s.finish >= s.compute ? s.finish - s.compute : 0;
-    n.idle_ns = s.finish > s.busy ? s.finish - s.busy : 0;  // neither computing nor communicating
+    // compute + exposed_comm + mem_stall + idle = finished (README "The report").
+    ORRERY_CHECK(s.compute + s.mem_stall <= s.busy && s.busy <= s.finish, "time categories of a rank overlap");
+    n.mem_stall_ns = s.mem_stall;
+    n.exposed_comm_ns = s.busy - s.compute - s.mem_stall;
+    n.idle_ns = s.finish - s.busy;
     rep.per_npu.push_back(n);
   }
   for (const auto& c : exec.rank0_collectives()) {
@@ -504,8 +447,14 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
     dr.utilization = finished ? static_cast<double>(dr.busy_ns) / (dr.directed_links * static_cast<double>(finished)) : 0;
     rep.dims.push_back(dr);
   }
+  rep.link_stats = config.link_stats;
   if (config.link_stats) {
     rep.links = backend.value()->Links();
+    if (!backend_failure.ok()) return backend_failure;  // a remote peer asked for its links
+    if (rep.links.empty()) {
+      rep.links_note = rep.messages == 0 ? "none (no message crossed the network)"
+                                         : "none (backend " + config.backend + " has no per-link statistics)";
+    }
     std::stable_sort(rep.links.begin(), rep.links.end(),
                      [](const LinkStat& a, const LinkStat& b) { return a.busy_ns > b.busy_ns; });
   }

@@ -40,8 +40,12 @@ struct NpuReport {
   Tick comm_ns = 0;          // union of collective, send and receive intervals (ASTRA-sim's "Comm time")
   Tick remote_mem_ns = 0;    // union of MEM_LOAD / MEM_STORE intervals
   uint64_t peak_local_bytes = 0;  // with capacity tracking (memory configuration)
-  Tick exposed_comm_ns = 0;  // finished - compute
-  Tick idle_ns = 0;          // neither computing, communicating nor accessing remote memory
+  // The finished time split four ways (they sum to finished_ns): GPU compute;
+  // communication while not computing; memory accesses while neither computing
+  // nor communicating; none of these.
+  Tick exposed_comm_ns = 0;
+  Tick mem_stall_ns = 0;
+  Tick idle_ns = 0;
 };
 
 struct CollectiveReport {
@@ -74,6 +78,8 @@ struct RunReport {
   std::vector<CollectiveReport> collectives;  // on rank 0
   std::vector<DimReport> dims;
   std::vector<LinkStat> links;  // with RunConfig::link_stats
+  bool link_stats = false;      // RunConfig::link_stats
+  std::string links_note;       // why `links` is empty although asked for
   uint64_t events = 0;
   uint64_t messages = 0;
   std::string memory_backend;

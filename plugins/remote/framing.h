@@ -1,6 +1,8 @@
-// Length-prefixed protobuf framing over an asio stream, with a deadline.
+// Length-prefixed protobuf framing over a Boost.Asio stream, with a deadline.
 #pragma once
-#include <asio.hpp>
+#include <utility>  // before Boost.Asio under C++20
+
+#include <boost/asio.hpp>
 #include <chrono>
 #include <string>
 
@@ -17,9 +19,9 @@ bool WriteFrame(Stream& s, const google::protobuf::Message& m, std::string* erro
   const uint32_t n = static_cast<uint32_t>(body.size());
   char head[4] = {static_cast<char>(n & 0xff), static_cast<char>((n >> 8) & 0xff), static_cast<char>((n >> 16) & 0xff),
                   static_cast<char>((n >> 24) & 0xff)};
-  asio::error_code ec;
-  std::array<asio::const_buffer, 2> bufs = {asio::buffer(head, 4), asio::buffer(body)};
-  asio::write(s, bufs, ec);
+  boost::system::error_code ec;
+  std::array<boost::asio::const_buffer, 2> bufs = {boost::asio::buffer(head, 4), boost::asio::buffer(body)};
+  boost::asio::write(s, bufs, ec);
   if (ec) {
     *error = ec.message();
     return false;
@@ -32,13 +34,13 @@ enum class ReadResult { kOk, kClosed, kTimeout, kGarbage, kError };
 // Reads one framed message within `timeout` (the io_context must be the
 // stream's and not running elsewhere).
 template <typename Stream>
-ReadResult ReadFrame(asio::io_context& io, Stream& s, google::protobuf::Message* m, std::chrono::milliseconds timeout,
+ReadResult ReadFrame(boost::asio::io_context& io, Stream& s, google::protobuf::Message* m, std::chrono::milliseconds timeout,
                      std::string* detail) {
   char head[4];
   std::string body;
-  asio::error_code result = asio::error::would_block;
+  boost::system::error_code result = boost::asio::error::would_block;
   bool too_big = false;
-  asio::async_read(s, asio::buffer(head, 4), [&](const asio::error_code& ec, size_t) {
+  boost::asio::async_read(s, boost::asio::buffer(head, 4), [&](const boost::system::error_code& ec, size_t) {
     if (ec) {
       result = ec;
       return;
@@ -47,15 +49,15 @@ ReadResult ReadFrame(asio::io_context& io, Stream& s, google::protobuf::Message*
                        (static_cast<uint8_t>(head[2]) << 16) | (static_cast<uint32_t>(static_cast<uint8_t>(head[3])) << 24);
     if (n > (64u << 20)) {
       too_big = true;
-      result = asio::error_code();
+      result = boost::system::error_code();
       return;
     }
     body.resize(n);
-    asio::async_read(s, asio::buffer(body), [&](const asio::error_code& ec2, size_t) { result = ec2; });
+    boost::asio::async_read(s, boost::asio::buffer(body), [&](const boost::system::error_code& ec2, size_t) { result = ec2; });
   });
   io.restart();
   io.run_for(timeout);
-  if (result == asio::error::would_block) {
+  if (result == boost::asio::error::would_block) {
     s.cancel();
     io.restart();
     io.run();  // let the cancelled handlers finish
@@ -65,7 +67,7 @@ ReadResult ReadFrame(asio::io_context& io, Stream& s, google::protobuf::Message*
     *detail = "a frame length over 64 MiB";
     return ReadResult::kGarbage;
   }
-  if (result == asio::error::eof || result == asio::error::connection_reset) return ReadResult::kClosed;
+  if (result == boost::asio::error::eof || result == boost::asio::error::connection_reset) return ReadResult::kClosed;
   if (result) {
     *detail = result.message();
     return ReadResult::kError;

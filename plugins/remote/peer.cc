@@ -1,11 +1,14 @@
 // The reference peer: Orrery's own network models served over the remote
 // protocol, so that a run through `--network-backend=remote` can be compared
 // with the same model in process.
-#include <asio.hpp>
+#include <utility>  // before Boost.Asio under C++20
+
+#include <boost/asio.hpp>
 
 #include <cstdint>
 
 #include "network/backend.h"
+#include "plugins/remote/endpoint.h"
 #include "plugins/remote/framing.h"
 #include "plugins/remote/remote.pb.h"
 #include "plugins/remote/remote_backend.h"
@@ -30,7 +33,7 @@ struct Recorder : EventHandler {
 };
 
 template <typename Socket>
-Status Session(asio::io_context& io, Socket& sock) {
+Status Session(boost::asio::io_context& io, Socket& sock) {
   const auto timeout = std::chrono::hours(24);  // the peer waits for Orrery as long as it takes
   std::string err;
   remote::ToPeer in;
@@ -42,15 +45,24 @@ Status Session(asio::io_context& io, Socket& sock) {
   ack->set_protocol_version(1);
   ack->set_peer_name("orrery-peer");
   std::vector<Dim> dims;
+  int64_t npus = 1;
   for (const auto& d : in.hello().dims()) {
     Dim x;
     if (!BlockFromName(d.block(), &x.block)) ack->set_error("unknown building block " + d.block());
+    if (d.npus() < 2 || d.npus() > (1u << 26) || !(d.bandwidth_gbps() > 0) || !(d.bandwidth_gbps() < 1e12) ||
+        !(d.latency_ns() >= 0) || !(d.latency_ns() < 1e15) || d.links_per_npu() > 1024) {
+      ack->set_error("dimension " + std::to_string(dims.size()) + " is out of range (npus 2..2^26, bandwidth > 0, " +
+                     "latency >= 0, links per NPU <= 1024)");
+    }
+    npus *= std::max<uint32_t>(1, d.npus());
+    if (npus > (int64_t{1} << 26)) ack->set_error("the network has more than 2^26 NPUs");
     x.npus = static_cast<int>(d.npus());
     x.bandwidth_gbps = d.bandwidth_gbps();
     x.latency_ns = d.latency_ns();
     x.links_per_npu = static_cast<int>(std::max<uint32_t>(1, d.links_per_npu()));
     dims.push_back(x);
   }
+  if (dims.empty()) ack->set_error("the hello names no network dimension");
   BackendRegistry registry;
   RegisterBuiltinBackends(&registry);
   const std::string model = in.hello().model().empty() ? "analytical" : in.hello().model();
@@ -84,10 +96,37 @@ Status Session(asio::io_context& io, Socket& sock) {
     if (r == ReadResult::kClosed) return Status::Ok();
     if (r != ReadResult::kOk) return Status::Env("peer: " + err);
     if (in.has_bye()) return Status::Ok();
+    if (in.has_links()) {
+      out.Clear();
+      for (const LinkStat& l : backend.value()->Links()) {
+        auto* x = out.mutable_links()->add_links();
+        x->set_name(l.name);
+        x->set_dim(static_cast<uint32_t>(l.dim));
+        x->set_bytes(l.bytes);
+        x->set_busy_ns(l.busy_ns);
+      }
+      out.mutable_links();  // an empty reply is still a LinksReply
+      if (!WriteFrame(sock, out, &err)) return Status::Env("peer: " + err);
+      continue;
+    }
     if (!in.has_advance()) return Status::Env("peer: expected an advance");
     out.Clear();
     recorder.reply = out.mutable_reply();
+    // Orrery's frames are checked too: times never go back, NPUs exist.
+    const uint64_t until = in.advance().until_ns();
+    if (until < queue.Now()) {
+      return Status::Env("peer: asked to advance to t=" + std::to_string(until) + " ns, before the current t=" +
+                         std::to_string(queue.Now()) + " ns");
+    }
     for (const auto& inj : in.advance().injected()) {
+      if (inj.time_ns() < queue.Now() || inj.time_ns() > until) {
+        return Status::Env("peer: token " + std::to_string(inj.token()) + " injected at t=" + std::to_string(inj.time_ns()) +
+                           " ns, outside t=" + std::to_string(queue.Now()) + ".." + std::to_string(until) + " ns");
+      }
+      if (inj.src() >= static_cast<uint64_t>(npus) || inj.dst() >= static_cast<uint64_t>(npus)) {
+        return Status::Env("peer: token " + std::to_string(inj.token()) + " goes from NPU " + std::to_string(inj.src()) +
+                           " to NPU " + std::to_string(inj.dst()) + "; the network has " + std::to_string(npus) + " NPUs");
+      }
       queue.AdvanceTo(inj.time_ns());  // deliveries before the injection happen first
       backend.value()->Send(static_cast<int>(inj.src()), static_cast<int>(inj.dst()), inj.bytes(), inj.token());
     }
@@ -95,6 +134,12 @@ Status Session(asio::io_context& io, Socket& sock) {
     queue.AdvanceTo(in.advance().until_ns());
     const Tick next = queue.NextTime();
     out.mutable_reply()->set_next_event_ns(next == kTickMax ? UINT64_MAX : next);
+    for (const DimStats& d : backend.value()->dim_stats()) {
+      auto* x = out.mutable_reply()->add_dims();
+      x->set_messages(d.messages);
+      x->set_bytes(d.bytes);
+      x->set_busy_ns(d.busy_ns);
+    }
     if (!WriteFrame(sock, out, &err)) return Status::Env("peer: " + err);
   }
 }
@@ -103,40 +148,49 @@ Status Session(asio::io_context& io, Socket& sock) {
 
 Status ServeRemotePeer(const std::string& listen, int connections,
                        const std::function<void(const std::string&)>& on_listening) {
-  asio::io_context io;
-  asio::error_code ec;
-  if (listen.rfind("unix:", 0) == 0) {
-    const std::string path = listen.substr(5);
+  boost::asio::io_context io;
+  boost::system::error_code ec;
+  auto where = remote::ParseEndpoint(listen, "--listen", /*allow_port_zero=*/true);
+  if (!where.ok()) return where.status();
+  if (where->unix_socket) {
+    const std::string& path = where->path;
     ::unlink(path.c_str());
-    asio::local::stream_protocol::acceptor acc(io, asio::local::stream_protocol::endpoint(path));
+    const boost::asio::local::stream_protocol::endpoint ep(path);
+    boost::asio::local::stream_protocol::acceptor acc(io);
+    acc.open(ep.protocol(), ec);
+    if (!ec) acc.bind(ep, ec);
+    if (!ec) acc.listen(boost::asio::socket_base::max_listen_connections, ec);
+    if (ec) return Status::Env("peer: cannot listen on " + listen + ": " + ec.message());
     if (on_listening) on_listening(listen);
     for (int i = 0; connections <= 0 || i < connections; ++i) {
-      asio::local::stream_protocol::socket sock(io);
+      boost::asio::local::stream_protocol::socket sock(io);
       acc.accept(sock, ec);
       if (ec) return Status::Env("peer: accept failed: " + ec.message());
       ORRERY_RETURN_IF_ERROR(Session(io, sock));
     }
     return Status::Ok();
   }
-  const size_t colon = listen.rfind(':');
-  if (colon == std::string::npos) return Status::Invalid("--listen = \"" + listen + "\": expected host:port or unix:/path");
-  asio::ip::tcp::endpoint ep(asio::ip::make_address(listen.substr(0, colon), ec),
-                             static_cast<unsigned short>(std::stoi(listen.substr(colon + 1))));
-  if (ec) return Status::Invalid("--listen = \"" + listen + "\": " + ec.message());
-  asio::ip::tcp::acceptor acc(io);
-  acc.open(ep.protocol());
-  acc.set_option(asio::ip::tcp::acceptor::reuse_address(true));
-  acc.bind(ep, ec);
+  boost::asio::ip::tcp::resolver resolver(io);
+  auto resolved = resolver.resolve(where->host, std::to_string(where->port), boost::asio::ip::resolver_base::passive, ec);
+  if (ec || resolved.empty()) {
+    return Status::Invalid("--listen = \"" + listen + "\": host \"" + where->host + "\" does not resolve (" +
+                           (ec ? ec.message() : std::string("no address")) + ")");
+  }
+  const boost::asio::ip::tcp::endpoint ep = resolved.begin()->endpoint();
+  boost::asio::ip::tcp::acceptor acc(io);
+  acc.open(ep.protocol(), ec);
+  if (!ec) acc.set_option(boost::asio::ip::tcp::acceptor::reuse_address(true), ec);
+  if (!ec) acc.bind(ep, ec);
+  if (!ec) acc.listen(boost::asio::socket_base::max_listen_connections, ec);
   if (ec) return Status::Env("peer: cannot listen on " + listen + ": " + ec.message());
-  acc.listen();
   if (on_listening) {
-    on_listening(listen.substr(0, colon) + ":" + std::to_string(acc.local_endpoint().port()));
+    on_listening(listen.substr(0, listen.rfind(':')) + ":" + std::to_string(acc.local_endpoint().port()));
   }
   for (int i = 0; connections <= 0 || i < connections; ++i) {
-    asio::ip::tcp::socket sock(io);
+    boost::asio::ip::tcp::socket sock(io);
     acc.accept(sock, ec);
     if (ec) return Status::Env("peer: accept failed: " + ec.message());
-    sock.set_option(asio::ip::tcp::no_delay(true));
+    sock.set_option(boost::asio::ip::tcp::no_delay(true), ec);
     ORRERY_RETURN_IF_ERROR(Session(io, sock));
   }
   return Status::Ok();

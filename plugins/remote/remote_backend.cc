@@ -1,11 +1,16 @@
 #include "plugins/remote/remote_backend.h"
 
-#include <asio.hpp>
+#include <utility>  // before Boost.Asio under C++20
+
+#include <boost/asio.hpp>
 
 #include <cstdint>
 #include <set>
+#include <unordered_map>
 #include <variant>
 
+#include "core/parse.h"
+#include "plugins/remote/endpoint.h"
 #include "plugins/remote/framing.h"
 #include "plugins/remote/remote.pb.h"
 
@@ -23,25 +28,25 @@ constexpr uint32_t kSync = 1;
 // A connected stream: TCP or Unix-domain.
 class Connection {
  public:
-  Status Connect(const std::string& endpoint) {
-    asio::error_code ec;
-    if (endpoint.rfind("unix:", 0) == 0) {
+  // `endpoint` is already parsed; `text` is what the user gave (for errors).
+  Status Connect(const remote::Endpoint& endpoint, const std::string& text) {
+    boost::system::error_code ec;
+    endpoint_ = text;
+    if (endpoint.unix_socket) {
       unix_.emplace(io_);
-      unix_->connect(asio::local::stream_protocol::endpoint(endpoint.substr(5)), ec);
+      unix_->connect(boost::asio::local::stream_protocol::endpoint(endpoint.path), ec);
     } else {
-      const size_t colon = endpoint.rfind(':');
-      if (colon == std::string::npos) {
-        return Status::Invalid("--remote-endpoint = \"" + endpoint + "\": expected host:port or unix:/path");
+      boost::asio::ip::tcp::resolver resolver(io_);
+      auto results = resolver.resolve(endpoint.host, std::to_string(endpoint.port), ec);
+      if (ec) {
+        return Status::Invalid("--remote-endpoint = \"" + text + "\": host \"" + endpoint.host +
+                               "\" does not resolve (" + ec.message() + ")");
       }
-      asio::ip::tcp::resolver resolver(io_);
-      auto results = resolver.resolve(endpoint.substr(0, colon), endpoint.substr(colon + 1), ec);
-      if (!ec) {
-        tcp_.emplace(io_);
-        asio::connect(*tcp_, results, ec);
-      }
+      tcp_.emplace(io_);
+      boost::asio::connect(*tcp_, results, ec);
+      if (!ec) tcp_->set_option(boost::asio::ip::tcp::no_delay(true), ec);
     }
-    if (ec) return Status::Env("remote backend: cannot connect to " + endpoint + ": " + ec.message());
-    endpoint_ = endpoint;
+    if (ec) return Status::Env("remote backend: cannot connect to " + text + ": " + ec.message());
     return Status::Ok();
   }
   bool Write(const google::protobuf::Message& m, std::string* err) {
@@ -53,9 +58,9 @@ class Connection {
   const std::string& endpoint() const { return endpoint_; }
 
  private:
-  asio::io_context io_;
-  std::optional<asio::ip::tcp::socket> tcp_;
-  std::optional<asio::local::stream_protocol::socket> unix_;
+  boost::asio::io_context io_;
+  std::optional<boost::asio::ip::tcp::socket> tcp_;
+  std::optional<boost::asio::local::stream_protocol::socket> unix_;
   std::string endpoint_;
 };
 
@@ -73,8 +78,8 @@ class RemoteBackend : public NetworkBackend, public EventHandler {
     }
   }
 
-  Status Start(const std::string& endpoint, const std::string& model) {
-    ORRERY_RETURN_IF_ERROR(conn_.Connect(endpoint));
+  Status Start(const remote::Endpoint& endpoint, const std::string& text, const std::string& model) {
+    ORRERY_RETURN_IF_ERROR(conn_.Connect(endpoint, text));
     connected_ = true;
     remote::ToPeer m;
     auto* hello = m.mutable_hello();
@@ -107,7 +112,11 @@ class RemoteBackend : public NetworkBackend, public EventHandler {
     inj->set_dst(static_cast<uint32_t>(dst));
     inj->set_bytes(bytes);
     inj->set_time_ns(now);
-    for (int d = 0; d < ctx_.topology->num_dims(); ++d) {
+    // A token is a message slot the system layer reuses once delivered: the map
+    // stays as small as the number of messages ever in flight at once.
+    in_flight_[token] = true;
+    ++in_flight_count_;
+    for (int d = 0; !peer_counts_ && d < ctx_.topology->num_dims(); ++d) {
       if (ctx_.topology->Coord(src, d) != ctx_.topology->Coord(dst, d)) {
         stats_[d].messages++;
         stats_[d].bytes += bytes;
@@ -131,40 +140,98 @@ class RemoteBackend : public NetworkBackend, public EventHandler {
       *ctx_.failure = st;
       return;
     }
-    if (!reply.has_reply()) {
-      *ctx_.failure = Status::Env(Who() + "answered an advance with something else");
-      return;
-    }
-    for (const auto& d : reply.reply().delivered()) {
+    if (!reply.has_reply()) return Fail(Who() + "answered the advance to t=" + std::to_string(now) + " ns with something else");
+    const auto& r = reply.reply();
+    // Check the whole frame before acting on any of it: a peer is untrusted input.
+    for (const auto& d : r.delivered()) {
+      const std::string token = "token " + std::to_string(d.token());
       if (d.time_ns() != now) {
-        *ctx_.failure = Status::Env(Who() + "delivered token " + std::to_string(d.token()) + " at t=" +
-                                    std::to_string(d.time_ns()) + " ns while asked to advance to t=" +
-                                    std::to_string(now) + " ns (a conservative peer delivers exactly at the times it reaches)");
-        return;
+        return Fail(Who() + "delivered " + token + " at t=" + std::to_string(d.time_ns()) +
+                    " ns while asked to advance to t=" + std::to_string(now) +
+                    " ns (a conservative peer delivers exactly at the times it reaches)");
       }
-      ctx_.sink->HandleEvent(ctx_.delivered_kind, d.token());
-    }
-    const uint64_t next = reply.reply().next_event_ns();
-    if (next != UINT64_MAX) {
-      if (next <= now) {
-        *ctx_.failure = Status::Env(Who() + "announced its next event at t=" + std::to_string(next) +
-                                    " ns, not after t=" + std::to_string(now) + " ns");
-        return;
+      auto it = in_flight_.find(d.token());
+      if (it == in_flight_.end()) return Fail(Who() + "delivered " + token + ", which Orrery never sent");
+      if (!it->second) {
+        return Fail(Who() + "delivered " + token + " twice (at t=" + std::to_string(now) +
+                    " ns it was not in flight: already delivered and not sent again)");
       }
-      ScheduleSync(next);
+      it->second = false;
+      --in_flight_count_;
     }
+    if (r.dims_size() != 0 && r.dims_size() != ctx_.topology->num_dims()) {
+      return Fail(Who() + "answered the advance to t=" + std::to_string(now) + " ns with statistics for " +
+                  std::to_string(r.dims_size()) + " dimension(s); the network has " +
+                  std::to_string(ctx_.topology->num_dims()) + " dimension(s)");
+    }
+    const uint64_t next = r.next_event_ns();
+    if (next != UINT64_MAX && next <= now) {
+      return Fail(Who() + "announced its next event at t=" + std::to_string(next) + " ns, not after t=" +
+                  std::to_string(now) + " ns");
+    }
+    if (r.dims_size() != 0) peer_counts_ = true;
+    if (next == UINT64_MAX && in_flight_count_ > 0) {
+      uint64_t lost = 0;
+      for (const auto& [token, flying] : in_flight_) {
+        if (flying) {
+          lost = token;
+          break;
+        }
+      }
+      return Fail(Who() + "announced it has nothing pending at t=" + std::to_string(now) + " ns with " +
+                  std::to_string(in_flight_count_) + " message(s) undelivered (token " + std::to_string(lost) + " among them)");
+    }
+    for (int d = 0; d < r.dims_size(); ++d) {
+      stats_[d].messages = r.dims(d).messages();
+      stats_[d].bytes = r.dims(d).bytes();
+      stats_[d].busy_ns = r.dims(d).busy_ns();
+    }
+    for (const auto& d : r.delivered()) ctx_.sink->HandleEvent(ctx_.delivered_kind, d.token());
+    if (next != UINT64_MAX) ScheduleSync(next);
   }
 
   const std::vector<DimStats>& dim_stats() const override { return stats_; }
 
+  // Asked once, after the run (--link-stats): one more round trip. A peer that
+  // fails it stores the error in the run's failure status.
+  std::vector<LinkStat> Links() const override {
+    std::vector<LinkStat> out;
+    if (!ctx_.failure->ok()) return out;
+    remote::ToPeer m;
+    m.mutable_links();
+    remote::FromPeer reply;
+    Status st = Exchange(m, &reply, "the request for link statistics");
+    if (st.ok() && !reply.has_links()) {
+      st = Status::Env(Who() + "answered the request for link statistics with something else");
+    }
+    for (const auto& l : reply.links().links()) {
+      if (!st.ok()) break;
+      if (l.dim() >= static_cast<uint32_t>(ctx_.topology->num_dims())) {
+        st = Status::Env(Who() + "reported link \"" + l.name() + "\" on dimension " + std::to_string(l.dim()) +
+                         "; the network has " + std::to_string(ctx_.topology->num_dims()) + " dimension(s)");
+        break;
+      }
+      out.push_back(LinkStat{l.name(), static_cast<int>(l.dim()), l.bytes(), l.busy_ns()});
+    }
+    if (!st.ok()) {
+      *ctx_.failure = st;
+      out.clear();
+    }
+    return out;
+  }
+
  private:
+  // A peer that breaks the protocol: the run stops with this error (exit 1: the
+  // environment, not the user's inputs, is at fault).
+  void Fail(const std::string& message) { *ctx_.failure = Status::Env(message); }
+
   std::string Who() const { return "remote backend peer at " + conn_.endpoint() + " "; }
 
   void ScheduleSync(Tick t) {
     if (scheduled_.insert(t).second) ctx_.queue->ScheduleAt(t, this, kSync, 0);
   }
 
-  Status Exchange(const remote::ToPeer& m, remote::FromPeer* reply, const std::string& what) {
+  Status Exchange(const remote::ToPeer& m, remote::FromPeer* reply, const std::string& what) const {
     std::string err;
     if (!conn_.Write(m, &err)) return Status::Env(Who() + "could not be sent " + what + ": " + err);
     switch (conn_.Read(reply, timeout_, &err)) {
@@ -181,11 +248,14 @@ class RemoteBackend : public NetworkBackend, public EventHandler {
 
   BackendContext ctx_;
   std::chrono::milliseconds timeout_;
-  Connection conn_;
+  mutable Connection conn_;  // Links() (const) has one more exchange
   bool connected_ = false;
   remote::Advance pending_;
   std::set<Tick> scheduled_;
   std::vector<DimStats> stats_;
+  std::unordered_map<uint64_t, bool> in_flight_;  // token -> sent and not yet delivered
+  uint64_t in_flight_count_ = 0;
+  bool peer_counts_ = false;  // the peer reports its own per-dimension statistics
 };
 
 std::string Param(const BackendContext& ctx, const std::string& key, const std::string& fallback) {
@@ -200,13 +270,17 @@ void RegisterRemoteBackend(BackendRegistry* registry) {
   (void)registry->Register(
       "remote", "a network simulator in another process, over TCP or a Unix socket (--remote-endpoint)",
       [](const BackendContext& ctx) -> Result<std::unique_ptr<NetworkBackend>> {
-        const std::string endpoint = Param(ctx, "remote-endpoint", "");
-        if (endpoint.empty()) {
+        const std::string text = Param(ctx, "remote-endpoint", "");
+        if (text.empty()) {
           return Status::Invalid("--network-backend=remote needs --remote-endpoint=host:port or unix:/path");
         }
-        const long timeout = std::stol(Param(ctx, "remote-timeout-ms", "10000"));
-        auto b = std::make_unique<RemoteBackend>(ctx, std::chrono::milliseconds(timeout));
-        ORRERY_RETURN_IF_ERROR(b->Start(endpoint, Param(ctx, "remote-model", "analytical")));
+        auto endpoint = remote::ParseEndpoint(text, "--remote-endpoint", /*allow_port_zero=*/false);
+        if (!endpoint.ok()) return endpoint.status();
+        auto timeout = ParseInt(Param(ctx, "remote-timeout-ms", "10000"), Where{"", 0, "--remote-timeout-ms"}, 1,
+                                int64_t{24} * 3600 * 1000);
+        if (!timeout.ok()) return timeout.status();
+        auto b = std::make_unique<RemoteBackend>(ctx, std::chrono::milliseconds(timeout.value()));
+        ORRERY_RETURN_IF_ERROR(b->Start(endpoint.value(), text, Param(ctx, "remote-model", "analytical")));
         return std::unique_ptr<NetworkBackend>(std::move(b));
       });
 }

@@ -111,7 +111,7 @@ class CollectiveEngine : public EventHandler {
   std::vector<std::unique_ptr<NpuSys>> npus_;
   std::vector<CommGroup> groups_;
   std::vector<std::vector<uint64_t>> stream_counters_;  // [group+1][rank]
-  std::vector<int> dbt_counter_;                        // per rank: alternates the two trees
+  std::vector<int> dbt_counter_;                        // [rank * dims + dim]: alternates the two trees
   std::map<std::pair<int, bool>, DbtTree> trees_;
   std::vector<Msg> msgs_;
   std::vector<uint32_t> free_msgs_;

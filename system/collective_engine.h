@@ -46,6 +46,7 @@ class CollectiveEngine : public EventHandler {
   // Registers a communicator group; returns its index.
   Result<int> AddCommGroup(const std::string& name, std::vector<int> ranks);
   const CommGroup& group(int g) const { return groups_[g]; }
+  int num_groups() const { return static_cast<int>(groups_.size()); }
 
   // Starts a collective on `rank`; the client hears OnCollectiveDone(cookie).
   Status IssueCollective(int rank, ComType type, uint64_t bytes, std::vector<bool> involved, int group,

@@ -61,13 +61,6 @@ Status CheckCollectiveAgreement(const std::vector<NpuGraph>& graphs, const std::
       if (n.kind == NodeKind::kColl && static_cast<size_t>(n.group + 1) == s) ref[s].push_back(&n);
     }
   }
-  // The slots each rank takes part in: all NPUs, then its groups (sum of group sizes in all).
-  std::vector<std::vector<size_t>> member_of(by_rank.size(), std::vector<size_t>{0});
-  for (size_t s = 1; s < slots; ++s) {
-    for (int r : groups[s - 1].ranks) {
-      if (r >= 0 && static_cast<size_t>(r) < member_of.size()) member_of[r].push_back(s);
-    }
-  }
   std::vector<size_t> count(slots, 0);
   std::vector<size_t> touched;
   for (const NpuGraph& g : graphs) {
@@ -83,8 +76,6 @@ Status CheckCollectiveAgreement(const std::vector<NpuGraph>& graphs, const std::
       const size_t k = count[s]++;
       if (count[s] == 1) touched.push_back(s);
       if (g.rank == ref_rank[s]) continue;
-      const std::string where = "rank " + std::to_string(g.rank) + " node " + std::to_string(n.id) + " (its " +
-                                Ordinal(k + 1) + " collective " + GroupText(groups, n.group) + ")";
       if (k >= ref[s].size()) {
         // The reference rank has fewer: maybe it issued this one in another group.
         const NpuGraph& rg = *by_rank[ref_rank[s]];
@@ -96,27 +87,14 @@ Status CheckCollectiveAgreement(const std::vector<NpuGraph>& graphs, const std::
                                  " but rank " + std::to_string(g.rank) + " node " + std::to_string(n.id) + " is " +
                                  Describe(n) + " " + GroupText(groups, n.group));
         }
-        return Status::Invalid("collective mismatch: rank " + std::to_string(ref_rank[s]) + " issues " +
-                               std::to_string(ref[s].size()) + " collective(s) " + GroupText(groups, n.group) +
-                               " but " + where + " is " + Describe(n) + "; rank " + std::to_string(ref_rank[s]) +
-                               " has no " + Ordinal(k + 1));
+        continue;  // only a count differs: the run reports the deadlock with what each rank waits for
       }
       const WorkNode& want = *ref[s][k];
       if (want.comm_type != n.comm_type || want.comm_size != n.comm_size) {
         return Status::Invalid("collective mismatch: rank " + std::to_string(ref_rank[s]) + " node " +
-                               std::to_string(want.id) + " is " + Describe(want) + " but " + where + " is " +
-                               Describe(n));
-      }
-    }
-    if (g.rank < 0) continue;
-    for (size_t s : member_of[g.rank]) {
-      if (g.rank == ref_rank[s] || ref_rank[s] < 0) continue;
-      if (count[s] < ref[s].size()) {
-        const WorkNode& want = *ref[s][count[s]];
-        return Status::Invalid("collective mismatch: rank " + std::to_string(ref_rank[s]) + " node " +
-                               std::to_string(want.id) + " is " + Describe(want) + " (its " + Ordinal(count[s] + 1) +
-                               " collective " + GroupText(groups, want.group) + ") but rank " +
-                               std::to_string(g.rank) + " issues only " + std::to_string(count[s]) + " there");
+                               std::to_string(want.id) + " is " + Describe(want) + " but rank " + std::to_string(g.rank) +
+                               " node " + std::to_string(n.id) + " (its " + Ordinal(k + 1) + " collective " +
+                               GroupText(groups, n.group) + ") is " + Describe(n));
       }
     }
   }

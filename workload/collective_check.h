@@ -1,7 +1,9 @@
 // Every rank that takes part in a collective must issue the same one: the k-th
 // collective a rank issues in a group (or on all NPUs) is paired with the k-th
-// of the group's lowest rank, and type and size must agree. One pass over the
-// loaded graphs, O(total nodes); nothing is checked on the hot path.
+// of the group's lowest rank, and type and size must agree; a collective the
+// lowest rank issued with the same node id in another group is a group
+// mismatch. A rank with fewer collectives is left to the deadlock report. One
+// pass over the loaded graphs, O(total nodes); nothing on the hot path.
 #pragma once
 #include <string>
 #include <vector>

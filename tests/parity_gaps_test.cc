@@ -14,7 +14,9 @@ namespace {
 using testing::TempDir;
 Tick T(double x) { return static_cast<Tick>(x); }
 
-constexpr double kBw = 50, kLat = 500, kMem = 1600;
+// Slow links and memory, so that one byte more or less shows in the time
+// (1 byte takes ~931 ns on a link, 100 ns to reduce).
+constexpr double kBw = 1e-6, kLat = 500, kMem = 0.01;
 constexpr Tick kEd = 10;
 // A ring neighbour step of b bytes, and the reduction of b bytes.
 Tick Step(uint64_t b) { return T(kLat + b / GiBpsToBytesPerNs(kBw)) + kEd; }
@@ -73,13 +75,14 @@ TEST(OddSizes, DirectOnASwitch) {
   EXPECT_EQ(RunRing(4, 0, 13, 4, "direct", "Switch"), 4 * (3 * kEd + 2 * sw(1) + R(1)));
 }
 
-const char* kNet2d = "topology: [ Ring, Ring ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 50, 50 ]\nlatency: [ 500, 500 ]\n";
+const char* kNet2d =
+    "topology: [ Ring, Ring ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 0.000001, 0.000001 ]\nlatency: [ 500, 500 ]\n";
 
 Tick Run2d(int type, uint64_t bytes, const std::string& opt) {
   TempDir d;
   d.Write("network.yml", kNet2d);
   const std::string algos = R"(["ring", "ring"])";
-  d.Write("system.json", R"({"endpoint-delay": 10, "preferred-dataset-splits": 1, "local-mem-bw": 1600,
+  d.Write("system.json", R"({"endpoint-delay": 10, "preferred-dataset-splits": 1, "local-mem-bw": 0.01,
     "collective-optimization": ")" + opt + R"(", "all-reduce-implementation": )" + algos +
                              R"(, "reduce-scatter-implementation": )" + algos + R"(, "all-gather-implementation": )" +
                              algos + "}");
@@ -100,6 +103,15 @@ TEST(OddSizes, DimensionPhasesDivideAndMultiplyTheRunningSize) {
   // All-gather (dimensions in reverse): 13 stays 13 (no minimum), dim 1 sends
   // 13 per step and makes 52, dim 0 sends 52 per step.
   EXPECT_EQ(Run2d(2, 13, "baseline"), Ag(13) + Ag(52));
+}
+
+TEST(OddSizes, HalvingDoublingTruncatesAtEveryHalving) {
+  // All-reduce of 13 bytes on 4 NPUs (switch): messages start at floor(13 / 2) = 6
+  // and are divided by 2 in floating point and truncated at each step; at the
+  // turn the size is doubled back from the truncated value: 6, 3, 1 -> 2, 4.
+  auto sw = [](uint64_t b) { return T(2 * kLat + b / GiBpsToBytesPerNs(kBw)); };
+  const Tick want = kEd + (sw(6) + kEd) + (sw(3) + kEd) + (sw(2) + kEd) + (sw(4) + kEd) + R(3);
+  EXPECT_EQ(RunRing(4, 0, 13, 1, "halvingDoubling", "Switch"), want);
 }
 
 // --- collectives that disagree between ranks ---------------------------------

@@ -113,6 +113,26 @@ TEST(LocalBwAware, DoubleBinaryTreeOnTheLastOfThreeDimensions) {
   }
 }
 
+TEST(LocalBwAware, HalvingDoublingAndDirectOnTwoSwitches) {
+  TempDir d;
+  d.Write("network.yml",
+          "topology: [ Switch, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 100, 50 ]\nlatency: [ 500, 1000 ]\n");
+  d.Write("system.json", System(R"(["halvingDoubling", "direct"])"));
+  const uint64_t S = 1 << 20;
+  WriteAllReduce(d, 8, S);
+  auto r = testing::RunIn(d);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Dim d0{500, 100, 2}, d1{1000, 50, 2};
+  // Halving-doubling reduce-scatter on 4: messages S/2 then S/4, the second
+  // one reduced; output S/4. Direct all-reduce on 2: one message of S/8 out,
+  // reduced, one back. Halving-doubling all-gather on 4: S/4 then S/2.
+  const Tick rs = 10 + d0.Step(S / 2) + d0.Step(S / 4) + R(S / 4);
+  const Tick ar = 3 * 10 + 2 * (d1.Step(S / 8) - 10) + R(S / 8);
+  const Tick ag = 10 + d0.Step(S / 4) + d0.Step(S / 2);
+  EXPECT_EQ(testing::MaxFinished(r.value()), rs + ar + ag);
+  EXPECT_EQ(r->collectives.at(0).algorithm, "REDUCE_SCATTER:halvingDoubling,ALL_REDUCE:direct,ALL_GATHER:halvingDoubling");
+}
+
 TEST(LocalBwAware, OneRingIsASingleAllReduceOverEveryNpu) {
   TempDir d;
   d.Write("network.yml",

@@ -114,6 +114,17 @@ TEST(OddSizes, HalvingDoublingTruncatesAtEveryHalving) {
   EXPECT_EQ(RunRing(4, 0, 13, 1, "halvingDoubling", "Switch"), want);
 }
 
+TEST(OddSizes, OneVariantsChunkAndDivideTheSameWay) {
+  // one* make the whole network one ring; on one dimension that is the same
+  // ring, so the same rules give the same closed forms.
+  EXPECT_EQ(RunRing(4, 0, 13, 4, "oneRing"), 4 * Ar(4));
+  EXPECT_EQ(RunRing(4, 2, 11, 2, "oneRing"), 3 * Ag(5));
+  auto sw = [](uint64_t b) { return T(2 * kLat + b / GiBpsToBytesPerNs(kBw)); };
+  EXPECT_EQ(RunRing(4, 0, 13, 4, "oneDirect", "Switch"), 4 * (3 * kEd + 2 * sw(1) + R(1)));
+  EXPECT_EQ(RunRing(4, 0, 13, 1, "oneHalvingDoubling", "Switch"),
+            kEd + (sw(6) + kEd) + (sw(3) + kEd) + (sw(2) + kEd) + (sw(4) + kEd) + R(3));
+}
+
 // --- collectives that disagree between ranks ---------------------------------
 
 std::string RunMismatch(const std::function<std::vector<ChakraProtoMsg::Node>(int)>& nodes_of,

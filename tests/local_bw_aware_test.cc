@@ -90,7 +90,8 @@ TEST(LocalBwAware, DoubleBinaryTreeOnTheFirstOfTwoDimensions) {
   for (const auto& n : r->per_npu) {
     EXPECT_EQ(n.finished_ns, n.rank % 2 == 0 ? last.root : last.leaf) << "rank " << n.rank;
   }
-  EXPECT_EQ(r->collectives.at(0).algorithm, "REDUCE_SCATTER:doubleBinaryTree,ALL_REDUCE:ring,ALL_GATHER:doubleBinaryTree");
+  EXPECT_EQ(r->collectives.at(0).algorithm,
+            "REDUCE_SCATTER:doubleBinaryTree,ALL_REDUCE:ring,ALL_GATHER:doubleBinaryTree");
 }
 
 TEST(LocalBwAware, DoubleBinaryTreeOnTheLastOfThreeDimensions) {
@@ -130,7 +131,8 @@ TEST(LocalBwAware, HalvingDoublingAndDirectOnTwoSwitches) {
   const Tick ar = 3 * 10 + 2 * (d1.Step(S / 8) - 10) + R(S / 8);
   const Tick ag = 10 + d0.Step(S / 4) + d0.Step(S / 2);
   EXPECT_EQ(testing::MaxFinished(r.value()), rs + ar + ag);
-  EXPECT_EQ(r->collectives.at(0).algorithm, "REDUCE_SCATTER:halvingDoubling,ALL_REDUCE:direct,ALL_GATHER:halvingDoubling");
+  EXPECT_EQ(r->collectives.at(0).algorithm,
+            "REDUCE_SCATTER:halvingDoubling,ALL_REDUCE:direct,ALL_GATHER:halvingDoubling");
 }
 
 TEST(LocalBwAware, OneRingIsASingleAllReduceOverEveryNpu) {

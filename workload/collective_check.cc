@@ -92,7 +92,8 @@ Status CheckCollectiveAgreement(const std::vector<NpuGraph>& graphs, const std::
       const WorkNode& want = *ref[s][k];
       if (want.comm_type != n.comm_type || want.comm_size != n.comm_size) {
         return Status::Invalid("collective mismatch: rank " + std::to_string(ref_rank[s]) + " node " +
-                               std::to_string(want.id) + " is " + Describe(want) + " but rank " + std::to_string(g.rank) +
+                               std::to_string(want.id) + " is " + Describe(want) + " but rank " +
+                               std::to_string(g.rank) +
                                " node " + std::to_string(n.id) + " (its " + Ordinal(k + 1) + " collective " +
                                GroupText(groups, n.group) + ") is " + Describe(n));
       }

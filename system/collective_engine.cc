@@ -15,7 +15,7 @@ CollectiveEngine::CollectiveEngine(EventQueue* queue, const Topology* topology, 
     npus_.push_back(std::make_unique<NpuSys>(this, r, std::max(1, topology->num_dims())));
   }
   stream_counters_.emplace_back(n, 0);
-  dbt_counter_.assign(n, 0);
+  dbt_counter_.assign(static_cast<size_t>(n) * std::max(1, topology->num_dims()), 0);
   switch_stats_.resize(std::max(1, topology->num_dims()));
 }
 
@@ -200,15 +200,12 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
   std::vector<AlgoSpec> impl = options_.ImplFor(type);
   if (impl.empty()) impl.assign(std::max(1, t.num_dims()), AlgoSpec{});
   for (const AlgoSpec& a : impl) {
-    const bool localbw_ar = type == ComType::kAllReduce && options_.local_bw_aware;
+    // Under localBWAware an all-reduce's reduce-scatter and all-gather phases
+    // may run on a doubleBinaryTree dimension (as a tree all-reduce, see Plan).
     if (a.kind == AlgoKind::kDoubleBinaryTree && type != ComType::kAllReduce) {
       return Status::Invalid(std::string("system configuration: a ") + ComTypeName(type) +
                              " was issued but its implementation is \"doubleBinaryTree\", which implements "
                              "all-reduce only; valid here: ring, direct, halvingDoubling");
-    }
-    if (a.kind == AlgoKind::kDoubleBinaryTree && localbw_ar && t.num_dims() > 1) {
-      return Status::Invalid("system configuration: \"doubleBinaryTree\" with localBWAware on a multi-dimensional "
-                             "network is not supported; use it on a one-dimensional network or with baseline");
     }
     if (a.kind == AlgoKind::kInSwitch) {
       if (type == ComType::kAllToAll) {
@@ -266,11 +263,21 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
     return DimRing(rank, ld.net_dim, ld.algo);
   };
 
-  uint64_t chunk = bytes / static_cast<uint64_t>(options_.preferred_dataset_splits);
-  if (chunk == 0) chunk = bytes;
+  // ASTRA-sim's chunking (docs/parity.md, "Sizes that do not divide evenly"):
+  // chunk = floor(bytes / splits); except for all-gather a chunk is at least
+  // one byte per NPU of the whole network, and the collective then becomes
+  // splits chunks of that size; every chunk is a full chunk, ceil(bytes /
+  // chunk) of them (the last one is not cut to the remainder).
+  const uint64_t splits = static_cast<uint64_t>(options_.preferred_dataset_splits);
+  uint64_t chunk = bytes / splits;
+  uint64_t left = bytes;
+  if (bytes > 0 && type != ComType::kAllGather && static_cast<uint64_t>(t.npus()) > chunk) {
+    chunk = static_cast<uint64_t>(t.npus());
+    left = splits * chunk;
+  }
+  if (chunk == 0) chunk = bytes;  // an all-gather smaller than its splits: one chunk (ASTRA-sim never ends)
   std::vector<std::vector<PhaseSpec>> chunks;
   std::string used;
-  uint64_t left = bytes;
   std::vector<int> order(ldims.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
   if (type == ComType::kAllGather) std::reverse(order.begin(), order.end());
@@ -281,8 +288,8 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
   const bool themis = options_.themis && type != ComType::kAllToAll && ldims.size() > 1;
   std::vector<double> load(ldims.size(), 0.0);
   while (left > 0) {
-    const uint64_t this_chunk = std::min(chunk, left);
-    left -= this_chunk;
+    const uint64_t this_chunk = chunk;
+    left -= std::min(chunk, left);
     uint64_t remain = this_chunk;
     if (themis) {
       std::vector<ThemisDim> td;
@@ -314,9 +321,15 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
         ps.algo.graph = std::move(graph);
         ps.algo.kind = AlgoKind::kCustom;
       }
-      if (ps.algo.kind == AlgoKind::kDoubleBinaryTree) ps.dbt_root_max = (dbt_counter_[rank]++ % 2) == 0;
       const uint64_t p = static_cast<uint64_t>(ps.ring.size);
-      if (ct == ComType::kAllGather) {
+      if (ps.algo.kind == AlgoKind::kDoubleBinaryTree) {
+        // A tree phase is an all-reduce of its whole input whatever the phase
+        // (localBWAware's reduce-scatter/all-gather too): the size is kept.
+        // Each dimension alternates its own two trees.
+        const int slot = rank * std::max(1, t.num_dims()) + std::max(0, ldims[i].net_dim);
+        ps.dbt_root_max = (dbt_counter_[slot]++ % 2) == 0;
+        ps.type = ComType::kAllReduce;
+      } else if (ct == ComType::kAllGather) {
         remain = remain * p;
       } else if (ct == ComType::kReduceScatter) {
         remain = remain / p;

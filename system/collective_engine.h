@@ -61,6 +61,7 @@ class CollectiveEngine : public EventHandler {
   // Registers a communicator group; returns its index.
   Result<int> AddCommGroup(const std::string& name, std::vector<int> ranks);
   const CommGroup& group(int g) const { return groups_[g]; }
+  int num_groups() const { return static_cast<int>(groups_.size()); }
 
   // Starts a collective on `rank`; the client hears OnCollectiveDone(cookie).
   Status IssueCollective(int rank, ComType type, uint64_t bytes, std::vector<bool> involved, int group,
@@ -129,7 +130,7 @@ class CollectiveEngine : public EventHandler {
   std::vector<std::unique_ptr<NpuSys>> npus_;
   std::vector<CommGroup> groups_;
   std::vector<std::vector<uint64_t>> stream_counters_;  // [group+1][rank]
-  std::vector<int> dbt_counter_;                        // per rank: alternates the two trees
+  std::vector<int> dbt_counter_;                        // [rank * dims + dim]: alternates the two trees
   std::map<std::pair<int, bool>, DbtTree> trees_;
   std::vector<Msg> msgs_;
   std::vector<uint32_t> free_msgs_;

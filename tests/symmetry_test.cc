@@ -89,9 +89,12 @@ TEST(SymmetryFallback, ADifferentTraceOnOneRankMeansAFullRun) {
   TempDir d;
   d.Write("network.yml", "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n");
   d.Write("system.json", R"({"preferred-dataset-splits": 2})");
-  ASSERT_TRUE(WriteSingleCollectiveTraces(4, 0, 1 << 20, d.File("trace")).ok());
-  ASSERT_TRUE(WriteSingleCollectiveTraces(1, 0, 2 << 20, d.File("other")).ok());
-  std::rename(d.File("other.0.et").c_str(), d.File("trace.2.et").c_str());
+  // Rank 2 has an extra metadata node (a differing collective would be bad input).
+  testing::WriteTraces(d, 4, [](int r) {
+    std::vector<ChakraProtoMsg::Node> nodes{testing::CollNode(0, 0, 1 << 20)};
+    if (r == 2) nodes.push_back(testing::MakeNode(1, ChakraProtoMsg::METADATA_NODE));
+    return nodes;
+  });
   RunReport r = RunWith(d, "auto");
   EXPECT_FALSE(r.symmetric);
   EXPECT_NE(r.symmetry_note.find("rank 2's trace differs"), std::string::npos) << r.symmetry_note;

@@ -16,6 +16,7 @@
 #include "memory/backend.h"
 #include "network/notation.h"
 #include "system/collective_engine.h"
+#include "workload/collective_check.h"
 #include "workload/executor.h"
 #include "workload/run_budget.h"
 #include "workload/symmetry.h"
@@ -241,6 +242,7 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
                              " NPUs (" + config.network_path + "); refusing to simulate a subset");
     }
   }
+  if (Status st = CheckCollectiveAgreement(graphs, engine); !st.ok()) return st;
   // The memory backend: Orrery's memory YAML, or ASTRA-sim's remote-memory JSON.
   CapacityOptions capacity;
   capacity.allow_oversubscription = config.allow_oversubscription;

@@ -1,8 +1,11 @@
 #include "apps/cli.h"
 
+#include "plugins/remote/endpoint.h"
+
 #include <cstdio>
 
 #include "extern/json_util.h"
+#include "plugins/remote/endpoint.h"
 
 namespace orrery::cli {
 
@@ -142,16 +145,8 @@ Status EnumFlag(const std::string& flag, const std::string& value, const std::ve
 }
 
 Status AddressFlag(const std::string& flag, const std::string& text, int64_t min_port) {
-  const std::string allowed = "; allowed: HOST:PORT (port " + std::to_string(min_port) + "..65535) or unix:/path";
-  if (text.rfind("unix:", 0) == 0) {
-    return text.size() > 5 ? Status::Ok() : Status::Invalid(flag + " = \"" + text + "\": no socket path" + allowed);
-  }
-  const size_t colon = text.rfind(':');
-  if (colon == std::string::npos || colon == 0) {
-    return Status::Invalid(flag + " = \"" + text + "\": not HOST:PORT" + allowed);
-  }
-  auto port = ParseInt(text.substr(colon + 1), Where{"", 0, flag + " port"}, min_port, 65535);
-  return port.ok() ? Status::Ok() : port.status();
+  auto endpoint = remote::ParseEndpoint(text, flag, min_port == 0);
+  return endpoint.ok() ? Status::Ok() : endpoint.status();
 }
 
 }  // namespace orrery::cli

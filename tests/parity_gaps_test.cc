@@ -16,7 +16,7 @@ Tick T(double x) { return static_cast<Tick>(x); }
 
 // Slow links and memory, so that one byte more or less shows in the time
 // (1 byte takes ~931 ns on a link, 100 ns to reduce).
-constexpr double kBw = 1e-6, kLat = 500, kMem = 0.01;
+constexpr double kBw = 0.001, kLat = 500, kMem = 0.01;  // the slowest link the loader allows
 constexpr Tick kEd = 10;
 // A ring neighbour step of b bytes, and the reduction of b bytes.
 Tick Step(uint64_t b) { return T(kLat + b / GiBpsToBytesPerNs(kBw)) + kEd; }
@@ -76,7 +76,7 @@ TEST(OddSizes, DirectOnASwitch) {
 }
 
 const char* kNet2d =
-    "topology: [ Ring, Ring ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 0.000001, 0.000001 ]\nlatency: [ 500, 500 ]\n";
+    "topology: [ Ring, Ring ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 0.001, 0.001 ]\nlatency: [ 500, 500 ]\n";
 
 Tick Run2d(int type, uint64_t bytes, const std::string& opt) {
   TempDir d;

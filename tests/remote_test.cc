@@ -85,7 +85,9 @@ TEST(RemoteBackend, SameReportsAsInProcessOnConformanceWorkloads) {
     ASSERT_TRUE(local.ok() && remote.ok()) << r[0] << ": " << remote.status().message();
     ExpectSameReport(local.value(), remote.value(), r[0]);
     for (const auto& d : remote->dims) {
-      if (d.messages > 0) EXPECT_GT(d.busy_ns, 0u) << r[0] << ": busy time travels over the protocol";
+      if (d.messages > 0) {
+        EXPECT_GT(d.busy_ns, 0u) << r[0] << ": busy time travels over the protocol";
+      }
     }
   }
   peer.join();

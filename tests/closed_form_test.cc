@@ -45,7 +45,11 @@ TEST_P(RingAllReduce, MatchesClosedForm) {
 
 INSTANTIATE_TEST_SUITE_P(Sizes, RingAllReduce,
                          ::testing::Values(RingCase{4, 1 << 20, 4}, RingCase{8, 1 << 20, 4}, RingCase{16, 1 << 20, 4},
-                                           RingCase{8, 8 << 20, 2}, RingCase{32, 4 << 20, 1}));
+                                           RingCase{8, 8 << 20, 2}, RingCase{32, 4 << 20, 1}),
+                         [](const ::testing::TestParamInfo<RingCase>& i) {
+                           return "p" + std::to_string(i.param.p) + "_bytes" + std::to_string(i.param.bytes) +
+                                  "_splits" + std::to_string(i.param.splits);
+                         });
 
 TEST(RingCollectives, ReduceScatterAllGatherAllToAll) {
   const int p = 8;

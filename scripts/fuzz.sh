@@ -41,7 +41,7 @@ nice -n 19 "$ROOT/build-fuzz/tests/fuzz/fuzz_$TARGET" "$ROOT/$WORK" "$ROOT/$CORP
   -report_slow_units="${FUZZ_TIMEOUT_S:-10}" 2>&1 | tee "$ROOT/build-fuzz/work/$TARGET.log" | grep -E "^#|ERROR|SUMMARY|stat::|artifact" | grep -v -E "^#[0-9]+\s+(NEW|REDUCE)" | tail -n 40
 rc=${PIPESTATUS[0]}
 set -e
-execs=$(grep -E "^stat::number_of_executed_units" "$ROOT/build-fuzz/work/$TARGET.log" | awk '{print $2}')
+execs=$(grep -E "^stat::number_of_executed_units" "$ROOT/build-fuzz/work/$TARGET.log" | awk '{print $2}' | tail -n 1)
 echo "fuzz.sh: $TARGET: ${execs:-?} executions in ${SECONDS_}s, exit $rc; log build-fuzz/work/$TARGET.log"
 ls -1 "$ROOT/$CORPUS" | grep -E "^(crash|timeout|oom|slow-unit|leak)-" | sed 's/^/fuzz.sh: finding: /' || true
 exit "$rc"

@@ -214,7 +214,9 @@ def text_seeds():
 
 def main():
     def write(target, name, data):
-        d = os.path.join(HERE, 'corpus', target)
+        # Inputs that still crash Orrery wait in pending/ until the fix lands.
+        pending = os.path.join(HERE, 'pending', target)
+        d = pending if os.path.exists(os.path.join(pending, name)) else os.path.join(HERE, 'corpus', target)
         os.makedirs(d, exist_ok=True)
         with open(os.path.join(d, name), 'wb') as f:
             f.write(data if isinstance(data, bytes) else data.encode())
@@ -224,12 +226,6 @@ def main():
         write('simulation', name, data)
     for target, seeds in text_seeds().items():
         for name, data in seeds.items():
-            # Inputs that still crash Orrery wait in pending/ until the fix lands.
-            if os.path.exists(os.path.join(HERE, 'pending', target, name)):
-                write_to = os.path.join(HERE, 'pending', target, name)
-                with open(write_to, 'wb') as f:
-                    f.write(data.encode())
-                continue
             write(target, name, data)
 
 

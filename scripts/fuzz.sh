@@ -35,7 +35,9 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 cd "$ROOT/$CORPUS"  # crash-*, timeout-*, oom-*, slow-unit-* land here
 set +e
-nice -n 19 "$ROOT/build-fuzz/tests/fuzz/fuzz_$TARGET" "$ROOT/$WORK" "$ROOT/$CORPUS" "$ROOT/$SEEDS/$TARGET" \
+# The outer timeout guards against a stuck run (a hang seen once in the
+# timeout handler itself).
+timeout -k 30 "$((SECONDS_ + 120))" nice -n 19 "$ROOT/build-fuzz/tests/fuzz/fuzz_$TARGET" "$ROOT/$WORK" "$ROOT/$CORPUS" "$ROOT/$SEEDS/$TARGET" \
   -max_total_time="$SECONDS_" -max_len="${FUZZ_MAX_LEN:-4096}" -timeout="${FUZZ_TIMEOUT_S:-10}" \
   -rss_limit_mb="${FUZZ_RSS_MB:-2048}" -malloc_limit_mb="${FUZZ_RSS_MB:-2048}" -print_final_stats=1 \
   -report_slow_units="${FUZZ_TIMEOUT_S:-10}" 2>&1 | tee "$ROOT/build-fuzz/work/$TARGET.log" | grep -E "^#|ERROR|SUMMARY|stat::|artifact" | grep -v -E "^#[0-9]+\s+(NEW|REDUCE)" | tail -n 40

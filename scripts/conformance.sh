@@ -21,3 +21,4 @@ while IFS=$'\t' read -r id backend workload network system memory fin exp comm; 
   if [ "$g" = "$fin" ]; then pass=$((pass+1)); echo "PASS $id $fin"; else fail=$((fail+1)); echo "FAIL $id expected=$fin got=$got ${out:0:200}"; fi
 done < expected.tsv
 echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]

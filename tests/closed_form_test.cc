@@ -2,6 +2,8 @@
 // to the nanosecond.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "apps/trace_tools.h"
 #include "core/tick.h"
 #include "extern/et_io.h"
@@ -19,6 +21,11 @@ struct RingCase {
   uint64_t bytes;
   int splits;
 };
+
+// Readable, stable test names in ctest (no byte dump of the struct).
+void PrintTo(const RingCase& c, std::ostream* os) {
+  *os << c.p << " NPUs, " << c.bytes << " bytes, " << c.splits << " splits";
+}
 
 class RingAllReduce : public ::testing::TestWithParam<RingCase> {};
 
@@ -45,7 +52,12 @@ TEST_P(RingAllReduce, MatchesClosedForm) {
 
 INSTANTIATE_TEST_SUITE_P(Sizes, RingAllReduce,
                          ::testing::Values(RingCase{4, 1 << 20, 4}, RingCase{8, 1 << 20, 4}, RingCase{16, 1 << 20, 4},
-                                           RingCase{8, 8 << 20, 2}, RingCase{32, 4 << 20, 1}));
+                                           RingCase{8, 8 << 20, 2}, RingCase{32, 4 << 20, 1}),
+                         [](const ::testing::TestParamInfo<RingCase>& i) {
+                           std::ostringstream name;
+                           name << "p" << i.param.p << "_bytes" << i.param.bytes << "_splits" << i.param.splits;
+                           return name.str();
+                         });
 
 TEST(RingCollectives, ReduceScatterAllGatherAllToAll) {
   const int p = 8;

@@ -79,7 +79,7 @@ TEST(PluginLoader, CollectiveAlgorithmFromAPlugin) {
 TEST(PluginLoader, RefusesEachBadPluginWithASentence) {
   const Bad cases[] = {
       {"/no/such/plugin.so", "no such file"},
-      {ORRERY_SHARED_DIR "/../main/README.md", "cannot be loaded as a shared library"},
+      {ORRERY_SOURCE_DIR "/README.md", "cannot be loaded as a shared library"},
       {FIXTURE_NO_SYMBOL_PATH, "not an Orrery plugin (it does not export orrery_plugin_info)"},
       {FIXTURE_BAD_ABI_PATH, "was built for plugin ABI 42 but this orrery speaks ABI 1; rebuild the plugin"},
       {FIXTURE_THROWS_PATH, "registration threw: boom while registering"},

@@ -37,6 +37,9 @@ struct Case {
   int npus;
 };
 
+// Readable, stable test names in ctest (no byte dump of the struct).
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name << " (" << c.npus << " NPUs)"; }
+
 class Symmetry : public ::testing::TestWithParam<Case> {};
 
 TEST_P(Symmetry, RepresentativeRankGivesTheFullReport) {

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
@@ -14,7 +15,10 @@ TempDir::TempDir() {
   char tmpl[] = "/tmp/orrery-test-XXXXXX";
   path_ = mkdtemp(tmpl);
 }
-TempDir::~TempDir() { std::system(("rm -rf '" + path_ + "'").c_str()); }
+TempDir::~TempDir() {
+  std::error_code ec;  // best effort: a test must not fail on cleanup
+  std::filesystem::remove_all(path_, ec);
+}
 void TempDir::Write(const std::string& name, const std::string& text) const {
   std::ofstream(File(name)) << text;
 }

@@ -1,0 +1,18 @@
+// Fuzz target: the communicator-group JSON reader; accepted groups are then
+// used by the fixed traces (whose all-reduce names pg_name "0"), non-members included.
+#include <cstddef>
+#include <cstdint>
+
+#include "extern/astra_config.h"
+#include "tests/fuzz/fuzz_util.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace orrery;
+  const std::string path = fuzz::WriteInput("comm_group.json", data, size);
+  auto groups = ReadCommGroupJson(path, fuzz::kRanks);
+  if (!groups.ok()) return 0;
+  RunConfig c;
+  c.comm_group_path = path;
+  (void)fuzz::RunSmall(c);
+  return 0;
+}

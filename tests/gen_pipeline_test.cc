@@ -1,0 +1,95 @@
+// Generated pipelines simulated end to end: the bubble comes out of the
+// dependencies and matches (p−1)/(m+p−1) to the nanosecond.
+#include <gtest/gtest.h>
+
+#include "tests/test_util.h"
+#include "workload/gen/strategy.h"
+#include "workload/gen/summary.h"
+
+namespace orrery::gen {
+namespace {
+
+using orrery::testing::TempDir;
+
+ModelDesc Tiny(int64_t layers) {
+  ModelDesc m;
+  m.name = "tiny";
+  m.layers = layers;
+  m.hidden = 64;
+  m.ffn = 256;
+  m.heads = 4;
+  m.kv_heads = 4;
+  m.head_dim = 16;
+  m.vocab = 128;
+  m.seq_len = 16;
+  return m;
+}
+
+constexpr double kPeakTflops = 1;  // 1000 FLOP per ns
+
+// The roofline of the system layer, compute-bound (local-mem-bw is huge):
+// runtime = num_ops / peak, truncated to whole nanoseconds.
+Tick NodeNs(uint64_t ops) { return static_cast<Tick>(static_cast<double>(ops) / (kPeakTflops * 1e12) * 1e9); }
+
+Result<RunReport> Simulate(const Workload& w, const TempDir& d, double bw_gbps = 1e9, double latency_ns = 0) {
+  const std::string prefix = d.File("trace");
+  Status st = WriteChakra(w, prefix);
+  if (!st.ok()) return st;
+  d.Write("network.yml", orrery::testing::NetworkYaml("Ring", static_cast<int>(w.layout.npus()), bw_gbps, latency_ns));
+  d.Write("system.json", orrery::testing::SystemJson("ring", 1, 0, 1e9, 1,
+                                                     ", \"roofline-enabled\": 1, \"peak-perf\": 1"));
+  RunConfig c;
+  c.workload_prefix = prefix;
+  c.network_path = d.File("network.yml");
+  c.system_path = d.File("system.json");
+  c.comm_group_path = prefix + ".comm_groups.json";
+  return RunSimulation(c, DefaultBackends());
+}
+
+// Forward and backward time of one microbatch on one stage of `layers` layers
+// of Tiny (b = 1, t = 1): attention and MLP blocks, backward twice the FLOPs.
+struct StageTimes {
+  Tick fwd = 0, bwd = 0;
+};
+StageTimes TinyStage(const ModelDesc& m, int64_t layers) {
+  const uint64_t s = m.seq_len, h = m.hidden, f = m.ffn;
+  const uint64_t attn = 2 * s * h * 3 * h + 2 * s * h * h + 4 * s * s * h;  // QKV, projection, scores + context
+  const uint64_t mlp = 2 * s * h * f * 2;
+  StageTimes t;
+  t.fwd = layers * (NodeNs(attn) + NodeNs(mlp));
+  t.bwd = layers * (NodeNs(2 * attn) + NodeNs(2 * mlp));
+  return t;
+}
+
+class PipelineBubble : public ::testing::TestWithParam<std::tuple<Schedule, int64_t, int64_t>> {};
+
+TEST_P(PipelineBubble, IterationIsMPlusPMinusOneSlots) {
+  const auto [schedule, p, m] = GetParam();
+  const ModelDesc model = Tiny(p);
+  Strategy s;
+  s.pp = p;
+  s.microbatches = m;
+  s.schedule = schedule;
+  s.lm_head = false;  // identical stages
+  auto w = GenerateDense(model, s);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  TempDir d;
+  auto r = Simulate(w.value(), d);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const StageTimes t = TinyStage(model, 1);
+  const Tick iteration = orrery::testing::MaxFinished(r.value());
+  EXPECT_EQ(iteration, static_cast<Tick>(m + p - 1) * (t.fwd + t.bwd));
+  // Bubble = (T − m·(F+B)) / T = (p−1)/(m+p−1), compared as integers.
+  const Tick bubble = iteration - static_cast<Tick>(m) * (t.fwd + t.bwd);
+  EXPECT_EQ(bubble * static_cast<Tick>(m + p - 1), static_cast<Tick>(p - 1) * iteration);
+  // Every stage computes m·(F+B).
+  for (const auto& n : r.value().per_npu) EXPECT_EQ(n.compute_ns, static_cast<Tick>(m) * (t.fwd + t.bwd));
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedules, PipelineBubble,
+                         ::testing::Values(std::make_tuple(Schedule::k1F1B, 4, 8), std::make_tuple(Schedule::k1F1B, 4, 2),
+                                           std::make_tuple(Schedule::k1F1B, 2, 5), std::make_tuple(Schedule::kGpipe, 4, 8),
+                                           std::make_tuple(Schedule::kGpipe, 3, 1)));
+
+}  // namespace
+}  // namespace orrery::gen

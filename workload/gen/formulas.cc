@@ -7,7 +7,7 @@ uint64_t KorthikantiFlops(const ModelDesc& m, uint64_t B, Recompute r) {
   const uint64_t gemm = B * s * l * h * h, attn = B * s * s * l * h, logit = 6 * B * s * h * V;
   switch (r) {
     case Recompute::kNone: return 72 * gemm + 12 * attn + logit;
-    case Recompute::kSelective: return 72 * gemm + 24 * attn + logit;
+    case Recompute::kSelective: return 72 * gemm + 16 * attn + logit;
     case Recompute::kFull: return 96 * gemm + 16 * attn + logit;
   }
   return 0;

@@ -8,11 +8,14 @@ namespace orrery::gen {
 
 enum class Recompute { kNone, kSelective, kFull };
 
-// Korthikanti et al. 2022, eqs. 7-8 (and the no-recompute form, Narayanan et al.
-// 2021): model FLOPs of one training iteration of a GPT model on B samples,
-//   none:      72·B·s·l·h²·(1 + s/(6h) + V/(12lh)) = 72Bslh² + 12Bs²lh + 6BshV
-//   selective: 72·B·s·l·h²·(1 + s/(3h) + V/(12lh)) = 72Bslh² + 24Bs²lh + 6BshV
-//   full:      96·B·s·l·h²·(1 + s/(6h) + V/(16lh)) = 96Bslh² + 16Bs²lh + 6BshV
+// FLOPs of one training iteration of a GPT model on B samples (Narayanan et al.
+// 2021 eq. 3 / Korthikanti et al. 2022 Appendix A; per layer and sample the
+// forward pass is 24sh² GEMM + 4s²h attention-core FLOPs, backward twice that):
+//   none:      72·B·s·l·h²·(1 + s/(6h) + V/(12lh))  = 72Bslh² + 12Bs²lh + 6BshV
+//   selective: adds one forward of the attention core (4Bs²lh):
+//              72·B·s·l·h²·(1 + 2s/(9h) + V/(12lh)) = 72Bslh² + 16Bs²lh + 6BshV
+//   full:      adds one forward of every layer (not the logits):
+//              96·B·s·l·h²·(1 + s/(6h) + V/(16lh))  = 96Bslh² + 16Bs²lh + 6BshV
 // (integer forms; exact for GPT shapes: ffn 4h, MHA, ungated, dense).
 uint64_t KorthikantiFlops(const ModelDesc& m, uint64_t global_batch, Recompute r);
 

@@ -2,6 +2,7 @@
 // dependencies and matches (p−1)/(m+p−1) to the nanosecond.
 #include <gtest/gtest.h>
 
+#include "core/tick.h"
 #include "tests/test_util.h"
 #include "workload/gen/strategy.h"
 #include "workload/gen/summary.h"
@@ -90,6 +91,66 @@ INSTANTIATE_TEST_SUITE_P(Schedules, PipelineBubble,
                          ::testing::Values(std::make_tuple(Schedule::k1F1B, 4, 8), std::make_tuple(Schedule::k1F1B, 4, 2),
                                            std::make_tuple(Schedule::k1F1B, 2, 5), std::make_tuple(Schedule::kGpipe, 4, 8),
                                            std::make_tuple(Schedule::kGpipe, 3, 1)));
+
+// Ring closed forms of tests/closed_form_test.cc for one chunk (splits 1),
+// endpoint delay 0, reduction free (local-mem-bw huge): p−1 steps per phase.
+struct Ring {
+  int p;
+  double bw_gbps, lat_ns;
+  Tick Step(double bytes) const { return static_cast<Tick>(lat_ns + bytes / GiBpsToBytesPerNs(bw_gbps)); }
+  Tick AllReduce(uint64_t bytes) const { return 2 * (p - 1) * Step(static_cast<double>(bytes / p)); }
+  Tick ReduceScatter(uint64_t bytes) const { return (p - 1) * Step(static_cast<double>(bytes / p)); }
+  Tick AllGather(uint64_t shard) const { return (p - 1) * Step(static_cast<double>(shard)); }
+};
+
+// One layer, one microbatch, with the output layer: six compute blocks in a chain.
+Tick ChainCompute(const ModelDesc& m, uint64_t t) {
+  const uint64_t s = m.seq_len, h = m.hidden, f = m.ffn, V = m.vocab;
+  const uint64_t attn = (2 * s * h * 3 * h + 2 * s * h * h + 4 * s * s * h) / t, mlp = 2 * s * h * f * 2 / t;
+  const uint64_t logits = 2 * s * h * V / t;
+  return NodeNs(attn) + NodeNs(mlp) + NodeNs(logits) + NodeNs(2 * logits) + NodeNs(2 * mlp) + NodeNs(2 * attn);
+}
+
+TEST(GenSimulated, TensorParallelIsComputePlusFourAllReducesPerLayer) {
+  const ModelDesc m = Tiny(1);
+  Strategy s;
+  s.tp = 2;
+  auto w = GenerateDense(m, s);
+  ASSERT_TRUE(w.ok());
+  TempDir d;
+  const Ring ring{2, 50, 500};
+  auto r = Simulate(w.value(), d, ring.bw_gbps, ring.lat_ns);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const uint64_t act = 16 * 64 * 2;  // s·h·2 bytes
+  EXPECT_EQ(orrery::testing::MaxFinished(r.value()), ChainCompute(m, 2) + 4 * ring.AllReduce(act));
+  // With SP each all-reduce becomes an all-gather of the s·h·2/t shard and a reduce-scatter.
+  s.sp = true;
+  auto w2 = GenerateDense(m, s);
+  TempDir d2;
+  auto r2 = Simulate(w2.value(), d2, ring.bw_gbps, ring.lat_ns);
+  ASSERT_TRUE(r2.ok()) << r2.status().message();
+  EXPECT_EQ(orrery::testing::MaxFinished(r2.value()),
+            ChainCompute(m, 2) + 4 * (ring.AllGather(act / 2) + ring.ReduceScatter(act)));
+}
+
+TEST(GenSimulated, DataParallelGradientsAfterBackward) {
+  const ModelDesc m = Tiny(1);
+  Strategy s;
+  s.dp = 2;
+  s.bucket_bytes = 1ull << 40;  // one bucket, reduced when the backward pass is done
+  const Ring ring{2, 50, 500};
+  const uint64_t grads = 2 * static_cast<uint64_t>(ParamCount(m) - 2 * 64);  // all but the final norm
+  for (int zero : {0, 2}) {
+    s.zero = zero;
+    auto w = GenerateDense(m, s);
+    ASSERT_TRUE(w.ok());
+    TempDir d;
+    auto r = Simulate(w.value(), d, ring.bw_gbps, ring.lat_ns);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const Tick comm = zero == 0 ? ring.AllReduce(grads) : ring.ReduceScatter(grads) + ring.AllGather(grads / 2);
+    EXPECT_EQ(orrery::testing::MaxFinished(r.value()), ChainCompute(m, 1) + comm) << "ZeRO-" << zero;
+  }
+}
 
 }  // namespace
 }  // namespace orrery::gen

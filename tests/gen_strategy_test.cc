@@ -96,7 +96,8 @@ TEST(GenStrategy, TensorParallelAllReducesPerLayer) {
   auto w2 = GenerateDense(m, s);
   ASSERT_TRUE(w2.ok());
   EXPECT_EQ(Comm(w2->classes[0], "all-reduce tp").first, 0u);
-  EXPECT_EQ(Comm(w2->classes[0], "all-gather tp"), std::make_pair(uint64_t{24}, 24 * uint64_t{20971520}));
+  // All-gather comm_size is each rank's shard (ASTRA-sim), b·s·h·2/t.
+  EXPECT_EQ(Comm(w2->classes[0], "all-gather tp"), std::make_pair(uint64_t{24}, 24 * uint64_t{20971520} / 8));
   EXPECT_EQ(Comm(w2->classes[0], "reduce-scatter tp"), std::make_pair(uint64_t{24}, 24 * uint64_t{20971520}));
 }
 
@@ -117,14 +118,19 @@ TEST(GenStrategy, DataParallelGradientsPerZeroStage) {
   s.zero = 2;
   auto w2 = GenerateDense(m, s);
   EXPECT_EQ(Comm(w2->classes[0], "reduce-scatter dp").second, grads);
-  EXPECT_EQ(Comm(w2->classes[0], "all-gather dp").second, grads);
+  // The updated parameters come back as shards: each bucket's all-gather is bytes/d.
+  uint64_t shards = 0;
+  for (const GenNode& n : w2->classes[0].nodes()) {
+    if (n.kind == GenKind::kColl && n.coll == Coll::kReduceScatter) shards += n.bytes / 4;
+  }
+  EXPECT_EQ(Comm(w2->classes[0], "all-gather dp").second, shards);
   EXPECT_EQ(Comm(w2->classes[0], "all-reduce dp").first, 0u);
   // ZeRO-3: parameters gathered per layer before each forward and backward of each microbatch.
   s.zero = 3;
   auto w3 = GenerateDense(m, s);
   EXPECT_EQ(Comm(w3->classes[0], "reduce-scatter dp").second, grads);
   EXPECT_EQ(Comm(w3->classes[0], "all-gather dp").first, 4u * 2 * 2);
-  EXPECT_EQ(Comm(w3->classes[0], "all-gather dp").second, 2u * 2 * 2 * static_cast<uint64_t>(4 * LayerParams(m, 0)));
+  EXPECT_EQ(Comm(w3->classes[0], "all-gather dp").second, 4u * 2 * 2 * (2 * static_cast<uint64_t>(LayerParams(m, 0)) / 4));
 }
 
 TEST(GenStrategy, RankOrderPlacesAxes) {

@@ -63,9 +63,12 @@ class StageGen {
     return d;
   }
   // A TP-split block: [AG] compute [RS] with SP, compute [AR] without.
+  // comm_size as ASTRA-sim reads it: all-gather = the shard each rank
+  // contributes (output = shard·group size); all-reduce and reduce-scatter =
+  // the whole buffer.
   void Block(const std::string& name, uint64_t ops, uint64_t bytes) {
     const bool tp = s_.tp > 1;
-    if (tp && s_.sp) Step(g_.Collective(name + ".sp_ag", Coll::kAllGather, act_bytes_, Axis::kTp, Deps()));
+    if (tp && s_.sp) Step(g_.Collective(name + ".sp_ag", Coll::kAllGather, act_bytes_ / s_.tp, Axis::kTp, Deps()));
     Step(g_.Compute(name, ops, bytes, Deps()));
     if (tp) {
       Step(s_.sp ? g_.Collective(name + ".sp_rs", Coll::kReduceScatter, act_bytes_, Axis::kTp, Deps())
@@ -77,7 +80,7 @@ class StageGen {
   }
   void GatherParams(const std::string& name, int64_t layer) {
     if (s_.zero == 3 && s_.dp > 1) {
-      Step(g_.Collective(name + ".zero3_ag", Coll::kAllGather, LayerGradBytes(layer), Axis::kDp, Deps()));
+      Step(g_.Collective(name + ".zero3_ag", Coll::kAllGather, LayerGradBytes(layer) / s_.dp, Axis::kDp, Deps()));
     }
   }
   void ForwardLayers(const std::string& tag, int64_t mb) {
@@ -104,7 +107,7 @@ class StageGen {
       g_.Collective(p + ".dp_ar", Coll::kAllReduce, bucket_, Axis::kDp, Chain());
     } else {
       NodeRef rs = g_.Collective(p + ".dp_rs", Coll::kReduceScatter, bucket_, Axis::kDp, Chain());
-      if (s_.zero < 3) g_.Collective(p + ".param_ag", Coll::kAllGather, bucket_, Axis::kDp, {rs});
+      if (s_.zero < 3) g_.Collective(p + ".param_ag", Coll::kAllGather, bucket_ / s_.dp, Axis::kDp, {rs});
     }
     bucket_ = 0;
   }

@@ -54,9 +54,9 @@ TEST(GenModel, KorthikantiFlopsMatchTheClosedForms) {
   // Selective recomputation adds one forward of QKᵀ and attention over V (4Bs²lh).
   const double sel = 72 * B * s * l * h * h * (1 + 2 * s / (9 * h) + V / (12 * l * h));
   const double full = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
-  EXPECT_NEAR(KorthikantiFlops(m, 1536, Recompute::kNone) / none, 1.0, 1e-12);
-  EXPECT_NEAR(KorthikantiFlops(m, 1536, Recompute::kSelective) / sel, 1.0, 1e-12);
-  EXPECT_NEAR(KorthikantiFlops(m, 1536, Recompute::kFull) / full, 1.0, 1e-12);
+  EXPECT_NEAR(static_cast<double>(KorthikantiFlops(m, 1536, Recompute::kNone)) / none, 1.0, 1e-12);
+  EXPECT_NEAR(static_cast<double>(KorthikantiFlops(m, 1536, Recompute::kSelective)) / sel, 1.0, 1e-12);
+  EXPECT_NEAR(static_cast<double>(KorthikantiFlops(m, 1536, Recompute::kFull)) / full, 1.0, 1e-12);
 }
 
 TEST(GenModel, ActivationBytesPerKorthikantiTable2) {

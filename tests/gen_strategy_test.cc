@@ -55,7 +55,8 @@ TEST(GenStrategy, FlopsOverAllRanksAreKorthikanti) {
       s.recompute = r;
       auto w = GenerateDense(m, s);
       ASSERT_TRUE(w.ok()) << w.status().message();
-      EXPECT_EQ(TotalFlops(w.value()), KorthikantiFlops(m, 2 * 4 * 2, r)) << static_cast<int>(r) << " sp " << sp;
+      EXPECT_EQ(FlopsText(TotalFlops(w.value())), FlopsText(KorthikantiFlops(m, 2 * 4 * 2, r)))
+          << static_cast<int>(r) << " sp " << sp;
     }
   }
 }
@@ -73,7 +74,23 @@ TEST(GenStrategy, Gpt3On1024NpusFlopsAreKorthikanti) {
   EXPECT_EQ(w->classes.size(), 8u);  // one class per stage
   EXPECT_EQ(w->class_of_rank.size(), 1024u);
   // 72·B·s·l·h²·(1 + 2s/(9h) + V/(12lh)) with B = 512.
-  EXPECT_EQ(TotalFlops(w.value()), KorthikantiFlops(Preset("gpt3-175b"), 512, Recompute::kSelective));
+  EXPECT_EQ(FlopsText(TotalFlops(w.value())), FlopsText(KorthikantiFlops(Preset("gpt3-175b"), 512, Recompute::kSelective)));
+}
+
+TEST(GenStrategy, FlopTotalsBeyond64Bits) {
+  // GPT-3, B = 16384 on 16,384 NPUs: 72Bslh² alone is 7.5e19 > 2^64.
+  Strategy s;
+  s.tp = 8;
+  s.pp = 16;
+  s.dp = 128;
+  s.microbatches = 128;
+  auto w = GenerateDense(Preset("gpt3-175b"), s);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(w->classes.size(), 16u);
+  const Flops want = KorthikantiFlops(Preset("gpt3-175b"), 16384, Recompute::kNone);
+  EXPECT_GT(want, static_cast<Flops>(UINT64_MAX));
+  EXPECT_EQ(FlopsText(TotalFlops(w.value())), FlopsText(want));
+  EXPECT_EQ(FlopsText(Flops{12345678901234567890ull} * 10 + 1), "123456789012345678901");
 }
 
 TEST(GenStrategy, TensorParallelAllReducesPerLayer) {

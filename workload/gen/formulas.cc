@@ -2,9 +2,18 @@
 
 namespace orrery::gen {
 
-uint64_t KorthikantiFlops(const ModelDesc& m, uint64_t B, Recompute r) {
-  const uint64_t s = m.seq_len, l = m.layers, h = m.hidden, V = m.vocab;
-  const uint64_t gemm = B * s * l * h * h, attn = B * s * s * l * h, logit = 6 * B * s * h * V;
+std::string FlopsText(Flops f) {
+  std::string s;
+  do {
+    s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(f % 10)));
+    f /= 10;
+  } while (f != 0);
+  return s;
+}
+
+Flops KorthikantiFlops(const ModelDesc& m, uint64_t batch, Recompute r) {
+  const Flops B = batch, s = m.seq_len, l = m.layers, h = m.hidden, V = m.vocab;
+  const Flops gemm = B * s * l * h * h, attn = B * s * s * l * h, logit = 6 * B * s * h * V;
   switch (r) {
     case Recompute::kNone: return 72 * gemm + 12 * attn + logit;
     case Recompute::kSelective: return 72 * gemm + 16 * attn + logit;

@@ -1,12 +1,17 @@
 // The closed forms the generator is checked against (sources in docs/generator.md).
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include "workload/gen/model.h"
 
 namespace orrery::gen {
 
 enum class Recompute { kNone, kSelective, kFull };
+
+// FLOP totals: 128-bit (GPT-3 on 16K NPUs is already 1.8e19, next to 2^64).
+using Flops = unsigned __int128;
+std::string FlopsText(Flops f);
 
 // FLOPs of one training iteration of a GPT model on B samples (Narayanan et al.
 // 2021 eq. 3 / Korthikanti et al. 2022 Appendix A; per layer and sample the
@@ -17,7 +22,7 @@ enum class Recompute { kNone, kSelective, kFull };
 //   full:      adds one forward of every layer (not the logits):
 //              96·B·s·l·h²·(1 + s/(6h) + V/(16lh))  = 96Bslh² + 16Bs²lh + 6BshV
 // (integer forms; exact for GPT shapes: ffn 4h, MHA, ungated, dense).
-uint64_t KorthikantiFlops(const ModelDesc& m, uint64_t global_batch, Recompute r);
+Flops KorthikantiFlops(const ModelDesc& m, uint64_t global_batch, Recompute r);
 
 // Activation bytes of one transformer layer for one microbatch of b samples,
 // Korthikanti et al. 2022 Table 2 (16-bit activations, a = heads):

@@ -67,10 +67,10 @@ ClassTotals Totals(const GraphBuilder& g) {
   return t;
 }
 
-uint64_t TotalFlops(const Workload& w) {
-  std::vector<uint64_t> per_class;
+Flops TotalFlops(const Workload& w) {
+  std::vector<Flops> per_class;
   for (const GraphBuilder& g : w.classes) per_class.push_back(Totals(g).flops);
-  uint64_t total = 0;
+  Flops total = 0;
   for (int c : w.class_of_rank) total += per_class[c];
   return total;
 }
@@ -106,16 +106,16 @@ std::string FormatSummary(const ModelDesc& m, const Strategy& s, const Workload&
     const int64_t ranks = std::count(w.class_of_rank.begin(), w.class_of_rank.end(), static_cast<int>(c));
     const MemoryFootprint f = StageMemory(m, s, static_cast<int64_t>(c));
     o << "class " << c << " (stage " << c << "): " << ranks << " ranks, " << f.layers << " layers, " << t.nodes
-      << " nodes, " << t.flops << " FLOP per rank per iteration\n";
+      << " nodes, " << FlopsText(t.flops) << " FLOP per rank per iteration\n";
     for (const auto& [key, v] : t.comm) o << "  " << key << ": " << v.first << " x, " << v.second << " B\n";
     o << "  memory: model states " << Gb(f.model_state_bytes) << " + activations " << Gb(f.activation_bytes) << " ("
       << f.in_flight << " microbatches in flight) = " << Gb(f.total_bytes) << " of " << Gb(hbm_bytes)
       << (f.total_bytes > hbm_bytes ? "  OVER CAPACITY" : "") << "\n";
   }
-  o << "FLOP per iteration, all ranks: " << TotalFlops(w);
+  o << "FLOP per iteration, all ranks: " << FlopsText(TotalFlops(w));
   const bool gpt_shaped = m.ffn == 4 * m.hidden && m.kv_heads == m.heads && !m.gated_ffn && m.experts == 0 &&
                           m.heads * m.head_dim == m.hidden && s.lm_head;
-  if (gpt_shaped) o << " (Korthikanti et al. closed form: " << KorthikantiFlops(m, B, s.recompute) << ")";
+  if (gpt_shaped) o << " (Korthikanti et al. closed form: " << FlopsText(KorthikantiFlops(m, B, s.recompute)) << ")";
   o << "\n";
   return o.str();
 }

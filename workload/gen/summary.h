@@ -24,14 +24,14 @@ MemoryFootprint StageMemory(const ModelDesc& m, const Strategy& s, int64_t stage
 Status CheckCapacity(const ModelDesc& m, const Strategy& s, uint64_t hbm_bytes);
 
 struct ClassTotals {
-  uint64_t flops = 0;
+  Flops flops = 0;
   uint64_t nodes = 0;
   // "all-reduce tp" -> {count, bytes}
   std::map<std::string, std::pair<uint64_t, uint64_t>> comm;
 };
 ClassTotals Totals(const GraphBuilder& g);
 // FLOPs of every rank's compute nodes, summed.
-uint64_t TotalFlops(const Workload& w);
+Flops TotalFlops(const Workload& w);
 
 std::string FormatSummary(const ModelDesc& m, const Strategy& s, const Workload& w, uint64_t hbm_bytes);
 

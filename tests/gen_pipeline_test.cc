@@ -152,5 +152,48 @@ TEST(GenSimulated, DataParallelGradientsAfterBackward) {
   }
 }
 
+TEST(GenSimulated, ZeroThreeGathersEachLayerBeforeForwardAndBackward) {
+  const ModelDesc m = Tiny(1);
+  Strategy s;
+  s.dp = 2;
+  s.zero = 3;
+  s.bucket_bytes = 1ull << 40;
+  const Ring ring{2, 50, 500};
+  auto w = GenerateDense(m, s);
+  ASSERT_TRUE(w.ok());
+  TempDir d;
+  auto r = Simulate(w.value(), d, ring.bw_gbps, ring.lat_ns);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const uint64_t layer_shard = 2 * static_cast<uint64_t>(LayerParams(m, 0)) / 2;
+  const uint64_t grads = 2 * static_cast<uint64_t>(ParamCount(m) - 2 * 64);
+  EXPECT_EQ(orrery::testing::MaxFinished(r.value()),
+            ChainCompute(m, 1) + 2 * ring.AllGather(layer_shard) + ring.ReduceScatter(grads));
+}
+
+TEST(GenSimulated, RecomputationAddsForwardWork) {
+  const ModelDesc m = Tiny(1);
+  const uint64_t s = m.seq_len, h = m.hidden;
+  const uint64_t attn = 2 * s * h * 3 * h + 2 * s * h * h + 4 * s * s * h, mlp = 2 * s * h * m.ffn * 2;
+  // Two DP ranks (a network dimension needs two NPUs): one gradient all-reduce at the end.
+  const Ring ring{2, 50, 500};
+  const Tick ar = ring.AllReduce(2 * static_cast<uint64_t>(ParamCount(m) - 2 * 64));
+  Strategy st;
+  st.dp = 2;
+  st.bucket_bytes = 1ull << 40;
+  st.recompute = Recompute::kFull;  // one more forward of the layer (not the output layer)
+  auto w = GenerateDense(m, st);
+  TempDir d;
+  auto r = Simulate(w.value(), d, ring.bw_gbps, ring.lat_ns);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(orrery::testing::MaxFinished(r.value()), ChainCompute(m, 1) + NodeNs(attn) + NodeNs(mlp) + ar);
+  st.recompute = Recompute::kSelective;  // the backward attention node recomputes QKᵀ and attention over V
+  auto w2 = GenerateDense(m, st);
+  TempDir d2;
+  auto r2 = Simulate(w2.value(), d2, ring.bw_gbps, ring.lat_ns);
+  ASSERT_TRUE(r2.ok()) << r2.status().message();
+  EXPECT_EQ(orrery::testing::MaxFinished(r2.value()),
+            ChainCompute(m, 1) - NodeNs(2 * attn) + NodeNs(2 * attn + 4 * s * s * h) + ar);
+}
+
 }  // namespace
 }  // namespace orrery::gen

@@ -195,5 +195,31 @@ TEST(GenSimulated, RecomputationAddsForwardWork) {
             ChainCompute(m, 1) - NodeNs(2 * attn) + NodeNs(2 * attn + 4 * s * s * h) + ar);
 }
 
+// Interleaved 1F1B with v chunks of one layer each: the bubble shrinks v-fold,
+// iteration = m·v·(F+B) + (p−1)·(F+B) with F, B of one chunk.
+class InterleavedBubble : public ::testing::TestWithParam<std::tuple<int64_t, int64_t, int64_t>> {};
+
+TEST_P(InterleavedBubble, BubbleIsPMinusOneChunkSlots) {
+  const auto [p, v, m] = GetParam();
+  const ModelDesc model = Tiny(p * v);
+  Strategy s;
+  s.pp = p;
+  s.chunks = v;
+  s.microbatches = m;
+  s.schedule = Schedule::kInterleaved;
+  s.lm_head = false;
+  auto w = GenerateDense(model, s);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  TempDir d;
+  auto r = Simulate(w.value(), d);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const StageTimes t = TinyStage(model, 1);
+  EXPECT_EQ(orrery::testing::MaxFinished(r.value()), static_cast<Tick>(m * v + p - 1) * (t.fwd + t.bwd));
+  for (const auto& n : r.value().per_npu) EXPECT_EQ(n.compute_ns, static_cast<Tick>(m * v) * (t.fwd + t.bwd));
+}
+
+INSTANTIATE_TEST_SUITE_P(Chunks, InterleavedBubble,
+                         ::testing::Values(std::make_tuple(2, 2, 4), std::make_tuple(4, 2, 8), std::make_tuple(4, 3, 4)));
+
 }  // namespace
 }  // namespace orrery::gen

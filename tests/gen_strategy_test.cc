@@ -61,6 +61,34 @@ TEST(GenStrategy, FlopsOverAllRanksAreKorthikanti) {
   }
 }
 
+TEST(GenStrategy, InterleavedKeepsFlopsAndChecksItsRules) {
+  const ModelDesc m = Gpt(8, 64, 4, 32, 256);
+  Strategy s;
+  s.tp = 2;
+  s.pp = 2;
+  s.dp = 2;
+  s.microbatches = 4;
+  s.schedule = Schedule::kInterleaved;
+  s.chunks = 2;
+  auto w = GenerateDense(m, s);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(FlopsText(TotalFlops(w.value())), FlopsText(KorthikantiFlops(m, 4 * 2, Recompute::kNone)));
+  s.microbatches = 3;
+  EXPECT_EQ(ValidateStrategy(m, s).message(),
+            "--schedule=interleaved: --microbatches = 3 is not a multiple of --pp = 2; allowed: a multiple of pp "
+            "(Megatron's rule)");
+  s.microbatches = 4;
+  s.chunks = 3;
+  EXPECT_EQ(ValidateStrategy(m, s).message(),
+            "--schedule=interleaved:3: 8 layers do not split into pp·chunks = 6 equal chunks; allowed: layers "
+            "divisible by pp·chunks");
+  auto o = ParseGenArgs({"--model=x", "--schedule=interleaved:4"});
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->strategy.schedule, Schedule::kInterleaved);
+  EXPECT_EQ(o->strategy.chunks, 4);
+  EXPECT_FALSE(ParseGenArgs({"--model=x", "--schedule=interleaved:1"}).ok());
+}
+
 TEST(GenStrategy, Gpt3On1024NpusFlopsAreKorthikanti) {
   Strategy s;
   s.tp = 8;

@@ -53,7 +53,7 @@ Result<std::array<Axis, kNumAxes>> ParseOrder(const std::string& text) {
 
 std::string GenUsage() {
   return "usage: orrery gen --model=NAME|FILE.yml [--tp=N --pp=N --dp=N --npus=N]\n"
-         "         [--microbatches=M --microbatch-size=B | --global-batch=G] [--schedule=1f1b|gpipe]\n"
+         "         [--microbatches=M --microbatch-size=B | --global-batch=G] [--schedule=1f1b|gpipe|interleaved:V]\n"
          "         [--sp] [--recompute=none|selective|full] [--zero=0..3] [--order=tp-cp-ep-dp-pp]\n"
          "         [--bucket-mb=25] [--hbm-gb=80] [--allow-over-capacity] [--out=PREFIX] [--summary]\n"
          "       orrery gen --list-models\n";
@@ -133,10 +133,13 @@ Result<GenOptions> ParseGenArgs(const std::vector<std::string>& args) {
         s.schedule = Schedule::k1F1B;
       } else if (value == "gpipe") {
         s.schedule = Schedule::kGpipe;
+      } else if (value.rfind("interleaved:", 0) == 0) {
+        s.schedule = Schedule::kInterleaved;
+        ORRERY_GEN_ASSIGN_OR_RETURN(s.chunks, ParseInt(value.substr(12), where, 2, 1 << 10));
       } else {
         const std::string close = ClosestMatch(value, {"1f1b", "gpipe"});
         return GenValueError(where, value, close.empty() ? "unknown schedule" : "unknown schedule (did you mean '" + close + "'?)",
-                          "1f1b or gpipe (interleaved: not yet)");
+                          "1f1b, gpipe or interleaved:V (V chunks per rank)");
       }
     } else if (key == "recompute") {
       if (value == "none") {

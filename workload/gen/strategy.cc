@@ -22,8 +22,7 @@ class StageGen {
     attn_w_bytes_ = (h * (q + 2 * kv) + q * h) / t * s.bytes_per_value;
     mlp_w_bytes_ = mats * h * f / t * s.bytes_per_value;
     logit_bytes_ = (m.vocab * h / t + b * sq * h + b * sq * m.vocab / t) * s.bytes_per_value;
-    first_ = stage == 0;
-    last_ = stage == s.pp - 1;
+    SetChunk(0);
   }
 
   GraphBuilder Run() {
@@ -33,6 +32,8 @@ class StageGen {
     if (s_.schedule == Schedule::kGpipe) {
       for (int64_t i = 0; i < mbs; ++i) ops.push_back({true, i});
       for (int64_t i = 0; i < mbs; ++i) ops.push_back({false, i});
+    } else if (s_.schedule == Schedule::kInterleaved) {
+      return RunInterleaved();
     } else {
       const int64_t warm = std::min(s_.pp - stage_ - 1, mbs);
       for (int64_t i = 0; i < warm; ++i) ops.push_back({true, i});
@@ -47,6 +48,42 @@ class StageGen {
   }
 
  private:
+  // Megatron's interleaved 1F1B (Narayanan et al. 2021 §2.2.2): v chunks per
+  // rank, virtual stage j = chunk·p + stage; step k of m·v runs chunk
+  // (k mod pv) div p (backward: v−1 minus that) of microbatch (k div pv)·p + k mod p.
+  GraphBuilder RunInterleaved() {
+    const int64_t p = s_.pp, v = s_.chunks, total = s_.microbatches * v;
+    const int64_t warm = std::min((p - stage_ - 1) * 2 + (v - 1) * p, total);
+    auto mb_of = [&](int64_t k) { return k / (p * v) * p + k % p; };
+    auto fwd = [&](int64_t k) {
+      SetChunk(k % (p * v) / p);
+      Forward(mb_of(k));
+    };
+    auto bwd = [&](int64_t k) {
+      SetChunk(v - 1 - k % (p * v) / p);
+      Backward(mb_of(k), mb_of(k) == s_.microbatches - 1);
+    };
+    for (int64_t k = 0; k < warm; ++k) fwd(k);
+    for (int64_t i = 0; i < total - warm; ++i) {
+      fwd(warm + i);
+      bwd(i);
+    }
+    for (int64_t k = total - warm; k < total; ++k) bwd(k);
+    return std::move(g_);
+  }
+  void SetChunk(int64_t chunk) {
+    vstage_ = chunk * s_.pp + stage_;
+    first_ = vstage_ == 0;
+    last_ = vstage_ == s_.pp * s_.chunks - 1;
+  }
+  int64_t Vstages() const { return s_.pp * s_.chunks; }
+  // Peer offsets along pp to the next / previous virtual stage (wrapping from
+  // the last rank to the first for the next chunk).
+  int NextOffset() const { return stage_ < s_.pp - 1 ? 1 : -static_cast<int>(s_.pp - 1); }
+  int PrevOffset() const { return stage_ > 0 ? -1 : static_cast<int>(s_.pp - 1); }
+  // Message tags: forward into virtual stage j: 2·(mb·V + j); backward out of j: 2·(mb·V + j) + 1.
+  uint64_t FwdTag(int64_t mb, int64_t into) const { return 2 * static_cast<uint64_t>(mb * Vstages() + into); }
+  uint64_t BwdTag(int64_t mb, int64_t from) const { return FwdTag(mb, from) + 1; }
   std::vector<NodeRef> Chain() const { return has_last_ ? std::vector<NodeRef>{last_node_} : std::vector<NodeRef>{}; }
   NodeRef Step(NodeRef r) {
     last_node_ = r;
@@ -84,7 +121,7 @@ class StageGen {
     }
   }
   void ForwardLayers(const std::string& tag, int64_t mb) {
-    const int64_t first = StageFirstLayer(m_, s_.pp, stage_), n = StageLayers(m_, s_.pp, stage_);
+    const int64_t first = StageFirstLayer(m_, Vstages(), vstage_), n = StageLayers(m_, Vstages(), vstage_);
     for (int64_t j = first; j < first + n; ++j) {
       const std::string p = tag + ".mb" + N(mb) + ".layer" + N(j);
       GatherParams(p, j);
@@ -93,10 +130,10 @@ class StageGen {
     }
   }
   void Forward(int64_t mb) {
-    if (!first_) StepWith(g_.Recv("fwd.mb" + N(mb) + ".recv", Axis::kPp, -1, act_bytes_, 2 * mb, {}));
+    if (!first_) StepWith(g_.Recv("fwd.mb" + N(mb) + ".recv", Axis::kPp, PrevOffset(), act_bytes_, FwdTag(mb, vstage_), {}));
     ForwardLayers("fwd", mb);
     if (last_ && s_.lm_head) Step(g_.Compute("fwd.mb" + N(mb) + ".logits", logit_fwd_, logit_bytes_, Deps()));
-    if (!last_) g_.Send("fwd.mb" + N(mb) + ".send", Axis::kPp, +1, act_bytes_, 2 * mb, Deps());
+    if (!last_) g_.Send("fwd.mb" + N(mb) + ".send", Axis::kPp, NextOffset(), act_bytes_, FwdTag(mb, vstage_ + 1), Deps());
   }
   void AddGrads(uint64_t bytes, bool flush) {
     if (s_.dp <= 1) return;
@@ -113,13 +150,13 @@ class StageGen {
   }
   void Backward(int64_t mb, bool last_mb) {
     const std::string p = "bwd.mb" + N(mb);
-    if (!last_) StepWith(g_.Recv(p + ".recv", Axis::kPp, +1, act_bytes_, 2 * mb + 1, {}));
+    if (!last_) StepWith(g_.Recv(p + ".recv", Axis::kPp, NextOffset(), act_bytes_, BwdTag(mb, vstage_ + 1), {}));
     if (s_.recompute == Recompute::kFull) ForwardLayers("recompute", mb);
     if (last_ && s_.lm_head) {
       Step(g_.Compute(p + ".logits", 2 * logit_fwd_, 2 * logit_bytes_, Deps()));
       if (last_mb && (s_.pp > 1 || !m_.tied_embeddings)) AddGrads(m_.vocab * m_.hidden / s_.tp * s_.bytes_per_value, false);
     }
-    const int64_t first = StageFirstLayer(m_, s_.pp, stage_), n = StageLayers(m_, s_.pp, stage_);
+    const int64_t first = StageFirstLayer(m_, Vstages(), vstage_), n = StageLayers(m_, Vstages(), vstage_);
     const uint64_t extra = s_.recompute == Recompute::kSelective ? attn_core_ : 0;
     for (int64_t j = first + n - 1; j >= first; --j) {
       const std::string lp = p + ".layer" + N(j);
@@ -133,12 +170,13 @@ class StageGen {
       if (first_) emb = (m_.vocab + (m_.learned_positions ? m_.seq_len : 0)) * m_.hidden / s_.tp * s_.bytes_per_value;
       AddGrads(emb, true);
     }
-    if (!first_) g_.Send(p + ".send", Axis::kPp, -1, act_bytes_, 2 * mb + 1, Deps());
+    if (!first_) g_.Send(p + ".send", Axis::kPp, PrevOffset(), act_bytes_, BwdTag(mb, vstage_), Deps());
   }
 
   const ModelDesc& m_;
   const Strategy& s_;
   int64_t stage_;
+  int64_t vstage_ = 0;
   bool first_ = false, last_ = false;
   GraphBuilder g_;
   NodeRef last_node_ = 0;
@@ -204,6 +242,20 @@ Status ValidateStrategy(const ModelDesc& m, const Strategy& s) {
   if (s.sp && (m.seq_len * s.microbatch_size) % s.tp != 0) {
     return bad("--sp: seq_len·microbatch-size = " + N(m.seq_len * s.microbatch_size) + " is not divisible by --tp = " +
                N(s.tp) + "; allowed: a multiple of tp");
+  }
+  if (s.schedule == Schedule::kInterleaved) {
+    if (s.chunks < 2 || s.pp < 2) {
+      return bad("--schedule=interleaved:" + N(s.chunks) + " with --pp = " + N(s.pp) +
+                 "; allowed: 2 or more chunks and 2 or more stages");
+    }
+    if (m.layers % (s.pp * s.chunks) != 0) {
+      return bad("--schedule=interleaved:" + N(s.chunks) + ": " + N(m.layers) + " layers do not split into pp·chunks = " +
+                 N(s.pp * s.chunks) + " equal chunks; allowed: layers divisible by pp·chunks");
+    }
+    if (s.microbatches % s.pp != 0) {
+      return bad("--schedule=interleaved: --microbatches = " + N(s.microbatches) + " is not a multiple of --pp = " +
+                 N(s.pp) + "; allowed: a multiple of pp (Megatron's rule)");
+    }
   }
   if (s.global_batch != 0 && s.global_batch != s.microbatch_size * s.microbatches * s.dp) {
     return bad("--global-batch = " + N(s.global_batch) + " is not microbatch-size·microbatches·dp = " +

@@ -14,7 +14,7 @@
 
 namespace orrery::gen {
 
-enum class Schedule { kGpipe, k1F1B };
+enum class Schedule { kGpipe, k1F1B, kInterleaved };
 
 struct Strategy {
   int64_t tp = 1, cp = 1, ep = 1, dp = 1, pp = 1;
@@ -23,6 +23,7 @@ struct Strategy {
   int64_t microbatch_size = 1; // b
   int64_t global_batch = 0;    // 0: b·m·dp; else must equal it (or give m)
   Schedule schedule = Schedule::k1F1B;
+  int64_t chunks = 1;          // model chunks per rank (interleaved 1F1B)
   bool sp = false;
   Recompute recompute = Recompute::kNone;
   int zero = 0;

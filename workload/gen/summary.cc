@@ -94,9 +94,12 @@ std::string FormatSummary(const ModelDesc& m, const Strategy& s, const Workload&
   }
   o << "\n";
   const int64_t B = s.microbatch_size * s.microbatches * s.dp;
-  std::snprintf(buf, sizeof buf, "%.4f", BubbleFraction(s.pp, s.microbatches));
-  o << "schedule " << (s.schedule == Schedule::kGpipe ? "gpipe" : "1f1b") << ", " << s.microbatches
-    << " microbatches of " << s.microbatch_size << " (global batch " << B << "); bubble (p-1)/(m+p-1) = " << buf
+  const bool inter = s.schedule == Schedule::kInterleaved;
+  std::snprintf(buf, sizeof buf, "%.4f", BubbleFraction(s.pp, inter ? s.microbatches * s.chunks : s.microbatches));
+  o << "schedule "
+    << (s.schedule == Schedule::kGpipe ? "gpipe" : inter ? "interleaved 1f1b, " + std::to_string(s.chunks) + " chunks" : "1f1b")
+    << ", " << s.microbatches
+    << " microbatches of " << s.microbatch_size << " (global batch " << B << "); bubble " << (inter ? "(p-1)/(vm+p-1)" : "(p-1)/(m+p-1)") << " = " << buf
     << "\n";
   o << "ZeRO-" << s.zero << ", recompute "
     << (s.recompute == Recompute::kNone ? "none" : s.recompute == Recompute::kSelective ? "selective" : "full")

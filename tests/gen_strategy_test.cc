@@ -82,6 +82,16 @@ TEST(GenStrategy, InterleavedKeepsFlopsAndChecksItsRules) {
   EXPECT_EQ(ValidateStrategy(m, s).message(),
             "--schedule=interleaved:3: 8 layers do not split into pp·chunks = 6 equal chunks; allowed: layers "
             "divisible by pp·chunks");
+  // Activations held on stage 0 at the peak: p·V + p − 1 chunks, l·(1 + (p−1)/(pV)) layers.
+  const ModelDesc big = Gpt(16, 64, 4, 32, 256);
+  Strategy si;
+  si.pp = 4;
+  si.chunks = 2;
+  si.microbatches = 8;
+  si.schedule = Schedule::kInterleaved;
+  const MemoryFootprint f = StageMemory(big, si, 0);
+  EXPECT_EQ(f.in_flight * f.layers, 16 + 16 * 3 / 8);
+  EXPECT_EQ(f.activation_bytes, ActivationBytesPerLayer(big, 1, 1, false, Recompute::kNone) * 22);
   auto o = ParseGenArgs({"--model=x", "--schedule=interleaved:4"});
   ASSERT_TRUE(o.ok());
   EXPECT_EQ(o->strategy.schedule, Schedule::kInterleaved);

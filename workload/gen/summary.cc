@@ -32,6 +32,13 @@ MemoryFootprint StageMemory(const ModelDesc& m, const Strategy& s, int64_t stage
   f.activation_bytes_per_layer = ActivationBytesPerLayer(m, s.microbatch_size, s.tp, s.sp, s.recompute);
   f.layers = StageLayers(m, s.pp, stage);
   f.in_flight = s.schedule == Schedule::kGpipe ? s.microbatches : std::min(s.pp - stage, s.microbatches);
+  if (s.schedule == Schedule::kInterleaved) {
+    // Counted in chunks of l/(p·V) layers: the warm-up forwards plus the one in
+    // flight in steady state, (p−k−1)·2 + (V−1)·p + 1 (at most m·V). On stage 0
+    // this is p·V + p − 1 chunks = l·(1 + (p−1)/(pV)) layers (Korthikanti et al. 2022 §4.2.3).
+    f.layers = m.layers / (s.pp * s.chunks);
+    f.in_flight = std::min((s.pp - stage - 1) * 2 + (s.chunks - 1) * s.pp + 1, s.microbatches * s.chunks);
+  }
   f.activation_bytes = f.activation_bytes_per_layer * f.layers * f.in_flight;
   f.total_bytes = f.model_state_bytes + f.activation_bytes;
   return f;
@@ -108,11 +115,12 @@ std::string FormatSummary(const ModelDesc& m, const Strategy& s, const Workload&
     const ClassTotals t = Totals(w.classes[c]);
     const int64_t ranks = std::count(w.class_of_rank.begin(), w.class_of_rank.end(), static_cast<int>(c));
     const MemoryFootprint f = StageMemory(m, s, static_cast<int64_t>(c));
-    o << "class " << c << " (stage " << c << "): " << ranks << " ranks, " << f.layers << " layers, " << t.nodes
+    const int64_t layers = s.schedule == Schedule::kInterleaved ? f.layers * s.chunks : f.layers;
+    o << "class " << c << " (stage " << c << "): " << ranks << " ranks, " << layers << " layers, " << t.nodes
       << " nodes, " << FlopsText(t.flops) << " FLOP per rank per iteration\n";
     for (const auto& [key, v] : t.comm) o << "  " << key << ": " << v.first << " x, " << v.second << " B\n";
     o << "  memory: model states " << Gb(f.model_state_bytes) << " + activations " << Gb(f.activation_bytes) << " ("
-      << f.in_flight << " microbatches in flight) = " << Gb(f.total_bytes) << " of " << Gb(hbm_bytes)
+      << f.in_flight << (s.schedule == Schedule::kInterleaved ? " chunks" : " microbatches") << " in flight) = " << Gb(f.total_bytes) << " of " << Gb(hbm_bytes)
       << (f.total_bytes > hbm_bytes ? "  OVER CAPACITY" : "") << "\n";
   }
   o << "FLOP per iteration, all ranks: " << FlopsText(TotalFlops(w));

@@ -14,8 +14,8 @@ struct MemoryFootprint {
   uint64_t params = 0;           // Ψ of the rank
   uint64_t model_state_bytes = 0;  // params + grads + optimizer per ZeRO stage
   uint64_t activation_bytes_per_layer = 0;
-  int64_t layers = 0;
-  int64_t in_flight = 0;         // microbatches whose activations are held at the peak
+  int64_t layers = 0;             // layers per unit in flight (per chunk when interleaved)
+  int64_t in_flight = 0;          // microbatches (chunks when interleaved) whose activations are held at the peak
   uint64_t activation_bytes = 0;
   uint64_t total_bytes = 0;
 };

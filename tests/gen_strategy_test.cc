@@ -337,5 +337,64 @@ TEST(GenCommand, ListSummaryAndExitCodes) {
   EXPECT_NE(err4.str().find("--tp = 5 does not divide the 96 attention heads"), std::string::npos) << err4.str();
 }
 
+TEST(GenBuilder, MemoryNodesAndPeersRoundTrip) {
+  // Two ranks on a pp axis: rank 0 loads, computes, stores and sends; rank 1 receives.
+  Workload w;
+  w.layout = Layout({1, 1, 1, 1, 2}, {Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp, Axis::kPp});
+  GraphBuilder a, b;
+  const NodeRef load = a.MemLoad("load", 4096, {});
+  const NodeRef comp = a.Compute("comp", 1000, 8192, {load});
+  a.MemStore("store", 2048, {comp});
+  a.Send("send", Axis::kPp, +1, 512, 7, {comp});
+  b.Recv("recv", Axis::kPp, -1, 512, 7, {});
+  w.classes = {a, b};
+  w.class_of_rank = {0, 1};
+  orrery::testing::TempDir d;
+  ASSERT_TRUE(WriteChakra(w, d.File("t")).ok());
+  std::map<std::string, int> none;
+  GraphLoadOptions o;
+  o.num_npus = 2;
+  o.num_dims = 1;
+  auto g0 = LoadNpuGraph(d.File("t.0.et"), 0, o);
+  ASSERT_TRUE(g0.ok()) << g0.status().message();
+  ASSERT_EQ(g0->nodes.size(), 4u);
+  EXPECT_EQ(g0->nodes[0].kind, NodeKind::kMemLoad);
+  EXPECT_EQ(g0->nodes[0].tensor_size, 4096u);
+  EXPECT_EQ(g0->nodes[2].kind, NodeKind::kMemStore);
+  EXPECT_EQ(g0->nodes[3].comm_dst, 1);
+  EXPECT_EQ(g0->nodes[3].comm_tag, 7u);
+  auto g1 = LoadNpuGraph(d.File("t.1.et"), 1, o);
+  ASSERT_TRUE(g1.ok()) << g1.status().message();
+  EXPECT_EQ(g1->nodes[0].comm_src, 0);
+  auto built = ToNpuGraph(w, 0, none);
+  ASSERT_TRUE(built.ok());
+  EXPECT_EQ(built->children, g0->children);
+}
+
+TEST(GenCommand, WritesTracesAndGroups) {
+  orrery::testing::TempDir d;
+  d.Write("m.yml", "layers: 4\nhidden: 64\nheads: 4\nvocab: 256\nseq_len: 32\n");
+  std::ostringstream out, err;
+  EXPECT_EQ(orrery::RunGenCommand({"--model=" + d.File("m.yml"), "--tp=2", "--pp=2", "--dp=2", "--microbatches=2",
+                                   "--out=" + d.File("g")},
+                                  out, err),
+            0)
+      << err.str();
+  for (int r = 0; r < 8; ++r) {
+    GraphLoadOptions o;
+    o.num_npus = 8;
+    o.num_dims = 1;
+    auto groups = ReadCommGroupJson(d.File("g.comm_groups.json"), 8);
+    ASSERT_TRUE(groups.ok());
+    std::map<std::string, int> index;
+    for (const auto& [name, ranks] : groups.value()) index.emplace(name, static_cast<int>(index.size()));
+    o.groups = &index;
+    EXPECT_TRUE(LoadNpuGraph(d.File("g." + std::to_string(r) + ".et"), r, o).ok()) << r;
+  }
+  std::ostringstream out2, err2;
+  EXPECT_EQ(orrery::RunGenCommand({"--model=" + d.File("nope.yml")}, out2, err2), 2);
+  EXPECT_NE(err2.str().find("nope.yml: cannot read the model file"), std::string::npos) << err2.str();
+}
+
 }  // namespace
 }  // namespace orrery::gen

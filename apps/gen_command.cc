@@ -1,0 +1,52 @@
+#include "apps/gen_command.h"
+
+#include <cstdio>
+
+#include "workload/gen/gen_args.h"
+#include "workload/gen/model.h"
+#include "workload/gen/strategy.h"
+#include "workload/gen/summary.h"
+
+namespace orrery {
+
+int RunGenCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  auto fail = [&](const Status& st) {
+    err << "error: " << st.message() << "\n";
+    return st.exit_code();
+  };
+  auto opts = gen::ParseGenArgs(args);
+  if (!opts.ok()) return fail(opts.status());
+  const gen::GenOptions& o = opts.value();
+  if (o.help) {
+    out << gen::GenUsage();
+    return 0;
+  }
+  if (o.list_models) {
+    for (const gen::ModelDesc& m : gen::Presets()) {
+      char params[32];
+      std::snprintf(params, sizeof params, "%.1f B", static_cast<double>(gen::ParamCount(m)) / 1e9);
+      out << m.name << ": " << params << " parameters, " << m.layers << " layers, hidden " << m.hidden << ", heads "
+          << m.heads << "/" << m.kv_heads << ", vocab " << m.vocab << ", seq " << m.seq_len
+          << (m.experts ? ", " + std::to_string(m.experts) + " experts top-" + std::to_string(m.top_k) : "")
+          << "  [" << m.source << "]\n";
+    }
+    return 0;
+  }
+  auto model = gen::LoadModel(o.model);
+  if (!model.ok()) return fail(model.status());
+  if (Status st = gen::ValidateStrategy(model.value(), o.strategy); !st.ok()) return fail(st);
+  if (!o.allow_over_capacity) {
+    if (Status st = gen::CheckCapacity(model.value(), o.strategy, o.hbm_bytes); !st.ok()) return fail(st);
+  }
+  auto w = gen::GenerateDense(model.value(), o.strategy);
+  if (!w.ok()) return fail(w.status());
+  if (o.summary || o.out.empty()) out << gen::FormatSummary(model.value(), o.strategy, w.value(), o.hbm_bytes);
+  if (!o.out.empty()) {
+    if (Status st = gen::WriteChakra(w.value(), o.out); !st.ok()) return fail(st);
+    out << "wrote " << w.value().layout.npus() << " traces " << o.out << ".<rank>.et and " << o.out
+        << ".comm_groups.json\n";
+  }
+  return 0;
+}
+
+}  // namespace orrery

@@ -1,0 +1,102 @@
+// A typed builder for generated per-rank graphs and the layout of ranks on the
+// parallel axes. Ranks that run the same graph form a class held once; groups
+// and peers are symbolic (an axis, an offset along it) and resolved per rank
+// only when a class is written out (Chakra ET + comm-group JSON) or converted
+// to the simulator's in-memory graph. No protobuf here.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "workload/graph.h"
+
+namespace orrery::gen {
+
+enum class Axis : int { kTp = 0, kCp = 1, kEp = 2, kDp = 3, kPp = 4 };
+inline constexpr int kNumAxes = 5;
+const char* AxisName(Axis a);
+
+// Chakra collective type numbers (CollectiveCommType).
+enum class Coll : int { kAllReduce = 0, kAllGather = 2, kAllToAll = 6, kReduceScatter = 7 };
+
+// Ranks on the axes: rank = Σ coord[axis]·stride[axis], strides from the order
+// (innermost first, Megatron's default tp-cp-ep-dp-pp).
+class Layout {
+ public:
+  Layout() = default;
+  Layout(std::array<int64_t, kNumAxes> sizes, std::array<Axis, kNumAxes> order);
+  int64_t npus() const { return npus_; }
+  int64_t size(Axis a) const { return sizes_[static_cast<int>(a)]; }
+  int64_t Coord(int64_t rank, Axis a) const;
+  // The rank whose coordinate on `a` is `coord_on_a` and equal elsewhere.
+  int64_t With(int64_t rank, Axis a, int64_t coord_on_a) const;
+  // The ranks of `rank`'s group along `a`, in coordinate order.
+  std::vector<int> GroupRanks(int64_t rank, Axis a) const;
+  // Group name (comm-group JSON key, the nodes' pg_name): ids 1, 2, ... over
+  // the axes with size > 1 in order tp, cp, ep, dp, pp, groups by lowest rank.
+  std::string GroupName(int64_t rank, Axis a) const;
+  // Every group: name -> ranks.
+  std::map<std::string, std::vector<int>> AllGroups() const;
+  std::string OrderText() const;
+
+ private:
+  int64_t GroupIndex(int64_t rank, Axis a) const;  // index among a's groups
+  std::array<int64_t, kNumAxes> sizes_{1, 1, 1, 1, 1};
+  std::array<int64_t, kNumAxes> strides_{1, 1, 1, 1, 1};
+  std::array<Axis, kNumAxes> order_{Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp, Axis::kPp};
+  std::array<int64_t, kNumAxes> first_id_{1, 1, 1, 1, 1};
+  int64_t npus_ = 1;
+};
+
+enum class GenKind : uint8_t { kComp, kColl, kSend, kRecv, kMemLoad, kMemStore };
+
+struct GenNode {
+  GenKind kind = GenKind::kComp;
+  std::string name;
+  uint64_t num_ops = 0;       // COMP: floating-point operations
+  uint64_t tensor_size = 0;   // COMP: bytes moved (roofline); MEM: bytes
+  uint64_t duration_micros = 0;
+  Coll coll = Coll::kAllReduce;
+  uint64_t bytes = 0;         // COLL / SEND / RECV
+  Axis axis = Axis::kTp;      // COLL: group axis; SEND/RECV: the axis the peer differs on
+  int peer_offset = 0;        // SEND/RECV: peer coordinate = own + offset along `axis`
+  uint64_t tag = 0;
+  std::vector<uint32_t> deps;  // indices of earlier nodes
+};
+
+using NodeRef = uint32_t;
+
+class GraphBuilder {
+ public:
+  NodeRef Compute(std::string name, uint64_t num_ops, uint64_t tensor_bytes, std::vector<NodeRef> deps);
+  NodeRef Collective(std::string name, Coll type, uint64_t bytes, Axis group, std::vector<NodeRef> deps);
+  NodeRef Send(std::string name, Axis axis, int peer_offset, uint64_t bytes, uint64_t tag, std::vector<NodeRef> deps);
+  NodeRef Recv(std::string name, Axis axis, int peer_offset, uint64_t bytes, uint64_t tag, std::vector<NodeRef> deps);
+  NodeRef MemLoad(std::string name, uint64_t bytes, std::vector<NodeRef> deps);
+  NodeRef MemStore(std::string name, uint64_t bytes, std::vector<NodeRef> deps);
+  const std::vector<GenNode>& nodes() const { return nodes_; }
+
+ private:
+  NodeRef Add(GenNode n, std::vector<NodeRef> deps);
+  std::vector<GenNode> nodes_;
+};
+
+// A generated workload: the distinct graphs (classes) and each rank's class.
+struct Workload {
+  Layout layout;
+  std::vector<GraphBuilder> classes;
+  std::vector<int> class_of_rank;
+};
+
+// The simulator's graph for `rank`; `groups` maps group names to the
+// simulator's group indices (as the trace loader gets them).
+Result<NpuGraph> ToNpuGraph(const Workload& w, int rank, const std::map<std::string, int>& groups);
+// Writes PREFIX.<rank>.et for every rank and PREFIX.comm_groups.json (when any
+// axis has a group smaller than all NPUs... always, for simplicity).
+Status WriteChakra(const Workload& w, const std::string& prefix);
+std::string CommGroupJson(const Layout& layout);
+
+}  // namespace orrery::gen

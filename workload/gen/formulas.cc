@@ -1,0 +1,48 @@
+#include "workload/gen/formulas.h"
+
+namespace orrery::gen {
+
+std::string FlopsText(Flops f) {
+  std::string s;
+  do {
+    s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(f % 10)));
+    f /= 10;
+  } while (f != 0);
+  return s;
+}
+
+Flops KorthikantiFlops(const ModelDesc& m, uint64_t batch, Recompute r) {
+  const Flops B = batch, s = m.seq_len, l = m.layers, h = m.hidden, V = m.vocab;
+  const Flops gemm = B * s * l * h * h, attn = B * s * s * l * h, logit = 6 * B * s * h * V;
+  switch (r) {
+    case Recompute::kNone: return 72 * gemm + 12 * attn + logit;
+    case Recompute::kSelective: return 72 * gemm + 16 * attn + logit;
+    case Recompute::kFull: return 96 * gemm + 16 * attn + logit;
+  }
+  return 0;
+}
+
+uint64_t ActivationBytesPerLayer(const ModelDesc& m, uint64_t b, uint64_t t, bool sp, Recompute r) {
+  const uint64_t s = m.seq_len, h = m.hidden, a = m.heads;
+  const uint64_t sbh = s * b * h;
+  const uint64_t attn = 5 * a * s * s * b / t;  // sbh·5as/(ht)
+  if (r == Recompute::kFull) return 2 * sbh;
+  const uint64_t linear = sp ? 34 * sbh / t : 10 * sbh + 24 * sbh / t;
+  return r == Recompute::kSelective ? linear : linear + attn;
+}
+
+uint64_t ModelStateBytes(uint64_t psi, int zero_stage, uint64_t d) {
+  auto ceil_div = [](uint64_t x, uint64_t y) { return (x + y - 1) / y; };
+  switch (zero_stage) {
+    case 0: return 16 * psi;
+    case 1: return 4 * psi + ceil_div(12 * psi, d);
+    case 2: return 2 * psi + ceil_div(14 * psi, d);
+    default: return ceil_div(16 * psi, d);
+  }
+}
+
+double BubbleFraction(int64_t p, int64_t m) {
+  return static_cast<double>(p - 1) / static_cast<double>(m + p - 1);
+}
+
+}  // namespace orrery::gen

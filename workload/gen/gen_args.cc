@@ -1,0 +1,173 @@
+#include "workload/gen/gen_args.h"
+
+#include <algorithm>
+#include <array>
+#include <set>
+
+#include "core/parse.h"
+#include "workload/gen/errors.h"
+#include "extern/json_util.h"
+
+namespace orrery::gen {
+namespace {
+
+const std::vector<std::string>& ValueFlags() {
+  static const std::vector<std::string> f = {"model", "tp", "cp", "ep", "dp", "pp", "npus", "microbatches",
+                                             "microbatch-size", "global-batch", "schedule", "recompute", "zero",
+                                             "order", "bucket-mb", "out", "hbm-gb"};
+  return f;
+}
+const std::vector<std::string>& BoolFlags() {
+  static const std::vector<std::string> f = {"sp", "summary", "list-models", "help", "allow-over-capacity"};
+  return f;
+}
+
+Result<std::array<Axis, kNumAxes>> ParseOrder(const std::string& text) {
+  std::array<Axis, kNumAxes> order{};
+  std::set<std::string> seen;
+  size_t pos = 0;
+  int n = 0;
+  const std::vector<std::string> names = {"tp", "cp", "ep", "dp", "pp"};
+  auto bad = [&](const std::string& why) {
+    return GenValueError(Where{"", 0, "--order"}, text, why, "a permutation of tp-cp-ep-dp-pp, innermost first");
+  };
+  while (pos <= text.size()) {
+    size_t dash = text.find('-', pos);
+    if (dash == std::string::npos) dash = text.size();
+    const std::string a = text.substr(pos, dash - pos);
+    int idx = -1;
+    for (int i = 0; i < kNumAxes; ++i) {
+      if (names[i] == a) idx = i;
+    }
+    if (idx < 0) return bad("unknown axis '" + a + "'");
+    if (!seen.insert(a).second) return bad("axis '" + a + "' twice");
+    if (n >= kNumAxes) return bad("too many axes");
+    order[n++] = static_cast<Axis>(idx);
+    pos = dash + 1;
+  }
+  if (n != kNumAxes) return bad("every axis must appear once");
+  return order;
+}
+
+}  // namespace
+
+std::string GenUsage() {
+  return "usage: orrery gen --model=NAME|FILE.yml [--tp=N --pp=N --dp=N --npus=N]\n"
+         "         [--microbatches=M --microbatch-size=B | --global-batch=G] [--schedule=1f1b|gpipe|interleaved:V]\n"
+         "         [--sp] [--recompute=none|selective|full] [--zero=0..3] [--order=tp-cp-ep-dp-pp]\n"
+         "         [--bucket-mb=25] [--hbm-gb=80] [--allow-over-capacity] [--out=PREFIX] [--summary]\n"
+         "       orrery gen --list-models\n";
+}
+
+Result<GenOptions> ParseGenArgs(const std::vector<std::string>& args) {
+  GenOptions o;
+  bool have_mb = false;
+  std::vector<std::string> all = ValueFlags();
+  all.insert(all.end(), BoolFlags().begin(), BoolFlags().end());
+  for (const std::string& arg : args) {
+    if (arg.rfind("--", 0) != 0) {
+      return Status::Invalid("gen: unexpected argument '" + arg + "'; flags have the form --key=value\n" + GenUsage());
+    }
+    const size_t eq = arg.find('=');
+    const std::string key = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    const bool has_value = eq != std::string::npos;
+    const std::string value = has_value ? arg.substr(eq + 1) : "";
+    const Where where{"", 0, "--" + key};
+    const bool is_value = std::find(ValueFlags().begin(), ValueFlags().end(), key) != ValueFlags().end();
+    const bool is_bool = std::find(BoolFlags().begin(), BoolFlags().end(), key) != BoolFlags().end();
+    if (!is_value && !is_bool) {
+      const std::string close = ClosestMatch(key, all);
+      return Status::Invalid("gen: unknown flag --" + key + (close.empty() ? "" : " (did you mean --" + close + "?)") +
+                             "; valid flags: --" + JoinStrings(all, ", --"));
+    }
+    if (is_bool) {
+      if (has_value) return GenValueError(where, value, "this flag takes no value", "--" + key + " alone");
+      if (key == "sp") o.strategy.sp = true;
+      if (key == "summary") o.summary = true;
+      if (key == "list-models") o.list_models = true;
+      if (key == "help") o.help = true;
+      if (key == "allow-over-capacity") o.allow_over_capacity = true;
+      continue;
+    }
+    if (!has_value || value.empty()) return GenValueError(where, value, "missing value", "--" + key + "=VALUE");
+    Strategy& s = o.strategy;
+    const int64_t kMaxAxis = 1 << 24;
+    if (key == "model") {
+      o.model = value;
+    } else if (key == "out") {
+      o.out = value;
+    } else if (key == "tp") {
+      ORRERY_GEN_ASSIGN_OR_RETURN(s.tp, ParseInt(value, where, 1, kMaxAxis));
+    } else if (key == "cp") {
+      ORRERY_GEN_ASSIGN_OR_RETURN(s.cp, ParseInt(value, where, 1, kMaxAxis));
+    } else if (key == "ep") {
+      ORRERY_GEN_ASSIGN_OR_RETURN(s.ep, ParseInt(value, where, 1, kMaxAxis));
+    } else if (key == "dp") {
+      ORRERY_GEN_ASSIGN_OR_RETURN(s.dp, ParseInt(value, where, 1, kMaxAxis));
+    } else if (key == "pp") {
+      ORRERY_GEN_ASSIGN_OR_RETURN(s.pp, ParseInt(value, where, 1, kMaxAxis));
+    } else if (key == "npus") {
+      ORRERY_GEN_ASSIGN_OR_RETURN(s.npus, ParseInt(value, where, 1, kMaxAxis));
+    } else if (key == "microbatches") {
+      ORRERY_GEN_ASSIGN_OR_RETURN(s.microbatches, ParseInt(value, where, 1, 1 << 20));
+      have_mb = true;
+    } else if (key == "microbatch-size") {
+      ORRERY_GEN_ASSIGN_OR_RETURN(s.microbatch_size, ParseInt(value, where, 1, 1 << 20));
+    } else if (key == "global-batch") {
+      ORRERY_GEN_ASSIGN_OR_RETURN(s.global_batch, ParseInt(value, where, 1, int64_t{1} << 30));
+    } else if (key == "zero") {
+      int64_t z;
+      ORRERY_GEN_ASSIGN_OR_RETURN(z, ParseInt(value, where, 0, 3));
+      s.zero = static_cast<int>(z);
+    } else if (key == "bucket-mb") {
+      double mb;
+      ORRERY_GEN_ASSIGN_OR_RETURN(mb, ParseDouble(value, where, DoubleRange{0, 1e6, true}));
+      s.bucket_bytes = static_cast<uint64_t>(mb * (1 << 20));
+      if (s.bucket_bytes == 0) s.bucket_bytes = 1;
+    } else if (key == "hbm-gb") {
+      double gb;
+      ORRERY_GEN_ASSIGN_OR_RETURN(gb, ParseDouble(value, where, DoubleRange{0, 1e9, true}));
+      o.hbm_bytes = static_cast<uint64_t>(gb * 1e9);
+    } else if (key == "schedule") {
+      if (value == "1f1b") {
+        s.schedule = Schedule::k1F1B;
+      } else if (value == "gpipe") {
+        s.schedule = Schedule::kGpipe;
+      } else if (value.rfind("interleaved:", 0) == 0) {
+        s.schedule = Schedule::kInterleaved;
+        ORRERY_GEN_ASSIGN_OR_RETURN(s.chunks, ParseInt(value.substr(12), where, 2, 1 << 10));
+      } else {
+        const std::string close = ClosestMatch(value, {"1f1b", "gpipe"});
+        return GenValueError(where, value, close.empty() ? "unknown schedule" : "unknown schedule (did you mean '" + close + "'?)",
+                          "1f1b, gpipe or interleaved:V (V chunks per rank)");
+      }
+    } else if (key == "recompute") {
+      if (value == "none") {
+        s.recompute = Recompute::kNone;
+      } else if (value == "selective") {
+        s.recompute = Recompute::kSelective;
+      } else if (value == "full") {
+        s.recompute = Recompute::kFull;
+      } else {
+        return GenValueError(where, value, "unknown recomputation mode", "none, selective or full");
+      }
+    } else if (key == "order") {
+      ORRERY_GEN_ASSIGN_OR_RETURN(s.order, ParseOrder(value));
+    }
+  }
+  if (o.strategy.global_batch != 0 && !have_mb) {
+    const int64_t per = o.strategy.microbatch_size * o.strategy.dp;
+    if (o.strategy.global_batch % per != 0) {
+      return GenValueError(Where{"", 0, "--global-batch"}, std::to_string(o.strategy.global_batch),
+                        "not divisible by microbatch-size·dp = " + std::to_string(per),
+                        "a multiple of microbatch-size·dp");
+    }
+    o.strategy.microbatches = o.strategy.global_batch / per;
+  }
+  if (!o.list_models && !o.help && o.model.empty()) {
+    return Status::Invalid("gen: --model is required (a preset, see --list-models, or a YAML file)\n" + GenUsage());
+  }
+  return o;
+}
+
+}  // namespace orrery::gen

@@ -71,16 +71,30 @@ CLI::App* Commands::AddLeaf(CLI::App* parent, const std::string& name, const std
   return leaf;
 }
 
+CLI::App* Commands::AddPassThrough(CLI::App* parent, const std::string& name, const std::string& help,
+                                   std::function<int(const std::vector<std::string>&)> action) {
+  CLI::App* leaf = parent->add_subcommand(name, help);
+  leaf->prefix_command();
+  leaf->set_help_flag();
+  pass_through_.push_back(leaf);
+  leaves_.emplace_back(leaf, [leaf, action = std::move(action)] { return action(leaf->remaining()); });
+  return leaf;
+}
+
 void Commands::Finish() {
   for (CLI::App* g : groups_) AddVerbose(g, verbose_);
-  for (auto& [leaf, action] : leaves_) AddVerbose(leaf, verbose_);
+  for (auto& [leaf, action] : leaves_) {
+    if (std::find(pass_through_.begin(), pass_through_.end(), leaf) == pass_through_.end()) AddVerbose(leaf, verbose_);
+  }
 }
 
 Status Commands::LeftoverError(const CLI::App* app) const {
   const std::vector<std::string> rest = app->remaining();
   const std::string me = FullName(app);
   const bool is_group = std::find(groups_.begin(), groups_.end(), app) != groups_.end();
-  if (rest.empty()) return Status::Ok();
+  if (rest.empty() || std::find(pass_through_.begin(), pass_through_.end(), app) != pass_through_.end()) {
+    return Status::Ok();
+  }
   const std::string& arg = rest.front();
   if (arg.size() > 1 && arg[0] == '-') {
     const std::string name = FlagName(arg);

@@ -28,6 +28,10 @@ class Commands {
   CLI::App* AddGroup(CLI::App* parent, const std::string& name, const std::string& help);
   // A command that runs: its flags are added to the returned app by the caller.
   CLI::App* AddLeaf(CLI::App* parent, const std::string& name, const std::string& help, Action action);
+  // A command that parses its own arguments (`gen`): everything after its name
+  // reaches `action` unparsed, --help included.
+  CLI::App* AddPassThrough(CLI::App* parent, const std::string& name, const std::string& help,
+                           std::function<int(const std::vector<std::string>&)> action);
   // After every command was added: gives each the common flags (-v), listed last in --help.
   void Finish();
   // After root->parse(): the named command's action, or the usage error.
@@ -39,6 +43,7 @@ class Commands {
   std::string* verbose_;
   std::vector<std::pair<CLI::App*, Action>> leaves_;
   std::vector<CLI::App*> groups_;
+  std::vector<CLI::App*> pass_through_;
 };
 
 // "orrery trace gen-dp"

@@ -17,7 +17,7 @@ namespace {
 using AddCommand = void (*)(orrery::cli::Commands*, CLI::App*);
 constexpr AddCommand kCommands[] = {
     orrery::cli::AddRunCommand,     orrery::cli::AddTraceCommands, orrery::cli::AddTopologyCommands,
-    orrery::cli::AddPluginsCommands, orrery::cli::AddPeerCommand,
+    orrery::cli::AddPluginsCommands, orrery::cli::AddPeerCommand,   orrery::cli::AddGenCommand,
 };
 
 }  // namespace

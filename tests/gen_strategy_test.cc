@@ -144,7 +144,9 @@ TEST(GenStrategy, TensorParallelAllReducesPerLayer) {
   EXPECT_EQ(ar.first, 4u * 2 * 3);
   EXPECT_EQ(ar.second, ar.first * 20971520u);
   for (const GenNode& n : w->classes[0].nodes()) {
-    if (n.kind == GenKind::kColl) EXPECT_EQ(n.bytes, 20971520u);
+    if (n.kind == GenKind::kColl) {
+      EXPECT_EQ(n.bytes, 20971520u);
+    }
   }
   // With SP, the pairs become all-gather + reduce-scatter of the same tensor.
   s.sp = true;

@@ -1,9 +1,7 @@
 #include "apps/gen_command.h"
 
 #include <cstdio>
-#include <iostream>
 
-#include "apps/commands.h"
 #include "workload/gen/gen_args.h"
 #include "workload/gen/model.h"
 #include "workload/gen/strategy.h"
@@ -52,12 +50,3 @@ int RunGenCommand(const std::vector<std::string>& args, std::ostream& out, std::
 }
 
 }  // namespace orrery
-
-namespace orrery::cli {
-
-void AddGenCommand(Commands* commands, CLI::App* root) {
-  commands->AddPassThrough(root, "gen", "generate per-rank workloads from a model and a parallelism strategy",
-                           [](const std::vector<std::string>& args) { return RunGenCommand(args, std::cout, std::cerr); });
-}
-
-}  // namespace orrery::cli

@@ -3,10 +3,12 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <limits>
 #include <memory>
 
 #include "apps/commands.h"
+#include "apps/gen_command.h"
 #include "apps/trace_tools.h"
 #include "extern/astra_config.h"
 #include "extern/et_io.h"
@@ -284,6 +286,11 @@ void AddPeerCommand(Commands* commands, CLI::App* root) {
       ->type_name("ADDR")->capture_default_str();
   peer->add_option("--connections", *connections, "serve this many runs, then exit (0: forever)")
       ->type_name("N")->capture_default_str();
+}
+
+void AddGenCommand(Commands* commands, CLI::App* root) {
+  commands->AddPassThrough(root, "gen", "generate per-rank workloads from a model and a parallelism strategy",
+                           [](const std::vector<std::string>& args) { return RunGenCommand(args, std::cout, std::cerr); });
 }
 
 }  // namespace orrery::cli

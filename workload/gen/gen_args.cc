@@ -5,7 +5,7 @@
 #include <set>
 
 #include "core/parse.h"
-#include "workload/gen/errors.h"
+#include "core/parse.h"
 #include "extern/json_util.h"
 
 namespace orrery::gen {
@@ -29,7 +29,7 @@ Result<std::array<Axis, kNumAxes>> ParseOrder(const std::string& text) {
   int n = 0;
   const std::vector<std::string> names = {"tp", "cp", "ep", "dp", "pp"};
   auto bad = [&](const std::string& why) {
-    return GenValueError(Where{"", 0, "--order"}, text, why, "a permutation of tp-cp-ep-dp-pp, innermost first");
+    return ValueError(Where{"", 0, "--order"}, text, why, "a permutation of tp-cp-ep-dp-pp, innermost first");
   };
   while (pos <= text.size()) {
     size_t dash = text.find('-', pos);
@@ -81,7 +81,7 @@ Result<GenOptions> ParseGenArgs(const std::vector<std::string>& args) {
                              "; valid flags: --" + JoinStrings(all, ", --"));
     }
     if (is_bool) {
-      if (has_value) return GenValueError(where, value, "this flag takes no value", "--" + key + " alone");
+      if (has_value) return ValueError(where, value, "this flag takes no value", "--" + key + " alone");
       if (key == "sp") o.strategy.sp = true;
       if (key == "summary") o.summary = true;
       if (key == "list-models") o.list_models = true;
@@ -89,7 +89,7 @@ Result<GenOptions> ParseGenArgs(const std::vector<std::string>& args) {
       if (key == "allow-over-capacity") o.allow_over_capacity = true;
       continue;
     }
-    if (!has_value || value.empty()) return GenValueError(where, value, "missing value", "--" + key + "=VALUE");
+    if (!has_value || value.empty()) return ValueError(where, value, "missing value", "--" + key + "=VALUE");
     Strategy& s = o.strategy;
     const int64_t kMaxAxis = 1 << 24;
     if (key == "model") {
@@ -97,36 +97,36 @@ Result<GenOptions> ParseGenArgs(const std::vector<std::string>& args) {
     } else if (key == "out") {
       o.out = value;
     } else if (key == "tp") {
-      ORRERY_GEN_ASSIGN_OR_RETURN(s.tp, ParseInt(value, where, 1, kMaxAxis));
+      ORRERY_PARSE_OR_RETURN(s.tp, ParseInt(value, where, 1, kMaxAxis));
     } else if (key == "cp") {
-      ORRERY_GEN_ASSIGN_OR_RETURN(s.cp, ParseInt(value, where, 1, kMaxAxis));
+      ORRERY_PARSE_OR_RETURN(s.cp, ParseInt(value, where, 1, kMaxAxis));
     } else if (key == "ep") {
-      ORRERY_GEN_ASSIGN_OR_RETURN(s.ep, ParseInt(value, where, 1, kMaxAxis));
+      ORRERY_PARSE_OR_RETURN(s.ep, ParseInt(value, where, 1, kMaxAxis));
     } else if (key == "dp") {
-      ORRERY_GEN_ASSIGN_OR_RETURN(s.dp, ParseInt(value, where, 1, kMaxAxis));
+      ORRERY_PARSE_OR_RETURN(s.dp, ParseInt(value, where, 1, kMaxAxis));
     } else if (key == "pp") {
-      ORRERY_GEN_ASSIGN_OR_RETURN(s.pp, ParseInt(value, where, 1, kMaxAxis));
+      ORRERY_PARSE_OR_RETURN(s.pp, ParseInt(value, where, 1, kMaxAxis));
     } else if (key == "npus") {
-      ORRERY_GEN_ASSIGN_OR_RETURN(s.npus, ParseInt(value, where, 1, kMaxAxis));
+      ORRERY_PARSE_OR_RETURN(s.npus, ParseInt(value, where, 1, kMaxAxis));
     } else if (key == "microbatches") {
-      ORRERY_GEN_ASSIGN_OR_RETURN(s.microbatches, ParseInt(value, where, 1, 1 << 20));
+      ORRERY_PARSE_OR_RETURN(s.microbatches, ParseInt(value, where, 1, 1 << 20));
       have_mb = true;
     } else if (key == "microbatch-size") {
-      ORRERY_GEN_ASSIGN_OR_RETURN(s.microbatch_size, ParseInt(value, where, 1, 1 << 20));
+      ORRERY_PARSE_OR_RETURN(s.microbatch_size, ParseInt(value, where, 1, 1 << 20));
     } else if (key == "global-batch") {
-      ORRERY_GEN_ASSIGN_OR_RETURN(s.global_batch, ParseInt(value, where, 1, int64_t{1} << 30));
+      ORRERY_PARSE_OR_RETURN(s.global_batch, ParseInt(value, where, 1, int64_t{1} << 30));
     } else if (key == "zero") {
       int64_t z;
-      ORRERY_GEN_ASSIGN_OR_RETURN(z, ParseInt(value, where, 0, 3));
+      ORRERY_PARSE_OR_RETURN(z, ParseInt(value, where, 0, 3));
       s.zero = static_cast<int>(z);
     } else if (key == "bucket-mb") {
       double mb;
-      ORRERY_GEN_ASSIGN_OR_RETURN(mb, ParseDouble(value, where, DoubleRange{0, 1e6, true}));
+      ORRERY_PARSE_OR_RETURN(mb, ParseDouble(value, where, DoubleRange{0, 1e6, true}));
       s.bucket_bytes = static_cast<uint64_t>(mb * (1 << 20));
       if (s.bucket_bytes == 0) s.bucket_bytes = 1;
     } else if (key == "hbm-gb") {
       double gb;
-      ORRERY_GEN_ASSIGN_OR_RETURN(gb, ParseDouble(value, where, DoubleRange{0, 1e9, true}));
+      ORRERY_PARSE_OR_RETURN(gb, ParseDouble(value, where, DoubleRange{0, 1e9, true}));
       o.hbm_bytes = static_cast<uint64_t>(gb * 1e9);
     } else if (key == "schedule") {
       if (value == "1f1b") {
@@ -135,10 +135,10 @@ Result<GenOptions> ParseGenArgs(const std::vector<std::string>& args) {
         s.schedule = Schedule::kGpipe;
       } else if (value.rfind("interleaved:", 0) == 0) {
         s.schedule = Schedule::kInterleaved;
-        ORRERY_GEN_ASSIGN_OR_RETURN(s.chunks, ParseInt(value.substr(12), where, 2, 1 << 10));
+        ORRERY_PARSE_OR_RETURN(s.chunks, ParseInt(value.substr(12), where, 2, 1 << 10));
       } else {
         const std::string close = ClosestMatch(value, {"1f1b", "gpipe"});
-        return GenValueError(where, value, close.empty() ? "unknown schedule" : "unknown schedule (did you mean '" + close + "'?)",
+        return ValueError(where, value, close.empty() ? "unknown schedule" : "unknown schedule (did you mean '" + close + "'?)",
                           "1f1b, gpipe or interleaved:V (V chunks per rank)");
       }
     } else if (key == "recompute") {
@@ -149,16 +149,16 @@ Result<GenOptions> ParseGenArgs(const std::vector<std::string>& args) {
       } else if (value == "full") {
         s.recompute = Recompute::kFull;
       } else {
-        return GenValueError(where, value, "unknown recomputation mode", "none, selective or full");
+        return ValueError(where, value, "unknown recomputation mode", "none, selective or full");
       }
     } else if (key == "order") {
-      ORRERY_GEN_ASSIGN_OR_RETURN(s.order, ParseOrder(value));
+      ORRERY_PARSE_OR_RETURN(s.order, ParseOrder(value));
     }
   }
   if (o.strategy.global_batch != 0 && !have_mb) {
     const int64_t per = o.strategy.microbatch_size * o.strategy.dp;
     if (o.strategy.global_batch % per != 0) {
-      return GenValueError(Where{"", 0, "--global-batch"}, std::to_string(o.strategy.global_batch),
+      return ValueError(Where{"", 0, "--global-batch"}, std::to_string(o.strategy.global_batch),
                         "not divisible by microbatch-size·dp = " + std::to_string(per),
                         "a multiple of microbatch-size·dp");
     }

@@ -6,7 +6,7 @@
 #include <map>
 
 #include "core/parse.h"
-#include "workload/gen/errors.h"
+#include "core/parse.h"
 #include "extern/json_util.h"
 
 namespace orrery::gen {
@@ -160,15 +160,15 @@ Result<ModelDesc> ReadModelYaml(const std::string& path) {
     const std::string key = it->first.as<std::string>();
     const Where where{path, it->first.Mark().line + 1, key};
     const YAML::Node v = it->second;
-    if (!v.IsScalar()) return GenValueError(where, "(not a scalar)", "wrong type", "a single value");
+    if (!v.IsScalar()) return ValueError(where, "(not a scalar)", "wrong type", "a single value");
     const std::string text = v.Scalar();
     if (key == "name") {
       m.name = text;
     } else if (auto i = ints.find(key); i != ints.end()) {
-      ORRERY_GEN_ASSIGN_OR_RETURN(*i->second.field, ParseInt(text, where, i->second.min, kMax));
+      ORRERY_PARSE_OR_RETURN(*i->second.field, ParseInt(text, where, i->second.min, kMax));
       if (i->second.set) *i->second.set = true;
     } else if (auto b = bools.find(key); b != bools.end()) {
-      if (text != "true" && text != "false") return GenValueError(where, text, "not a boolean", "true or false");
+      if (text != "true" && text != "false") return ValueError(where, text, "not a boolean", "true or false");
       *b->second = text == "true";
     } else {
       return Status::Invalid(where.Describe() + ": " + UnknownKeyMessage(key, valid));
@@ -181,7 +181,7 @@ Result<ModelDesc> ReadModelYaml(const std::string& path) {
   if (!ffn_set) m.ffn = 4 * m.hidden;
   if (!head_dim_set) {
     if (m.hidden % m.heads != 0) {
-      return GenValueError(Where{path, 0, "heads"}, std::to_string(m.heads),
+      return ValueError(Where{path, 0, "heads"}, std::to_string(m.heads),
                         "does not divide hidden = " + std::to_string(m.hidden),
                         "a divisor of hidden, or an explicit head_dim");
     }

@@ -43,12 +43,7 @@ TEST(EngineRobustness, CollectiveOnAGroupTheRankIsNotInIsAnError) {
     SetAttr(&n, "pg_name", std::string("tp"));
     return std::vector<ChakraProtoMsg::Node>{n};  // ranks 2 and 3 are not in "tp"
   });
-  RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
-  c.comm_group_path = d.File("groups.json");
-  auto r = RunSimulation(c, DefaultBackends());
+  auto r = testing::RunInWithGroups(d);
   ASSERT_FALSE(r.ok());
   const std::string& m = r.status().message();
   EXPECT_TRUE(Has(m, "trace.2.et: node 7 (rank 2)")) << m;
@@ -74,12 +69,7 @@ TEST(EngineRobustness, NonMemberMessageAbbreviatesALargeGroup) {
     SetAttr(&n, "pg_name", std::string("big"));
     return std::vector<ChakraProtoMsg::Node>{n};
   });
-  RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
-  c.comm_group_path = d.File("groups.json");
-  auto r = RunSimulation(c, DefaultBackends());
+  auto r = testing::RunInWithGroups(d);
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(Has(r.status().message(), "rank 15 is not a member of it (members: 0, 1, 2, 3, 4, 5, 6, 7, ... (15 ranks))"))
       << r.status().message();

@@ -111,6 +111,15 @@ Result<RunReport> RunIn(const TempDir& dir, const std::string& backend) {
   return RunSimulation(c, DefaultBackends());
 }
 
+Result<RunReport> RunInWithGroups(const TempDir& dir) {
+  RunConfig c;
+  c.workload_prefix = dir.File("trace");
+  c.network_path = dir.File("network.yml");
+  c.system_path = dir.File("system.json");
+  c.comm_group_path = dir.File("groups.json");
+  return RunSimulation(c, DefaultBackends());
+}
+
 Tick MaxFinished(const RunReport& r) {
   Tick m = 0;
   for (const auto& n : r.per_npu) m = std::max(m, n.finished_ns);

@@ -48,6 +48,8 @@ void WriteP2PTraces(const TempDir& dir, int npus, const std::vector<P2PMsg>& msg
 
 // Runs a simulation over files in `dir`: trace prefix dir/trace.
 Result<RunReport> RunIn(const TempDir& dir, const std::string& backend = "analytical");
+// The same with the communicator groups of dir/groups.json.
+Result<RunReport> RunInWithGroups(const TempDir& dir);
 Tick MaxFinished(const RunReport& r);
 
 // Runs the orrery binary; returns exit code and fills stderr text.

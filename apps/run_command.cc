@@ -8,6 +8,7 @@
 #include "apps/commands.h"
 #include "apps/examples.h"
 #include "plugins/remote/remote_backend.h"
+#include "workload/gen/gen_source.h"
 #include "workload/simulation.h"
 
 namespace orrery::cli {
@@ -15,7 +16,7 @@ namespace orrery::cli {
 namespace {
 
 struct RunFlags {
-  std::string workload, system, network, remote_memory, memory, comm_group, example;
+  std::string workload, generate, system, network, remote_memory, memory, comm_group, example;
   std::string backend = "analytical";
   std::vector<std::string> plugins;
   std::string remote_endpoint, remote_model = "analytical", remote_timeout_ms = "10000";
@@ -120,7 +121,8 @@ int Run(const RunFlags& f) {
   } cleanup{&tmpdir};
   if (!f.example.empty()) {
     for (const char* input : {"--workload-configuration", "--system-configuration", "--network-configuration",
-                              "--remote-memory-configuration", "--memory-configuration", "--comm-group-configuration"}) {
+                              "--remote-memory-configuration", "--memory-configuration", "--comm-group-configuration",
+                              "--generate"}) {
       if (Given(f.app, input)) {
         return Fail(Status::Invalid("--example=" + f.example + " runs embedded inputs; it cannot be combined with " +
                                     input + " (give either the example or the input files)"));
@@ -131,9 +133,20 @@ int Run(const RunFlags& f) {
     tmpdir = tmpl;
     if (auto st = WriteExample(f.example, tmpdir.string(), &cfg); !st.ok()) return Fail(st);
   } else {
-    if (f.workload.empty() && f.system.empty() && f.network.empty()) {
-      return Fail(Status::Invalid("'orrery run' needs --workload-configuration, --system-configuration and "
-                                  "--network-configuration, or --example=default; 'orrery run --help' lists its flags"));
+    if (f.workload.empty() && f.generate.empty() && f.system.empty() && f.network.empty()) {
+      return Fail(Status::Invalid("'orrery run' needs --workload-configuration (or --generate), --system-configuration "
+                                  "and --network-configuration, or --example=default; 'orrery run --help' lists its flags"));
+    }
+    if (Given(f.app, "--generate")) {
+      for (const char* input : {"--workload-configuration", "--comm-group-configuration"}) {
+        if (Given(f.app, input)) {
+          return Fail(Status::Invalid("--generate builds the workload and its communicator groups in memory; it cannot "
+                                      "be combined with " + std::string(input)));
+        }
+      }
+      auto source = gen::GeneratedSource(f.generate);
+      if (!source.ok()) return Fail(source.status());
+      cfg.source = source.value();
     }
     cfg.workload_prefix = f.workload;
     cfg.system_path = f.system;
@@ -175,6 +188,10 @@ void AddRunCommand(Commands* commands, CLI::App* root) {
                     astra = "ASTRA-sim compatibility (accepted so ASTRA-sim command lines run unchanged)";
   run->add_option("--workload-configuration", f->workload, "Chakra traces PREFIX.<rank>.et, one per NPU")
       ->type_name("PREFIX")->group(in);
+  run->add_option("--generate", f->generate,
+                  "generate the workload in memory from 'orrery gen' flags instead of reading traces, "
+                  "e.g. \"--model=llama3-8b --tp=8 --dp=2\"")
+      ->type_name("\"GEN FLAGS\"")->group(in);
   run->add_option("--system-configuration", f->system, "ASTRA-sim system JSON")->type_name("F.json")->group(in);
   run->add_option("--network-configuration", f->network,
                   "ASTRA-sim network YAML, Orrery's network YAML, or a topology notation string")

@@ -23,6 +23,8 @@ class Status {
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
   int exit_code() const { return static_cast<int>(code_); }
+  // The same status with `context` before its message ("--generate=...: ").
+  Status Prefixed(const std::string& context) const { return ok() ? *this : Status(code_, context + message_); }
 
  private:
   Status(StatusCode c, std::string m) : code_(c), message_(std::move(m)) {}

@@ -127,16 +127,28 @@ Tick MaxFinished(const RunReport& r) {
 }
 
 int RunCli(const std::string& args, std::string* err, const std::string& env) {
-  char tmpl[] = "/tmp/orrery-cli-XXXXXX";
-  int fd = mkstemp(tmpl);
-  close(fd);
-  const std::string cmd = (env.empty() ? "" : env + " ") + std::string(ORRERY_BIN) + " " + args + " >/dev/null 2>" + tmpl;
+  return RunCliCapture(args, nullptr, err, env);
+}
+
+int RunCliCapture(const std::string& args, std::string* out, std::string* err, const std::string& env) {
+  auto temp = [] {
+    char tmpl[] = "/tmp/orrery-cli-XXXXXX";
+    close(mkstemp(tmpl));
+    return std::string(tmpl);
+  };
+  auto slurp = [](const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    unlink(path.c_str());
+    return ss.str();
+  };
+  const std::string err_path = temp(), out_path = out ? temp() : "/dev/null";
+  const std::string cmd =
+      (env.empty() ? "" : env + " ") + std::string(ORRERY_BIN) + " " + args + " >" + out_path + " 2>" + err_path;
   const int rc = std::system(cmd.c_str());
-  std::ifstream in(tmpl);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  *err = ss.str();
-  unlink(tmpl);
+  *err = slurp(err_path);
+  if (out) *out = slurp(out_path);
   return WEXITSTATUS(rc);
 }
 

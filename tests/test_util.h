@@ -54,5 +54,7 @@ Tick MaxFinished(const RunReport& r);
 
 // Runs the orrery binary; returns exit code and fills stderr text.
 int RunCli(const std::string& args, std::string* err, const std::string& env = "");
+// The same, keeping stdout in `out`.
+int RunCliCapture(const std::string& args, std::string* out, std::string* err, const std::string& env = "");
 
 }  // namespace orrery::testing

@@ -1,6 +1,5 @@
 #include "workload/simulation.h"
 
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cmath>
@@ -19,6 +18,7 @@
 #include "workload/collective_check.h"
 #include "workload/executor.h"
 #include "workload/run_budget.h"
+#include "workload/graph_source.h"
 #include "workload/symmetry.h"
 
 namespace orrery {
@@ -109,7 +109,15 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   }
   if (config.network_path.empty()) return Status::Invalid("--network-configuration is required (ASTRA-sim network YAML)");
   if (config.system_path.empty()) return Status::Invalid("--system-configuration is required (ASTRA-sim system JSON)");
-  if (config.workload_prefix.empty()) return Status::Invalid("--workload-configuration is required (trace prefix)");
+  if (config.source && !config.workload_prefix.empty()) {
+    return Status::Invalid("--workload-configuration = \"" + config.workload_prefix +
+                           "\": give either trace files or a generated workload (" + config.source->Describe() + "), not both");
+  }
+  if (!config.source && config.workload_prefix.empty()) {
+    return Status::Invalid("--workload-configuration is required (trace prefix)");
+  }
+  std::shared_ptr<const GraphSource> source = config.source;
+  if (!source) source = TraceFileSource(config.workload_prefix);
 
   // The network: a YAML file (ASTRA-sim's or Orrery's), or the compact notation.
   std::vector<Dim> dims;
@@ -181,28 +189,20 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   lo.num_dims = topology.num_dims();
   std::vector<NpuGraph> graphs;
   graphs.reserve(npus);
-  auto load_rank = [&](int r) -> Result<NpuGraph> {
-    const std::string path = config.workload_prefix + "." + std::to_string(r) + ".et";
-    auto g = LoadNpuGraph(path, r, lo);
-    if (!g.ok() && g.status().message().find("does not exist") != std::string::npos) {
-      return Status::Invalid(path + ": trace file for rank " + std::to_string(r) + " does not exist; the network (" +
-                             config.network_path + ") has " + std::to_string(npus) + " NPUs, so traces " +
-                             config.workload_prefix + ".0.et .. ." + std::to_string(npus - 1) + ".et are needed");
-    }
-    return g;
-  };
-  // Cheap checks before anything per NPU is built: every rank's trace exists
-  // (their sizes feed the memory estimate below).
-  uint64_t trace_bytes = 0, trace0_bytes = 0;
-  for (int r = 0; r < npus; ++r) {
-    struct stat st;
-    const std::string path = config.workload_prefix + "." + std::to_string(r) + ".et";
-    if (::stat(path.c_str(), &st) != 0) return load_rank(r).status();  // names the missing file
-    trace_bytes = SatAdd(trace_bytes, static_cast<uint64_t>(st.st_size));
-    if (r == 0) trace0_bytes = static_cast<uint64_t>(st.st_size);
+  // Communicator groups: from the JSON file, or defined by the source.
+  std::map<std::string, std::vector<int>> source_groups = source->CommGroups();
+  if (!config.comm_group_path.empty() && !source_groups.empty()) {
+    return Status::Invalid("--comm-group-configuration = \"" + config.comm_group_path + "\": " + source->Describe() +
+                           " defines its own communicator groups; give one or the other");
   }
+  const bool has_groups = !config.comm_group_path.empty() || !source_groups.empty();
+  auto load_rank = [&](int r) { return source->Load(r, lo); };
+  // Cheap checks before anything per NPU is built: the source has one graph
+  // per NPU (their sizes feed the memory estimate below).
+  uint64_t trace_bytes = 0, trace0_bytes = 0;
+  if (Status st = source->Check(npus, config.network_path, &trace0_bytes, &trace_bytes); !st.ok()) return st;
   // workload/symmetry.h: reads rank 0 (kept) and compares every rank's graph with it.
-  auto decision = DecideSymmetry(config, so, mem.kind, npus, load_rank, &graphs);
+  auto decision = DecideSymmetry(config, so, mem.kind, has_groups, npus, *source, load_rank, &graphs);
   if (!decision.ok()) return decision.status();
   const bool symmetric = decision->symmetric;
   const std::string symmetry_note = decision->note;
@@ -220,11 +220,12 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   if (!config.comm_group_path.empty()) {
     auto groups = ReadCommGroupJson(config.comm_group_path, npus);
     if (!groups.ok()) return groups.status();
-    for (const auto& [name, ranks] : groups.value()) {
-      auto g = engine.AddCommGroup(name, ranks);
-      if (!g.ok()) return g.status();
-      group_index[name] = g.value();
-    }
+    source_groups = std::move(groups.value());
+  }
+  for (const auto& [name, ranks] : source_groups) {
+    auto g = engine.AddCommGroup(name, ranks);
+    if (!g.ok()) return g.status();
+    group_index[name] = g.value();
   }
 
   // Traces: exactly one per NPU (rank 0 may already be read).
@@ -233,14 +234,6 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
     auto g = load_rank(r);
     if (!g.ok()) return g.status();
     graphs.push_back(std::move(g.value()));
-  }
-  {
-    const std::string extra = config.workload_prefix + "." + std::to_string(npus) + ".et";
-    if (FILE* f = std::fopen(extra.c_str(), "rb")) {
-      std::fclose(f);
-      return Status::Invalid(extra + ": there are more trace files than the network's " + std::to_string(npus) +
-                             " NPUs (" + config.network_path + "); refusing to simulate a subset");
-    }
   }
   if (Status st = CheckCollectiveAgreement(graphs, engine); !st.ok()) return st;
   // The memory backend: Orrery's memory YAML, or ASTRA-sim's remote-memory JSON.

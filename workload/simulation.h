@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,8 +14,13 @@
 
 namespace orrery {
 
+class GraphSource;
+
 struct RunConfig {
   std::string workload_prefix;      // PREFIX: reads PREFIX.<rank>.et
+  // Graphs from elsewhere (a generator in memory, workload/graph_source.h);
+  // when set, `workload_prefix` must be empty.
+  std::shared_ptr<const GraphSource> source;
   std::string system_path;          // ASTRA-sim system JSON
   std::string network_path;         // ASTRA-sim network YAML
   std::string memory_path;          // ASTRA-sim remote-memory JSON (optional)

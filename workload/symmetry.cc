@@ -9,13 +9,13 @@ namespace {
 
 // Why the configuration (not the traces) rules out one representative rank;
 // "" when it does not.
-std::string ConfigBlocker(const RunConfig& config, RemoteMemoryKind mem) {
+std::string ConfigBlocker(const RunConfig& config, RemoteMemoryKind mem, bool has_groups) {
   if (config.backend != "analytical") {
     return "backend " + config.backend + " is not symmetric (only analytical treats every rank alike; " +
            (config.backend == "congestion-aware" ? std::string("congestion-aware models contention between ranks)")
                                                  : std::string("the others may model contention between ranks)"));
   }
-  if (!config.comm_group_path.empty()) return "communicator groups are configured";
+  if (has_groups) return "communicator groups are configured";
   if (mem == RemoteMemoryKind::kPool || mem == RemoteMemoryKind::kPerNode || !config.memory_config_path.empty()) {
     return "remote memory is shared between ranks";
   }
@@ -131,14 +131,15 @@ std::string GraphDifference(const NpuGraph& a, const NpuGraph& b) {
 }
 
 Result<SymmetryDecision> DecideSymmetry(const RunConfig& config, const SystemOptions& so, RemoteMemoryKind mem,
-                                        int npus, const std::function<Result<NpuGraph>(int)>& load_rank,
+                                        bool has_groups, int npus, const GraphSource& source,
+                                        const std::function<Result<NpuGraph>(int)>& load_rank,
                                         std::vector<NpuGraph>* graphs) {
   SymmetryDecision d;
   if (config.symmetry == "off") {
     d.note = "turned off by --symmetry=off";
     return d;
   }
-  d.note = ConfigBlocker(config, mem);
+  d.note = ConfigBlocker(config, mem, has_groups);
   if (!d.note.empty()) return d;
   auto g0 = load_rank(0);
   if (!g0.ok()) return g0.status();
@@ -146,17 +147,12 @@ Result<SymmetryDecision> DecideSymmetry(const RunConfig& config, const SystemOpt
   const NpuGraph& first = graphs->front();
   d.note = GraphBlocker(first, so);
   if (!d.note.empty()) return d;
-  // Byte-identical files are equal graphs: comparing bytes is much cheaper
-  // than parsing, so only a rank whose file differs is parsed and compared
-  // as a graph (a hash, then a full comparison).
-  const auto path = [&](int r) { return config.workload_prefix + "." + std::to_string(r) + ".et"; };
-  const Result<std::string> bytes0 = ReadTextFile(path(0));
+  // Byte-identical inputs are equal graphs and the source can tell cheaply;
+  // only a rank whose input differs is built and compared as a graph (a
+  // hash, then a full comparison).
   const uint64_t h0 = GraphShapeHash(first);
   for (int r = 1; r < npus; ++r) {
-    if (bytes0.ok()) {
-      const Result<std::string> bytes = ReadTextFile(path(r));
-      if (bytes.ok() && bytes.value() == bytes0.value()) continue;
-    }
+    if (source.SameInputAsRank0(r)) continue;
     auto g = load_rank(r);
     if (!g.ok()) return g.status();
     // Equal hashes: a full comparison still guards against a collision.

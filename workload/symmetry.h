@@ -13,6 +13,7 @@
 #include "core/status.h"
 #include "extern/astra_config.h"
 #include "system/options.h"
+#include "workload/graph_source.h"
 #include "workload/graph.h"
 #include "workload/simulation.h"
 
@@ -25,11 +26,13 @@ struct SymmetryDecision {
   std::string note;
 };
 
-// Decides whether the run may simulate rank 0 alone. `load_rank` reads one
-// rank's graph. Graphs read along the way are appended to `graphs`: rank 0's
-// only (the others are compared and dropped; a full run reads them again).
+// Decides whether the run may simulate rank 0 alone. `has_groups`: the run
+// configures communicator groups. `load_rank` reads one rank's graph from
+// `source`. Graphs read along the way are appended to `graphs`: rank 0's only
+// (the others are compared and dropped; a full run reads them again).
 Result<SymmetryDecision> DecideSymmetry(const RunConfig& config, const SystemOptions& so, RemoteMemoryKind mem,
-                                        int npus, const std::function<Result<NpuGraph>(int)>& load_rank,
+                                        bool has_groups, int npus, const GraphSource& source,
+                                        const std::function<Result<NpuGraph>(int)>& load_rank,
                                         std::vector<NpuGraph>* graphs);
 
 // A hash of the graph's structure (node ids and names left out): equal graphs

@@ -1,0 +1,89 @@
+#include "workload/gen/gen_source.h"
+
+#include <sstream>
+
+#include "core/tick.h"
+#include "workload/gen/gen_args.h"
+#include "workload/gen/model.h"
+#include "workload/gen/summary.h"
+
+namespace orrery::gen {
+
+namespace {
+
+// Bytes of trace input a generated node stands for in the run's memory
+// estimate (workload/run_budget.h counts graph memory per trace byte).
+constexpr uint64_t kInputBytesPerNode = 64;
+
+class Generated : public GraphSource {
+ public:
+  Generated(Workload w, std::string description) : w_(std::move(w)), description_(std::move(description)) {}
+
+  std::string Describe() const override { return description_; }
+
+  Status Check(int npus, const std::string& network, uint64_t* rank0_bytes, uint64_t* total_bytes) const override {
+    if (w_.layout.npus() != npus) {
+      return Status::Invalid(description_ + ": the strategy places " + std::to_string(w_.layout.npus()) +
+                             " ranks (" + w_.layout.OrderText() + ") but the network (" + network + ") has " +
+                             std::to_string(npus) + " NPUs; they must be equal");
+    }
+    *rank0_bytes = w_.classes[w_.class_of_rank[0]].nodes().size() * kInputBytesPerNode;
+    *total_bytes = 0;
+    for (int r = 0; r < npus; ++r) {
+      *total_bytes = SatAdd(*total_bytes, w_.classes[w_.class_of_rank[r]].nodes().size() * kInputBytesPerNode);
+    }
+    return Status::Ok();
+  }
+
+  Result<NpuGraph> Load(int rank, const GraphLoadOptions& options) const override {
+    static const std::map<std::string, int> kNoGroups;
+    return ToNpuGraph(w_, rank, options.groups ? *options.groups : kNoGroups);
+  }
+
+  bool SameInputAsRank0(int rank) const override { return w_.class_of_rank[rank] == w_.class_of_rank[0]; }
+
+  std::map<std::string, std::vector<int>> CommGroups() const override { return w_.layout.AllGroups(); }
+
+ private:
+  Workload w_;
+  std::string description_;
+};
+
+}  // namespace
+
+std::shared_ptr<const GraphSource> WorkloadSource(Workload workload, std::string description) {
+  return std::make_shared<Generated>(std::move(workload), std::move(description));
+}
+
+Result<std::shared_ptr<const GraphSource>> GeneratedSource(const std::string& arguments) {
+  const std::string what = "--generate=\"" + arguments + "\"";
+  std::vector<std::string> args;
+  std::istringstream in(arguments);
+  for (std::string a; in >> a;) args.push_back(a);
+  if (args.empty()) return Status::Invalid(what + ": empty; give orrery gen's flags, e.g. --generate=\"--model=gpt3-175b --tp=8 --pp=8 --dp=16\"");
+  for (const std::string& a : args) {
+    for (const char* output : {"--out", "--summary", "--list-models", "--help"}) {
+      const std::string o = output;
+      if (a == o || a.rfind(o + "=", 0) == 0) {
+        return Status::Invalid(what + ": " + o + " is an output of 'orrery gen'; --generate simulates the workload "
+                               "in memory (run 'orrery gen " + o + "' separately)");
+      }
+    }
+  }
+  auto opts = ParseGenArgs(args);
+  if (!opts.ok()) return opts.status().Prefixed(what + ": ");
+  const GenOptions& o = opts.value();
+  auto model = LoadModel(o.model);
+  if (!model.ok()) return model.status().Prefixed(what + ": ");
+  if (Status st = ValidateStrategy(model.value(), o.strategy); !st.ok()) return st.Prefixed(what + ": ");
+  if (!o.allow_over_capacity) {
+    if (Status st = CheckCapacity(model.value(), o.strategy, o.hbm_bytes); !st.ok()) {
+      return st.Prefixed(what + ": ");
+    }
+  }
+  auto w = GenerateDense(model.value(), o.strategy);
+  if (!w.ok()) return w.status().Prefixed(what + ": ");
+  return WorkloadSource(std::move(w.value()), "generated workload " + what);
+}
+
+}  // namespace orrery::gen

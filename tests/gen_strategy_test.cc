@@ -312,7 +312,7 @@ TEST(GenArgs, ParsesAndRejects) {
   EXPECT_NE(order.status().message().find("every axis must appear once"), std::string::npos);
   auto gb = ParseGenArgs({"--model=x", "--dp=4", "--global-batch=10"});
   ASSERT_FALSE(gb.ok());
-  EXPECT_NE(gb.status().message().find("--global-batch = 10: not divisible by microbatch-size·dp = 4"),
+  EXPECT_NE(gb.status().message().find("--global-batch = 10: not divisible by microbatch-size·dp·ep = 4"),
             std::string::npos)
       << gb.status().message();
   auto gb2 = ParseGenArgs({"--model=x", "--dp=4", "--microbatch-size=2", "--global-batch=16"});

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 
 #include "extern/et_io.h"
@@ -13,6 +14,14 @@ const char* AxisName(Axis a) {
   return kNames[static_cast<int>(a)];
 }
 
+std::string AxisSetName(AxisSet set) {
+  std::string s;
+  for (int a = 0; a < kNumAxes; ++a) {
+    if (set & (1u << a)) s += std::string(s.empty() ? "" : "+") + AxisName(static_cast<Axis>(a));
+  }
+  return s;
+}
+
 Layout::Layout(std::array<int64_t, kNumAxes> sizes, std::array<Axis, kNumAxes> order) : sizes_(sizes), order_(order) {
   int64_t stride = 1;
   for (Axis a : order_) {
@@ -21,10 +30,36 @@ Layout::Layout(std::array<int64_t, kNumAxes> sizes, std::array<Axis, kNumAxes> o
   }
   npus_ = stride;
   int64_t next = 1;
+  auto add = [&](AxisSet set) {
+    kinds_.push_back({set, next});
+    next += npus_ / GroupSize(set);
+  };
   for (int a = 0; a < kNumAxes; ++a) {
-    first_id_[a] = next;
-    if (sizes_[a] > 1) next += npus_ / sizes_[a];
+    if (sizes_[a] > 1) add(Axes(static_cast<Axis>(a)));
   }
+  for (AxisSet set : {kDenseDp, kExpertDp}) {
+    const AxisSet e = Effective(set);
+    if ((e & (e - 1)) == 0) continue;  // one axis or none: a single axis's groups
+    bool known = false;
+    for (const auto& k : kinds_) known = known || k.first == e;
+    if (!known) add(e);
+  }
+}
+
+AxisSet Layout::Effective(AxisSet set) const {
+  AxisSet e = 0;
+  for (int a = 0; a < kNumAxes; ++a) {
+    if ((set & (1u << a)) && sizes_[a] > 1) e |= static_cast<AxisSet>(1u << a);
+  }
+  return e;
+}
+
+int64_t Layout::GroupSize(AxisSet set) const {
+  int64_t n = 1;
+  for (int a = 0; a < kNumAxes; ++a) {
+    if (set & (1u << a)) n *= sizes_[a];
+  }
+  return n;
 }
 
 int64_t Layout::Coord(int64_t rank, Axis a) const {
@@ -37,34 +72,47 @@ int64_t Layout::With(int64_t rank, Axis a, int64_t coord_on_a) const {
   return rank + (coord_on_a - Coord(rank, a)) * strides_[i];
 }
 
-std::vector<int> Layout::GroupRanks(int64_t rank, Axis a) const {
-  std::vector<int> out;
-  for (int64_t c = 0; c < size(a); ++c) out.push_back(static_cast<int>(With(rank, a, c)));
+std::vector<int> Layout::GroupRanks(int64_t rank, AxisSet set) const {
+  // Every combination of coordinates on the set's axes, the innermost axis
+  // fastest: rank order.
+  std::vector<int> out{static_cast<int>(rank)};
+  for (Axis a : order_) {
+    if (!(set & Axes(a)) || size(a) <= 1) continue;
+    std::vector<int> next;
+    for (int64_t c = 0; c < size(a); ++c) {
+      for (int r : out) next.push_back(static_cast<int>(With(r, a, c)));
+    }
+    out = std::move(next);
+  }
+  std::sort(out.begin(), out.end());
   return out;
 }
 
-int64_t Layout::GroupIndex(int64_t rank, Axis a) const {
+int64_t Layout::GroupIndex(int64_t rank, AxisSet set) const {
   int64_t index = 0, radix = 1;
   for (Axis b : order_) {
-    if (b == a) continue;
+    if (set & Axes(b)) continue;
     index += Coord(rank, b) * radix;
     radix *= size(b);
   }
   return index;
 }
 
-std::string Layout::GroupName(int64_t rank, Axis a) const {
-  if (size(a) <= 1) return "";
-  return std::to_string(first_id_[static_cast<int>(a)] + GroupIndex(rank, a));
+std::string Layout::GroupName(int64_t rank, AxisSet set) const {
+  const AxisSet e = Effective(set);
+  for (const auto& [kind, first] : kinds_) {
+    if (kind == e) return std::to_string(first + GroupIndex(rank, e));
+  }
+  return "";
 }
 
 std::map<std::string, std::vector<int>> Layout::AllGroups() const {
   std::map<std::string, std::vector<int>> out;
-  for (int a = 0; a < kNumAxes; ++a) {
-    if (sizes_[a] <= 1) continue;
+  for (const auto& [kind, first] : kinds_) {
     for (int64_t r = 0; r < npus_; ++r) {
-      if (Coord(r, static_cast<Axis>(a)) != 0) continue;
-      out[GroupName(r, static_cast<Axis>(a))] = GroupRanks(r, static_cast<Axis>(a));
+      bool lowest = true;
+      for (int a = 0; a < kNumAxes; ++a) lowest = lowest && (!(kind & (1u << a)) || Coord(r, static_cast<Axis>(a)) == 0);
+      if (lowest) out[GroupName(r, kind)] = GroupRanks(r, kind);
     }
   }
   return out;
@@ -91,13 +139,13 @@ NodeRef GraphBuilder::Compute(std::string name, uint64_t num_ops, uint64_t tenso
   return Add(std::move(n), std::move(deps));
 }
 
-NodeRef GraphBuilder::Collective(std::string name, Coll type, uint64_t bytes, Axis group, std::vector<NodeRef> deps) {
+NodeRef GraphBuilder::Collective(std::string name, Coll type, uint64_t bytes, AxisSet group, std::vector<NodeRef> deps) {
   GenNode n;
   n.kind = GenKind::kColl;
   n.name = std::move(name);
   n.coll = type;
   n.bytes = bytes;
-  n.axis = group;
+  n.group = group;
   return Add(std::move(n), std::move(deps));
 }
 
@@ -136,8 +184,11 @@ NodeRef GraphBuilder::MemStore(std::string name, uint64_t bytes, std::vector<Nod
 
 namespace {
 
+// The peer's coordinate wraps around the axis (rings: the last rank's next is the first).
 int Peer(const Layout& l, int rank, const GenNode& n) {
-  return static_cast<int>(l.With(rank, n.axis, l.Coord(rank, n.axis) + n.peer_offset));
+  const int64_t size = l.size(n.axis);
+  const int64_t c = ((l.Coord(rank, n.axis) + n.peer_offset) % size + size) % size;
+  return static_cast<int>(l.With(rank, n.axis, c));
 }
 
 void Attr(ChakraProtoMsg::Node* node, const char* name, uint64_t v) {
@@ -164,7 +215,7 @@ ChakraProtoMsg::Node ToChakra(const Layout& l, int rank, uint32_t id, const GenN
       Attr(&n, "comm_size", g.bytes);
       auto* a = n.add_attr();
       a->set_name("pg_name");
-      a->set_string_val(l.GroupName(rank, g.axis));
+      a->set_string_val(l.GroupName(rank, g.group));
       break;
     }
     case GenKind::kSend:
@@ -237,9 +288,9 @@ Result<NpuGraph> ToNpuGraph(const Workload& w, int rank, const std::map<std::str
         n.kind = NodeKind::kColl;
         n.comm_type = static_cast<int>(s.coll);
         n.comm_size = s.bytes;
-        auto it = groups.find(w.layout.GroupName(rank, s.axis));
+        auto it = groups.find(w.layout.GroupName(rank, s.group));
         if (it == groups.end()) {
-          return Status::Invalid(g.path + ", node " + std::to_string(i) + ": group of axis " + AxisName(s.axis) +
+          return Status::Invalid(g.path + ", node " + std::to_string(i) + ": group of axes " + AxisSetName(s.group) +
                                  " is not configured");
         }
         n.group = it->second;

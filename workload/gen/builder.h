@@ -19,6 +19,16 @@ enum class Axis : int { kTp = 0, kCp = 1, kEp = 2, kDp = 3, kPp = 4 };
 inline constexpr int kNumAxes = 5;
 const char* AxisName(Axis a);
 
+// A set of axes (bit i: Axis i): a collective's group spans the ranks that
+// differ only on these axes. The data-parallel groups span several axes:
+// dense gradients reduce over cp·ep·dp, expert gradients over cp·dp
+// (Megatron-Core: EP and CP ranks see different tokens of the batch).
+using AxisSet = uint8_t;
+constexpr AxisSet Axes(Axis a) { return static_cast<AxisSet>(1u << static_cast<int>(a)); }
+constexpr AxisSet kDenseDp = Axes(Axis::kCp) | Axes(Axis::kEp) | Axes(Axis::kDp);
+constexpr AxisSet kExpertDp = Axes(Axis::kCp) | Axes(Axis::kDp);
+std::string AxisSetName(AxisSet set);  // "cp+ep+dp"
+
 // Chakra collective type numbers (CollectiveCommType).
 enum class Coll : int { kAllReduce = 0, kAllGather = 2, kAllToAll = 6, kReduceScatter = 7 };
 
@@ -33,21 +43,28 @@ class Layout {
   int64_t Coord(int64_t rank, Axis a) const;
   // The rank whose coordinate on `a` is `coord_on_a` and equal elsewhere.
   int64_t With(int64_t rank, Axis a, int64_t coord_on_a) const;
-  // The ranks of `rank`'s group along `a`, in coordinate order.
-  std::vector<int> GroupRanks(int64_t rank, Axis a) const;
-  // Group name (comm-group JSON key, the nodes' pg_name): ids 1, 2, ... over
-  // the axes with size > 1 in order tp, cp, ep, dp, pp, groups by lowest rank.
-  std::string GroupName(int64_t rank, Axis a) const;
+  // The axes of `set` whose size is above 1 (the others add no rank).
+  AxisSet Effective(AxisSet set) const;
+  int64_t GroupSize(AxisSet set) const;
+  // The ranks of `rank`'s group over `set`, in rank order.
+  std::vector<int> GroupRanks(int64_t rank, AxisSet set) const;
+  std::vector<int> GroupRanks(int64_t rank, Axis a) const { return GroupRanks(rank, Axes(a)); }
+  // Group name (comm-group JSON key, the nodes' pg_name): ids 1, 2, ... first
+  // over the single axes with size > 1 in order tp, cp, ep, dp, pp, then the
+  // data-parallel sets kDenseDp and kExpertDp when they span two or more axes;
+  // within a kind, groups by their other coordinates. "" for a group of one.
+  std::string GroupName(int64_t rank, AxisSet set) const;
+  std::string GroupName(int64_t rank, Axis a) const { return GroupName(rank, Axes(a)); }
   // Every group: name -> ranks.
   std::map<std::string, std::vector<int>> AllGroups() const;
   std::string OrderText() const;
 
  private:
-  int64_t GroupIndex(int64_t rank, Axis a) const;  // index among a's groups
+  int64_t GroupIndex(int64_t rank, AxisSet set) const;  // index among the set's groups
   std::array<int64_t, kNumAxes> sizes_{1, 1, 1, 1, 1};
   std::array<int64_t, kNumAxes> strides_{1, 1, 1, 1, 1};
   std::array<Axis, kNumAxes> order_{Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp, Axis::kPp};
-  std::array<int64_t, kNumAxes> first_id_{1, 1, 1, 1, 1};
+  std::vector<std::pair<AxisSet, int64_t>> kinds_;  // group kinds and their first id
   int64_t npus_ = 1;
 };
 
@@ -61,7 +78,8 @@ struct GenNode {
   uint64_t duration_micros = 0;
   Coll coll = Coll::kAllReduce;
   uint64_t bytes = 0;         // COLL / SEND / RECV
-  Axis axis = Axis::kTp;      // COLL: group axis; SEND/RECV: the axis the peer differs on
+  Axis axis = Axis::kTp;      // SEND/RECV: the axis the peer differs on
+  AxisSet group = 0;          // COLL: the axes its group spans
   int peer_offset = 0;        // SEND/RECV: peer coordinate = own + offset along `axis`
   uint64_t tag = 0;
   std::vector<uint32_t> deps;  // indices of earlier nodes
@@ -72,7 +90,10 @@ using NodeRef = uint32_t;
 class GraphBuilder {
  public:
   NodeRef Compute(std::string name, uint64_t num_ops, uint64_t tensor_bytes, std::vector<NodeRef> deps);
-  NodeRef Collective(std::string name, Coll type, uint64_t bytes, Axis group, std::vector<NodeRef> deps);
+  NodeRef Collective(std::string name, Coll type, uint64_t bytes, AxisSet group, std::vector<NodeRef> deps);
+  NodeRef Collective(std::string name, Coll type, uint64_t bytes, Axis group, std::vector<NodeRef> deps) {
+    return Collective(std::move(name), type, bytes, Axes(group), std::move(deps));
+  }
   NodeRef Send(std::string name, Axis axis, int peer_offset, uint64_t bytes, uint64_t tag, std::vector<NodeRef> deps);
   NodeRef Recv(std::string name, Axis axis, int peer_offset, uint64_t bytes, uint64_t tag, std::vector<NodeRef> deps);
   NodeRef MemLoad(std::string name, uint64_t bytes, std::vector<NodeRef> deps);

@@ -22,6 +22,29 @@ Flops KorthikantiFlops(const ModelDesc& m, uint64_t batch, Recompute r) {
   return 0;
 }
 
+Flops ModelFlops(const ModelDesc& m, uint64_t batch, Recompute r, bool lm_head) {
+  const Flops B = batch, s = m.seq_len, h = m.hidden, q = m.heads * m.head_dim, kv = m.kv_heads * m.head_dim;
+  const Flops mats = m.gated_ffn ? 3 : 2;
+  Flops fwd_layers = 0, core = 0;
+  for (int64_t j = 0; j < m.layers; ++j) {
+    const Flops attn_core = 4 * s * s * q;
+    Flops layer = 2 * s * h * (q + 2 * kv) + 2 * s * q * h + attn_core;
+    if (IsMoeLayer(m, j)) {
+      layer += 2 * s * h * static_cast<Flops>(m.experts) +
+               2 * s * h * static_cast<Flops>(m.expert_ffn) * mats * static_cast<Flops>(m.top_k + m.shared_experts);
+    } else {
+      layer += 2 * s * h * static_cast<Flops>(m.ffn) * mats;
+    }
+    fwd_layers += layer;
+    core += attn_core;
+  }
+  const Flops logits = lm_head ? 2 * s * h * static_cast<Flops>(m.vocab) : 0;
+  Flops total = 3 * B * (fwd_layers + logits);
+  if (r == Recompute::kSelective) total += B * core;
+  if (r == Recompute::kFull) total += B * fwd_layers;
+  return total;
+}
+
 uint64_t ActivationBytesPerLayer(const ModelDesc& m, uint64_t b, uint64_t t, bool sp, Recompute r) {
   const uint64_t s = m.seq_len, h = m.hidden, a = m.heads;
   const uint64_t sbh = s * b * h;

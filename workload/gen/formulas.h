@@ -24,6 +24,18 @@ std::string FlopsText(Flops f);
 // (integer forms; exact for GPT shapes: ffn 4h, MHA, ungated, dense).
 Flops KorthikantiFlops(const ModelDesc& m, uint64_t global_batch, Recompute r);
 
+// FLOPs of one training iteration on B samples for any model the generator
+// takes (GQA, SwiGLU, MoE top-k), summed over its GEMMs and attention core,
+// forward pass per sample and layer:
+//   attention: 2s·h·(a·d + 2·kv·d) + 2s·(a·d)·h GEMMs + 4s²·(a·d) core
+//   dense FFN: 2s·h·f·(2, or 3 gated)
+//   MoE FFN:   2s·h·E router + 2s·h·f_e·(2|3)·(top_k + shared experts)
+//   logits (once): 2s·h·V when `lm_head`
+// backward = 2× forward; selective recomputation adds the forward attention
+// core once more, full recomputation the forward of every layer (not the
+// logits). For GPT shapes this equals KorthikantiFlops.
+Flops ModelFlops(const ModelDesc& m, uint64_t global_batch, Recompute r, bool lm_head = true);
+
 // Activation bytes of one transformer layer for one microbatch of b samples,
 // Korthikanti et al. 2022 Table 2 (16-bit activations, a = heads):
 //   no TP (t = 1), none:   sbh·(34 + 5as/h)

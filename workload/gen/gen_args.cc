@@ -156,11 +156,11 @@ Result<GenOptions> ParseGenArgs(const std::vector<std::string>& args) {
     }
   }
   if (o.strategy.global_batch != 0 && !have_mb) {
-    const int64_t per = o.strategy.microbatch_size * o.strategy.dp;
+    const int64_t per = o.strategy.microbatch_size * o.strategy.dp * o.strategy.ep;
     if (o.strategy.global_batch % per != 0) {
       return ValueError(Where{"", 0, "--global-batch"}, std::to_string(o.strategy.global_batch),
-                        "not divisible by microbatch-size·dp = " + std::to_string(per),
-                        "a multiple of microbatch-size·dp");
+                        "not divisible by microbatch-size·dp·ep = " + std::to_string(per),
+                        "a multiple of microbatch-size·dp·ep");
     }
     o.strategy.microbatches = o.strategy.global_batch / per;
   }

@@ -71,16 +71,26 @@ std::vector<ModelDesc> MakePresets() {
 
 }  // namespace
 
+namespace {
+int64_t FfnParams(const ModelDesc& m, int64_t f) {
+  int64_t n = (m.gated_ffn ? 3 : 2) * m.hidden * f;
+  if (m.biases) n += (m.gated_ffn ? 2 * f : f) + m.hidden;
+  return n;
+}
+}  // namespace
+
+bool IsMoeLayer(const ModelDesc& m, int64_t layer) { return m.experts > 0 && (layer + 1) % m.moe_layer_freq == 0; }
+
+int64_t ExpertParams(const ModelDesc& m, int64_t layer) {
+  return IsMoeLayer(m, layer) ? m.experts * FfnParams(m, m.expert_ffn) : 0;
+}
+
 int64_t LayerParams(const ModelDesc& m, int64_t layer) {
   const int64_t h = m.hidden, q = m.heads * m.head_dim, kv = m.kv_heads * m.head_dim;
   int64_t p = h * q + 2 * h * kv + q * h;      // Q, K, V, output projection
   if (m.biases) p += q + 2 * kv + h;
-  auto ffn = [&](int64_t f) {
-    int64_t n = (m.gated_ffn ? 3 : 2) * h * f;
-    if (m.biases) n += (m.gated_ffn ? 2 * f : f) + h;
-    return n;
-  };
-  const bool moe = m.experts > 0 && (layer + 1) % m.moe_layer_freq == 0;
+  auto ffn = [&](int64_t f) { return FfnParams(m, f); };
+  const bool moe = IsMoeLayer(m, layer);
   if (moe) {
     p += (m.experts + m.shared_experts) * ffn(m.expert_ffn) + h * m.experts;  // experts + router
   } else {

@@ -36,6 +36,12 @@ struct ModelDesc {
 
 // Parameters of one transformer layer (attention, FFN or experts, norms, biases).
 int64_t LayerParams(const ModelDesc& m, int64_t layer);
+// Layer `layer` (0-based) is a MoE layer: experts > 0 and (layer + 1) is a
+// multiple of moe_layer_freq.
+bool IsMoeLayer(const ModelDesc& m, int64_t layer);
+// The routed experts' parameters of a layer (sharded by EP; 0 for a dense
+// layer). Router and shared experts are dense parameters.
+int64_t ExpertParams(const ModelDesc& m, int64_t layer);
 // Exact parameter count from the shape: embeddings (V·h; twice when untied;
 // plus s·h learned positions), every layer, the final norm.
 int64_t ParamCount(const ModelDesc& m);

@@ -10,18 +10,36 @@ std::string N(int64_t v) { return std::to_string(v); }
 // Generates one pipeline stage's graph (the class every rank of the stage runs).
 class StageGen {
  public:
-  StageGen(const ModelDesc& m, const Strategy& s, int64_t stage) : m_(m), s_(s), stage_(stage) {
-    const uint64_t b = s.microbatch_size, sq = m.seq_len, h = m.hidden, t = s.tp;
+  StageGen(const ModelDesc& m, const Strategy& s, int64_t stage, const Layout& layout)
+      : m_(m), s_(s), stage_(stage), layout_(layout) {
+    const uint64_t b = s.microbatch_size, sq = m.seq_len / s.cp, h = m.hidden, t = s.tp, bpv = s.bytes_per_value;
     const uint64_t q = m.heads * m.head_dim, kv = m.kv_heads * m.head_dim;
     const uint64_t f = m.ffn, mats = m.gated_ffn ? 3 : 2;
-    act_bytes_ = b * sq * h * s.bytes_per_value;
-    attn_core_ = 4 * b * sq * sq * q / t;
-    attn_fwd_ = (2 * b * sq * h * (q + 2 * kv) + 2 * b * sq * q * h) / t + attn_core_;
-    mlp_fwd_ = 2 * b * sq * h * f * mats / t;
-    logit_fwd_ = 2 * b * sq * h * m.vocab / t;
-    attn_w_bytes_ = (h * (q + 2 * kv) + q * h) / t * s.bytes_per_value;
-    mlp_w_bytes_ = mats * h * f / t * s.bytes_per_value;
-    logit_bytes_ = (m.vocab * h / t + b * sq * h + b * sq * m.vocab / t) * s.bytes_per_value;
+    tokens_ = b * sq;  // the rank's tokens of a microbatch (its sequence shard with CP)
+    act_bytes_ = tokens_ * h * bpv;
+    qkv_ops_ = 2 * tokens_ * h * (q + 2 * kv) / t;
+    proj_ops_ = 2 * tokens_ * q * h / t;
+    core_step_ = 4 * b * sq * sq * q / t;  // scores and attention over V for one K/V block
+    attn_core_ = core_step_ * s.cp;
+    attn_fwd_ = (2 * tokens_ * h * (q + 2 * kv) + 2 * tokens_ * q * h) / t + attn_core_;
+    kv_bytes_ = 2 * tokens_ * kv / t * bpv;
+    mlp_fwd_ = 2 * tokens_ * h * f * mats / t;
+    logit_fwd_ = 2 * tokens_ * h * m.vocab / t;
+    attn_w_bytes_ = (h * (q + 2 * kv) + q * h) / t * bpv;
+    qkv_w_bytes_ = h * (q + 2 * kv) / t * bpv;
+    proj_w_bytes_ = q * h / t * bpv;
+    mlp_w_bytes_ = mats * h * f / t * bpv;
+    logit_bytes_ = (m.vocab * h / t + tokens_ * h + tokens_ * m.vocab / t) * bpv;
+    if (m.experts > 0) {
+      const uint64_t fe = m.expert_ffn, k = m.top_k, e = m.experts;
+      moe_router_ = 2 * tokens_ * h * e / t + 2 * tokens_ * h * fe * mats * m.shared_experts / t;
+      moe_experts_ = 2 * tokens_ * k * h * fe * mats / t;
+      moe_a2a_ = tokens_ * k * h * bpv;
+      moe_router_bytes_ = (h * e + m.shared_experts * mats * h * fe) / t * bpv + 2 * act_bytes_;
+      moe_expert_bytes_ = (e / s.ep) * mats * h * fe / t * bpv + 2 * moe_a2a_;
+    }
+    dense_dp_ = layout_.GroupSize(kDenseDp);
+    expert_dp_ = layout_.GroupSize(kExpertDp);
     SetChunk(0);
   }
 
@@ -99,25 +117,92 @@ class StageGen {
     pending_.clear();
     return d;
   }
-  // A TP-split block: [AG] compute [RS] with SP, compute [AR] without.
-  // comm_size as ASTRA-sim reads it: all-gather = the shard each rank
-  // contributes (output = shard·group size); all-reduce and reduce-scatter =
-  // the whole buffer.
-  void Block(const std::string& name, uint64_t ops, uint64_t bytes) {
+  // A TP-split block: [AG] body [RS] with SP, body [AR] without; `body`
+  // chains the block's own nodes. comm_size as ASTRA-sim reads it:
+  // all-gather = the shard each rank contributes (output = shard·group size);
+  // all-reduce and reduce-scatter = the whole buffer.
+  template <typename Body>
+  void Block(const std::string& name, Body body) {
     const bool tp = s_.tp > 1;
     if (tp && s_.sp) Step(g_.Collective(name + ".sp_ag", Coll::kAllGather, act_bytes_ / s_.tp, Axis::kTp, Deps()));
-    Step(g_.Compute(name, ops, bytes, Deps()));
+    body();
     if (tp) {
       Step(s_.sp ? g_.Collective(name + ".sp_rs", Coll::kReduceScatter, act_bytes_, Axis::kTp, Deps())
                  : g_.Collective(name + ".tp_ar", Coll::kAllReduce, act_bytes_, Axis::kTp, Deps()));
     }
   }
-  uint64_t LayerGradBytes(int64_t layer) const {
-    return static_cast<uint64_t>(LayerParams(m_, layer)) / s_.tp * s_.bytes_per_value;
+  void Block(const std::string& name, uint64_t ops, uint64_t bytes) {
+    Block(name, [&] { Step(g_.Compute(name, ops, bytes, Deps())); });
+  }
+  // Ring attention over the CP group (Liu et al. 2023; Megatron-Core's
+  // context parallelism): each rank holds s/cp tokens; cp − 1 steps each pass
+  // the K/V block in hand to the next rank and compute attention against the
+  // block received from the previous one. Backward: K/V and their gradients
+  // travel (twice the bytes), twice the core FLOPs, and selective
+  // recomputation adds one forward core per step.
+  void RingAttention(const std::string& name, bool backward) {
+    const uint64_t mul = backward ? 2 : 1;
+    const uint64_t step_ops = mul * core_step_ + (backward && s_.recompute == Recompute::kSelective ? core_step_ : 0);
+    const uint64_t block_bytes = mul * 2 * kv_bytes_;
+    NodeRef block;  // after it, the K/V block in hand can travel
+    if (!backward) {
+      block = Step(g_.Compute(name + ".qkv", qkv_ops_ + step_ops, qkv_w_bytes_ + act_bytes_ + block_bytes, Deps()));
+    } else {
+      block = Step(g_.Compute(name + ".proj", 2 * proj_ops_, 2 * (proj_w_bytes_ + 2 * act_bytes_), Deps()));
+      Step(g_.Compute(name + ".core0", step_ops, block_bytes, Deps()));
+    }
+    for (int64_t i = 1; i < s_.cp; ++i) {
+      const uint64_t tag = kCpTagBase + cp_messages_++;
+      g_.Send(name + ".kv_send" + N(i), Axis::kCp, +1, mul * kv_bytes_, tag, {block});
+      block = g_.Recv(name + ".kv_recv" + N(i), Axis::kCp, -1, mul * kv_bytes_, tag, {});
+      StepWith(block);
+      Step(g_.Compute(name + ".core" + N(i), step_ops, block_bytes, Deps()));
+    }
+    if (!backward) {
+      Step(g_.Compute(name + ".proj", proj_ops_, proj_w_bytes_ + 2 * act_bytes_, Deps()));
+    } else {
+      Step(g_.Compute(name + ".qkv", 2 * qkv_ops_, 2 * (qkv_w_bytes_ + act_bytes_ + block_bytes / 2), Deps()));
+    }
+  }
+  void Attention(const std::string& name, bool backward) {
+    const uint64_t mul = backward ? 2 : 1;
+    const uint64_t extra = backward && s_.recompute == Recompute::kSelective ? attn_core_ : 0;
+    if (s_.cp == 1) return Block(name, mul * attn_fwd_ + extra, mul * (attn_w_bytes_ + 2 * act_bytes_));
+    Block(name, [&] { RingAttention(name, backward); });
+  }
+  // The FFN of layer j: dense, or MoE (Shazeer et al. 2017, Lepikhin et al.
+  // 2020): router (+ shared experts) on the rank's tokens, a dispatch
+  // all-to-all over EP of each token's top-k copies, the local experts, and
+  // a combine all-to-all back; backward mirrors it with twice the FLOPs.
+  void Ffn(const std::string& name, int64_t layer, bool backward) {
+    const uint64_t mul = backward ? 2 : 1;
+    if (!IsMoeLayer(m_, layer)) return Block(name, mul * mlp_fwd_, mul * (mlp_w_bytes_ + 2 * act_bytes_));
+    Block(name, [&] {
+      const bool a2a = s_.ep > 1;
+      if (!backward) Step(g_.Compute(name + ".router", moe_router_, moe_router_bytes_, Deps()));
+      if (a2a) Step(g_.Collective(name + (backward ? ".combine_grad" : ".dispatch"), Coll::kAllToAll, moe_a2a_, Axis::kEp, Deps()));
+      Step(g_.Compute(name + ".experts", mul * moe_experts_, mul * moe_expert_bytes_, Deps()));
+      if (a2a) Step(g_.Collective(name + (backward ? ".dispatch_grad" : ".combine"), Coll::kAllToAll, moe_a2a_, Axis::kEp, Deps()));
+      if (backward) Step(g_.Compute(name + ".router", 2 * moe_router_, 2 * moe_router_bytes_, Deps()));
+    });
+  }
+  // Gradient bytes of layer j on this rank: dense parameters (TP-sharded),
+  // routed experts (TP- and EP-sharded).
+  uint64_t DenseGradBytes(int64_t layer) const {
+    return static_cast<uint64_t>(LayerParams(m_, layer) - ExpertParams(m_, layer)) / s_.tp * s_.bytes_per_value;
+  }
+  uint64_t ExpertGradBytes(int64_t layer) const {
+    return static_cast<uint64_t>(ExpertParams(m_, layer)) / (s_.tp * s_.ep) * s_.bytes_per_value;
   }
   void GatherParams(const std::string& name, int64_t layer) {
-    if (s_.zero == 3 && s_.dp > 1) {
-      Step(g_.Collective(name + ".zero3_ag", Coll::kAllGather, LayerGradBytes(layer) / s_.dp, Axis::kDp, Deps()));
+    if (s_.zero != 3) return;
+    if (dense_dp_ > 1) {
+      Step(g_.Collective(name + ".zero3_ag", Coll::kAllGather, DenseGradBytes(layer) / dense_dp_,
+                         layout_.Effective(kDenseDp), Deps()));
+    }
+    if (expert_dp_ > 1 && ExpertGradBytes(layer) > 0) {
+      Step(g_.Collective(name + ".zero3_expert_ag", Coll::kAllGather, ExpertGradBytes(layer) / expert_dp_,
+                         layout_.Effective(kExpertDp), Deps()));
     }
   }
   void ForwardLayers(const std::string& tag, int64_t mb) {
@@ -125,8 +210,8 @@ class StageGen {
     for (int64_t j = first; j < first + n; ++j) {
       const std::string p = tag + ".mb" + N(mb) + ".layer" + N(j);
       GatherParams(p, j);
-      Block(p + ".attn", attn_fwd_, attn_w_bytes_ + 2 * act_bytes_);
-      Block(p + ".mlp", mlp_fwd_, mlp_w_bytes_ + 2 * act_bytes_);
+      Attention(p + ".attn", false);
+      Ffn(p + ".mlp", j, false);
     }
   }
   void Forward(int64_t mb) {
@@ -135,18 +220,23 @@ class StageGen {
     if (last_ && s_.lm_head) Step(g_.Compute("fwd.mb" + N(mb) + ".logits", logit_fwd_, logit_bytes_, Deps()));
     if (!last_) g_.Send("fwd.mb" + N(mb) + ".send", Axis::kPp, NextOffset(), act_bytes_, FwdTag(mb, vstage_ + 1), Deps());
   }
-  void AddGrads(uint64_t bytes, bool flush) {
-    if (s_.dp <= 1) return;
-    bucket_ += bytes;
-    if (bucket_ == 0 || (!flush && bucket_ < s_.bucket_bytes)) return;
-    const std::string p = "grad.bucket" + N(buckets_++);
+  // Gradients in buckets (PyTorch DDP / Megatron's overlapped reduction),
+  // dense and expert parameters in separate buckets over their own groups.
+  void AddGrads(uint64_t bytes, bool flush, bool expert) {
+    const AxisSet group = layout_.Effective(expert ? kExpertDp : kDenseDp);
+    const int64_t d = expert ? expert_dp_ : dense_dp_;
+    if (d <= 1) return;
+    uint64_t& bucket = bucket_[expert ? 1 : 0];
+    bucket += bytes;
+    if (bucket == 0 || (!flush && bucket < s_.bucket_bytes)) return;
+    const std::string p = std::string(expert ? "grad.expert_bucket" : "grad.bucket") + N(buckets_[expert ? 1 : 0]++);
     if (s_.zero == 0) {
-      g_.Collective(p + ".dp_ar", Coll::kAllReduce, bucket_, Axis::kDp, Chain());
+      g_.Collective(p + ".dp_ar", Coll::kAllReduce, bucket, group, Chain());
     } else {
-      NodeRef rs = g_.Collective(p + ".dp_rs", Coll::kReduceScatter, bucket_, Axis::kDp, Chain());
-      if (s_.zero < 3) g_.Collective(p + ".param_ag", Coll::kAllGather, bucket_ / s_.dp, Axis::kDp, {rs});
+      NodeRef rs = g_.Collective(p + ".dp_rs", Coll::kReduceScatter, bucket, group, Chain());
+      if (s_.zero < 3) g_.Collective(p + ".param_ag", Coll::kAllGather, bucket / d, group, {rs});
     }
-    bucket_ = 0;
+    bucket = 0;
   }
   void Backward(int64_t mb, bool last_mb) {
     const std::string p = "bwd.mb" + N(mb);
@@ -154,38 +244,53 @@ class StageGen {
     if (s_.recompute == Recompute::kFull) ForwardLayers("recompute", mb);
     if (last_ && s_.lm_head) {
       Step(g_.Compute(p + ".logits", 2 * logit_fwd_, 2 * logit_bytes_, Deps()));
-      if (last_mb && (s_.pp > 1 || !m_.tied_embeddings)) AddGrads(m_.vocab * m_.hidden / s_.tp * s_.bytes_per_value, false);
+      if (last_mb && (s_.pp > 1 || !m_.tied_embeddings)) {
+        AddGrads(m_.vocab * m_.hidden / s_.tp * s_.bytes_per_value, false, false);
+      }
     }
     const int64_t first = StageFirstLayer(m_, Vstages(), vstage_), n = StageLayers(m_, Vstages(), vstage_);
-    const uint64_t extra = s_.recompute == Recompute::kSelective ? attn_core_ : 0;
     for (int64_t j = first + n - 1; j >= first; --j) {
       const std::string lp = p + ".layer" + N(j);
       GatherParams(lp, j);
-      Block(lp + ".mlp", 2 * mlp_fwd_, 2 * (mlp_w_bytes_ + 2 * act_bytes_));
-      Block(lp + ".attn", 2 * attn_fwd_ + extra, 2 * (attn_w_bytes_ + 2 * act_bytes_));
-      if (last_mb) AddGrads(LayerGradBytes(j), false);
+      Ffn(lp + ".mlp", j, true);
+      Attention(lp + ".attn", true);
+      if (last_mb) {
+        AddGrads(ExpertGradBytes(j), false, true);
+        AddGrads(DenseGradBytes(j), false, false);
+      }
     }
     if (last_mb) {
       uint64_t emb = 0;
       if (first_) emb = (m_.vocab + (m_.learned_positions ? m_.seq_len : 0)) * m_.hidden / s_.tp * s_.bytes_per_value;
-      AddGrads(emb, true);
+      AddGrads(0, true, true);
+      AddGrads(emb, true, false);
     }
     if (!first_) g_.Send(p + ".send", Axis::kPp, PrevOffset(), act_bytes_, BwdTag(mb, vstage_), Deps());
   }
 
+  // P2P tags: pipeline messages use 2·(mb·V + j) (+1); ring-attention
+  // messages count up from here (the CP peers run the same class, so the
+  // n-th send of one matches the n-th receive of the next).
+  static constexpr uint64_t kCpTagBase = uint64_t{1} << 40;
+
   const ModelDesc& m_;
   const Strategy& s_;
   int64_t stage_;
+  const Layout& layout_;
   int64_t vstage_ = 0;
   bool first_ = false, last_ = false;
   GraphBuilder g_;
   NodeRef last_node_ = 0;
   bool has_last_ = false;
   std::vector<NodeRef> pending_;
-  uint64_t act_bytes_ = 0, attn_core_ = 0, attn_fwd_ = 0, mlp_fwd_ = 0, logit_fwd_ = 0;
-  uint64_t attn_w_bytes_ = 0, mlp_w_bytes_ = 0, logit_bytes_ = 0;
-  uint64_t bucket_ = 0;
-  int64_t buckets_ = 0;
+  uint64_t tokens_ = 0, act_bytes_ = 0, qkv_ops_ = 0, proj_ops_ = 0, core_step_ = 0, attn_core_ = 0, attn_fwd_ = 0;
+  uint64_t kv_bytes_ = 0, mlp_fwd_ = 0, logit_fwd_ = 0;
+  uint64_t attn_w_bytes_ = 0, qkv_w_bytes_ = 0, proj_w_bytes_ = 0, mlp_w_bytes_ = 0, logit_bytes_ = 0;
+  uint64_t moe_router_ = 0, moe_experts_ = 0, moe_a2a_ = 0, moe_router_bytes_ = 0, moe_expert_bytes_ = 0;
+  int64_t dense_dp_ = 1, expert_dp_ = 1;
+  uint64_t cp_messages_ = 0;
+  uint64_t bucket_[2] = {0, 0};
+  int64_t buckets_[2] = {0, 0};
 };
 
 }  // namespace
@@ -198,16 +303,24 @@ int64_t StageFirstLayer(const ModelDesc& m, int64_t pp, int64_t stage) {
   return stage * (m.layers / pp) + std::min(stage, m.layers % pp);
 }
 
-uint64_t RankParams(const ModelDesc& m, const Strategy& s, int64_t stage) {
-  uint64_t p = 0;
+RankParamSplit RankParamsSplit(const ModelDesc& m, const Strategy& s, int64_t stage) {
+  uint64_t p = 0, e = 0;
   const int64_t first = StageFirstLayer(m, s.pp, stage);
-  for (int64_t j = first; j < first + StageLayers(m, s.pp, stage); ++j) p += LayerParams(m, j);
+  for (int64_t j = first; j < first + StageLayers(m, s.pp, stage); ++j) {
+    p += LayerParams(m, j) - ExpertParams(m, j);
+    e += ExpertParams(m, j);
+  }
   if (stage == 0) p += (m.vocab + (m.learned_positions ? m.seq_len : 0)) * m.hidden;
   if (stage == s.pp - 1) {
     if (s.pp > 1 || !m.tied_embeddings) p += m.vocab * m.hidden;
     p += (m.rms_norm ? 1 : 2) * m.hidden;
   }
-  return p / s.tp;
+  return {p / s.tp, e / (s.tp * s.ep)};
+}
+
+uint64_t RankParams(const ModelDesc& m, const Strategy& s, int64_t stage) {
+  const RankParamSplit r = RankParamsSplit(m, s, stage);
+  return r.dense + r.expert;
 }
 
 Status ValidateStrategy(const ModelDesc& m, const Strategy& s) {
@@ -237,11 +350,13 @@ Status ValidateStrategy(const ModelDesc& m, const Strategy& s) {
     return bad("--ep = " + N(s.ep) + " does not divide the " + N(m.experts) + " experts of " + m.name +
                "; allowed: a divisor of experts");
   }
-  if (s.cp > 1 || s.ep > 1) return bad("--cp and --ep > 1 are not generated yet (see docs/generator.md, status)");
-  if (m.experts > 0) return bad(m.name + " is a MoE model; MoE layers are not generated yet (see docs/generator.md)");
-  if (s.sp && (m.seq_len * s.microbatch_size) % s.tp != 0) {
-    return bad("--sp: seq_len·microbatch-size = " + N(m.seq_len * s.microbatch_size) + " is not divisible by --tp = " +
-               N(s.tp) + "; allowed: a multiple of tp");
+  if (m.seq_len % s.cp != 0) {
+    return bad("--cp = " + N(s.cp) + " does not divide seq_len = " + N(m.seq_len) + " of " + m.name +
+               "; allowed: a divisor of seq_len (each rank holds seq_len/cp tokens)");
+  }
+  if (s.sp && (m.seq_len / s.cp * s.microbatch_size) % s.tp != 0) {
+    return bad("--sp: (seq_len/cp)·microbatch-size = " + N(m.seq_len / s.cp * s.microbatch_size) +
+               " is not divisible by --tp = " + N(s.tp) + "; allowed: a multiple of tp");
   }
   if (s.schedule == Schedule::kInterleaved) {
     if (s.chunks < 2 || s.pp < 2) {
@@ -257,10 +372,10 @@ Status ValidateStrategy(const ModelDesc& m, const Strategy& s) {
                  N(s.pp) + "; allowed: a multiple of pp (Megatron's rule)");
     }
   }
-  if (s.global_batch != 0 && s.global_batch != s.microbatch_size * s.microbatches * s.dp) {
-    return bad("--global-batch = " + N(s.global_batch) + " is not microbatch-size·microbatches·dp = " +
-               N(s.microbatch_size) + "·" + N(s.microbatches) + "·" + N(s.dp) + " = " +
-               N(s.microbatch_size * s.microbatches * s.dp) + "; allowed: a multiple of microbatch-size·dp");
+  if (s.global_batch != 0 && s.global_batch != s.microbatch_size * s.microbatches * s.dp * s.ep) {
+    return bad("--global-batch = " + N(s.global_batch) + " is not microbatch-size·microbatches·dp·ep = " +
+               N(s.microbatch_size) + "·" + N(s.microbatches) + "·" + N(s.dp) + "·" + N(s.ep) + " = " +
+               N(s.microbatch_size * s.microbatches * s.dp * s.ep) + "; allowed: a multiple of microbatch-size·dp·ep");
   }
   return Status::Ok();
 }
@@ -269,7 +384,7 @@ Result<Workload> GenerateDense(const ModelDesc& m, const Strategy& s) {
   ORRERY_RETURN_IF_ERROR(ValidateStrategy(m, s));
   Workload w;
   w.layout = Layout({s.tp, s.cp, s.ep, s.dp, s.pp}, s.order);
-  for (int64_t k = 0; k < s.pp; ++k) w.classes.push_back(StageGen(m, s, k).Run());
+  for (int64_t k = 0; k < s.pp; ++k) w.classes.push_back(StageGen(m, s, k, w.layout).Run());
   w.class_of_rank.resize(w.layout.npus());
   for (int64_t r = 0; r < w.layout.npus(); ++r) w.class_of_rank[r] = static_cast<int>(w.layout.Coord(r, Axis::kPp));
   return w;

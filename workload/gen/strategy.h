@@ -21,7 +21,7 @@ struct Strategy {
   int64_t npus = 0;            // 0: the product of the axes
   int64_t microbatches = 1;    // m, per DP replica per iteration
   int64_t microbatch_size = 1; // b
-  int64_t global_batch = 0;    // 0: b·m·dp; else must equal it (or give m)
+  int64_t global_batch = 0;    // 0: b·m·dp·ep; else must equal it (or give m)
   Schedule schedule = Schedule::k1F1B;
   int64_t chunks = 1;          // model chunks per rank (interleaved 1F1B)
   bool sp = false;
@@ -41,7 +41,13 @@ int64_t StageLayers(const ModelDesc& m, int64_t pp, int64_t stage);
 int64_t StageFirstLayer(const ModelDesc& m, int64_t pp, int64_t stage);
 
 // Parameters held by one rank of `stage` (TP-sharded layers plus the embedding
-// on the first stage and the output layer on the last).
+// on the first stage and the output layer on the last; routed experts also
+// EP-sharded): dense ones (gradients reduced over cp·ep·dp) and experts'
+// (over cp·dp).
+struct RankParamSplit {
+  uint64_t dense = 0, expert = 0;
+};
+RankParamSplit RankParamsSplit(const ModelDesc& m, const Strategy& s, int64_t stage);
 uint64_t RankParams(const ModelDesc& m, const Strategy& s, int64_t stage);
 
 // The workload: one class per pipeline stage (class id = stage).

@@ -27,9 +27,16 @@ const char* CollName(Coll c) {
 
 MemoryFootprint StageMemory(const ModelDesc& m, const Strategy& s, int64_t stage) {
   MemoryFootprint f;
-  f.params = RankParams(m, s, stage);
-  f.model_state_bytes = ModelStateBytes(f.params, s.zero, s.dp);
-  f.activation_bytes_per_layer = ActivationBytesPerLayer(m, s.microbatch_size, s.tp, s.sp, s.recompute);
+  const RankParamSplit split = RankParamsSplit(m, s, stage);
+  f.params = split.dense + split.expert;
+  // ZeRO shards dense states over the dense data-parallel group (cp·ep·dp)
+  // and expert states over the expert one (cp·dp).
+  f.model_state_bytes = ModelStateBytes(split.dense, s.zero, s.cp * s.ep * s.dp) +
+                        (split.expert ? ModelStateBytes(split.expert, s.zero, s.cp * s.dp) : 0);
+  // With CP a rank holds seq_len/cp tokens of each layer's activations.
+  ModelDesc local = m;
+  local.seq_len = m.seq_len / s.cp;
+  f.activation_bytes_per_layer = ActivationBytesPerLayer(local, s.microbatch_size, s.tp, s.sp, s.recompute);
   f.layers = StageLayers(m, s.pp, stage);
   f.in_flight = s.schedule == Schedule::kGpipe ? s.microbatches : std::min(s.pp - stage, s.microbatches);
   if (s.schedule == Schedule::kInterleaved) {
@@ -66,7 +73,7 @@ ClassTotals Totals(const GraphBuilder& g) {
   for (const GenNode& n : g.nodes()) {
     if (n.kind == GenKind::kComp) t.flops += n.num_ops;
     if (n.kind == GenKind::kColl || n.kind == GenKind::kSend) {
-      const std::string key = n.kind == GenKind::kSend ? std::string("send pp") : std::string(CollName(n.coll)) + " " + AxisName(n.axis);
+      const std::string key = n.kind == GenKind::kSend ? std::string("send ") + AxisName(n.axis) : std::string(CollName(n.coll)) + " " + AxisSetName(n.group);
       t.comm[key].first += 1;
       t.comm[key].second += n.bytes;
     }
@@ -99,8 +106,14 @@ std::string FormatSummary(const ModelDesc& m, const Strategy& s, const Workload&
     o << " " << AxisName(ax) << " group of rank 0 = {" << g[0] << "," << g[1] << (g.size() > 2 ? ",..." : "") << "}"
       << " (stride " << g[1] - g[0] << ");";
   }
+  for (AxisSet set : {kDenseDp, kExpertDp}) {
+    const AxisSet e = l.Effective(set);
+    if ((e & (e - 1)) == 0 || (set == kExpertDp && m.experts == 0)) continue;
+    o << " " << (set == kDenseDp ? "dense gradients over " : "expert gradients over ") << AxisSetName(e) << " ("
+      << l.GroupSize(e) << " ranks);";
+  }
   o << "\n";
-  const int64_t B = s.microbatch_size * s.microbatches * s.dp;
+  const int64_t B = s.microbatch_size * s.microbatches * s.dp * s.ep;
   const bool inter = s.schedule == Schedule::kInterleaved;
   std::snprintf(buf, sizeof buf, "%.4f", BubbleFraction(s.pp, inter ? s.microbatches * s.chunks : s.microbatches));
   o << "schedule "
@@ -126,6 +139,7 @@ std::string FormatSummary(const ModelDesc& m, const Strategy& s, const Workload&
   o << "FLOP per iteration, all ranks: " << FlopsText(TotalFlops(w));
   const bool gpt_shaped = m.ffn == 4 * m.hidden && m.kv_heads == m.heads && !m.gated_ffn && m.experts == 0 &&
                           m.heads * m.head_dim == m.hidden && s.lm_head;
+  o << " (closed form: " << FlopsText(ModelFlops(m, B, s.recompute, s.lm_head)) << ")";
   if (gpt_shaped) o << " (Korthikanti et al. closed form: " << FlopsText(KorthikantiFlops(m, B, s.recompute)) << ")";
   o << "\n";
   return o.str();

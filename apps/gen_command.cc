@@ -16,6 +16,8 @@ int RunGenCommand(const std::vector<std::string>& args, std::ostream& out, std::
   };
   auto opts = gen::ParseGenArgs(args);
   if (!opts.ok()) return fail(opts.status());
+  std::vector<Dim> dims;
+  if (Status st = gen::ResolvePlacement(&opts.value(), &dims); !st.ok()) return fail(st);
   const gen::GenOptions& o = opts.value();
   if (o.help) {
     out << gen::GenUsage();
@@ -40,7 +42,7 @@ int RunGenCommand(const std::vector<std::string>& args, std::ostream& out, std::
   }
   auto w = gen::GenerateDense(model.value(), o.strategy);
   if (!w.ok()) return fail(w.status());
-  if (o.summary || o.out.empty()) out << gen::FormatSummary(model.value(), o.strategy, w.value(), o.hbm_bytes);
+  if (o.summary || o.out.empty()) out << gen::FormatSummary(model.value(), o.strategy, w.value(), o.hbm_bytes, dims);
   if (!o.out.empty()) {
     if (Status st = gen::WriteChakra(w.value(), o.out); !st.ok()) return fail(st);
     out << "wrote " << w.value().layout.npus() << " traces " << o.out << ".<rank>.et and " << o.out

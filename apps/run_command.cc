@@ -144,7 +144,7 @@ int Run(const RunFlags& f) {
                                       "be combined with " + std::string(input)));
         }
       }
-      auto source = gen::GeneratedSource(f.generate);
+      auto source = gen::GeneratedSource(f.generate, f.network);
       if (!source.ok()) return Fail(source.status());
       cfg.source = source.value();
     }

@@ -99,6 +99,24 @@ Result<std::vector<CustomGraph>> LoadCustomGraphs(const std::string& prefix, int
 
 }  // namespace
 
+Result<std::vector<Dim>> ReadNetworkDims(const std::string& path) {
+  // A YAML file (ASTRA-sim's or Orrery's), or the compact notation.
+  if (path.find('(') != std::string::npos && !ReadTextFile(path).ok()) return ParseTopologyNotation(path);
+  auto net = ReadAstraNetworkYaml(path);
+  if (!net.ok()) return net.status();
+  std::vector<Dim> dims;
+  for (const auto& d : net->dims) {
+    Dim x;
+    if (!BlockFromName(d.block, &x.block)) return Status::Invalid(path + ": unknown block " + d.block);
+    x.npus = d.npus;
+    x.bandwidth_gbps = d.bandwidth_gbps;
+    x.latency_ns = d.latency_ns;
+    x.links_per_npu = d.links_per_npu;
+    dims.push_back(x);
+  }
+  return dims;
+}
+
 Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& backends,
                                 const CollectiveRegistry* algorithms, const MemoryRegistry* memories) {
   if (config.iterations < 1) return Status::Invalid("--iterations = " + std::to_string(config.iterations) + ": must be >= 1");
@@ -119,25 +137,9 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   std::shared_ptr<const GraphSource> source = config.source;
   if (!source) source = TraceFileSource(config.workload_prefix);
 
-  // The network: a YAML file (ASTRA-sim's or Orrery's), or the compact notation.
-  std::vector<Dim> dims;
-  if (config.network_path.find('(') != std::string::npos && !ReadTextFile(config.network_path).ok()) {
-    auto parsed = ParseTopologyNotation(config.network_path);
-    if (!parsed.ok()) return parsed.status();
-    dims = parsed.value();
-  } else {
-    auto net = ReadAstraNetworkYaml(config.network_path);
-    if (!net.ok()) return net.status();
-    for (const auto& d : net->dims) {
-      Dim x;
-      if (!BlockFromName(d.block, &x.block)) return Status::Invalid(config.network_path + ": unknown block " + d.block);
-      x.npus = d.npus;
-      x.bandwidth_gbps = d.bandwidth_gbps;
-      x.latency_ns = d.latency_ns;
-      x.links_per_npu = d.links_per_npu;
-      dims.push_back(x);
-    }
-  }
+  auto network = ReadNetworkDims(config.network_path);
+  if (!network.ok()) return network.status();
+  std::vector<Dim> dims = std::move(network.value());
   auto sys = ReadAstraSystemJson(config.system_path, algorithms ? algorithms->Names() : std::vector<std::string>{});
   if (!sys.ok()) return sys.status();
   AstraRemoteMemoryConfig mem;

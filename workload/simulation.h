@@ -100,6 +100,9 @@ struct RunReport {
 };
 
 BackendRegistry DefaultBackends();
+// The network's dimensions from ASTRA-sim's or Orrery's network YAML, or a
+// topology notation string ("Ring(8,50GB/s,500ns)_Switch(4,25GB/s,1us)").
+Result<std::vector<Dim>> ReadNetworkDims(const std::string& path_or_notation);
 class CollectiveRegistry;
 class MemoryRegistry;
 // `algorithms`: collective algorithms registered by plugins (optional);

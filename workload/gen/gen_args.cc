@@ -7,6 +7,8 @@
 #include "core/parse.h"
 #include "core/parse.h"
 #include "extern/json_util.h"
+#include "workload/gen/placement.h"
+#include "workload/simulation.h"
 
 namespace orrery::gen {
 namespace {
@@ -14,7 +16,7 @@ namespace {
 const std::vector<std::string>& ValueFlags() {
   static const std::vector<std::string> f = {"model", "tp", "cp", "ep", "dp", "pp", "npus", "microbatches",
                                              "microbatch-size", "global-batch", "schedule", "recompute", "zero",
-                                             "order", "bucket-mb", "out", "hbm-gb"};
+                                             "order", "bucket-mb", "out", "hbm-gb", "network", "place"};
   return f;
 }
 const std::vector<std::string>& BoolFlags() {
@@ -56,6 +58,7 @@ std::string GenUsage() {
          "         [--microbatches=M --microbatch-size=B | --global-batch=G] [--schedule=1f1b|gpipe|interleaved:V]\n"
          "         [--sp] [--recompute=none|selective|full] [--zero=0..3] [--order=tp-cp-ep-dp-pp]\n"
          "         [--bucket-mb=25] [--hbm-gb=80] [--allow-over-capacity] [--out=PREFIX] [--summary]\n"
+         "         [--network=NET.yml|NOTATION [--place=tp:0,dp:1,pp:2]]\n"
          "       orrery gen --list-models\n";
 }
 
@@ -96,6 +99,10 @@ Result<GenOptions> ParseGenArgs(const std::vector<std::string>& args) {
       o.model = value;
     } else if (key == "out") {
       o.out = value;
+    } else if (key == "network") {
+      o.network = value;
+    } else if (key == "place") {
+      o.place = value;
     } else if (key == "tp") {
       ORRERY_PARSE_OR_RETURN(s.tp, ParseInt(value, where, 1, kMaxAxis));
     } else if (key == "cp") {
@@ -153,6 +160,7 @@ Result<GenOptions> ParseGenArgs(const std::vector<std::string>& args) {
       }
     } else if (key == "order") {
       ORRERY_PARSE_OR_RETURN(s.order, ParseOrder(value));
+      o.order_given = true;
     }
   }
   if (o.strategy.global_batch != 0 && !have_mb) {
@@ -168,6 +176,38 @@ Result<GenOptions> ParseGenArgs(const std::vector<std::string>& args) {
     return Status::Invalid("gen: --model is required (a preset, see --list-models, or a YAML file)\n" + GenUsage());
   }
   return o;
+}
+
+Status ResolvePlacement(GenOptions* o, std::vector<Dim>* dims) {
+  dims->clear();
+  if (o->network.empty()) {
+    if (!o->place.empty()) {
+      return ValueError(Where{"", 0, "--place"}, o->place, "needs the network", "--place together with --network=NET");
+    }
+    return Status::Ok();
+  }
+  auto net = ReadNetworkDims(o->network);
+  if (!net.ok()) return net.status().Prefixed("--network: ");
+  *dims = net.value();
+  if (o->place.empty()) return Status::Ok();
+  if (o->order_given) {
+    return ValueError(Where{"", 0, "--place"}, o->place, "--order is given too; the placement decides the order",
+                      "either --order or --place");
+  }
+  const Strategy& s = o->strategy;
+  int64_t npus = 1;
+  for (const Dim& d : *dims) npus *= d.npus;
+  const int64_t product = s.tp * s.cp * s.ep * s.dp * s.pp;
+  if (npus != product) {
+    return ValueError(Where{"", 0, "--place"}, o->place,
+                      "the network " + o->network + " has " + std::to_string(npus) + " NPUs but tp·cp·ep·dp·pp = " +
+                          std::to_string(product),
+                      "a network with as many NPUs as the strategy");
+  }
+  auto order = OrderFromPlacement(o->place, {s.tp, s.cp, s.ep, s.dp, s.pp}, *dims);
+  if (!order.ok()) return order.status();
+  o->strategy.order = order.value();
+  return Status::Ok();
 }
 
 }  // namespace orrery::gen

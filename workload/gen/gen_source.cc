@@ -55,13 +55,16 @@ std::shared_ptr<const GraphSource> WorkloadSource(Workload workload, std::string
   return std::make_shared<Generated>(std::move(workload), std::move(description));
 }
 
-Result<std::shared_ptr<const GraphSource>> GeneratedSource(const std::string& arguments) {
+Result<std::shared_ptr<const GraphSource>> GeneratedSource(const std::string& arguments, const std::string& network) {
   const std::string what = "--generate=\"" + arguments + "\"";
   std::vector<std::string> args;
   std::istringstream in(arguments);
   for (std::string a; in >> a;) args.push_back(a);
   if (args.empty()) return Status::Invalid(what + ": empty; give orrery gen's flags, e.g. --generate=\"--model=gpt3-175b --tp=8 --pp=8 --dp=16\"");
   for (const std::string& a : args) {
+    if (a.rfind("--network=", 0) == 0) {
+      return Status::Invalid(what + ": --network: the run's --network-configuration is the network; leave it out");
+    }
     for (const char* output : {"--out", "--summary", "--list-models", "--help"}) {
       const std::string o = output;
       if (a == o || a.rfind(o + "=", 0) == 0) {
@@ -72,6 +75,11 @@ Result<std::shared_ptr<const GraphSource>> GeneratedSource(const std::string& ar
   }
   auto opts = ParseGenArgs(args);
   if (!opts.ok()) return opts.status().Prefixed(what + ": ");
+  if (!opts->place.empty()) {
+    opts.value().network = network;
+    std::vector<Dim> dims;
+    if (Status st = ResolvePlacement(&opts.value(), &dims); !st.ok()) return st.Prefixed(what + ": ");
+  }
   const GenOptions& o = opts.value();
   auto model = LoadModel(o.model);
   if (!model.ok()) return model.status().Prefixed(what + ": ");

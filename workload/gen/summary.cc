@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "workload/gen/placement.h"
+
 namespace orrery::gen {
 namespace {
 
@@ -89,7 +91,8 @@ Flops TotalFlops(const Workload& w) {
   return total;
 }
 
-std::string FormatSummary(const ModelDesc& m, const Strategy& s, const Workload& w, uint64_t hbm_bytes) {
+std::string FormatSummary(const ModelDesc& m, const Strategy& s, const Workload& w, uint64_t hbm_bytes,
+                          const std::vector<Dim>& dims) {
   std::ostringstream o;
   char buf[160];
   std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(ParamCount(m)) / 1e9);
@@ -113,6 +116,11 @@ std::string FormatSummary(const ModelDesc& m, const Strategy& s, const Workload&
       << l.GroupSize(e) << " ranks);";
   }
   o << "\n";
+  if (!dims.empty()) {
+    o << "on the network:";
+    for (const std::string& line : DescribePlacement(l, dims)) o << " " << line << ";";
+    o << "\n";
+  }
   const int64_t B = s.microbatch_size * s.microbatches * s.dp * s.ep;
   const bool inter = s.schedule == Schedule::kInterleaved;
   std::snprintf(buf, sizeof buf, "%.4f", BubbleFraction(s.pp, inter ? s.microbatches * s.chunks : s.microbatches));

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/status.h"
+#include "network/topology.h"
 #include "workload/gen/strategy.h"
 
 namespace orrery::gen {
@@ -33,6 +34,8 @@ ClassTotals Totals(const GraphBuilder& g);
 // FLOPs of every rank's compute nodes, summed.
 Flops TotalFlops(const Workload& w);
 
-std::string FormatSummary(const ModelDesc& m, const Strategy& s, const Workload& w, uint64_t hbm_bytes);
+// `dims`: the network's dimensions (empty: unknown; no placement lines).
+std::string FormatSummary(const ModelDesc& m, const Strategy& s, const Workload& w, uint64_t hbm_bytes,
+                          const std::vector<Dim>& dims = {});
 
 }  // namespace orrery::gen

@@ -144,6 +144,10 @@ int Run(const RunFlags& f) {
                                       "be combined with " + std::string(input)));
         }
       }
+      if (f.generate.find("--offload") != std::string::npos && f.remote_memory.empty() && f.memory.empty()) {
+        return Fail(Status::Invalid("--generate=\"" + f.generate + "\": --offload moves data to a remote memory; give "
+                                    "--remote-memory-configuration (ASTRA-sim JSON) or --memory-configuration (Orrery YAML)"));
+      }
       auto source = gen::GeneratedSource(f.generate, f.network);
       if (!source.ok()) return Fail(source.status());
       cfg.source = source.value();

@@ -9,6 +9,7 @@
 #include "tests/test_util.h"
 #include "workload/gen/model.h"
 #include "workload/gen/strategy.h"
+#include "workload/gen/gen_args.h"
 #include "workload/gen/summary.h"
 
 namespace orrery::gen {
@@ -244,6 +245,92 @@ TEST(GenSimulated, ContextParallelRingAttention) {
   const Tick compute = NodeNs(mlp) + NodeNs(logits) + NodeNs(2 * logits) + NodeNs(2 * mlp);
   const uint64_t grads = (16640 + 33088 + 256 + 9216) * 2;
   EXPECT_EQ(orrery::testing::MaxFinished(r.value()), fwd_attn + compute + bwd_attn + ring.AllReduce(grads));
+}
+
+}  // namespace
+}  // namespace orrery::gen
+
+namespace orrery::gen {
+namespace {
+
+// --offload=activations: per layer and microbatch a MEM_STORE of the layer's
+// saved activations (Korthikanti Table 2; Tiny, t 1, no SP, no recompute:
+// sbh·(34 + 5as/h) = 16·64·(34 + 5·4·16/64) = 39,936 B) and a MEM_LOAD back;
+// --offload=optimizer: 12 bytes per parameter (ZeRO-1 over d) loaded and stored once.
+TEST(GenOffload, MemoryNodesAndFootprint) {
+  const ModelDesc m = Tiny(2);
+  Strategy s;
+  s.dp = 2, s.microbatches = 3, s.zero = 1;
+  s.offload_activations = true;
+  s.offload_optimizer = true;
+  auto w = GenerateDense(m, s);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  uint64_t stores = 0, loads = 0, store_bytes = 0, load_bytes = 0;
+  for (const GenNode& n : w->classes[0].nodes()) {
+    if (n.kind == GenKind::kMemStore) ++stores, store_bytes += n.tensor_size;
+    if (n.kind == GenKind::kMemLoad) ++loads, load_bytes += n.tensor_size;
+  }
+  // Parameters: 2 layers of 49,984 + embeddings 9,216 + final norm 128 = 109,312.
+  const uint64_t psi = 2 * 49984 + 9216 + 128, opt = 12 * psi / 2;
+  EXPECT_EQ(stores, 2u * 3u + 1u);
+  EXPECT_EQ(loads, 2u * 3u + 1u);
+  EXPECT_EQ(store_bytes, 6 * uint64_t{39936} + opt);
+  EXPECT_EQ(load_bytes, store_bytes);
+  const MemoryFootprint f = StageMemory(m, s, 0);
+  EXPECT_EQ(f.model_state_bytes, 4 * psi);                 // ZeRO-1 4Ψ + 12Ψ/d, the 12Ψ/d in the pool
+  EXPECT_EQ(f.activation_bytes, 2 * uint64_t{39936});     // the layer computing and the one in transfer
+  EXPECT_EQ(f.offloaded_bytes, opt + (2 * 1 - 2) * uint64_t{39936});  // 1F1B, p 1: one microbatch in flight
+}
+
+// One layer, one microbatch, two DP ranks, each with its own remote memory
+// (PER_NPU_MEMORY_EXPANSION, latency 100 us, 10 GB/s): the store leaves after
+// the forward and overlaps the output layer; the load waits for the store
+// and for the output layer's backward; the MLP backward waits for the load.
+TEST(GenSimulated, ActivationOffloadThroughTheRemoteMemory) {
+  const ModelDesc m = Tiny(1);
+  Strategy s;
+  s.dp = 2;
+  s.bucket_bytes = 1ull << 40;
+  s.offload_activations = true;
+  auto w = GenerateDense(m, s);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  TempDir d;
+  ASSERT_TRUE(WriteChakra(w.value(), d.File("trace")).ok());
+  d.Write("network.yml", orrery::testing::NetworkYaml("Ring", 2, 50, 500));
+  d.Write("system.json", orrery::testing::SystemJson("ring", 1, 0, 1e9, 1, ", \"roofline-enabled\": 1, \"peak-perf\": 1"));
+  d.Write("memory.json", R"({"memory-type": "PER_NPU_MEMORY_EXPANSION", "remote-mem-latency": 100000, "remote-mem-bw": 10})");
+  RunConfig c;
+  c.workload_prefix = d.File("trace");
+  c.network_path = d.File("network.yml");
+  c.system_path = d.File("system.json");
+  c.memory_path = d.File("memory.json");
+  c.comm_group_path = d.File("trace.comm_groups.json");
+  auto r = RunSimulation(c, DefaultBackends());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const uint64_t s_ = 16, h = 64;
+  const uint64_t attn = 2 * s_ * h * 3 * h + 2 * s_ * h * h + 4 * s_ * s_ * h, mlp = 2 * s_ * h * 256 * 2;
+  const uint64_t logits = 2 * s_ * h * 128;
+  const Tick fwd = NodeNs(attn) + NodeNs(mlp);
+  const Tick mem = 100000 + 39936 / 10;  // latency + bytes / (10 bytes per ns)
+  const Tick load_start = std::max(fwd + NodeNs(logits) + NodeNs(2 * logits), fwd + mem);
+  const Ring2 ring{50, 500};
+  const uint64_t grads = (16640 + 33088 + 256 + 9216) * 2;
+  EXPECT_EQ(orrery::testing::MaxFinished(r.value()),
+            load_start + mem + NodeNs(2 * mlp) + NodeNs(2 * attn) + ring.AllReduce(grads));
+}
+
+TEST(GenOffload, FlagIsCheckedAndRunNeedsARemoteMemory) {
+  auto bad = ParseGenArgs({"--model=gpt3-175b", "--offload=activation"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--offload = activation: unknown 'activation' (did you mean 'activations'?)"),
+            std::string::npos)
+      << bad.status().message();
+  std::string err;
+  EXPECT_EQ(orrery::testing::RunCli("run --generate=\"--model=megatron-22b --tp=2 --offload=activations\" "
+                                    "--system-configuration=s.json --network-configuration=\"Ring(2,50GB/s,1us)\"",
+                                    &err),
+            2);
+  EXPECT_NE(err.find("--offload moves data to a remote memory"), std::string::npos) << err;
 }
 
 }  // namespace

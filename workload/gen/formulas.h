@@ -52,6 +52,9 @@ uint64_t ActivationBytesPerLayer(const ModelDesc& m, uint64_t b, uint64_t t, boo
 // (Rajbhandari et al. 2020, Fig. 1): 16Ψ, 4Ψ+12Ψ/d, 2Ψ+14Ψ/d, 16Ψ/d.
 // Rounded up to whole bytes.
 uint64_t ModelStateBytes(uint64_t psi, int zero_stage, uint64_t d);
+// Of those, the optimizer states (fp32 master weights, momentum, variance:
+// 12Ψ, sharded over d from ZeRO-1 on): what --offload=optimizer moves out.
+uint64_t OptimizerBytes(uint64_t psi, int zero_stage, uint64_t d);
 
 // Pipeline bubble fraction of GPipe and 1F1B: (p−1)/(m+p−1) (Narayanan et al. 2021 §2.2).
 double BubbleFraction(int64_t p, int64_t m);

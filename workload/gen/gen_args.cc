@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <set>
+#include <sstream>
 
 #include "core/parse.h"
 #include "core/parse.h"
@@ -16,7 +17,7 @@ namespace {
 const std::vector<std::string>& ValueFlags() {
   static const std::vector<std::string> f = {"model", "tp", "cp", "ep", "dp", "pp", "npus", "microbatches",
                                              "microbatch-size", "global-batch", "schedule", "recompute", "zero",
-                                             "order", "bucket-mb", "out", "hbm-gb", "network", "place"};
+                                             "order", "bucket-mb", "out", "hbm-gb", "network", "place", "offload"};
   return f;
 }
 const std::vector<std::string>& BoolFlags() {
@@ -54,11 +55,11 @@ Result<std::array<Axis, kNumAxes>> ParseOrder(const std::string& text) {
 }  // namespace
 
 std::string GenUsage() {
-  return "usage: orrery gen --model=NAME|FILE.yml [--tp=N --pp=N --dp=N --npus=N]\n"
+  return "usage: orrery gen --model=NAME|FILE.yml [--tp=N --cp=N --ep=N --dp=N --pp=N --npus=N]\n"
          "         [--microbatches=M --microbatch-size=B | --global-batch=G] [--schedule=1f1b|gpipe|interleaved:V]\n"
          "         [--sp] [--recompute=none|selective|full] [--zero=0..3] [--order=tp-cp-ep-dp-pp]\n"
          "         [--bucket-mb=25] [--hbm-gb=80] [--allow-over-capacity] [--out=PREFIX] [--summary]\n"
-         "         [--network=NET.yml|NOTATION [--place=tp:0,dp:1,pp:2]]\n"
+         "         [--network=NET.yml|NOTATION [--place=tp:0,dp:1,pp:2]] [--offload=activations,optimizer]\n"
          "       orrery gen --list-models\n";
 }
 
@@ -99,6 +100,20 @@ Result<GenOptions> ParseGenArgs(const std::vector<std::string>& args) {
       o.model = value;
     } else if (key == "out") {
       o.out = value;
+    } else if (key == "offload") {
+      std::stringstream in(value);
+      for (std::string what; std::getline(in, what, ',');) {
+        if (what == "activations") {
+          s.offload_activations = true;
+        } else if (what == "optimizer") {
+          s.offload_optimizer = true;
+        } else {
+          const std::string close = ClosestMatch(what, {"activations", "optimizer"});
+          return ValueError(where, value,
+                            "unknown '" + what + "'" + (close.empty() ? "" : " (did you mean '" + close + "'?)"),
+                            "activations, optimizer, or both comma-separated");
+        }
+      }
     } else if (key == "network") {
       o.network = value;
     } else if (key == "place") {

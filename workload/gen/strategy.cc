@@ -1,6 +1,7 @@
 #include "workload/gen/strategy.h"
 
 #include <algorithm>
+#include <map>
 
 namespace orrery::gen {
 namespace {
@@ -40,6 +41,11 @@ class StageGen {
     }
     dense_dp_ = layout_.GroupSize(kDenseDp);
     expert_dp_ = layout_.GroupSize(kExpertDp);
+    ModelDesc local = m;
+    local.seq_len = m.seq_len / s.cp;
+    act_saved_ = ActivationBytesPerLayer(local, b, t, s.sp, s.recompute);
+    const RankParamSplit split = RankParamsSplit(m, s, stage);
+    optimizer_bytes_ = OptimizerBytes(split.dense, s.zero, dense_dp_) + OptimizerBytes(split.expert, s.zero, expert_dp_);
     SetChunk(0);
   }
 
@@ -212,7 +218,20 @@ class StageGen {
       GatherParams(p, j);
       Attention(p + ".attn", false);
       Ffn(p + ".mlp", j, false);
+      // Offload: the layer's saved activations go to the pool once its forward
+      // is done (nothing waits for the store but the later load).
+      if (s_.offload_activations && tag == "fwd") stored_[{mb, j}] = g_.MemStore(p + ".act_store", act_saved_, Chain());
     }
+  }
+  // Offload: the load of layer j's activations, issued when the backward
+  // reaches the layer above it (one layer of prefetch); the layer's backward
+  // waits for it.
+  void LoadActivations(int64_t mb, int64_t layer) {
+    auto it = stored_.find({mb, layer});
+    if (it == stored_.end()) return;
+    std::vector<NodeRef> deps = Chain();
+    deps.push_back(it->second);
+    loads_[{mb, layer}] = g_.MemLoad("bwd.mb" + N(mb) + ".layer" + N(layer) + ".act_load", act_saved_, deps);
   }
   void Forward(int64_t mb) {
     if (!first_) StepWith(g_.Recv("fwd.mb" + N(mb) + ".recv", Axis::kPp, PrevOffset(), act_bytes_, FwdTag(mb, vstage_), {}));
@@ -249,8 +268,11 @@ class StageGen {
       }
     }
     const int64_t first = StageFirstLayer(m_, Vstages(), vstage_), n = StageLayers(m_, Vstages(), vstage_);
+    if (s_.offload_activations) LoadActivations(mb, first + n - 1);
     for (int64_t j = first + n - 1; j >= first; --j) {
       const std::string lp = p + ".layer" + N(j);
+      if (auto it = loads_.find({mb, j}); it != loads_.end()) StepWith(it->second);
+      if (s_.offload_activations && j > first) LoadActivations(mb, j - 1);
       GatherParams(lp, j);
       Ffn(lp + ".mlp", j, true);
       Attention(lp + ".attn", true);
@@ -264,6 +286,12 @@ class StageGen {
       if (first_) emb = (m_.vocab + (m_.learned_positions ? m_.seq_len : 0)) * m_.hidden / s_.tp * s_.bytes_per_value;
       AddGrads(0, true, true);
       AddGrads(emb, true, false);
+      if (s_.offload_optimizer) {
+        // The optimizer states come in for the step and go back out (the
+        // step's own arithmetic is not modelled).
+        NodeRef load = g_.MemLoad("optimizer.load", optimizer_bytes_, Chain());
+        g_.MemStore("optimizer.store", optimizer_bytes_, {load});
+      }
     }
     if (!first_) g_.Send(p + ".send", Axis::kPp, PrevOffset(), act_bytes_, BwdTag(mb, vstage_), Deps());
   }
@@ -289,6 +317,8 @@ class StageGen {
   uint64_t moe_router_ = 0, moe_experts_ = 0, moe_a2a_ = 0, moe_router_bytes_ = 0, moe_expert_bytes_ = 0;
   int64_t dense_dp_ = 1, expert_dp_ = 1;
   uint64_t cp_messages_ = 0;
+  uint64_t act_saved_ = 0, optimizer_bytes_ = 0;
+  std::map<std::pair<int64_t, int64_t>, NodeRef> stored_, loads_;  // (microbatch, layer) -> MEM node
   uint64_t bucket_[2] = {0, 0};
   int64_t buckets_[2] = {0, 0};
 };

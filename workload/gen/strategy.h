@@ -31,6 +31,13 @@ struct Strategy {
   uint64_t bucket_bytes = 25ull << 20;  // gradient bucket (PyTorch DDP's default 25 MiB)
   uint64_t bytes_per_value = 2;         // bf16 activations, weights and gradients
   bool lm_head = true;                  // output layer + loss on the last stage
+  // --offload: to the run's remote memory (pool), as MEM nodes the memory
+  // layer simulates. Activations: stored after each layer's forward, loaded
+  // back one layer ahead of its backward. Optimizer: the rank's optimizer
+  // states (12 bytes per parameter, ZeRO-sharded) loaded and stored back once
+  // per iteration after the gradients are reduced.
+  bool offload_activations = false;
+  bool offload_optimizer = false;
 };
 
 // Checks the strategy against the model; one message naming the rule and numbers.

@@ -49,6 +49,18 @@ MemoryFootprint StageMemory(const ModelDesc& m, const Strategy& s, int64_t stage
     f.in_flight = std::min((s.pp - stage - 1) * 2 + (s.chunks - 1) * s.pp + 1, s.microbatches * s.chunks);
   }
   f.activation_bytes = f.activation_bytes_per_layer * f.layers * f.in_flight;
+  if (s.offload_activations) {
+    // HBM keeps the layer being computed and the one in transfer; the pool the rest.
+    const uint64_t kept = f.activation_bytes_per_layer * std::min<int64_t>(2, f.layers * f.in_flight);
+    f.offloaded_bytes += f.activation_bytes - kept;
+    f.activation_bytes = kept;
+  }
+  if (s.offload_optimizer) {
+    const uint64_t opt = OptimizerBytes(split.dense, s.zero, s.cp * s.ep * s.dp) +
+                         OptimizerBytes(split.expert, s.zero, s.cp * s.dp);
+    f.model_state_bytes -= opt;
+    f.offloaded_bytes += opt;
+  }
   f.total_bytes = f.model_state_bytes + f.activation_bytes;
   return f;
 }
@@ -63,7 +75,8 @@ Status CheckCapacity(const ModelDesc& m, const Strategy& s, uint64_t hbm_bytes) 
                              Gb(f.activation_bytes) + " (" + std::to_string(f.in_flight) + " microbatches x " +
                              std::to_string(f.layers) + " layers x " + std::to_string(f.activation_bytes_per_layer) +
                              " B) = " + Gb(f.total_bytes) + " > --hbm-gb capacity " + Gb(hbm_bytes) +
-                             "; allowed: a strategy that fits (more tp/pp, --zero, --recompute) or --allow-over-capacity");
+                             "; allowed: a strategy that fits (more tp/pp, --zero, --recompute), --offload=activations,optimizer "
+                             "(to the run's remote memory) or --allow-over-capacity");
     }
   }
   return Status::Ok();
@@ -142,7 +155,8 @@ std::string FormatSummary(const ModelDesc& m, const Strategy& s, const Workload&
     for (const auto& [key, v] : t.comm) o << "  " << key << ": " << v.first << " x, " << v.second << " B\n";
     o << "  memory: model states " << Gb(f.model_state_bytes) << " + activations " << Gb(f.activation_bytes) << " ("
       << f.in_flight << (s.schedule == Schedule::kInterleaved ? " chunks" : " microbatches") << " in flight) = " << Gb(f.total_bytes) << " of " << Gb(hbm_bytes)
-      << (f.total_bytes > hbm_bytes ? "  OVER CAPACITY" : "") << "\n";
+      << (f.total_bytes > hbm_bytes ? "  OVER CAPACITY" : "")
+      << (f.offloaded_bytes ? "; offloaded to the pool: " + Gb(f.offloaded_bytes) : std::string()) << "\n";
   }
   o << "FLOP per iteration, all ranks: " << FlopsText(TotalFlops(w));
   const bool gpt_shaped = m.ffn == 4 * m.hidden && m.kv_heads == m.heads && !m.gated_ffn && m.experts == 0 &&

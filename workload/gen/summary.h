@@ -18,7 +18,8 @@ struct MemoryFootprint {
   int64_t layers = 0;             // layers per unit in flight (per chunk when interleaved)
   int64_t in_flight = 0;          // microbatches (chunks when interleaved) whose activations are held at the peak
   uint64_t activation_bytes = 0;
-  uint64_t total_bytes = 0;
+  uint64_t total_bytes = 0;     // in HBM
+  uint64_t offloaded_bytes = 0;  // in the remote pool (--offload)
 };
 MemoryFootprint StageMemory(const ModelDesc& m, const Strategy& s, int64_t stage);
 // Over capacity: an error naming the stage (rank class) and the numbers.

@@ -5,7 +5,6 @@
 #include <set>
 
 #include "core/parse.h"
-#include "core/parse.h"
 #include "extern/json_util.h"
 
 namespace orrery::gen {
@@ -14,7 +13,8 @@ namespace {
 const std::vector<std::string>& ValueFlags() {
   static const std::vector<std::string> f = {"model", "tp", "cp", "ep", "dp", "pp", "npus", "microbatches",
                                              "microbatch-size", "global-batch", "schedule", "recompute", "zero",
-                                             "order", "bucket-mb", "out", "hbm-gb"};
+                                             "order", "bucket-mb", "out", "hbm-gb",
+                                             "embedding-sharding"};
   return f;
 }
 const std::vector<std::string>& BoolFlags() {
@@ -56,6 +56,8 @@ std::string GenUsage() {
          "         [--microbatches=M --microbatch-size=B | --global-batch=G] [--schedule=1f1b|gpipe|interleaved:V]\n"
          "         [--sp] [--recompute=none|selective|full] [--zero=0..3] [--order=tp-cp-ep-dp-pp]\n"
          "         [--bucket-mb=25] [--hbm-gb=80] [--allow-over-capacity] [--out=PREFIX] [--summary]\n"
+         "       orrery gen --model=DLRM [--npus=N] [--global-batch=G | --microbatch-size=B (local batch)]\n"
+         "         [--embedding-sharding=table|row] [--bucket-mb=25] [--hbm-gb=80] [--out=PREFIX] [--summary]\n"
          "       orrery gen --list-models\n";
 }
 
@@ -73,6 +75,7 @@ Result<GenOptions> ParseGenArgs(const std::vector<std::string>& args) {
     const bool has_value = eq != std::string::npos;
     const std::string value = has_value ? arg.substr(eq + 1) : "";
     const Where where{"", 0, "--" + key};
+    o.given.insert(key);
     const bool is_value = std::find(ValueFlags().begin(), ValueFlags().end(), key) != ValueFlags().end();
     const bool is_bool = std::find(BoolFlags().begin(), BoolFlags().end(), key) != BoolFlags().end();
     if (!is_value && !is_bool) {
@@ -153,6 +156,16 @@ Result<GenOptions> ParseGenArgs(const std::vector<std::string>& args) {
       }
     } else if (key == "order") {
       ORRERY_PARSE_OR_RETURN(s.order, ParseOrder(value));
+    } else if (key == "embedding-sharding") {
+      if (value == "table") {
+        o.embedding_sharding = EmbeddingSharding::kTable;
+      } else if (value == "row") {
+        o.embedding_sharding = EmbeddingSharding::kRow;
+      } else {
+        const std::string close = ClosestMatch(value, {"table", "row"});
+        return ValueError(where, value, close.empty() ? "unknown sharding" : "unknown sharding (did you mean '" + close + "'?)",
+                          "table (whole tables over the ranks) or row (every table's rows split over all ranks)");
+      }
     }
   }
   if (o.strategy.global_batch != 0 && !have_mb) {
@@ -168,6 +181,23 @@ Result<GenOptions> ParseGenArgs(const std::vector<std::string>& args) {
     return Status::Invalid("gen: --model is required (a preset, see --list-models, or a YAML file)\n" + GenUsage());
   }
   return o;
+}
+
+Status CheckFlagsForModel(const GenOptions& o, const ModelDesc& m) {
+  if (m.kind == ModelKind::kDlrm) {
+    for (const char* flag : {"tp", "cp", "ep", "pp", "microbatches", "schedule", "sp", "recompute", "zero", "order"}) {
+      if (o.given.count(flag)) {
+        return Status::Invalid("--" + std::string(flag) + " does not apply to " + m.name +
+                               " (kind dlrm: data-parallel MLPs, model-parallel embeddings); allowed for a DLRM: "
+                               "--npus (or --dp), --global-batch or --microbatch-size (the local batch), "
+                               "--embedding-sharding, --bucket-mb, --hbm-gb, --allow-over-capacity, --out, --summary");
+      }
+    }
+  } else if (o.given.count("embedding-sharding")) {
+    return Status::Invalid("--embedding-sharding applies to DLRM models (kind: dlrm) only; " + m.name +
+                           " is a transformer");
+  }
+  return Status::Ok();
 }
 
 }  // namespace orrery::gen

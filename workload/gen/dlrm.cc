@@ -204,15 +204,15 @@ Status CheckDlrmCapacity(const ModelDesc& m, const DlrmStrategy& s, uint64_t hbm
   const DlrmDesc& d = m.dlrm;
   const uint64_t dim = d.embedding_dim, v = s.bytes_per_value;
   if (s.sharding == EmbeddingSharding::kTable) {
-    for (size_t t = 0; t < d.table_rows.size(); ++t) {
-      const uint64_t bytes = d.table_rows[t] * dim * v;
-      if (bytes > hbm_bytes) {
-        return Status::Invalid("--embedding-sharding=table: table " + N(static_cast<int64_t>(t)) + " of " + m.name +
-                               " (" + N(d.table_rows[t]) + " rows x d " + N(d.embedding_dim) + " x " + N(v) +
-                               " B = " + Gb(bytes) + ") is larger than one NPU's HBM (--hbm-gb capacity " +
-                               Gb(hbm_bytes) + "); allowed: --embedding-sharding=row, a larger --hbm-gb, or "
-                               "--allow-over-capacity");
-      }
+    // The largest table (the first of equals) is the one to name.
+    const size_t t = std::max_element(d.table_rows.begin(), d.table_rows.end()) - d.table_rows.begin();
+    const uint64_t bytes = d.table_rows[t] * dim * v;
+    if (bytes > hbm_bytes) {
+      return Status::Invalid("--embedding-sharding=table: table " + N(static_cast<int64_t>(t)) + " of " + m.name +
+                             ", the largest (" + N(d.table_rows[t]) + " rows x d " + N(d.embedding_dim) + " x " + N(v) +
+                             " B = " + Gb(bytes) + "), is larger than one NPU's HBM (--hbm-gb capacity " +
+                             Gb(hbm_bytes) + "); allowed: --embedding-sharding=row, a larger --hbm-gb, or "
+                             "--allow-over-capacity");
     }
   }
   const std::vector<DlrmRankShare> shares = ShareRanks(d, s);

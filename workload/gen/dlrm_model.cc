@@ -188,6 +188,7 @@ Result<ModelDesc> ReadDlrmYaml(const YAML::Node& root, const std::string& path) 
   const std::vector<std::string> valid = {"kind",       "name",       "embedding_dim", "dense_features", "tables",
                                           "pooling",    "bottom_mlp", "top_mlp",       "interaction"};
   YAML::Node pooling;
+  bool pooling_set = false;
   Where pooling_where;
   for (auto it = root.begin(); it != root.end(); ++it) {
     const std::string key = it->first.as<std::string>();
@@ -208,6 +209,7 @@ Result<ModelDesc> ReadDlrmYaml(const YAML::Node& root, const std::string& path) 
       ORRERY_PARSE_OR_RETURN(d.table_rows, ReadTables(v, where));
     } else if (key == "pooling") {
       pooling = v;
+      pooling_set = true;
       pooling_where = where;
     } else if (key == "bottom_mlp" || key == "top_mlp") {
       std::vector<int64_t>* layers = key == "bottom_mlp" ? &d.bottom_mlp : &d.top_mlp;
@@ -234,7 +236,7 @@ Result<ModelDesc> ReadDlrmYaml(const YAML::Node& root, const std::string& path) 
     if (!root[req]) return Status::Invalid(path + ": missing required key '" + req + "' (kind: dlrm)");
   }
   // pooling: one number for every table (default 1), or a list with one per table.
-  if (!pooling) {
+  if (!pooling_set) {
     d.pooling.assign(d.table_rows.size(), 1);
   } else if (pooling.IsScalar()) {
     int64_t l;

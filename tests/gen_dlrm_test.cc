@@ -365,6 +365,28 @@ TEST(DlrmRun, GenerateInMemoryEqualsFiles) {
   EXPECT_GT(orrery::testing::MaxFinished(memory.value()), 0u);
 }
 
+// Fewer tables than ranks: the ranks holding none have no lookup and no
+// update node but join every exchange; they compute exactly that much less.
+TEST(DlrmRun, RanksWithoutTablesStillExchange) {
+  ModelDesc m = SmallYamlModel();
+  m.dlrm.table_rows = {1000, 1000};
+  m.dlrm.pooling = {8, 8};
+  DlrmStrategy s;
+  s.npus = 4;
+  s.local_batch = 256;
+  auto w = GenerateDlrm(m, s);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(w->class_of_rank, (std::vector<int>{0, 0, 1, 1}));
+  TempDir d;
+  auto r = Simulate(w.value(), d, Ring{4, 50, 500});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const uint64_t lookups = 1024 * 8, dim = 64;  // B·pooling rows of its one table
+  EXPECT_EQ(r->per_npu[0].compute_ns - r->per_npu[2].compute_ns, NodeNs(lookups * dim) + NodeNs(2 * lookups * dim));
+  EXPECT_EQ(r->per_npu[1].compute_ns, r->per_npu[0].compute_ns);
+  EXPECT_EQ(r->per_npu[3].compute_ns, r->per_npu[2].compute_ns);
+  for (const auto& n : r->per_npu) EXPECT_GT(n.comm_ns, 0u) << n.rank;
+}
+
 // ---- the command -----------------------------------------------------------
 
 int Gen(const std::vector<std::string>& args, std::string* out, std::string* err) {

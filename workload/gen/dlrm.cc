@@ -31,22 +31,23 @@ class DlrmGen {
     const uint64_t b = s_.local_batch, dim = d_.embedding_dim, v = s_.bytes_per_value;
     const uint64_t pairs = DlrmPairs(d_), top_in = DlrmTopInput(d_);
     const bool comm = s_.npus > 1, by_table = s_.sharding == EmbeddingSharding::kTable;
-    // Forward: lookup, then the exchange of pooled embeddings while the bottom MLP runs.
-    const NodeRef lookup = g_.Compute("fwd.emb_lookup", lookups_ * dim, lookups_ * dim * v, {});
-    std::vector<NodeRef> pooled = {lookup};
+    // Forward: lookup, then the exchange of pooled embeddings while the bottom
+    // MLP runs. A rank holding no table (table sharding) has no lookup node.
+    std::vector<NodeRef> looked;
+    if (lookups_ > 0) looked = {g_.Compute("fwd.emb_lookup", lookups_ * dim, lookups_ * dim * v, {})};
+    std::vector<NodeRef> pooled;
     if (comm) {
-      pooled = {by_table ? g_.Collective("fwd.emb_a2a", Coll::kAllToAll, DlrmPooledBytes(d_, s_), Axis::kDp, {lookup})
+      pooled = {by_table ? g_.Collective("fwd.emb_a2a", Coll::kAllToAll, DlrmPooledBytes(d_, s_), Axis::kDp, looked)
                          : g_.Collective("fwd.emb_rs", Coll::kReduceScatter, DlrmPooledBytes(d_, s_) * s_.npus,
-                                         Axis::kDp, {lookup})};
+                                         Axis::kDp, looked)};
     }
-    NodeRef prev = lookup;
+    std::vector<NodeRef> deps = looked;
     uint64_t in = d_.dense_features;
     for (size_t i = 0; i < d_.bottom_mlp.size(); ++i) {
-      prev = g_.Compute("fwd.bot_mlp" + N(i), 2 * b * in * d_.bottom_mlp[i], MlpBytes(in, d_.bottom_mlp[i]), {prev});
+      deps = {g_.Compute("fwd.bot_mlp" + N(i), 2 * b * in * d_.bottom_mlp[i], MlpBytes(in, d_.bottom_mlp[i]), deps)};
       in = d_.bottom_mlp[i];
     }
-    std::vector<NodeRef> deps = {prev};
-    if (comm) deps.push_back(pooled[0]);
+    deps.insert(deps.end(), pooled.begin(), pooled.end());
     const uint64_t inter_flops = b * pairs * 2 * dim;
     const uint64_t inter_bytes = b * (DlrmVectors(d_) * dim + top_in) * v;
     if (inter_flops > 0) deps = {g_.Compute("fwd.interaction", inter_flops, inter_bytes, deps)};
@@ -59,7 +60,7 @@ class DlrmGen {
     // their owners while the bottom MLP's backward runs.
     for (size_t i = d_.top_mlp.size(); i-- > 0;) {
       const uint64_t layer_in = i == 0 ? top_in : d_.top_mlp[i - 1], out = d_.top_mlp[i];
-      prev = g_.Compute("bwd.top_mlp" + N(i), 4 * b * layer_in * out, 2 * MlpBytes(layer_in, out), deps);
+      const NodeRef prev = g_.Compute("bwd.top_mlp" + N(i), 4 * b * layer_in * out, 2 * MlpBytes(layer_in, out), deps);
       deps = {prev};
       AddGrads((layer_in * out + out) * v, false, prev);
     }
@@ -71,12 +72,12 @@ class DlrmGen {
     }
     for (size_t i = d_.bottom_mlp.size(); i-- > 0;) {
       const uint64_t layer_in = i == 0 ? d_.dense_features : d_.bottom_mlp[i - 1], out = d_.bottom_mlp[i];
-      prev = g_.Compute("bwd.bot_mlp" + N(i), 4 * b * layer_in * out, 2 * MlpBytes(layer_in, out), deps);
+      const NodeRef prev = g_.Compute("bwd.bot_mlp" + N(i), 4 * b * layer_in * out, 2 * MlpBytes(layer_in, out), deps);
       deps = {prev};
       AddGrads((layer_in * out + out) * v, i == 0, prev);
     }
     // The sparse update: every looked-up row read and written back.
-    g_.Compute("bwd.emb_update", 2 * lookups_ * dim, 2 * lookups_ * dim * v, grads);
+    if (lookups_ > 0) g_.Compute("bwd.emb_update", 2 * lookups_ * dim, 2 * lookups_ * dim * v, grads);
     return std::move(g_);
   }
 

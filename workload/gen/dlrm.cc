@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 #include <numeric>
+#include <queue>
 
 #include "core/parse.h"
 #include "workload/gen/dlrm_model.h"
@@ -137,12 +138,17 @@ std::vector<int> AssignTables(const std::vector<int64_t>& rows, int64_t npus) {
   std::vector<int> order(rows.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return rows[a] > rows[b]; });
-  std::vector<int64_t> load(static_cast<size_t>(npus), 0);
+  // Min-heap of (rows held, rank): the top is the least loaded, lowest rank first.
+  using Load = std::pair<int64_t, int64_t>;
+  std::priority_queue<Load, std::vector<Load>, std::greater<Load>> heap;
+  for (int64_t r = 0; r < npus; ++r) heap.push({0, r});
   std::vector<int> owner(rows.size(), 0);
   for (int t : order) {
-    const auto least = std::min_element(load.begin(), load.end());  // first of the least loaded
-    owner[t] = static_cast<int>(least - load.begin());
-    *least += rows[t];
+    Load least = heap.top();
+    heap.pop();
+    owner[t] = static_cast<int>(least.second);
+    least.first += rows[t];
+    heap.push(least);
   }
   return owner;
 }

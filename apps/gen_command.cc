@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "workload/gen/dlrm.h"
+#include "workload/gen/dlrm_model.h"
 #include "workload/gen/gen_args.h"
 #include "workload/gen/model.h"
 #include "workload/gen/strategy.h"
@@ -27,6 +29,10 @@ int RunGenCommand(const std::vector<std::string>& args, std::ostream& out, std::
     for (const gen::ModelDesc& m : gen::Presets()) {
       char params[32];
       std::snprintf(params, sizeof params, "%.1f B", static_cast<double>(gen::ParamCount(m)) / 1e9);
+      if (m.kind == gen::ModelKind::kDlrm) {
+        out << m.name << ": " << params << " parameters, " << gen::DescribeDlrm(m.dlrm) << "  [" << m.source << "]\n";
+        continue;
+      }
       out << m.name << ": " << params << " parameters, " << m.layers << " layers, hidden " << m.hidden << ", heads "
           << m.heads << "/" << m.kv_heads << ", vocab " << m.vocab << ", seq " << m.seq_len
           << (m.experts ? ", " + std::to_string(m.experts) + " experts top-" + std::to_string(m.top_k) : "")
@@ -36,6 +42,19 @@ int RunGenCommand(const std::vector<std::string>& args, std::ostream& out, std::
   }
   auto model = gen::LoadModel(o.model);
   if (!model.ok()) return fail(model.status());
+  if (Status st = gen::CheckFlagsForModel(o, model.value()); !st.ok()) return fail(st);
+  auto write = [&](const gen::Workload& w) {
+    if (o.out.empty()) return 0;
+    if (Status st = gen::WriteChakra(w, o.out); !st.ok()) return fail(st);
+    out << "wrote " << w.layout.npus() << " traces " << o.out << ".<rank>.et and " << o.out << ".comm_groups.json\n";
+    return 0;
+  };
+  if (model->kind == gen::ModelKind::kDlrm) {
+    auto d = gen::GenerateDlrmFromOptions(model.value(), o);
+    if (!d.ok()) return fail(d.status());
+    if (o.summary || o.out.empty()) out << gen::FormatDlrmSummary(model.value(), d->strategy, d->workload, o.hbm_bytes);
+    return write(d->workload);
+  }
   if (Status st = gen::ValidateStrategy(model.value(), o.strategy); !st.ok()) return fail(st);
   if (!o.allow_over_capacity) {
     if (Status st = gen::CheckCapacity(model.value(), o.strategy, o.hbm_bytes); !st.ok()) return fail(st);
@@ -43,12 +62,7 @@ int RunGenCommand(const std::vector<std::string>& args, std::ostream& out, std::
   auto w = gen::GenerateDense(model.value(), o.strategy);
   if (!w.ok()) return fail(w.status());
   if (o.summary || o.out.empty()) out << gen::FormatSummary(model.value(), o.strategy, w.value(), o.hbm_bytes, dims);
-  if (!o.out.empty()) {
-    if (Status st = gen::WriteChakra(w.value(), o.out); !st.ok()) return fail(st);
-    out << "wrote " << w.value().layout.npus() << " traces " << o.out << ".<rank>.et and " << o.out
-        << ".comm_groups.json\n";
-  }
-  return 0;
+  return write(w.value());
 }
 
 }  // namespace orrery

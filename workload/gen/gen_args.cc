@@ -6,7 +6,6 @@
 #include <sstream>
 
 #include "core/parse.h"
-#include "core/parse.h"
 #include "extern/json_util.h"
 #include "workload/gen/placement.h"
 #include "workload/simulation.h"
@@ -17,7 +16,8 @@ namespace {
 const std::vector<std::string>& ValueFlags() {
   static const std::vector<std::string> f = {"model", "tp", "cp", "ep", "dp", "pp", "npus", "microbatches",
                                              "microbatch-size", "global-batch", "schedule", "recompute", "zero",
-                                             "order", "bucket-mb", "out", "hbm-gb", "network", "place", "offload"};
+                                             "order", "bucket-mb", "out", "hbm-gb", "network", "place", "offload",
+                                             "embedding-sharding"};
   return f;
 }
 const std::vector<std::string>& BoolFlags() {
@@ -60,6 +60,8 @@ std::string GenUsage() {
          "         [--sp] [--recompute=none|selective|full] [--zero=0..3] [--order=tp-cp-ep-dp-pp]\n"
          "         [--bucket-mb=25] [--hbm-gb=80] [--allow-over-capacity] [--out=PREFIX] [--summary]\n"
          "         [--network=NET.yml|NOTATION [--place=tp:0,dp:1,pp:2]] [--offload=activations,optimizer]\n"
+         "       orrery gen --model=DLRM [--npus=N] [--global-batch=G | --microbatch-size=B (local batch)]\n"
+         "         [--embedding-sharding=table|row] [--bucket-mb=25] [--hbm-gb=80] [--out=PREFIX] [--summary]\n"
          "       orrery gen --list-models\n";
 }
 
@@ -77,6 +79,7 @@ Result<GenOptions> ParseGenArgs(const std::vector<std::string>& args) {
     const bool has_value = eq != std::string::npos;
     const std::string value = has_value ? arg.substr(eq + 1) : "";
     const Where where{"", 0, "--" + key};
+    o.given.insert(key);
     const bool is_value = std::find(ValueFlags().begin(), ValueFlags().end(), key) != ValueFlags().end();
     const bool is_bool = std::find(BoolFlags().begin(), BoolFlags().end(), key) != BoolFlags().end();
     if (!is_value && !is_bool) {
@@ -175,7 +178,16 @@ Result<GenOptions> ParseGenArgs(const std::vector<std::string>& args) {
       }
     } else if (key == "order") {
       ORRERY_PARSE_OR_RETURN(s.order, ParseOrder(value));
-      o.order_given = true;
+    } else if (key == "embedding-sharding") {
+      if (value == "table") {
+        o.embedding_sharding = EmbeddingSharding::kTable;
+      } else if (value == "row") {
+        o.embedding_sharding = EmbeddingSharding::kRow;
+      } else {
+        const std::string close = ClosestMatch(value, {"table", "row"});
+        return ValueError(where, value, close.empty() ? "unknown sharding" : "unknown sharding (did you mean '" + close + "'?)",
+                          "table (whole tables over the ranks) or row (every table's rows split over all ranks)");
+      }
     }
   }
   if (o.strategy.global_batch != 0 && !have_mb) {
@@ -205,7 +217,7 @@ Status ResolvePlacement(GenOptions* o, std::vector<Dim>* dims) {
   if (!net.ok()) return net.status().Prefixed("--network: ");
   *dims = net.value();
   if (o->place.empty()) return Status::Ok();
-  if (o->order_given) {
+  if (o->given.count("order")) {
     return ValueError(Where{"", 0, "--place"}, o->place, "--order is given too; the placement decides the order",
                       "either --order or --place");
   }
@@ -222,6 +234,24 @@ Status ResolvePlacement(GenOptions* o, std::vector<Dim>* dims) {
   auto order = OrderFromPlacement(o->place, {s.tp, s.cp, s.ep, s.dp, s.pp}, *dims);
   if (!order.ok()) return order.status();
   o->strategy.order = order.value();
+  return Status::Ok();
+}
+
+Status CheckFlagsForModel(const GenOptions& o, const ModelDesc& m) {
+  if (m.kind == ModelKind::kDlrm) {
+    for (const char* flag : {"tp", "cp", "ep", "pp", "microbatches", "schedule", "sp", "recompute", "zero", "order", "place",
+                             "offload"}) {
+      if (o.given.count(flag)) {
+        return Status::Invalid("--" + std::string(flag) + " does not apply to " + m.name +
+                               " (kind dlrm: data-parallel MLPs, model-parallel embeddings); allowed for a DLRM: "
+                               "--npus (or --dp), --global-batch or --microbatch-size (the local batch), "
+                               "--embedding-sharding, --bucket-mb, --hbm-gb, --allow-over-capacity, --out, --summary");
+      }
+    }
+  } else if (o.given.count("embedding-sharding")) {
+    return Status::Invalid("--embedding-sharding applies to DLRM models (kind: dlrm) only; " + m.name +
+                           " is a transformer");
+  }
   return Status::Ok();
 }
 

@@ -1,11 +1,13 @@
 // Command-line options of `orrery gen` (and `orrery run --generate="..."`).
 #pragma once
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "core/status.h"
 #include "network/topology.h"
+#include "workload/gen/dlrm.h"
 #include "workload/gen/strategy.h"
 
 namespace orrery::gen {
@@ -21,7 +23,8 @@ struct GenOptions {
   bool allow_over_capacity = false;
   std::string network;        // --network: YAML or notation; the summary shows where the axes fall
   std::string place;          // --place=tp:0,dp:1,...: the order from a placement on `network`
-  bool order_given = false;
+  EmbeddingSharding embedding_sharding = EmbeddingSharding::kTable;  // DLRM models only
+  std::set<std::string> given;  // the flags on the command line, without "--"
 };
 
 // With --place: reads the network and sets the strategy's rank order from
@@ -33,5 +36,8 @@ Status ResolvePlacement(GenOptions* o, std::vector<Dim>* dims);
 // an unknown flag is an error with a did-you-mean.
 Result<GenOptions> ParseGenArgs(const std::vector<std::string>& args);
 std::string GenUsage();
+// Refuses flags that do not apply to the model's kind (--tp for a DLRM,
+// --embedding-sharding for a transformer), naming the flag and what applies.
+Status CheckFlagsForModel(const GenOptions& o, const ModelDesc& m);
 
 }  // namespace orrery::gen

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "core/tick.h"
+#include "workload/gen/dlrm.h"
 #include "workload/gen/gen_args.h"
 #include "workload/gen/model.h"
 #include "workload/gen/summary.h"
@@ -83,6 +84,12 @@ Result<std::shared_ptr<const GraphSource>> GeneratedSource(const std::string& ar
   const GenOptions& o = opts.value();
   auto model = LoadModel(o.model);
   if (!model.ok()) return model.status().Prefixed(what + ": ");
+  if (Status st = CheckFlagsForModel(o, model.value()); !st.ok()) return st.Prefixed(what + ": ");
+  if (model->kind == ModelKind::kDlrm) {
+    auto d = GenerateDlrmFromOptions(model.value(), o);
+    if (!d.ok()) return d.status().Prefixed(what + ": ");
+    return WorkloadSource(std::move(d->workload), "generated workload " + what);
+  }
   if (Status st = ValidateStrategy(model.value(), o.strategy); !st.ok()) return st.Prefixed(what + ": ");
   if (!o.allow_over_capacity) {
     if (Status st = CheckCapacity(model.value(), o.strategy, o.hbm_bytes); !st.ok()) {

@@ -6,8 +6,8 @@
 #include <map>
 
 #include "core/parse.h"
-#include "core/parse.h"
 #include "extern/json_util.h"
+#include "workload/gen/dlrm_model.h"
 
 namespace orrery::gen {
 namespace {
@@ -66,6 +66,7 @@ std::vector<ModelDesc> MakePresets() {
   mx.top_k = 2;
   mx.expert_ffn = 14336;
   p.push_back(mx);
+  p.push_back(DlrmMlperfPreset());
   return p;
 }
 
@@ -101,6 +102,7 @@ int64_t LayerParams(const ModelDesc& m, int64_t layer) {
 }
 
 int64_t ParamCount(const ModelDesc& m) {
+  if (m.kind == ModelKind::kDlrm) return DlrmParamCount(m.dlrm);
   int64_t p = m.vocab * m.hidden * (m.tied_embeddings ? 1 : 2);
   if (m.learned_positions) p += m.seq_len * m.hidden;
   for (int64_t i = 0; i < m.layers; ++i) p += LayerParams(m, i);
@@ -146,6 +148,16 @@ Result<ModelDesc> ReadModelYaml(const std::string& path) {
     return Status::Invalid(path + ":" + std::to_string(e.mark.line + 1) + ": YAML syntax error: " + e.msg);
   }
   if (!root.IsMap()) return Status::Invalid(path + ": a model file is a mapping of keys, e.g. 'layers: 32'");
+  if (const YAML::Node kind = static_cast<const YAML::Node&>(root)["kind"]) {
+    const Where where{path, kind.Mark().line + 1, "kind"};
+    const std::string text = kind.IsScalar() ? kind.Scalar() : "(not a scalar)";
+    if (text == "dlrm") return ReadDlrmYaml(root, path);
+    if (text != "transformer") {
+      const std::string close = ClosestMatch(text, {"transformer", "dlrm"});
+      return ValueError(where, text, close.empty() ? "unknown model kind" : "unknown model kind (did you mean '" + close + "'?)",
+                        "transformer (the default) or dlrm");
+    }
+  }
   ModelDesc m;
   m.name = path;
   m.source = path;
@@ -163,7 +175,7 @@ Result<ModelDesc> ReadModelYaml(const std::string& path) {
   std::map<std::string, bool*> bools = {{"gated_ffn", &m.gated_ffn},   {"tied_embeddings", &m.tied_embeddings},
                                         {"biases", &m.biases},         {"rms_norm", &m.rms_norm},
                                         {"learned_positions", &m.learned_positions}};
-  std::vector<std::string> valid = {"name"};
+  std::vector<std::string> valid = {"kind", "name"};
   for (const auto& [k, v] : ints) valid.push_back(k);
   for (const auto& [k, v] : bools) valid.push_back(k);
   for (auto it = root.begin(); it != root.end(); ++it) {
@@ -172,7 +184,9 @@ Result<ModelDesc> ReadModelYaml(const std::string& path) {
     const YAML::Node v = it->second;
     if (!v.IsScalar()) return ValueError(where, "(not a scalar)", "wrong type", "a single value");
     const std::string text = v.Scalar();
-    if (key == "name") {
+    if (key == "kind") {
+      continue;  // "transformer", checked above
+    } else if (key == "name") {
       m.name = text;
     } else if (auto i = ints.find(key); i != ints.end()) {
       ORRERY_PARSE_OR_RETURN(*i->second.field, ParseInt(text, where, i->second.min, kMax));

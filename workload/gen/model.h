@@ -1,5 +1,6 @@
-// A decoder-transformer model description for the workload generator, its
-// built-in presets (published shapes) and a strict YAML reader.
+// A model description for the workload generator (a decoder transformer, or a
+// DLRM recommendation model), its built-in presets (published shapes) and a
+// strict YAML reader.
 // Formulas and sources: docs/generator.md.
 #pragma once
 #include <cstdint>
@@ -10,7 +11,29 @@
 
 namespace orrery::gen {
 
+enum class ModelKind { kTransformer, kDlrm };
+
+// DLRM interaction of the bottom-MLP output with the pooled embeddings
+// (Naumov et al. 2019 §2.1.3): pairwise dot products without or with the
+// self term (dlrm_s_pytorch.py's arch_interaction_itself), or concatenation.
+enum class Interaction { kDot, kDotSelf, kCat };
+
+// A DLRM (Naumov et al. 2019): embedding tables of a common dimension d, a
+// bottom MLP over the dense features, a feature interaction, a top MLP.
+// Formulas and the YAML form: docs/generator.md, "DLRM".
+struct DlrmDesc {
+  std::vector<int64_t> table_rows;  // rows of each table
+  std::vector<int64_t> pooling;     // lookups per sample per table (one per table)
+  int64_t embedding_dim = 0;        // d
+  int64_t dense_features = 0;       // input width of the bottom MLP
+  std::vector<int64_t> bottom_mlp;  // output sizes of the bottom MLP layers
+  std::vector<int64_t> top_mlp;     // output sizes of the top MLP layers
+  Interaction interaction = Interaction::kDot;
+};
+
 struct ModelDesc {
+  ModelKind kind = ModelKind::kTransformer;
+  DlrmDesc dlrm;  // kind == kDlrm only; the transformer fields below are then unused
   std::string name;
   int64_t layers = 0;
   int64_t hidden = 0;     // h
@@ -43,7 +66,8 @@ bool IsMoeLayer(const ModelDesc& m, int64_t layer);
 // layer). Router and shared experts are dense parameters.
 int64_t ExpertParams(const ModelDesc& m, int64_t layer);
 // Exact parameter count from the shape: embeddings (V·h; twice when untied;
-// plus s·h learned positions), every layer, the final norm.
+// plus s·h learned positions), every layer, the final norm. DLRM: see
+// DlrmParamCount (workload/gen/dlrm_model.h).
 int64_t ParamCount(const ModelDesc& m);
 // Narayanan et al. 2021 eq. 2, the closed form for GPT models:
 // P = 12·l·h² + 13·l·h + (V+s)·h  (= 12lh²(1 + 13/(12h) + (V+s)/(12lh))).

@@ -4,7 +4,9 @@
 # saved into tests/fuzz/corpus/TARGET/ (check them in once fixed); the run's
 # growing corpus stays in build-fuzz/work/TARGET/.
 # Usage: scripts/fuzz.sh TARGET SECONDS      (scripts/fuzz.sh list: the targets)
-# Env: FUZZ_MAX_LEN (default 4096), FUZZ_TIMEOUT_S (10), FUZZ_RSS_MB (2048),
+# Env: FUZZ_MAX_LEN (default 4096), FUZZ_TIMEOUT_S (60; under load, with other fuzzers or a
+#      build on the same cores, 10 s alarms fired on inputs that replay in milliseconds),
+#      FUZZ_RSS_MB (2048),
 #      CC/CXX (default clang-14/clang++-14), FUZZ_JOBS (build jobs, 2),
 #      FUZZ_KEEP_GOING=1: do not stop at the first crash (libFuzzer -fork=1 with
 #      -ignore_crashes/-ignore_timeouts/-ignore_ooms; every finding is saved).
@@ -40,9 +42,9 @@ set +e
 # The outer timeout guards against a stuck run (a hang seen once in the
 # timeout handler itself).
 timeout -k 30 "$((SECONDS_ + 120))" nice -n 19 "$ROOT/build-fuzz/tests/fuzz/fuzz_$TARGET" "$ROOT/$WORK" "$ROOT/$CORPUS" "$ROOT/$SEEDS/$TARGET" \
-  -max_total_time="$SECONDS_" -max_len="${FUZZ_MAX_LEN:-4096}" -timeout="${FUZZ_TIMEOUT_S:-10}" \
+  -max_total_time="$SECONDS_" -max_len="${FUZZ_MAX_LEN:-4096}" -timeout="${FUZZ_TIMEOUT_S:-60}" \
   -rss_limit_mb="${FUZZ_RSS_MB:-2048}" -malloc_limit_mb="${FUZZ_RSS_MB:-2048}" -print_final_stats=1 \
-  -report_slow_units="${FUZZ_TIMEOUT_S:-10}" ${FUZZ_KEEP_GOING:+-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1} 2>&1 | tee "$ROOT/build-fuzz/work/$TARGET.log" | grep -E "^#|ERROR|SUMMARY|stat::|artifact" | grep -v -E "^#[0-9]+\s+(NEW|REDUCE)" | tail -n 40
+  -report_slow_units="${FUZZ_TIMEOUT_S:-60}" ${FUZZ_KEEP_GOING:+-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1} 2>&1 | tee "$ROOT/build-fuzz/work/$TARGET.log" | grep -E "^#|ERROR|SUMMARY|stat::|artifact" | grep -v -E "^#[0-9]+\s+(NEW|REDUCE)" | tail -n 40
 rc=${PIPESTATUS[0]}
 set -e
 execs=$(grep -E "^stat::number_of_executed_units" "$ROOT/build-fuzz/work/$TARGET.log" | awk '{print $2}' | tail -n 1)

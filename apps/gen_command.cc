@@ -1,7 +1,9 @@
 #include "apps/gen_command.h"
 
 #include <cstdio>
+#include <fstream>
 
+#include "workload/gen/device.h"
 #include "workload/gen/dlrm.h"
 #include "workload/gen/dlrm_model.h"
 #include "workload/gen/gen_args.h"
@@ -24,6 +26,24 @@ int RunGenCommand(const std::vector<std::string>& args, std::ostream& out, std::
   if (o.help) {
     out << gen::GenUsage();
     return 0;
+  }
+  if (o.list_devices) {
+    for (const gen::DevicePreset& d : gen::DevicePresets()) {
+      char line[160];
+      std::snprintf(line, sizeof line, "%s: %g TFLOP/s dense BF16, HBM %g GB/s, %g GB", d.name.c_str(),
+                    d.peak_tflops, d.hbm_gbps, d.hbm_gb);
+      out << line << "  [" << d.source << "]\n";
+    }
+    return 0;
+  }
+  if (!o.system_out.empty()) {
+    auto d = gen::FindDevice(o.device);
+    if (!d.ok()) return fail(d.status());
+    std::ofstream f(o.system_out);
+    f << gen::DeviceSystemJson(d.value(), o.efficiency);
+    if (!f) return fail(Status::Env(o.system_out + ": cannot write the system configuration"));
+    out << "wrote " << o.system_out << " (" << o.device << " at " << o.efficiency << " of peak)\n";
+    if (o.model.empty()) return 0;
   }
   if (o.list_models) {
     for (const gen::ModelDesc& m : gen::Presets()) {

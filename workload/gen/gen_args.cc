@@ -7,6 +7,7 @@
 
 #include "core/parse.h"
 #include "extern/json_util.h"
+#include "workload/gen/device.h"
 #include "workload/gen/placement.h"
 #include "workload/simulation.h"
 
@@ -17,11 +18,12 @@ const std::vector<std::string>& ValueFlags() {
   static const std::vector<std::string> f = {"model", "tp", "cp", "ep", "dp", "pp", "npus", "microbatches",
                                              "microbatch-size", "global-batch", "schedule", "recompute", "zero",
                                              "order", "bucket-mb", "out", "hbm-gb", "network", "place", "offload",
-                                             "embedding-sharding"};
+                                             "embedding-sharding", "device", "efficiency", "system-out"};
   return f;
 }
 const std::vector<std::string>& BoolFlags() {
-  static const std::vector<std::string> f = {"sp", "summary", "list-models", "help", "allow-over-capacity"};
+  static const std::vector<std::string> f = {"sp", "summary", "list-models", "list-devices", "help",
+                                                             "allow-over-capacity"};
   return f;
 }
 
@@ -62,7 +64,8 @@ std::string GenUsage() {
          "         [--network=NET.yml|NOTATION [--place=tp:0,dp:1,pp:2]] [--offload=activations,optimizer]\n"
          "       orrery gen --model=DLRM [--npus=N] [--global-batch=G | --microbatch-size=B (local batch)]\n"
          "         [--embedding-sharding=table|row] [--bucket-mb=25] [--hbm-gb=80] [--out=PREFIX] [--summary]\n"
-         "       orrery gen --list-models\n";
+         "       orrery gen ... --device=a100|h100 [--efficiency=F] [--system-out=F.json]\n"
+         "       orrery gen --list-models | --list-devices\n";
 }
 
 Result<GenOptions> ParseGenArgs(const std::vector<std::string>& args) {
@@ -92,6 +95,7 @@ Result<GenOptions> ParseGenArgs(const std::vector<std::string>& args) {
       if (key == "sp") o.strategy.sp = true;
       if (key == "summary") o.summary = true;
       if (key == "list-models") o.list_models = true;
+      if (key == "list-devices") o.list_devices = true;
       if (key == "help") o.help = true;
       if (key == "allow-over-capacity") o.allow_over_capacity = true;
       continue;
@@ -117,6 +121,12 @@ Result<GenOptions> ParseGenArgs(const std::vector<std::string>& args) {
                             "activations, optimizer, or both comma-separated");
         }
       }
+    } else if (key == "device") {
+      o.device = value;
+    } else if (key == "efficiency") {
+      ORRERY_PARSE_OR_RETURN(o.efficiency, ParseDouble(value, where, DoubleRange{0.01, 1, false}));
+    } else if (key == "system-out") {
+      o.system_out = value;
     } else if (key == "network") {
       o.network = value;
     } else if (key == "place") {
@@ -199,7 +209,19 @@ Result<GenOptions> ParseGenArgs(const std::vector<std::string>& args) {
     }
     o.strategy.microbatches = o.strategy.global_batch / per;
   }
-  if (!o.list_models && !o.help && o.model.empty()) {
+  if (!o.device.empty()) {
+    auto d = FindDevice(o.device);
+    if (!d.ok()) return d.status();
+    if (!o.given.count("hbm-gb")) o.hbm_bytes = static_cast<uint64_t>(d->hbm_gb * 1e9);
+  }
+  if (o.given.count("efficiency") && o.device.empty()) {
+    return ValueError(Where{"", 0, "--efficiency"}, std::to_string(o.efficiency), "needs a device",
+                      "--efficiency together with --device=a100|h100");
+  }
+  if (!o.system_out.empty() && o.device.empty()) {
+    return ValueError(Where{"", 0, "--system-out"}, o.system_out, "needs a device", "--system-out together with --device");
+  }
+  if (!o.list_models && !o.list_devices && !o.help && o.model.empty() && o.system_out.empty()) {
     return Status::Invalid("gen: --model is required (a preset, see --list-models, or a YAML file)\n" + GenUsage());
   }
   return o;

@@ -21,6 +21,10 @@ struct GenOptions {
   bool help = false;
   uint64_t hbm_bytes = 80ull * 1000 * 1000 * 1000;  // per-NPU capacity (--hbm-gb, default 80 GB)
   bool allow_over_capacity = false;
+  std::string device;         // --device=a100|h100: HBM capacity (unless --hbm-gb) and --system-out's figures
+  double efficiency = 1.0;    // --efficiency: achieved fraction of the device's peak FLOP/s
+  std::string system_out;     // --system-out=F.json: the system JSON for the device
+  bool list_devices = false;
   std::string network;        // --network: YAML or notation; the summary shows where the axes fall
   std::string place;          // --place=tp:0,dp:1,...: the order from a placement on `network`
   EmbeddingSharding embedding_sharding = EmbeddingSharding::kTable;  // DLRM models only

@@ -152,8 +152,15 @@ TEST(GenSimulated, DataParallelGradientsAfterBackward) {
   }
 }
 
-TEST(GenSimulated, ZeroThreeGathersEachLayerBeforeForwardAndBackward) {
-  const ModelDesc m = Tiny(1);
+// ZeRO-3 on two layers, one microbatch, two DP ranks: each layer's
+// parameters are all-gathered before its forward and its backward; the gather
+// of the next layer is issued when a layer starts (one layer of prefetch), so
+// it overlaps that layer's compute. Forward: G0, then layer 0 while G1 runs;
+// layer 1 starts at max(G + L, 2G). Backward: G1 after the output layer, then
+// layer 1 while G0 runs; layer 0 at max(Lb, G) after that. Then the gradients'
+// reduce-scatter.
+TEST(GenSimulated, ZeroThreeGathersEachLayerWithOneLayerOfPrefetch) {
+  const ModelDesc m = Tiny(2);
   Strategy s;
   s.dp = 2;
   s.zero = 3;
@@ -164,10 +171,17 @@ TEST(GenSimulated, ZeroThreeGathersEachLayerBeforeForwardAndBackward) {
   TempDir d;
   auto r = Simulate(w.value(), d, ring.bw_gbps, ring.lat_ns);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  const uint64_t layer_shard = 2 * static_cast<uint64_t>(LayerParams(m, 0)) / 2;
-  const uint64_t grads = 2 * static_cast<uint64_t>(ParamCount(m) - 2 * 64);
-  EXPECT_EQ(orrery::testing::MaxFinished(r.value()),
-            ChainCompute(m, 1) + 2 * ring.AllGather(layer_shard) + ring.ReduceScatter(grads));
+  const uint64_t sq = m.seq_len, h = m.hidden, V = m.vocab;
+  const uint64_t attn = 2 * sq * h * 3 * h + 2 * sq * h * h + 4 * sq * sq * h, mlp = 2 * sq * h * m.ffn * 2;
+  const Tick L = NodeNs(attn) + NodeNs(mlp), Lb = NodeNs(2 * attn) + NodeNs(2 * mlp);
+  const Tick logits = NodeNs(2 * sq * h * V) + NodeNs(2 * 2 * sq * h * V);
+  // A layer's shard: 2 bytes per parameter over 2 ranks (attention 16,640, MLP 33,088, norms 256).
+  const uint64_t layer_shard = 2 * uint64_t{16640 + 33088 + 256} / 2;
+  const Tick G = ring.AllGather(layer_shard);
+  const uint64_t grads = 2 * (2 * uint64_t{16640 + 33088 + 256} + (V + sq) * h);  // all but the final norm
+  const Tick fwd = std::max(G + L, 2 * G) + L;
+  const Tick bwd = G + std::max(Lb, G) + Lb;
+  EXPECT_EQ(orrery::testing::MaxFinished(r.value()), fwd + logits + bwd + ring.ReduceScatter(grads));
 }
 
 TEST(GenSimulated, RecomputationAddsForwardWork) {

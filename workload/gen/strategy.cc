@@ -200,22 +200,42 @@ class StageGen {
   uint64_t ExpertGradBytes(int64_t layer) const {
     return static_cast<uint64_t>(ExpertParams(m_, layer)) / (s_.tp * s_.ep) * s_.bytes_per_value;
   }
-  void GatherParams(const std::string& name, int64_t layer) {
-    if (s_.zero != 3) return;
+  // ZeRO-3 / FSDP: a layer's parameters are all-gathered before each use.
+  // The gather of the next layer is issued when a layer starts (one layer of
+  // prefetch, PyTorch FSDP's default), so it overlaps that layer's compute;
+  // the layer waits for its own gather.
+  bool Zero3() const { return s_.zero == 3 && (dense_dp_ > 1 || expert_dp_ > 1); }
+  std::vector<NodeRef> GatherParams(const std::string& name, int64_t layer, std::vector<NodeRef> deps) {
+    std::vector<NodeRef> out;
     if (dense_dp_ > 1) {
-      Step(g_.Collective(name + ".zero3_ag", Coll::kAllGather, DenseGradBytes(layer) / dense_dp_,
-                         layout_.Effective(kDenseDp), Deps()));
+      out.push_back(g_.Collective(name + ".zero3_ag", Coll::kAllGather, DenseGradBytes(layer) / dense_dp_,
+                                  layout_.Effective(kDenseDp), deps));
     }
     if (expert_dp_ > 1 && ExpertGradBytes(layer) > 0) {
-      Step(g_.Collective(name + ".zero3_expert_ag", Coll::kAllGather, ExpertGradBytes(layer) / expert_dp_,
-                         layout_.Effective(kExpertDp), Deps()));
+      out.push_back(g_.Collective(name + ".zero3_expert_ag", Coll::kAllGather, ExpertGradBytes(layer) / expert_dp_,
+                                  layout_.Effective(kExpertDp), out.empty() ? deps : std::vector<NodeRef>{out.back()}));
     }
+    return out;
+  }
+  // Before layer `layer` of a pass: its gathers (issued now when nothing
+  // prefetched them), then the prefetch of `next` (-1: none).
+  void BeforeLayer(const std::string& prefix, const std::string& next_prefix, int64_t layer, int64_t next) {
+    if (!Zero3()) return;
+    if (gathered_.empty()) gathered_ = GatherParams(prefix, layer, Chain());
+    std::vector<NodeRef> mine = std::move(gathered_);
+    gathered_.clear();
+    if (next >= 0) {
+      std::vector<NodeRef> deps = Chain();
+      deps.insert(deps.end(), mine.begin(), mine.end());
+      gathered_ = GatherParams(next_prefix, next, deps);
+    }
+    for (NodeRef g : mine) StepWith(g);
   }
   void ForwardLayers(const std::string& tag, int64_t mb) {
     const int64_t first = StageFirstLayer(m_, Vstages(), vstage_), n = StageLayers(m_, Vstages(), vstage_);
     for (int64_t j = first; j < first + n; ++j) {
       const std::string p = tag + ".mb" + N(mb) + ".layer" + N(j);
-      GatherParams(p, j);
+      BeforeLayer(p, tag + ".mb" + N(mb) + ".layer" + N(j + 1), j, j + 1 < first + n ? j + 1 : -1);
       Attention(p + ".attn", false);
       Ffn(p + ".mlp", j, false);
       // Offload: the layer's saved activations go to the pool once its forward
@@ -273,7 +293,7 @@ class StageGen {
       const std::string lp = p + ".layer" + N(j);
       if (auto it = loads_.find({mb, j}); it != loads_.end()) StepWith(it->second);
       if (s_.offload_activations && j > first) LoadActivations(mb, j - 1);
-      GatherParams(lp, j);
+      BeforeLayer(lp, p + ".layer" + N(j - 1), j, j > first ? j - 1 : -1);
       Ffn(lp + ".mlp", j, true);
       Attention(lp + ".attn", true);
       if (last_mb) {
@@ -319,6 +339,7 @@ class StageGen {
   uint64_t cp_messages_ = 0;
   uint64_t act_saved_ = 0, optimizer_bytes_ = 0;
   std::map<std::pair<int64_t, int64_t>, NodeRef> stored_, loads_;  // (microbatch, layer) -> MEM node
+  std::vector<NodeRef> gathered_;  // ZeRO-3: the prefetched gathers of the next layer
   uint64_t bucket_[2] = {0, 0};
   int64_t buckets_[2] = {0, 0};
 };

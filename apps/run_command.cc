@@ -22,6 +22,7 @@ struct RunFlags {
   bool allow_oversubscription = false;
   std::string report_format = "text";
   bool link_stats = false;
+  bool critical_path = false;
   std::string iterations = "1", symmetry = "auto";
   // ASTRA-sim's own flags, accepted so its command lines run unchanged.
   std::string logging_configuration, logging_folder, num_queues_per_dim = "1", compute_scale = "1", comm_scale = "1",
@@ -146,6 +147,7 @@ int Run(const RunFlags& f) {
   cfg.iterations = static_cast<int>(iterations.value());
   cfg.symmetry = f.symmetry;
   cfg.link_stats = f.link_stats;
+  cfg.critical_path = f.critical_path;
   cfg.allow_oversubscription = f.allow_oversubscription;
   cfg.backend_params["remote-endpoint"] = f.remote_endpoint;
   cfg.backend_params["remote-model"] = f.remote_model;
@@ -209,6 +211,9 @@ void AddRunCommand(Commands* commands, CLI::App* root) {
   run->add_option("--report-format", f->report_format, "text, json or csv, on stdout (logs and errors: stderr)")
       ->type_name("FMT")->capture_default_str()->group(out);
   run->add_flag("--link-stats", f->link_stats, "report bytes and busy time of the busiest links")->group(out);
+  run->add_flag("--critical-path", f->critical_path,
+                "find the critical path of the NPU that finishes last; the bottleneck line names what dominates it")
+      ->group(out);
   run->add_option("--iterations", f->iterations, "run each NPU's graph N times back to back, 1..1000000")
       ->type_name("N")->capture_default_str()->group(ctl);
   run->add_option("--symmetry", f->symmetry,

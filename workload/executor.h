@@ -12,6 +12,7 @@
 #include "memory/backend.h"
 #include "system/collective_engine.h"
 #include "workload/graph.h"
+#include "workload/node_recorder.h"
 
 namespace orrery {
 
@@ -43,10 +44,26 @@ struct CollectiveRecord {
   Tick start, end;
 };
 
+// Hears each node's start and end as the run goes (the timeline writer).
+class NodeObserver {
+ public:
+  virtual ~NodeObserver() = default;
+  virtual void OnCollectiveIssued(int rank, uint32_t idx, const std::string& algorithm) = 0;
+  // A point-to-point send's message was delivered (before the receive it completes hears of it).
+  virtual void OnDelivered(int rank, uint32_t idx) = 0;
+  virtual void OnNodeDone(int rank, uint32_t idx, Tick start, Tick end) = 0;
+};
+
+// Optional: what a run records beyond its totals (both off by default, at no cost).
+struct ExecutorHooks {
+  NodeRecorder* recorder = nullptr;  // per-node records for the critical path
+  NodeObserver* observer = nullptr;
+};
+
 class Executor : public EventHandler, public CollectiveDoneClient, public RecvClient {
  public:
   Executor(EventQueue* queue, CollectiveEngine* engine, MemoryBackend* memory, ComputeModel compute,
-           std::vector<NpuGraph> graphs, int iterations, CapacityOptions capacity = {});
+           std::vector<NpuGraph> graphs, int iterations, CapacityOptions capacity = {}, ExecutorHooks hooks = {});
   Status Start();
   void HandleEvent(uint32_t kind, uint64_t arg) override;
   void OnCollectiveDone(uint64_t cookie) override;
@@ -97,7 +114,8 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
  private:
   static uint64_t Key(int rank, uint32_t idx) { return (static_cast<uint64_t>(rank) << 32) | idx; }
   void IssueReady(int rank);
-  void MakeReady(NpuState& s, uint32_t idx);
+  // `by`: the recorder's index of the node whose end made it ready.
+  void MakeReady(int rank, uint32_t idx, uint32_t by, WaitedFor why);
   void TimeOverflow(int rank, const WorkNode& n, const char* what, double ns);
   Status CheckGroups() const;
   void Issue(int rank, uint32_t idx);
@@ -110,7 +128,7 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
   void ActiveDown(NpuState& s);
   void TrackStall(NpuState& s);
   void Fail(Status st);
-  void ResetIteration(NpuState& s);
+  void ResetIteration(int rank, uint32_t ended_by);
   int PoolAttach(int rank) const;
   bool OverNetwork(const WorkNode& n) const;
   void Allocate(int rank, uint32_t idx, uint64_t bytes);
@@ -128,6 +146,7 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
   CapacityOptions capacity_;
   uint64_t remote_used_ = 0, remote_peak_ = 0;
   std::vector<std::string> warnings_;
+  ExecutorHooks hooks_;
 };
 
 }  // namespace orrery

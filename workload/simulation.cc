@@ -375,7 +375,11 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   cm.local_bytes_per_ns = sys->local_mem_bw;
   cm.local_latency_ns = local_latency;
   cm.pool_via_dim = pool_via_dim;
-  Executor exec(&queue, &engine, &memory, cm, std::move(graphs), config.iterations, capacity);
+  std::unique_ptr<NodeRecorder> recorder;
+  if (config.critical_path) recorder = std::make_unique<NodeRecorder>(symmetric ? 1 : npus, engine.num_groups());
+  ExecutorHooks hooks;
+  hooks.recorder = recorder.get();
+  Executor exec(&queue, &engine, &memory, cm, std::move(graphs), config.iterations, capacity, hooks);
   mem_sink.to = &exec;
   if (Status st = exec.Start(); !st.ok()) return st;
   while (exec.failure().ok() && backend_failure.ok() && !queue.overflowed() && queue.RunOne()) {
@@ -410,6 +414,7 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   rep.memory_bytes = memory.stats().bytes * (symmetric ? npus : 1);
   rep.memory_wait_ns = memory.stats().wait_ns * (symmetric ? npus : 1);
   rep.symmetry_note = symmetry_note;
+  if (recorder) rep.critical_path = FindCriticalPath(exec, *recorder, engine, symmetric);
   for (int r = 0; r < npus; ++r) {
     const auto& s = exec.npus()[symmetric ? 0 : r];
     NpuReport n;

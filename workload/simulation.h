@@ -10,6 +10,7 @@
 #include "core/status.h"
 #include "core/tick.h"
 #include "network/backend.h"
+#include "workload/critical_path.h"
 
 namespace orrery {
 
@@ -31,6 +32,9 @@ struct RunConfig {
   std::map<std::string, std::string> backend_params;  // e.g. remote-endpoint
   // ASTRA-sim's --injection-scale: a given endpoint-delay x scale, truncated to whole ns as ASTRA-sim does.
   double injection_scale = 1.0;
+  // Record every node's start, end and what it waited for, and find the critical
+  // path (RunReport::critical_path): 32 bytes per node and iteration of each simulated rank.
+  bool critical_path = false;
 };
 
 struct NpuReport {
@@ -91,6 +95,7 @@ struct RunReport {
   std::vector<std::string> warnings;
   bool symmetric = false;       // rank 0 was simulated as the representative of every rank
   std::string symmetry_note;    // why the run was (or was not) symmetric
+  CriticalPath critical_path;   // with RunConfig::critical_path (rank -1 otherwise)
 };
 
 BackendRegistry DefaultBackends();

@@ -1,0 +1,232 @@
+#include "workload/critical_path.h"
+
+#include <algorithm>
+#include <map>
+
+#include "extern/et_io.h"
+#include "system/collective_engine.h"
+#include "workload/executor.h"
+#include "workload/node_recorder.h"
+
+namespace orrery {
+
+namespace {
+
+// BROADCAST, REDUCE, GATHER, SCATTER, BARRIER: over the group or all NPUs, whatever involved_dim says.
+bool Rooted(const WorkNode& n) {
+  return n.comm_type == 1 || (n.comm_type >= 3 && n.comm_type <= 5) || n.comm_type == 9;
+}
+
+class Walker {
+ public:
+  Walker(const Executor& exec, const NodeRecorder& records, const CollectiveEngine& engine, bool symmetric)
+      : exec_(exec), rec_(records), engine_(engine), symmetric_(symmetric), coll_index_(exec.npus().size()) {}
+
+  CriticalPath Walk();
+
+ private:
+  const WorkNode& Node(int rank, uint32_t flat) const {
+    const NpuGraph& g = exec_.npus()[rank].graph;
+    return g.nodes[flat % g.nodes.size()];
+  }
+  int Iteration(int rank, uint32_t flat) const {
+    return static_cast<int>(flat / exec_.npus()[rank].graph.nodes.size());
+  }
+  void AddNode(int rank, uint32_t flat, Tick start, Tick end);
+  void AddIdle(int rank, Tick start, Tick end);
+  std::string CommCategory(int rank, const WorkNode& n) const;
+  std::vector<int> Members(int rank, const WorkNode& n) const;
+  uint32_t FindCollective(int rank, int group, uint32_t seq);
+
+  const Executor& exec_;
+  const NodeRecorder& rec_;
+  const CollectiveEngine& engine_;
+  bool symmetric_;
+  int final_rank_ = 0;
+  std::vector<PathSegment> backward_;  // segments as found, latest first
+  // Per rank, built when first needed: (group + 1) << 32 | sequence -> record index.
+  std::vector<std::vector<std::pair<uint64_t, uint32_t>>> coll_index_;
+};
+
+std::string Walker::CommCategory(int rank, const WorkNode& n) const {
+  const Topology& t = engine_.topology();
+  std::vector<bool> dims(t.num_dims(), false);
+  if (n.kind == NodeKind::kSend || n.kind == NodeKind::kRecv) {
+    const int peer = n.kind == NodeKind::kSend ? n.comm_dst : n.comm_src;
+    for (int d = 0; d < t.num_dims(); ++d) dims[d] = t.Coord(rank, d) != t.Coord(peer, d);
+  } else if (n.group >= 0) {
+    const CommGroup& g = engine_.group(n.group);
+    if (!g.aligned) return "communication";  // a flat ring over the group's ranks: no one dimension
+    dims = g.dims;
+  } else {
+    const std::vector<bool>* involved = Rooted(n) || n.involved < 0 ? nullptr : &exec_.npus()[rank].graph.involved[n.involved];
+    for (int d = 0; d < t.num_dims(); ++d) {
+      const bool in = !involved || d >= static_cast<int>(involved->size()) || (*involved)[d];
+      dims[d] = in && t.dims()[d].npus > 1;
+    }
+  }
+  std::string ids, blocks;
+  for (int d = 0; d < t.num_dims(); ++d) {
+    if (!dims[d]) continue;
+    if (!ids.empty()) {
+      ids += '+';
+      blocks += '+';
+    }
+    ids.append("dim").append(std::to_string(d));
+    blocks.append(BlockName(t.dims()[d].block));
+  }
+  if (ids.empty()) return "communication";
+  std::string out = "communication ";
+  out.append(ids).append(" (").append(blocks).append(")");
+  return out;
+}
+
+void Walker::AddNode(int rank, uint32_t flat, Tick start, Tick end) {
+  if (end <= start) return;
+  const WorkNode& n = Node(rank, flat);
+  PathSegment s;
+  s.rank = rank;
+  s.iteration = Iteration(rank, flat);
+  s.node_id = n.id;
+  s.name = n.name;
+  s.start_ns = start;
+  s.end_ns = end;
+  switch (n.kind) {
+    case NodeKind::kComp: s.kind = n.is_cpu ? "cpu" : "compute"; s.category = "compute"; break;
+    case NodeKind::kColl: s.kind = CollectiveName(n.comm_type); s.category = CommCategory(rank, n); break;
+    case NodeKind::kSend: s.kind = "send"; s.category = CommCategory(rank, n); break;
+    case NodeKind::kRecv: s.kind = "recv"; s.category = CommCategory(rank, n); break;
+    case NodeKind::kMemLoad: s.kind = "mem_load"; s.category = "memory"; break;
+    case NodeKind::kMemStore: s.kind = "mem_store"; s.category = "memory"; break;
+    default: s.kind = "metadata"; s.category = "idle"; break;
+  }
+  s.activity = s.category;
+  if (rank != final_rank_) s.category = "waiting on another rank";
+  backward_.push_back(std::move(s));
+}
+
+void Walker::AddIdle(int rank, Tick start, Tick end) {
+  if (end <= start) return;
+  PathSegment s;
+  s.rank = rank;
+  s.kind = "idle";
+  s.start_ns = start;
+  s.end_ns = end;
+  s.activity = "idle";
+  s.category = rank == final_rank_ ? "idle" : "waiting on another rank";
+  backward_.push_back(std::move(s));
+}
+
+// The ranks that take part in collective `n` issued by `rank`.
+std::vector<int> Walker::Members(int rank, const WorkNode& n) const {
+  if (n.group >= 0) return engine_.group(n.group).ranks;
+  const Topology& t = engine_.topology();
+  const std::vector<bool>* involved = Rooted(n) || n.involved < 0 ? nullptr : &exec_.npus()[rank].graph.involved[n.involved];
+  std::vector<int> out;
+  for (int q = 0; q < t.npus(); ++q) {
+    bool member = true;
+    for (int d = 0; involved && d < t.num_dims() && member; ++d) {
+      const bool in = d >= static_cast<int>(involved->size()) || (*involved)[d];
+      if (!in && t.Coord(q, d) != t.Coord(rank, d)) member = false;
+    }
+    if (member) out.push_back(q);
+  }
+  return out;
+}
+
+uint32_t Walker::FindCollective(int rank, int group, uint32_t seq) {
+  auto& index = coll_index_[rank];
+  if (index.empty()) {
+    const auto& recs = rec_.records(rank);
+    for (uint32_t f = 0; f < recs.size(); ++f) {
+      const WorkNode& n = Node(rank, f);
+      if (n.kind != NodeKind::kColl || recs[f].aux == kNoNode) continue;
+      index.emplace_back((static_cast<uint64_t>(n.group + 1) << 32) | recs[f].aux, f);
+    }
+    std::sort(index.begin(), index.end());
+  }
+  const uint64_t key = (static_cast<uint64_t>(group + 1) << 32) | seq;
+  auto it = std::lower_bound(index.begin(), index.end(), std::make_pair(key, uint32_t{0}));
+  return it != index.end() && it->first == key ? it->second : kNoNode;
+}
+
+CriticalPath Walker::Walk() {
+  CriticalPath out;
+  const auto& npus = exec_.npus();
+  int rank = -1;
+  for (size_t r = 0; r < npus.size(); ++r) {
+    if (rank < 0 || npus[r].finish > npus[rank].finish) rank = static_cast<int>(r);
+  }
+  if (rank < 0) return out;
+  final_rank_ = rank;
+  out.rank = rank;
+  out.finished_ns = npus[rank].finish;
+  out.representative = symmetric_;
+  Tick t = out.finished_ns;
+  // The node that ended last (the latest record among equals).
+  const auto& last = rec_.records(rank);
+  uint32_t flat = kNoNode;
+  for (uint32_t f = 0; f < last.size(); ++f) {
+    if (flat == kNoNode || last[f].end >= last[flat].end) flat = f;
+  }
+  size_t budget = 1;
+  for (int r = 0; r < rec_.ranks(); ++r) budget += rec_.records(r).size();
+  while (flat != kNoNode && budget-- > 0) {
+    const NodeRecord& x = rec_.records(rank)[flat];
+    if (x.end < t) AddIdle(rank, x.end, t);
+    t = std::min(t, x.end);
+    const WorkNode& n = Node(rank, flat);
+    // What made this node end when it did: itself, a later member, or a message.
+    int next_rank = rank;
+    uint32_t next = flat;
+    if (n.kind == NodeKind::kRecv && x.remote_rank >= 0 && x.aux != kNoNode) {
+      next_rank = x.remote_rank;
+      next = x.aux;
+    } else if (n.kind == NodeKind::kColl && !symmetric_ && x.aux != kNoNode) {
+      Tick latest = x.start;
+      for (int q : Members(rank, n)) {
+        if (q == rank) continue;
+        const uint32_t fq = FindCollective(q, n.group, x.aux);
+        // A member that joined after this rank finished (a chain's far end) did not hold it up.
+        if (fq != kNoNode && rec_.records(q)[fq].start > latest && rec_.records(q)[fq].start <= x.end) {
+          latest = rec_.records(q)[fq].start;
+          next_rank = q;
+          next = fq;
+        }
+      }
+    }
+    const NodeRecord& y = rec_.records(next_rank)[next];
+    const Tick from = std::min(y.start, t);
+    AddNode(rank, flat, from, t);
+    t = from;
+    // Before it: what `next` waited for.
+    rank = next_rank;
+    if (y.why == WaitedFor::kNothing || y.pred == kNoNode) break;
+    flat = y.pred;
+  }
+  AddIdle(rank, 0, t);
+
+  out.segments.assign(backward_.rbegin(), backward_.rend());
+  std::map<std::string, Tick> by_category;
+  std::map<int, Tick> by_rank;
+  for (const PathSegment& s : out.segments) {
+    by_category[s.category] += s.end_ns - s.start_ns;
+    if (s.rank != final_rank_) by_rank[s.rank] += s.end_ns - s.start_ns;
+  }
+  for (const auto& [c, ns] : by_category) out.categories.push_back(PathShare{c, ns});
+  std::stable_sort(out.categories.begin(), out.categories.end(),
+                   [](const PathShare& a, const PathShare& b) { return a.ns > b.ns; });
+  for (const auto& [r, ns] : by_rank) out.other_ranks.emplace_back(r, ns);
+  std::stable_sort(out.other_ranks.begin(), out.other_ranks.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
+}
+
+}  // namespace
+
+CriticalPath FindCriticalPath(const Executor& exec, const NodeRecorder& records, const CollectiveEngine& engine,
+                              bool symmetric) {
+  return Walker(exec, records, engine, symmetric).Walk();
+}
+
+}  // namespace orrery

@@ -23,6 +23,7 @@ struct RunFlags {
   std::string report_format = "text";
   bool link_stats = false;
   bool critical_path = false;
+  std::string timeline, timeline_ranks, timeline_window;
   std::string iterations = "1", symmetry = "auto";
   // ASTRA-sim's own flags, accepted so its command lines run unchanged.
   std::string logging_configuration, logging_folder, num_queues_per_dim = "1", compute_scale = "1", comm_scale = "1",
@@ -109,6 +110,14 @@ int Run(const RunFlags& f) {
   if (!f.remote_endpoint.empty()) {
     if (auto st = AddressFlag("--remote-endpoint", f.remote_endpoint, 1); !st.ok()) return Fail(st);
   }
+  for (const char* flag : {"--timeline-ranks", "--timeline-window"}) {
+    if (Given(f.app, flag) && f.timeline.empty()) {
+      return Fail(Status::Invalid(std::string(flag) + " selects what --timeline=FILE writes; give --timeline too"));
+    }
+  }
+  if (Given(f.app, "--timeline") && f.timeline.empty()) {
+    return Fail(Status::Invalid("--timeline = \"\": empty; allowed: a file path in an existing, writable directory"));
+  }
   RunConfig cfg;
   if (auto st = AstraSimFlags(f, &cfg); !st.ok()) return Fail(st);
   std::filesystem::path tmpdir;
@@ -148,6 +157,9 @@ int Run(const RunFlags& f) {
   cfg.symmetry = f.symmetry;
   cfg.link_stats = f.link_stats;
   cfg.critical_path = f.critical_path;
+  cfg.timeline_path = f.timeline;
+  cfg.timeline_ranks = f.timeline_ranks;
+  cfg.timeline_window = f.timeline_window;
   cfg.allow_oversubscription = f.allow_oversubscription;
   cfg.backend_params["remote-endpoint"] = f.remote_endpoint;
   cfg.backend_params["remote-model"] = f.remote_model;
@@ -214,6 +226,14 @@ void AddRunCommand(Commands* commands, CLI::App* root) {
   run->add_flag("--critical-path", f->critical_path,
                 "find the critical path of the NPU that finishes last; the bottleneck line names what dominates it")
       ->group(out);
+  run->add_option("--timeline", f->timeline,
+                  "write a Chrome trace-event timeline (Perfetto, chrome://tracing): one process per NPU")
+      ->type_name("FILE")->group(out);
+  run->add_option("--timeline-ranks", f->timeline_ranks, "the NPUs the timeline shows, e.g. 0-7,1024 (default: all)")
+      ->type_name("LIST")->group(out);
+  run->add_option("--timeline-window", f->timeline_window,
+                  "only spans that overlap this simulated interval, in ns (default: the whole run)")
+      ->type_name("START_NS-END_NS")->group(out);
   run->add_option("--iterations", f->iterations, "run each NPU's graph N times back to back, 1..1000000")
       ->type_name("N")->capture_default_str()->group(ctl);
   run->add_option("--symmetry", f->symmetry,

@@ -375,7 +375,7 @@ void Executor::OnRecv(uint64_t cookie) {
   }
   if (n.kind == NodeKind::kSend) {
     if (hooks_.recorder) hooks_.recorder->Delivered(rank, idx, queue_->Now());
-    if (hooks_.observer) hooks_.observer->OnDelivered(rank, idx);
+    if (hooks_.observer) hooks_.observer->OnDelivered(rank, idx, s.start[idx], queue_->Now());
   } else if (n.kind == NodeKind::kRecv && hooks_.recorder) {
     // A receive completed by a message arriving now: the send delivered just
     // before, in the same event, is the one it matched.

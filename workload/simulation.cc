@@ -20,6 +20,7 @@
 #include "workload/executor.h"
 #include "workload/run_budget.h"
 #include "workload/symmetry.h"
+#include "workload/timeline.h"
 
 namespace orrery {
 
@@ -379,13 +380,25 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   if (config.critical_path) recorder = std::make_unique<NodeRecorder>(symmetric ? 1 : npus, engine.num_groups());
   ExecutorHooks hooks;
   hooks.recorder = recorder.get();
+  std::unique_ptr<TimelineWriter> timeline;
+  if (!config.timeline_path.empty()) {
+    auto opened = TimelineWriter::Open({config.timeline_path, config.timeline_ranks, config.timeline_window}, npus,
+                                       symmetric);
+    if (!opened.ok()) return opened.status();
+    timeline = std::move(opened.value());
+    hooks.observer = timeline.get();
+  }
   Executor exec(&queue, &engine, &memory, cm, std::move(graphs), config.iterations, capacity, hooks);
+  if (timeline) timeline->Attach(&exec);
   mem_sink.to = &exec;
   if (Status st = exec.Start(); !st.ok()) return st;
   while (exec.failure().ok() && backend_failure.ok() && !queue.overflowed() && queue.RunOne()) {
   }
   if (!backend_failure.ok()) return backend_failure;
   if (Status st = exec.CheckFinished(); !st.ok()) return st;
+  if (timeline) {
+    if (Status st = timeline->Close(); !st.ok()) return st;
+  }
   {
     std::vector<std::string> stray;
     for (int r = 0; r < engine.npus(); ++r) engine.npu(r).DescribeUnmatched(&stray);

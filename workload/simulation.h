@@ -35,6 +35,8 @@ struct RunConfig {
   // Record every node's start, end and what it waited for, and find the critical
   // path (RunReport::critical_path): 32 bytes per node and iteration of each simulated rank.
   bool critical_path = false;
+  // --timeline, --timeline-ranks, --timeline-window (workload/timeline.h); no timeline when the path is empty.
+  std::string timeline_path, timeline_ranks, timeline_window;
 };
 
 struct NpuReport {

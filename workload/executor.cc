@@ -287,6 +287,12 @@ void Executor::Issue(int rank, uint32_t idx) {
               << n.id << " (" << n.comm_size << " bytes, " << algo << ")";
       if (hooks_.recorder) hooks_.recorder->CollectiveIssued(rank, idx, n.group);
       if (hooks_.observer) hooks_.observer->OnCollectiveIssued(rank, idx, algo);
+      if (hooks_.all_collectives) {
+        auto [it, added] = algorithm_ids_.emplace(algo, static_cast<uint32_t>(algorithms_.size()));
+        if (added) algorithms_.push_back(algo);
+        s.open_coll = static_cast<uint32_t>(all_colls_.size());
+        all_colls_.push_back(RankCollective{rank, idx, it->second, queue_->Now(), 0});
+      }
       if (rank == 0) {
         rank0_colls_.push_back(CollectiveRecord{n.id, n.name, CollectiveName(n.comm_type), algo, n.comm_size,
                                                 queue_->Now(), 0});
@@ -350,6 +356,7 @@ void Executor::HandleEvent(uint32_t kind, uint64_t arg) {
 
 void Executor::OnCollectiveDone(uint64_t cookie) {
   const int rank = static_cast<int>(cookie >> 32);
+  if (hooks_.all_collectives) all_colls_[npus_[rank].open_coll].end = queue_->Now();
   if (rank == 0) {
     const uint64_t id = npus_[0].graph.nodes[static_cast<uint32_t>(cookie)].id;
     for (auto it = rank0_colls_.rbegin(); it != rank0_colls_.rend(); ++it) {

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <queue>
 #include <string>
 #include <vector>
@@ -58,6 +59,15 @@ class NodeObserver {
 struct ExecutorHooks {
   NodeRecorder* recorder = nullptr;  // per-node records for the critical path
   NodeObserver* observer = nullptr;
+  bool all_collectives = false;      // record every rank's collectives, not only rank 0's
+};
+
+// One collective of one rank (with ExecutorHooks::all_collectives).
+struct RankCollective {
+  int32_t rank;
+  uint32_t idx;        // node index in the rank's graph
+  uint32_t algorithm;  // index into Executor::algorithms()
+  Tick start, end;
 };
 
 class Executor : public EventHandler, public CollectiveDoneClient, public RecvClient {
@@ -105,9 +115,12 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
     bool stalled = false;  // memory in flight and nothing else active
     Tick stall_since = 0;
     Tick mem_stall = 0;    // time memory accesses were the only activity
+    uint32_t open_coll = 0;  // with all_collectives: its collective in flight (one at a time: the communication slot)
   };
   const std::vector<NpuState>& npus() const { return npus_; }
   const std::vector<CollectiveRecord>& rank0_collectives() const { return rank0_colls_; }
+  const std::vector<RankCollective>& all_collectives() const { return all_colls_; }
+  const std::vector<std::string>& algorithms() const { return algorithms_; }
   uint64_t remote_peak() const { return remote_peak_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
 
@@ -147,6 +160,9 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
   uint64_t remote_used_ = 0, remote_peak_ = 0;
   std::vector<std::string> warnings_;
   ExecutorHooks hooks_;
+  std::vector<RankCollective> all_colls_;
+  std::vector<std::string> algorithms_;
+  std::map<std::string, uint32_t> algorithm_ids_;
 };
 
 }  // namespace orrery

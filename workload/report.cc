@@ -224,7 +224,7 @@ std::string FormatReportText(const RunReport& r) {
   }
   if (busiest >= 0 && r.dims.size() > 1) out += "  busiest dimension: dim" + std::to_string(busiest) + "\n";
   if (r.link_stats && r.links.empty()) out += "\nlink statistics: " + r.links_note + "\n";
-  if (!r.links.empty()) {
+  if (r.link_stats && !r.links.empty()) {
     out += "\nbusiest links (of " + std::to_string(r.links.size()) + " used)\n";
     for (size_t i = 0; i < r.links.size() && i < 10; ++i) {
       out += "  " + r.links[i].name + ": " + std::to_string(r.links[i].bytes) + " bytes, busy " +
@@ -254,8 +254,9 @@ std::string FormatReportJson(const RunReport& r) {
     if (r.capacity_tracked) arr.back()["peak_local_bytes"] = n.peak_local_bytes;
   }
   auto& colls = j["collectives"] = nlohmann::ordered_json::array();
-  for (const auto& c : r.collectives) {
-    colls.push_back({{"rank", 0}, {"node_id", c.node_id}, {"type", c.type}, {"bytes", c.bytes}, {"algorithm", c.algorithm},
+  if (!r.all_collectives.empty() && r.symmetric) j["collectives_note"] = "symmetric run: rank 0's collectives are every rank's";
+  for (const auto& c : r.all_collectives.empty() ? r.collectives : r.all_collectives) {
+    colls.push_back({{"rank", c.rank}, {"node_id", c.node_id}, {"type", c.type}, {"bytes", c.bytes}, {"algorithm", c.algorithm},
                      {"start_ns", c.start_ns}, {"end_ns", c.end_ns}});
   }
   j["memory"] = {{"backend", r.memory_backend}, {"accesses", r.memory_accesses}, {"bytes", r.memory_bytes},
@@ -287,7 +288,7 @@ std::string FormatReportJson(const RunReport& r) {
     }
   }
   if (r.link_stats && r.links.empty()) j["links_note"] = r.links_note;
-  if (!r.links.empty()) {
+  if (r.link_stats && !r.links.empty()) {
     auto& links = j["links"] = nlohmann::ordered_json::array();
     for (const auto& l : r.links) {
       links.push_back({{"link", l.name}, {"dim", l.dim}, {"bytes", l.bytes}, {"busy_ns", l.busy_ns}});
@@ -302,6 +303,38 @@ std::string FormatReportCsv(const RunReport& r) {
     out += std::to_string(n.rank) + "," + std::to_string(n.finished_ns) + "," + std::to_string(n.compute_ns) + "," +
            std::to_string(n.comm_ns) + "," + std::to_string(n.exposed_comm_ns) + "," + std::to_string(n.idle_ns) + "," +
            std::to_string(n.remote_mem_ns) + "," + std::to_string(n.mem_stall_ns) + "\n";
+  }
+  return out;
+}
+
+std::string FormatCollectivesCsv(const RunReport& r) {
+  std::string out = "rank,node_id,name,type,bytes,algorithm,start_ns,end_ns,duration_ns\n";
+  auto quote = [](const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  auto row = [&](int rank, const CollectiveReport& c) {
+    out += std::to_string(rank) + "," + std::to_string(c.node_id) + "," + quote(c.name) + "," + c.type + "," +
+           std::to_string(c.bytes) + "," + quote(c.algorithm) + "," + std::to_string(c.start_ns) + "," +
+           std::to_string(c.end_ns) + "," + std::to_string(c.end_ns - c.start_ns) + "\n";
+  };
+  if (r.symmetric) {
+    for (int rank = 0; rank < r.npus; ++rank) {
+      for (const auto& c : r.all_collectives) row(rank, c);
+    }
+  } else {
+    for (const auto& c : r.all_collectives) row(c.rank, c);
+  }
+  return out;
+}
+
+std::string FormatLinksCsv(const RunReport& r) {
+  std::string out = "link,dim,bytes,busy_ns\n";
+  for (const LinkStat& l : r.links) {
+    out += "\"" + l.name + "\"," + std::to_string(l.dim) + "," + std::to_string(l.bytes) + "," + std::to_string(l.busy_ns) +
+           "\n";
   }
   return out;
 }

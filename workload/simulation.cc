@@ -380,6 +380,7 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   if (config.critical_path) recorder = std::make_unique<NodeRecorder>(symmetric ? 1 : npus, engine.num_groups());
   ExecutorHooks hooks;
   hooks.recorder = recorder.get();
+  hooks.all_collectives = config.all_collectives;
   std::unique_ptr<TimelineWriter> timeline;
   if (!config.timeline_path.empty()) {
     auto opened = TimelineWriter::Open({config.timeline_path, config.timeline_ranks, config.timeline_window}, npus,
@@ -445,7 +446,7 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
     rep.per_npu.push_back(n);
   }
   for (const auto& c : exec.rank0_collectives()) {
-    rep.collectives.push_back(CollectiveReport{c.node_id, c.name, c.type, c.bytes, c.algorithm, c.start, c.end});
+    rep.collectives.push_back(CollectiveReport{0, c.node_id, c.name, c.type, c.bytes, c.algorithm, c.start, c.end});
   }
   const auto& stats = backend.value()->dim_stats();
   for (int d = 0; d < topology.num_dims(); ++d) {
@@ -467,8 +468,15 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
     dr.utilization = finished ? static_cast<double>(dr.busy_ns) / (dr.directed_links * static_cast<double>(finished)) : 0;
     rep.dims.push_back(dr);
   }
+  for (const RankCollective& c : exec.all_collectives()) {
+    const WorkNode& n = exec.npus()[c.rank].graph.nodes[c.idx];
+    rep.all_collectives.push_back(CollectiveReport{c.rank, n.id, n.name, CollectiveName(n.comm_type), n.comm_size,
+                                                   exec.algorithms()[c.algorithm], c.start, c.end});
+  }
+  std::stable_sort(rep.all_collectives.begin(), rep.all_collectives.end(),
+                   [](const CollectiveReport& a, const CollectiveReport& b) { return a.rank < b.rank; });
   rep.link_stats = config.link_stats;
-  if (config.link_stats) {
+  if (config.link_stats || config.collect_links) {
     rep.links = backend.value()->Links();
     if (!backend_failure.ok()) return backend_failure;  // a remote peer asked for its links
     if (rep.links.empty()) {

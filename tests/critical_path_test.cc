@@ -251,6 +251,31 @@ TEST(CriticalPath, PipelineCrossesToTheSenderThroughItsSlot) {
   ExpectTiles(p);
 }
 
+// A collective on two dimensions is split by the dimension its chunk is on. One
+// chunk (1 split) of a 1 MiB all-reduce on Ring(2, 50 GB/s, 500 ns) x Ring(2,
+// 25 GB/s, 500 ns), baseline: an all-reduce on dim0, then one on dim1, each of
+// 2 NPUs. README's ring formula for one phase of p NPUs, m = 1 MiB / p bytes per
+// step: 10 + 2(p-1) * (trunc(500 + m / B) + 10) + (p-1) * 3 * floor(m / 50),
+// with B the link's bytes per ns (GB = 2^30 B) and local-mem-bw 50:
+//   dim0: m = 524288, B = 53.6870912: wire 10265; 10 + 2 * 10275 + 31455 = 52015 ns
+//   dim1: B = 26.8435456: wire 20031; 10 + 2 * 20041 + 31455 = 71547 ns
+TEST(CriticalPath, CollectiveIsSplitByTheDimensionItsChunksAreOn) {
+  TempDir d;
+  d.Write("network.yml", "topology: [ Ring, Ring ]\nnpus_count: [ 2, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 500 ]\n");
+  d.Write("system.json", R"({"preferred-dataset-splits": 1, "endpoint-delay": 10, "local-mem-bw": 50,
+                             "all-reduce-implementation": ["ring", "ring"]})");
+  testing::WriteTraces(d, 4, [](int) { return Nodes{testing::CollNode(1, 0, 1048576)}; });
+  auto r = RunCp(d);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const CriticalPath& p = r->critical_path;
+  EXPECT_EQ(p.finished_ns, 52015u + 71547u);
+  EXPECT_EQ(Category(p, "communication dim0 (Ring)"), 52015u);
+  EXPECT_EQ(Category(p, "communication dim1 (Ring)"), 71547u);
+  ASSERT_EQ(p.segments.size(), 2u);
+  EXPECT_EQ(p.segments[0].node_id, p.segments[1].node_id);
+  ExpectTiles(p);
+}
+
 // Iterations: the path of the last iteration continues into the previous one.
 // One rank's graph is a single 5 us compute; three iterations: 15000 ns of compute.
 TEST(CriticalPath, IterationsChainThroughEachOther) {

@@ -160,6 +160,14 @@ TEST(Timeline, AllRanksWellFormedWithExactTimesLanesAndFlows) {
   EXPECT_EQ((*ar)["args"]["type"], "ALL_REDUCE");
   EXPECT_EQ((*ar)["args"]["algorithm"], "ALL_REDUCE:ring");
   EXPECT_EQ((*ar)["tid"], 2);
+  // Nested in it, on the same track: its one phase, on dim0, for the whole collective
+  // (one chunk on a one-dimensional network).
+  const Json* phase = FindSpan(ev, 2, "dim0");
+  ASSERT_NE(phase, nullptr);
+  EXPECT_EQ((*phase)["cat"], "phase");
+  EXPECT_EQ((*phase)["tid"], 2);
+  EXPECT_EQ(Ns((*phase)["ts"]), Ns((*ar)["ts"]));
+  EXPECT_EQ(Ns((*phase)["dur"]), Ns((*ar)["dur"]));
   // Two messages, two flows from rank 0 to rank 1, each 's' no later than its 'f'.
   std::map<int, std::pair<const Json*, const Json*>> flows;
   for (const Json& e : ev) {
@@ -195,7 +203,7 @@ TEST(Timeline, RankSelectionAndWindowLimitWhatIsWritten) {
   const Json w = CheckWellFormed(d.File("win.json"));
   int spans = 0;
   for (const Json& e : w) {
-    if (e["ph"] != "X") continue;
+    if (e["ph"] != "X" || e["cat"] == "phase") continue;
     ++spans;
     EXPECT_GE(Ns(e["ts"]) + Ns(e["dur"]), 35000) << e.dump();
     EXPECT_LE(Ns(e["ts"]), 40000) << e.dump();
@@ -222,7 +230,36 @@ TEST(Timeline, SymmetricRunWritesTheRepresentativeForEachSelectedRank) {
   for (const Json& e : ev) {
     if (e["ph"] == "X") ++spans[e["pid"].get<int>()];
   }
-  EXPECT_EQ(spans, (std::map<int, int>{{0, 2}, {5, 2}, {6, 2}}));
+  // fwd, the all-reduce, and inside it its one phase (dim0, the whole collective).
+  EXPECT_EQ(spans, (std::map<int, int>{{0, 3}, {5, 3}, {6, 3}}));
+}
+
+// One 1 MiB all-reduce, one chunk, on Ring(2, 50 GB/s) x Ring(2, 25 GB/s),
+// baseline: dim0 for 52015 ns, then dim1 for 71547 ns (the phase times derived in
+// tests/critical_path_test.cc, CollectiveIsSplitByTheDimensionItsChunksAreOn):
+// two phase spans nested in the collective's, back to back.
+TEST(Timeline, PhasesNestInTheCollectiveByDimension) {
+  TempDir d;
+  d.Write("network.yml", "topology: [ Ring, Ring ]\nnpus_count: [ 2, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 500 ]\n");
+  d.Write("system.json", R"({"preferred-dataset-splits": 1, "endpoint-delay": 10, "local-mem-bw": 50,
+                             "all-reduce-implementation": ["ring", "ring"]})");
+  testing::WriteTraces(d, 4, [](int) {
+    auto ar = testing::CollNode(1, 0, 1048576);
+    ar.set_name("ar");
+    return Nodes{ar};
+  });
+  ASSERT_TRUE(RunTl(d, "ph.json", "1").ok());
+  const Json ev = CheckWellFormed(d.File("ph.json"));
+  const Json* ar = FindSpan(ev, 1, "ar");
+  const Json* dim0 = FindSpan(ev, 1, "dim0");
+  const Json* dim1 = FindSpan(ev, 1, "dim1");
+  ASSERT_TRUE(ar && dim0 && dim1);
+  EXPECT_EQ(Ns((*ar)["ts"]), 0);
+  EXPECT_EQ(Ns((*ar)["dur"]), 52015 + 71547);
+  EXPECT_EQ(Ns((*dim0)["ts"]), 0);
+  EXPECT_EQ(Ns((*dim0)["dur"]), 52015);
+  EXPECT_EQ(Ns((*dim1)["ts"]), 52015);
+  EXPECT_EQ(Ns((*dim1)["dur"]), 71547);
 }
 
 TEST(Timeline, BadFlagValuesExitTwoNamingFlagValueAndAllowed) {

@@ -33,6 +33,9 @@ class Walker {
     return static_cast<int>(flat / exec_.npus()[rank].graph.nodes.size());
   }
   void AddNode(int rank, uint32_t flat, Tick start, Tick end);
+  void AddCollective(int rank, uint32_t flat, Tick start, Tick end);
+  void Push(PathSegment s);
+  std::string DimsCategory(uint32_t dims) const;
   void AddIdle(int rank, Tick start, Tick end);
   std::string CommCategory(int rank, const WorkNode& n) const;
   std::vector<int> Members(int rank, const WorkNode& n) const;
@@ -48,26 +51,38 @@ class Walker {
   std::vector<std::vector<std::pair<uint64_t, uint32_t>>> coll_index_;
 };
 
+// The dimensions a node's messages cross, as a category.
 std::string Walker::CommCategory(int rank, const WorkNode& n) const {
   const Topology& t = engine_.topology();
-  std::vector<bool> dims(t.num_dims(), false);
+  uint32_t dims = 0;
+  auto add = [&](int d) { dims |= uint32_t{1} << std::min(d, 31); };
   if (n.kind == NodeKind::kSend || n.kind == NodeKind::kRecv) {
     const int peer = n.kind == NodeKind::kSend ? n.comm_dst : n.comm_src;
-    for (int d = 0; d < t.num_dims(); ++d) dims[d] = t.Coord(rank, d) != t.Coord(peer, d);
+    for (int d = 0; d < t.num_dims(); ++d) {
+      if (t.Coord(rank, d) != t.Coord(peer, d)) add(d);
+    }
   } else if (n.group >= 0) {
     const CommGroup& g = engine_.group(n.group);
     if (!g.aligned) return "communication";  // a flat ring over the group's ranks: no one dimension
-    dims = g.dims;
+    for (int d = 0; d < t.num_dims(); ++d) {
+      if (g.dims[d]) add(d);
+    }
   } else {
     const std::vector<bool>* involved = Rooted(n) || n.involved < 0 ? nullptr : &exec_.npus()[rank].graph.involved[n.involved];
     for (int d = 0; d < t.num_dims(); ++d) {
       const bool in = !involved || d >= static_cast<int>(involved->size()) || (*involved)[d];
-      dims[d] = in && t.dims()[d].npus > 1;
+      if (in && t.dims()[d].npus > 1) add(d);
     }
   }
+  return DimsCategory(dims);
+}
+
+// "communication dim1 (Switch)"; several dimensions at once: "communication dim0+dim1 (Ring+Switch)".
+std::string Walker::DimsCategory(uint32_t dims) const {
+  const Topology& t = engine_.topology();
   std::string ids, blocks;
-  for (int d = 0; d < t.num_dims(); ++d) {
-    if (!dims[d]) continue;
+  for (int d = 0; d < 31 && d < t.num_dims(); ++d) {
+    if (!(dims & (uint32_t{1} << d))) continue;
     if (!ids.empty()) {
       ids += '+';
       blocks += '+';
@@ -81,9 +96,64 @@ std::string Walker::CommCategory(int rank, const WorkNode& n) const {
   return out;
 }
 
+// A collective's segment, split where the set of dimensions its chunks are on
+// changes (the rank's phase log from the collective's first mark).
+void Walker::AddCollective(int rank, uint32_t flat, Tick start, Tick end) {
+  const NodeRecord& x = rec_.records(rank)[flat];
+  const std::vector<PhaseMark>& log = rec_.phase_log(rank);
+  std::vector<std::pair<Tick, uint32_t>> pieces;  // (from, dims), in time order; none before the first mark
+  pieces.emplace_back(start, 0);
+  // From the mark before its first: the state when it began (a mark at the very
+  // instant it was issued may have been merged into that one).
+  for (size_t i = x.aux2 > 0 ? x.aux2 - 1 : 0; i < log.size() && log[i].at < end; ++i) {
+    if (log[i].at <= start) {
+      pieces.front().second = log[i].dims;
+    } else {
+      pieces.emplace_back(log[i].at, log[i].dims);
+    }
+  }
+  const WorkNode& n = Node(rank, flat);
+  for (size_t k = pieces.size(); k-- > 0;) {
+    const Tick to = k + 1 < pieces.size() ? pieces[k + 1].first : end;
+    PathSegment s;
+    s.rank = rank;
+    s.iteration = Iteration(rank, flat);
+    s.node_id = n.id;
+    s.name = n.name;
+    s.kind = CollectiveName(n.comm_type);
+    s.start_ns = pieces[k].first;
+    s.end_ns = to;
+    // No single dimension known (a flat group, a rooted collective): its dimensions as a whole.
+    s.category = pieces[k].second == 0 || (pieces[k].second & (uint32_t{1} << 31)) ? CommCategory(rank, n)
+                                                                                     : DimsCategory(pieces[k].second);
+    Push(std::move(s));
+  }
+}
+
+// Adds a segment (found latest first), merged with the one after it when both
+// are the same node and category.
+void Walker::Push(PathSegment s) {
+  if (s.end_ns <= s.start_ns) return;
+  s.activity = s.category;
+  if (s.rank != final_rank_) s.category = "waiting on another rank";
+  if (!backward_.empty()) {
+    PathSegment& after = backward_.back();
+    if (after.start_ns == s.end_ns && after.rank == s.rank && after.node_id == s.node_id &&
+        after.iteration == s.iteration && after.kind == s.kind && after.activity == s.activity) {
+      after.start_ns = s.start_ns;
+      return;
+    }
+  }
+  backward_.push_back(std::move(s));
+}
+
 void Walker::AddNode(int rank, uint32_t flat, Tick start, Tick end) {
   if (end <= start) return;
   const WorkNode& n = Node(rank, flat);
+  if (n.kind == NodeKind::kColl && rec_.records(rank)[flat].aux2 != kNoNode) {
+    AddCollective(rank, flat, start, end);
+    return;
+  }
   PathSegment s;
   s.rank = rank;
   s.iteration = Iteration(rank, flat);
@@ -100,9 +170,7 @@ void Walker::AddNode(int rank, uint32_t flat, Tick start, Tick end) {
     case NodeKind::kMemStore: s.kind = "mem_store"; s.category = "memory"; break;
     default: s.kind = "metadata"; s.category = "idle"; break;
   }
-  s.activity = s.category;
-  if (rank != final_rank_) s.category = "waiting on another rank";
-  backward_.push_back(std::move(s));
+  Push(std::move(s));
 }
 
 void Walker::AddIdle(int rank, Tick start, Tick end) {
@@ -179,8 +247,8 @@ CriticalPath Walker::Walk() {
     // What made this node end when it did: itself, a later member, or a message.
     int next_rank = rank;
     uint32_t next = flat;
-    if (n.kind == NodeKind::kRecv && x.remote_rank >= 0 && x.aux != kNoNode) {
-      next_rank = x.remote_rank;
+    if (n.kind == NodeKind::kRecv && x.aux2 != kNoNode && x.aux != kNoNode) {
+      next_rank = static_cast<int>(x.aux2);
       next = x.aux;
     } else if (n.kind == NodeKind::kColl && !symmetric_ && x.aux != kNoNode) {
       Tick latest = x.start;

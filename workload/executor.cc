@@ -275,6 +275,8 @@ void Executor::Issue(int rank, uint32_t idx) {
       std::vector<bool> involved;
       if (n.involved >= 0) involved = s.graph.involved[n.involved];
       std::string algo;
+      // Before the engine starts it: the collective's first phase marks come from the call below.
+      if (hooks_.recorder) hooks_.recorder->CollectiveIssued(rank, idx, n.group);
       Status st = rooted ? engine_->IssueRooted(rank, rk, n.comm_size, n.comm_root, n.group, this, Key(rank, idx), &algo)
                          : engine_->IssueCollective(rank, t, n.comm_size, involved, n.group, this, Key(rank, idx), &algo);
       if (!st.ok()) st = Status::Invalid(s.graph.path + ": node " + std::to_string(n.id) + " (rank " +
@@ -285,7 +287,6 @@ void Executor::Issue(int rank, uint32_t idx) {
       }
       VLOG(1) << "t=" << queue_->Now() << " ns rank " << rank << ": issued " << CollectiveName(n.comm_type) << " node "
               << n.id << " (" << n.comm_size << " bytes, " << algo << ")";
-      if (hooks_.recorder) hooks_.recorder->CollectiveIssued(rank, idx, n.group);
       if (hooks_.observer) hooks_.observer->OnCollectiveIssued(rank, idx, algo);
       if (hooks_.all_collectives) {
         auto [it, added] = algorithm_ids_.emplace(algo, static_cast<uint32_t>(algorithms_.size()));

@@ -34,4 +34,19 @@ void NodeRecorder::Done(int rank, uint32_t idx, int slot, Tick now) {
   if (slot < 3) r.slot_last[slot] = Flat(rank, idx);
 }
 
+void NodeRecorder::OnPhaseChange(int rank, uint64_t, int from_dim, int to_dim, Tick now) {
+  Rank& r = ranks_[rank];
+  auto bit = [](int dim) { return dim >= 0 && dim < 31 ? dim : 31; };
+  if (from_dim != kNoPhase) --r.phases_on[bit(from_dim)];
+  if (to_dim != kNoPhase) ++r.phases_on[bit(to_dim)];
+  uint32_t dims = 0;
+  for (int b = 0; b < 32; ++b) dims |= r.phases_on[b] ? uint32_t{1} << b : 0;
+  if (!r.phase_log.empty() && r.phase_log.back().dims == dims) return;
+  if (!r.phase_log.empty() && r.phase_log.back().at == now) {
+    r.phase_log.back().dims = dims;  // several changes at one instant: the last one holds
+    return;
+  }
+  r.phase_log.push_back(PhaseMark{now, dims});
+}
+
 }  // namespace orrery

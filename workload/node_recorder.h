@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/tick.h"
+#include "system/npu_sys.h"
 
 namespace orrery {
 
@@ -24,16 +25,31 @@ enum class WaitedFor : uint8_t {
 struct NodeRecord {
   Tick start = 0;  // until the node issues: the time it became ready
   Tick end = 0;
-  uint32_t pred = kNoNode;   // index (in the same rank's records) of what it waited for
-  uint32_t aux = kNoNode;    // collective: its sequence number in its group; receive: the matched send's index
-  int32_t remote_rank = -1;  // a receive completed by a message's arrival: the sender's rank
+  uint32_t pred = kNoNode;  // index (in the same rank's records) of what it waited for
+  // A receive completed by a message's arrival: aux = the send's record index, aux2 = the sender's rank.
+  // A collective: aux = its sequence number in its group, aux2 = its first mark in the rank's phase log.
+  uint32_t aux = kNoNode, aux2 = kNoNode;
   WaitedFor why = WaitedFor::kNothing;
 };
 
-class NodeRecorder {
+static_assert(sizeof(NodeRecord) == 32, "README and docs/status.md give 32 bytes per node record");
+
+// From `at` on, the network dimensions a rank's collective has a phase on:
+// bit d for dimension d (d < 31), bit 31 for a phase on no single dimension.
+struct PhaseMark {
+  Tick at;
+  uint32_t dims;
+};
+
+class NodeRecorder : public PhaseObserver {
  public:
   // `groups`: communicator groups (collectives are numbered per group and rank).
   NodeRecorder(int ranks, int groups);
+
+  // The chunks of the collective in flight (a rank has one at a time: they hold
+  // its communication slot) change phases: a mark when the set of dimensions changes.
+  void OnPhaseChange(int rank, uint64_t cookie, int from_dim, int to_dim, Tick now) override;
+  const std::vector<PhaseMark>& phase_log(int rank) const { return ranks_[rank].phase_log; }
 
   // A new iteration of `rank` begins: `nodes` more records. False when the
   // records would pass 2^32 - 1 per rank.
@@ -50,7 +66,9 @@ class NodeRecorder {
   // `slot`: 0 CPU, 1 GPU, 2 communication, 3 none.
   void Issued(int rank, uint32_t idx, int slot, Tick now);
   void CollectiveIssued(int rank, uint32_t idx, int group) {
-    ranks_[rank].records[Flat(rank, idx)].aux = ranks_[rank].coll_seq[group + 1]++;
+    NodeRecord& r = ranks_[rank].records[Flat(rank, idx)];
+    r.aux = ranks_[rank].coll_seq[group + 1]++;
+    r.aux2 = static_cast<uint32_t>(ranks_[rank].phase_log.size());
   }
   void Done(int rank, uint32_t idx, int slot, Tick now);
 
@@ -65,8 +83,8 @@ class NodeRecorder {
   const Delivery& last_delivery() const { return last_delivery_; }
   void SetSender(int rank, uint32_t idx, int sender, uint32_t sender_flat) {
     NodeRecord& r = ranks_[rank].records[Flat(rank, idx)];
-    r.remote_rank = sender;
     r.aux = sender_flat;
+    r.aux2 = static_cast<uint32_t>(sender);
   }
 
   const std::vector<NodeRecord>& records(int rank) const { return ranks_[rank].records; }
@@ -79,6 +97,8 @@ class NodeRecorder {
     uint32_t slot_last[4] = {kNoNode, kNoNode, kNoNode, kNoNode};  // last node to release each slot
     std::vector<uint32_t> coll_seq;                                // per group + 1
     bool begun = false;
+    uint32_t phases_on[32] = {};  // chunks in a phase on each dimension bit (see PhaseMark)
+    std::vector<PhaseMark> phase_log;
   };
   std::vector<Rank> ranks_;
   Delivery last_delivery_;

@@ -381,6 +381,7 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   ExecutorHooks hooks;
   hooks.recorder = recorder.get();
   hooks.all_collectives = config.all_collectives;
+  if (recorder) engine.AddPhaseObserver(recorder.get());
   std::unique_ptr<TimelineWriter> timeline;
   if (!config.timeline_path.empty()) {
     auto opened = TimelineWriter::Open({config.timeline_path, config.timeline_ranks, config.timeline_window}, npus,
@@ -388,6 +389,7 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
     if (!opened.ok()) return opened.status();
     timeline = std::move(opened.value());
     hooks.observer = timeline.get();
+    engine.AddPhaseObserver(timeline.get());
   }
   Executor exec(&queue, &engine, &memory, cm, std::move(graphs), config.iterations, capacity, hooks);
   if (timeline) timeline->Attach(&exec);

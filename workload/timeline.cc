@@ -169,6 +169,45 @@ void TimelineWriter::OnDelivered(int rank, uint32_t idx, Tick send_start, Tick n
   in_flight_[std::make_tuple(rank, n.comm_dst, n.comm_tag)].emplace_back(send_start, now);
 }
 
+namespace {
+std::string DimsName(uint32_t dims) {
+  std::string out;
+  for (int b = 0; b < 32; ++b) {
+    if (!(dims & (uint32_t{1} << b))) continue;
+    if (!out.empty()) out += '+';
+    out += b == 31 ? std::string("flat") : "dim" + std::to_string(b);
+  }
+  return out;
+}
+}  // namespace
+
+void TimelineWriter::OnPhaseChange(int rank, uint64_t, int from_dim, int to_dim, Tick now) {
+  if (!symmetric_ && !selected_[rank]) return;
+  RankState& r = ranks_[rank];
+  auto bit = [](int dim) { return dim >= 0 && dim < 31 ? dim : 31; };
+  if (from_dim != kNoPhase) --r.phases_on[bit(from_dim)];
+  if (to_dim != kNoPhase) ++r.phases_on[bit(to_dim)];
+  uint32_t dims = 0;
+  for (int b = 0; b < 32; ++b) dims |= r.phases_on[b] ? uint32_t{1} << b : 0;
+  if (dims == r.dims) return;
+  if (r.dims != 0 && now > r.dims_since) r.pieces.push_back(RankState::Piece{r.dims_since, now, r.dims});
+  r.dims = dims;
+  r.dims_since = now;
+}
+
+// The collective's span, then the pieces nested in it.
+void TimelineWriter::WriteCollective(int rank, const std::string& name, Tick start, Tick end, const std::string& args) {
+  RankState& r = ranks_[rank];
+  for (int pid : selected_list_) {
+    if (!symmetric_ && pid != rank) continue;
+    if (InWindow(start, end)) Span(pid, kComm, name, "collective", start, end, args);
+    for (const RankState::Piece& p : r.pieces) {
+      if (InWindow(p.start, p.end)) Span(pid, kComm, DimsName(p.dims), "phase", p.start, p.end, "\"dims\":\"" + DimsName(p.dims) + "\"");
+    }
+  }
+  r.pieces.clear();
+}
+
 void TimelineWriter::OnNodeDone(int rank, uint32_t idx, Tick start, Tick end) {
   if (!symmetric_ && !selected_[rank]) return;
   const WorkNode& n = exec_->npus()[rank].graph.nodes[idx];
@@ -186,7 +225,8 @@ void TimelineWriter::OnNodeDone(int rank, uint32_t idx, Tick start, Tick end) {
       tid = kComm;
       args += ",\"type\":\"" + std::string(CollectiveName(n.comm_type)) + "\",\"bytes\":" + std::to_string(n.comm_size) +
               ",\"algorithm\":" + Quote(ranks_[rank].algorithm);
-      break;
+      WriteCollective(rank, name, start, end, args);
+      return;
     case NodeKind::kSend:
     case NodeKind::kRecv: {
       const bool send = n.kind == NodeKind::kSend;

@@ -6,7 +6,9 @@
 // it started). Spans are complete ('X') events, written as each node ends:
 // nothing is kept per event, and on every track spans are disjoint and in time
 // order in the file. A point-to-point message between two selected ranks also
-// gets a flow ('s' at the send's start, 'f' in the receive). Timestamps are
+// gets a flow ('s' at the send's start, 'f' in the receive). Inside a
+// collective's span, nested spans name the network dimensions its chunks are
+// on ("dim0", "dim1", "dim0+dim1" while chunks overlap). Timestamps are
 // microseconds with three decimals: exact nanoseconds.
 #pragma once
 #include <cstdint>
@@ -34,7 +36,7 @@ struct TimelineOptions {
 Result<std::vector<uint8_t>> ParseRankSelection(const std::string& text, int npus);
 Result<std::pair<Tick, Tick>> ParseTimeWindow(const std::string& text);
 
-class TimelineWriter : public NodeObserver {
+class TimelineWriter : public NodeObserver, public PhaseObserver {
  public:
   // Checks the options and opens the file (an error before anything is simulated).
   // `symmetric`: rank 0 is simulated for all, and its events are written for every selected rank.
@@ -45,6 +47,7 @@ class TimelineWriter : public NodeObserver {
   void OnCollectiveIssued(int rank, uint32_t idx, const std::string& algorithm) override;
   void OnDelivered(int rank, uint32_t idx, Tick send_start, Tick now) override;
   void OnNodeDone(int rank, uint32_t idx, Tick start, Tick end) override;
+  void OnPhaseChange(int rank, uint64_t cookie, int from_dim, int to_dim, Tick now) override;
   // Ends the JSON and closes the file; an error if anything failed to write.
   Status Close();
 
@@ -56,6 +59,7 @@ class TimelineWriter : public NodeObserver {
   void Meta(int pid, int tid, const char* what, const std::string& value);
   void Span(int pid, int tid, const std::string& name, const char* cat, Tick start, Tick end, const std::string& args);
   int RecvLane(int rank, Tick start, Tick end);
+  void WriteCollective(int rank, const std::string& name, Tick start, Tick end, const std::string& args);
 
   std::string path_;
   FILE* file_ = nullptr;
@@ -69,6 +73,17 @@ class TimelineWriter : public NodeObserver {
   struct RankState {
     std::string algorithm;        // of the collective in flight (one at a time: the communication slot)
     std::vector<Tick> lane_end;   // receive lanes: when each one's last span ended
+    // The collective in flight: chunks in a phase per dimension bit (bit 31: no
+    // single dimension), the dimensions since `dims_since`, and the pieces so far
+    // (written after the collective's own span, so each track stays in time order).
+    uint32_t phases_on[32] = {};
+    uint32_t dims = 0;
+    Tick dims_since = 0;
+    struct Piece {
+      Tick start, end;
+      uint32_t dims;
+    };
+    std::vector<Piece> pieces;
   };
   std::vector<RankState> ranks_;  // by rank (rank 0 only in a symmetric run)
   // Messages delivered and not yet received, by (src, dst, tag): their sends' start and end.

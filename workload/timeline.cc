@@ -102,7 +102,11 @@ Result<std::unique_ptr<TimelineWriter>> TimelineWriter::Open(const TimelineOptio
   w->buffer_.resize(1 << 20);
   std::setvbuf(w->file_, w->buffer_.data(), _IOFBF, w->buffer_.size());
   w->symmetric_ = symmetric;
-  w->ranks_.resize(symmetric ? 1 : static_cast<size_t>(npus));
+  w->ranks_.resize(symmetric ? 1 : w->selected_list_.size());
+  if (!symmetric) {
+    w->state_of_.assign(static_cast<size_t>(npus), 0);
+    for (size_t i = 0; i < w->selected_list_.size(); ++i) w->state_of_[w->selected_list_[i]] = static_cast<uint32_t>(i);
+  }
   w->Begin();
   return w;
 }
@@ -146,7 +150,7 @@ void TimelineWriter::Span(int pid, int tid, const std::string& name, const char*
 
 // The first receive lane of `rank` whose last span ended by `start`.
 int TimelineWriter::RecvLane(int rank, Tick start, Tick end) {
-  std::vector<Tick>& lanes = ranks_[rank].lane_end;
+  std::vector<Tick>& lanes = State(rank).lane_end;
   size_t k = 0;
   while (k < lanes.size() && lanes[k] > start) ++k;
   if (k == lanes.size()) {
@@ -160,7 +164,7 @@ int TimelineWriter::RecvLane(int rank, Tick start, Tick end) {
 }
 
 void TimelineWriter::OnCollectiveIssued(int rank, uint32_t, const std::string& algorithm) {
-  if (symmetric_ || selected_[rank]) ranks_[rank].algorithm = algorithm;
+  if (symmetric_ || selected_[rank]) State(rank).algorithm = algorithm;
 }
 
 void TimelineWriter::OnDelivered(int rank, uint32_t idx, Tick send_start, Tick now) {
@@ -183,7 +187,7 @@ std::string DimsName(uint32_t dims) {
 
 void TimelineWriter::OnPhaseChange(int rank, uint64_t, int from_dim, int to_dim, Tick now) {
   if (!symmetric_ && !selected_[rank]) return;
-  RankState& r = ranks_[rank];
+  RankState& r = State(rank);
   auto bit = [](int dim) { return dim >= 0 && dim < 31 ? dim : 31; };
   if (from_dim != kNoPhase) --r.phases_on[bit(from_dim)];
   if (to_dim != kNoPhase) ++r.phases_on[bit(to_dim)];
@@ -197,7 +201,7 @@ void TimelineWriter::OnPhaseChange(int rank, uint64_t, int from_dim, int to_dim,
 
 // The collective's span, then the pieces nested in it.
 void TimelineWriter::WriteCollective(int rank, const std::string& name, Tick start, Tick end, const std::string& args) {
-  RankState& r = ranks_[rank];
+  RankState& r = State(rank);
   for (int pid : selected_list_) {
     if (!symmetric_ && pid != rank) continue;
     if (InWindow(start, end)) Span(pid, kComm, name, "collective", start, end, args);
@@ -224,7 +228,7 @@ void TimelineWriter::OnNodeDone(int rank, uint32_t idx, Tick start, Tick end) {
       cat = "collective";
       tid = kComm;
       args += ",\"type\":\"" + std::string(CollectiveName(n.comm_type)) + "\",\"bytes\":" + std::to_string(n.comm_size) +
-              ",\"algorithm\":" + Quote(ranks_[rank].algorithm);
+              ",\"algorithm\":" + Quote(State(rank).algorithm);
       WriteCollective(rank, name, start, end, args);
       return;
     case NodeKind::kSend:

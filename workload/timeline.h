@@ -85,7 +85,10 @@ class TimelineWriter : public NodeObserver, public PhaseObserver {
     };
     std::vector<Piece> pieces;
   };
-  std::vector<RankState> ranks_;  // by rank (rank 0 only in a symmetric run)
+  // One per selected rank (one in a symmetric run: the representative's).
+  std::vector<RankState> ranks_;
+  std::vector<uint32_t> state_of_;  // rank -> index into ranks_ (selected ranks)
+  RankState& State(int rank) { return ranks_[symmetric_ ? 0 : state_of_[rank]]; }
   // Messages delivered and not yet received, by (src, dst, tag): their sends' start and end.
   std::map<std::tuple<int, int, uint64_t>, std::deque<std::pair<Tick, Tick>>> in_flight_;
   uint64_t next_flow_ = 0;

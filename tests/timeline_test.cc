@@ -262,6 +262,20 @@ TEST(Timeline, PhasesNestInTheCollectiveByDimension) {
   EXPECT_EQ(Ns((*dim1)["dur"]), 71547);
 }
 
+// A run that fails (rank 1 waits for a message rank 0 never sends) leaves no half timeline.
+TEST(Timeline, FailedRunLeavesNoFile) {
+  TempDir d;
+  d.Write("network.yml", testing::NetworkYaml("Ring", 2, 50, 500));
+  d.Write("system.json", R"({"preferred-dataset-splits": 1})");
+  testing::WriteTraces(d, 2, [](int r) {
+    return r == 0 ? Nodes{Comp(1, 1, {}, "c")} : Nodes{P2P(1, false, 0, 1024, {})};
+  });
+  auto r = RunTl(d, "dead.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("deadlock"), std::string::npos) << r.status().message();
+  EXPECT_FALSE(std::ifstream(d.File("dead.json")).good());
+}
+
 TEST(Timeline, BadFlagValuesExitTwoNamingFlagValueAndAllowed) {
   TempDir d;
   WritePipeline(d);

@@ -63,7 +63,7 @@ std::string Share(Tick part, Tick whole) {
 std::string SegmentName(const PathSegment& s) {
   if (s.kind == "idle") return "idle on rank " + std::to_string(s.rank);
   return s.kind + (s.name.empty() ? " node " + std::to_string(s.node_id) : " '" + s.name + "'") + " on rank " +
-         std::to_string(s.rank);
+         std::to_string(s.rank) + (s.iteration > 0 ? " (iteration " + std::to_string(s.iteration + 1) + ")" : "");
 }
 
 // The longest segment of a category (or, for another rank, of that rank).

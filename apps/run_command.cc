@@ -1,7 +1,9 @@
 // `orrery run`: simulate ASTRA-sim inputs (or an embedded example).
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 
@@ -23,6 +25,9 @@ struct RunFlags {
   bool allow_oversubscription = false;
   std::string report_format = "text";
   bool link_stats = false;
+  bool critical_path = false;
+  std::string timeline, timeline_ranks, timeline_window;
+  std::string collectives_csv, links_csv;
   std::string iterations = "1", symmetry = "auto";
   // ASTRA-sim's own flags, accepted so its command lines run unchanged.
   std::string logging_configuration, logging_folder, num_queues_per_dim = "1", compute_scale = "1", comm_scale = "1",
@@ -109,6 +114,14 @@ int Run(const RunFlags& f) {
   if (!f.remote_endpoint.empty()) {
     if (auto st = AddressFlag("--remote-endpoint", f.remote_endpoint, 1); !st.ok()) return Fail(st);
   }
+  for (const char* flag : {"--timeline-ranks", "--timeline-window"}) {
+    if (Given(f.app, flag) && f.timeline.empty()) {
+      return Fail(Status::Invalid(std::string(flag) + " selects what --timeline=FILE writes; give --timeline too"));
+    }
+  }
+  if (Given(f.app, "--timeline") && f.timeline.empty()) {
+    return Fail(Status::Invalid("--timeline = \"\": empty; allowed: a file path in an existing, writable directory"));
+  }
   RunConfig cfg;
   if (auto st = AstraSimFlags(f, &cfg); !st.ok()) return Fail(st);
   std::filesystem::path tmpdir;
@@ -163,12 +176,53 @@ int Run(const RunFlags& f) {
   cfg.iterations = static_cast<int>(iterations.value());
   cfg.symmetry = f.symmetry;
   cfg.link_stats = f.link_stats;
+  cfg.critical_path = f.critical_path;
+  cfg.timeline_path = f.timeline;
+  cfg.timeline_ranks = f.timeline_ranks;
+  cfg.timeline_window = f.timeline_window;
+  cfg.all_collectives = f.report_format == "json" || !f.collectives_csv.empty();
+  cfg.collect_links = !f.links_csv.empty();
+  // The export files are opened before the run (a bad path fails at once) and
+  // written after it; a failed run leaves none behind.
+  struct Export {
+    const char* flag;
+    std::string path;
+    FILE* file = nullptr;
+    ~Export() {
+      if (!file) return;
+      std::fclose(file);
+      std::remove(path.c_str());
+    }
+  } exports[] = {{"--collectives", f.collectives_csv}, {"--links", f.links_csv}};
+  for (Export& e : exports) {
+    if (!Given(f.app, e.flag)) continue;
+    e.file = e.path.empty() ? nullptr : std::fopen(e.path.c_str(), "wb");
+    if (!e.file) {
+      return Fail(Status::Invalid(std::string(e.flag) + " = \"" + e.path + "\": cannot write it (" +
+                                  (e.path.empty() ? "empty" : std::strerror(errno)) +
+                                  "); allowed: a file path in an existing, writable directory"));
+    }
+  }
   cfg.allow_oversubscription = f.allow_oversubscription;
   cfg.backend_params["remote-endpoint"] = f.remote_endpoint;
   cfg.backend_params["remote-model"] = f.remote_model;
   cfg.backend_params["remote-timeout-ms"] = std::to_string(timeout.value());
   auto report = RunSimulation(cfg, backends, &algorithms, &memories);
   if (!report.ok()) return Fail(report.status());
+  for (Export& e : exports) {
+    if (!e.file) continue;
+    const std::string text = e.flag == std::string("--links") ? FormatLinksCsv(report.value())
+                                                              : FormatCollectivesCsv(report.value());
+    const bool ok = std::fwrite(text.data(), 1, text.size(), e.file) == text.size();
+    const bool closed = std::fclose(e.file) == 0;
+    e.file = nullptr;
+    if (!ok || !closed) return Fail(Status::Env(std::string(e.flag) + " = \"" + e.path + "\": writing it failed"));
+    if (e.flag == std::string("--links") && report->links.empty()) {
+      std::fprintf(stderr, "orrery: note: --links: %s\n",
+                   report->messages == 0 ? "no message crossed the network"
+                                         : ("backend " + cfg.backend + " has no per-link statistics; the file has only its header").c_str());
+    }
+  }
   if (f.report_format == "json") {
     std::fputs(FormatReportJson(report.value()).c_str(), stdout);
   } else if (f.report_format == "csv") {
@@ -230,6 +284,22 @@ void AddRunCommand(Commands* commands, CLI::App* root) {
   run->add_option("--report-format", f->report_format, "text, json or csv, on stdout (logs and errors: stderr)")
       ->type_name("FMT")->capture_default_str()->group(out);
   run->add_flag("--link-stats", f->link_stats, "report bytes and busy time of the busiest links")->group(out);
+  run->add_flag("--critical-path", f->critical_path,
+                "find the critical path of the NPU that finishes last; the bottleneck line names what dominates it")
+      ->group(out);
+  run->add_option("--timeline", f->timeline,
+                  "write a Chrome trace-event timeline (Perfetto, chrome://tracing): one process per NPU")
+      ->type_name("FILE")->group(out);
+  run->add_option("--timeline-ranks", f->timeline_ranks, "the NPUs the timeline shows, e.g. 0-7,1024 (default: all)")
+      ->type_name("LIST")->group(out);
+  run->add_option("--timeline-window", f->timeline_window,
+                  "only spans that overlap this simulated interval, in ns (default: the whole run)")
+      ->type_name("START_NS-END_NS")->group(out);
+  run->add_option("--collectives", f->collectives_csv,
+                  "write every rank's collectives (node, type, bytes, algorithm, start, end) as CSV")
+      ->type_name("FILE.csv")->group(out);
+  run->add_option("--links", f->links_csv, "write every link's bytes and busy time as CSV (backends with per-link statistics)")
+      ->type_name("FILE.csv")->group(out);
   run->add_option("--iterations", f->iterations, "run each NPU's graph N times back to back, 1..1000000")
       ->type_name("N")->capture_default_str()->group(ctl);
   run->add_option("--symmetry", f->symmetry,

@@ -56,6 +56,9 @@ class CollectiveEngine : public EventHandler {
   CollectiveEngine(EventQueue* queue, const Topology* topology, SystemOptions options, bool mirror = false);
   bool mirror() const { return mirror_; }
   void SetBackend(NetworkBackend* backend) { backend_ = backend; }
+  // Observers of collective phases (the critical path's recorder, the timeline); none by default.
+  void AddPhaseObserver(PhaseObserver* observer) { phase_observers_.push_back(observer); }
+  const std::vector<PhaseObserver*>& phase_observers() const { return phase_observers_; }
   Status Validate() const;
 
   // Registers a communicator group; returns its index.
@@ -127,6 +130,7 @@ class CollectiveEngine : public EventHandler {
   bool mirror_ = false;
   SystemOptions options_;
   NetworkBackend* backend_ = nullptr;
+  std::vector<PhaseObserver*> phase_observers_;
   std::vector<std::unique_ptr<NpuSys>> npus_;
   std::vector<CommGroup> groups_;
   std::vector<std::vector<uint64_t>> stream_counters_;  // [group+1][rank]

@@ -170,7 +170,11 @@ void NpuSys::EraseFromQueue(int q, Stream* s) {
 void NpuSys::ProceedToNextPhase(Stream* s) {
   const int previous = s->queue_id_;
   if (s->algo_) engine_->Retire(std::move(s->algo_));
+  const std::vector<PhaseObserver*>& observers = engine_->phase_observers();
   if (s->next_phase_ == s->phases_.size()) {
+    for (PhaseObserver* o : observers) {
+      o->OnPhaseChange(rank_, s->coll_->cookie, s->phase_dim_, PhaseObserver::kNoPhase, engine_->queue()->Now());
+    }
     // The workload hears first, while this stream still holds its place in
     // the queue: a collective it issues now must see the queue as it is.
     CollectiveHandle* coll = s->coll_;
@@ -185,6 +189,14 @@ void NpuSys::ProceedToNextPhase(Stream* s) {
   }
   EraseFromQueue(previous, s);
   const PhaseSpec& spec = s->phases_[s->next_phase_++];
+  if (!observers.empty()) {
+    // A phase is on one network dimension unless it runs over an explicit member
+    // list (a flat group), every NPU (one*), or a rooted collective's graph.
+    const bool one_dim = spec.ring.members == nullptr && !spec.algo.one && spec.ring.size > 0;
+    const int dim = one_dim ? spec.queue_id : PhaseObserver::kNotOneDim;
+    for (PhaseObserver* o : observers) o->OnPhaseChange(rank_, s->coll_->cookie, s->phase_dim_, dim, engine_->queue()->Now());
+    s->phase_dim_ = dim;
+  }
   s->queue_id_ = spec.queue_id;
   s->initialized_ = false;
   s->algo_ = MakeAlgorithm(s, spec);

@@ -51,6 +51,18 @@ class RecvClient {
   virtual void OnRecv(uint64_t cookie) = 0;
 };
 
+// Hears each chunk (stream) of a collective move between phases (the critical
+// path splits a collective's time by the dimensions it is on). `cookie` is the
+// collective's; a dimension is a network dimension, kNoPhase (the stream starts
+// or ends) or kNotOneDim (a phase over a flat group, all NPUs, or a rooted graph).
+class PhaseObserver {
+ public:
+  static constexpr int kNoPhase = -1;
+  static constexpr int kNotOneDim = -2;
+  virtual ~PhaseObserver() = default;
+  virtual void OnPhaseChange(int rank, uint64_t cookie, int from_dim, int to_dim, Tick now) = 0;
+};
+
 // A collective in flight on one NPU (ASTRA-sim's DataSet).
 class CollectiveDoneClient {
  public:
@@ -112,6 +124,7 @@ class Stream : public EventHandler, public RecvClient {
   std::vector<PhaseSpec> phases_;
   size_t next_phase_ = 0;
   int queue_id_ = -1;
+  int phase_dim_ = PhaseObserver::kNoPhase;  // for the PhaseObserver
   bool initialized_ = false;
   std::unique_ptr<Algorithm> algo_;
 };

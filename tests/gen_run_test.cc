@@ -139,6 +139,7 @@ TEST(GenerateRun, CommandLineSimulatesAGeneratedWorkload) {
   auto source = GeneratedSource(gen);
   ASSERT_TRUE(source.ok()) << source.status().message();
   c.source = source.value();
+  c.all_collectives = true;  // what run --report-format=json asks for
   auto expected = RunSimulation(c, DefaultBackends());
   ASSERT_TRUE(expected.ok()) << expected.status().message();
   std::string out, err;

@@ -26,8 +26,9 @@ Slot SlotOf(const WorkNode& n) {
 }  // namespace
 
 Executor::Executor(EventQueue* queue, CollectiveEngine* engine, MemoryBackend* memory, ComputeModel compute,
-                   std::vector<NpuGraph> graphs, int iterations, CapacityOptions capacity)
-    : queue_(queue), engine_(engine), memory_(memory), compute_(compute), iterations_(iterations), capacity_(capacity) {
+                   std::vector<NpuGraph> graphs, int iterations, CapacityOptions capacity, ExecutorHooks hooks)
+    : queue_(queue), engine_(engine), memory_(memory), compute_(compute), iterations_(iterations), capacity_(capacity),
+      hooks_(hooks) {
   npus_.resize(graphs.size());
   for (size_t r = 0; r < graphs.size(); ++r) {
     npus_[r].graph = std::move(graphs[r]);
@@ -45,7 +46,7 @@ Executor::Executor(EventQueue* queue, CollectiveEngine* engine, MemoryBackend* m
                      " exceed the local capacity of " + std::to_string(capacity_.local_capacity) + " bytes");
       }
     }
-    ResetIteration(s);
+    ResetIteration(static_cast<int>(r), kNoNode);
   }
 }
 
@@ -91,8 +92,17 @@ bool Executor::OverNetwork(const WorkNode& n) const {
   return compute_.pool_via_dim >= 0 && !n.local_tier && (n.kind == NodeKind::kMemLoad || n.kind == NodeKind::kMemStore);
 }
 
-void Executor::ResetIteration(NpuState& s) {
+// `ended_by`: the recorder's index of the node that ended the previous
+// iteration (kNoNode before the first).
+void Executor::ResetIteration(int rank, uint32_t ended_by) {
+  NpuState& s = npus_[rank];
   const size_t n = s.graph.nodes.size();
+  if (hooks_.recorder && !hooks_.recorder->BeginIteration(rank, static_cast<uint32_t>(n))) {
+    Fail(Status::Invalid("--critical-path: rank " + std::to_string(rank) + " runs " + std::to_string(n) + " nodes x " +
+                         std::to_string(iterations_) + " iterations, more than the 2^32 - 1 node records it can "
+                         "keep; run fewer iterations"));
+    return;
+  }
   s.mem_stage.assign(n, 0);
   s.pending.resize(n);
   s.issued.assign(n, 0);
@@ -106,11 +116,15 @@ void Executor::ResetIteration(NpuState& s) {
   }
   for (uint32_t i = 0; i < n; ++i) {
     s.pending[i] = s.graph.nodes[i].num_deps;
-    if (s.pending[i] == 0) MakeReady(s, i);
+    if (s.pending[i] == 0) MakeReady(rank, i, ended_by, ended_by == kNoNode ? WaitedFor::kNothing : WaitedFor::kIteration);
   }
 }
 
-void Executor::MakeReady(NpuState& s, uint32_t idx) { s.ready[SlotOf(s.graph.nodes[idx])].push(idx); }
+void Executor::MakeReady(int rank, uint32_t idx, uint32_t by, WaitedFor why) {
+  NpuState& s = npus_[rank];
+  if (hooks_.recorder) hooks_.recorder->Ready(rank, idx, queue_->Now(), by, why);
+  s.ready[SlotOf(s.graph.nodes[idx])].push(idx);
+}
 
 Status Executor::Start() {
   if (Status st = CheckGroups(); !st.ok()) return st;
@@ -196,6 +210,7 @@ void Executor::Issue(int rank, uint32_t idx) {
   const WorkNode& n = s.graph.nodes[idx];
   s.issued[idx] = 1;
   s.start[idx] = queue_->Now();
+  if (hooks_.recorder) hooks_.recorder->Issued(rank, idx, SlotOf(n), queue_->Now());
   switch (n.kind) {
     case NodeKind::kComp: {
       Tick runtime;
@@ -260,6 +275,8 @@ void Executor::Issue(int rank, uint32_t idx) {
       std::vector<bool> involved;
       if (n.involved >= 0) involved = s.graph.involved[n.involved];
       std::string algo;
+      // Before the engine starts it: the collective's first phase marks come from the call below.
+      if (hooks_.recorder) hooks_.recorder->CollectiveIssued(rank, idx, n.group);
       Status st = rooted ? engine_->IssueRooted(rank, rk, n.comm_size, n.comm_root, n.group, this, Key(rank, idx), &algo)
                          : engine_->IssueCollective(rank, t, n.comm_size, involved, n.group, this, Key(rank, idx), &algo);
       if (!st.ok()) st = Status::Invalid(s.graph.path + ": node " + std::to_string(n.id) + " (rank " +
@@ -270,6 +287,13 @@ void Executor::Issue(int rank, uint32_t idx) {
       }
       VLOG(1) << "t=" << queue_->Now() << " ns rank " << rank << ": issued " << CollectiveName(n.comm_type) << " node "
               << n.id << " (" << n.comm_size << " bytes, " << algo << ")";
+      if (hooks_.observer) hooks_.observer->OnCollectiveIssued(rank, idx, algo);
+      if (hooks_.all_collectives) {
+        auto [it, added] = algorithm_ids_.emplace(algo, static_cast<uint32_t>(algorithms_.size()));
+        if (added) algorithms_.push_back(algo);
+        s.open_coll = static_cast<uint32_t>(all_colls_.size());
+        all_colls_.push_back(RankCollective{rank, idx, it->second, queue_->Now(), 0});
+      }
       if (rank == 0) {
         rank0_colls_.push_back(CollectiveRecord{n.id, n.name, CollectiveName(n.comm_type), algo, n.comm_size,
                                                 queue_->Now(), 0});
@@ -333,6 +357,7 @@ void Executor::HandleEvent(uint32_t kind, uint64_t arg) {
 
 void Executor::OnCollectiveDone(uint64_t cookie) {
   const int rank = static_cast<int>(cookie >> 32);
+  if (hooks_.all_collectives) all_colls_[npus_[rank].open_coll].end = queue_->Now();
   if (rank == 0) {
     const uint64_t id = npus_[0].graph.nodes[static_cast<uint32_t>(cookie)].id;
     for (auto it = rank0_colls_.rbegin(); it != rank0_colls_.rend(); ++it) {
@@ -355,6 +380,19 @@ void Executor::OnRecv(uint64_t cookie) {
     s.mem_stage[idx] = 1;
     memory_->Access(rank, MemOp::kStore, n.tensor_size, cookie);
     return;
+  }
+  if (n.kind == NodeKind::kSend) {
+    if (hooks_.recorder) hooks_.recorder->Delivered(rank, idx, queue_->Now());
+    if (hooks_.observer) hooks_.observer->OnDelivered(rank, idx, s.start[idx], queue_->Now());
+  } else if (n.kind == NodeKind::kRecv && hooks_.recorder) {
+    // A receive completed by a message arriving now: the send delivered just
+    // before, in the same event, is the one it matched.
+    const NodeRecorder::Delivery& d = hooks_.recorder->last_delivery();
+    if (d.at == queue_->Now() && d.rank == n.comm_src && d.rank >= 0) {
+      const NpuState& sender = npus_[d.rank];
+      const WorkNode& sn = sender.graph.nodes[d.flat % sender.graph.nodes.size()];
+      if (sn.comm_dst == rank && sn.comm_tag == n.comm_tag) hooks_.recorder->SetSender(rank, idx, d.rank, d.flat);
+    }
   }
   Complete(rank, idx);
 }
@@ -405,6 +443,9 @@ void Executor::Complete(int rank, uint32_t idx) {
   }
   s.issued[idx] = 2;
   ++s.done;
+  if (hooks_.recorder) hooks_.recorder->Done(rank, idx, SlotOf(n), queue_->Now());
+  if (hooks_.observer) hooks_.observer->OnNodeDone(rank, idx, s.start[idx], queue_->Now());
+  const uint32_t flat = hooks_.recorder ? hooks_.recorder->Flat(rank, idx) : kNoNode;
   if (capacity_.enabled()) {
     // A node's bytes are freed when its last child finishes (or at once, with no children).
     if (n.child_begin == n.child_end) Release(s, idx);
@@ -414,11 +455,11 @@ void Executor::Complete(int rank, uint32_t idx) {
   }
   for (uint32_t c = n.child_begin; c < n.child_end; ++c) {
     const uint32_t child = s.graph.children[c];
-    if (--s.pending[child] == 0) MakeReady(s, child);
+    if (--s.pending[child] == 0) MakeReady(rank, child, flat, WaitedFor::kDependency);
   }
   if (s.done == s.graph.nodes.size()) {
     if (++s.iteration < iterations_) {
-      ResetIteration(s);
+      ResetIteration(rank, flat);
     } else {
       s.finished = true;
       s.finish = queue_->Now();

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <queue>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "memory/backend.h"
 #include "system/collective_engine.h"
 #include "workload/graph.h"
+#include "workload/node_recorder.h"
 
 namespace orrery {
 
@@ -43,10 +45,35 @@ struct CollectiveRecord {
   Tick start, end;
 };
 
+// Hears each node's start and end as the run goes (the timeline writer).
+class NodeObserver {
+ public:
+  virtual ~NodeObserver() = default;
+  virtual void OnCollectiveIssued(int rank, uint32_t idx, const std::string& algorithm) = 0;
+  // A point-to-point send's message was delivered (before the receive it completes hears of it).
+  virtual void OnDelivered(int rank, uint32_t idx, Tick send_start, Tick now) = 0;
+  virtual void OnNodeDone(int rank, uint32_t idx, Tick start, Tick end) = 0;
+};
+
+// Optional: what a run records beyond its totals (both off by default, at no cost).
+struct ExecutorHooks {
+  NodeRecorder* recorder = nullptr;  // per-node records for the critical path
+  NodeObserver* observer = nullptr;
+  bool all_collectives = false;      // record every rank's collectives, not only rank 0's
+};
+
+// One collective of one rank (with ExecutorHooks::all_collectives).
+struct RankCollective {
+  int32_t rank;
+  uint32_t idx;        // node index in the rank's graph
+  uint32_t algorithm;  // index into Executor::algorithms()
+  Tick start, end;
+};
+
 class Executor : public EventHandler, public CollectiveDoneClient, public RecvClient {
  public:
   Executor(EventQueue* queue, CollectiveEngine* engine, MemoryBackend* memory, ComputeModel compute,
-           std::vector<NpuGraph> graphs, int iterations, CapacityOptions capacity = {});
+           std::vector<NpuGraph> graphs, int iterations, CapacityOptions capacity = {}, ExecutorHooks hooks = {});
   Status Start();
   void HandleEvent(uint32_t kind, uint64_t arg) override;
   void OnCollectiveDone(uint64_t cookie) override;
@@ -88,16 +115,20 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
     bool stalled = false;  // memory in flight and nothing else active
     Tick stall_since = 0;
     Tick mem_stall = 0;    // time memory accesses were the only activity
+    uint32_t open_coll = 0;  // with all_collectives: its collective in flight (one at a time: the communication slot)
   };
   const std::vector<NpuState>& npus() const { return npus_; }
   const std::vector<CollectiveRecord>& rank0_collectives() const { return rank0_colls_; }
+  const std::vector<RankCollective>& all_collectives() const { return all_colls_; }
+  const std::vector<std::string>& algorithms() const { return algorithms_; }
   uint64_t remote_peak() const { return remote_peak_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
   static uint64_t Key(int rank, uint32_t idx) { return (static_cast<uint64_t>(rank) << 32) | idx; }
   void IssueReady(int rank);
-  void MakeReady(NpuState& s, uint32_t idx);
+  // `by`: the recorder's index of the node whose end made it ready.
+  void MakeReady(int rank, uint32_t idx, uint32_t by, WaitedFor why);
   void TimeOverflow(int rank, const WorkNode& n, const char* what, double ns);
   Status CheckGroups() const;
   void Issue(int rank, uint32_t idx);
@@ -110,7 +141,7 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
   void ActiveDown(NpuState& s);
   void TrackStall(NpuState& s);
   void Fail(Status st);
-  void ResetIteration(NpuState& s);
+  void ResetIteration(int rank, uint32_t ended_by);
   int PoolAttach(int rank) const;
   bool OverNetwork(const WorkNode& n) const;
   void Allocate(int rank, uint32_t idx, uint64_t bytes);
@@ -128,6 +159,10 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
   CapacityOptions capacity_;
   uint64_t remote_used_ = 0, remote_peak_ = 0;
   std::vector<std::string> warnings_;
+  ExecutorHooks hooks_;
+  std::vector<RankCollective> all_colls_;
+  std::vector<std::string> algorithms_;
+  std::map<std::string, uint32_t> algorithm_ids_;
 };
 
 }  // namespace orrery

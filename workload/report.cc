@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <utility>
 
 #include "workload/simulation.h"
@@ -52,6 +53,87 @@ std::string BottleneckLine(const NpuReport& n) {
   return line;
 }
 
+std::string Share(Tick part, Tick whole) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f%%", Percent(part, whole));
+  return buf;
+}
+
+// "ALL_REDUCE 'layer23_ar' on rank 3" / "compute node 7 on rank 0".
+std::string SegmentName(const PathSegment& s) {
+  if (s.kind == "idle") return "idle on rank " + std::to_string(s.rank);
+  return s.kind + (s.name.empty() ? " node " + std::to_string(s.node_id) : " '" + s.name + "'") + " on rank " +
+         std::to_string(s.rank) + (s.iteration > 0 ? " (iteration " + std::to_string(s.iteration + 1) + ")" : "");
+}
+
+// The longest segment of a category (or, for another rank, of that rank).
+const PathSegment* Longest(const CriticalPath& p, const std::string& category, int rank = -1) {
+  const PathSegment* best = nullptr;
+  for (const PathSegment& s : p.segments) {
+    if (rank >= 0 ? s.rank != rank : s.category != category) continue;
+    if (!best || s.end_ns - s.start_ns > best->end_ns - best->start_ns) best = &s;
+  }
+  return best;
+}
+
+// "bottleneck: communication dim1 (Switch): 72.0% of the critical path (longest: ALL_REDUCE 'ar' on rank 0, 33000 ns)".
+std::string CriticalPathBottleneck(const CriticalPath& p) {
+  if (p.categories.empty()) return "bottleneck: none (nothing ran)\n";
+  const PathShare& top = p.categories.front();
+  std::string what = top.category;
+  const PathSegment* longest = Longest(p, top.category);
+  if (top.category == "waiting on another rank" && !p.other_ranks.empty()) {
+    // The straggler: the other rank with the most time on the path, and what it did most.
+    const int straggler = p.other_ranks.front().first;
+    std::map<std::string, Tick> activity;
+    for (const PathSegment& s : p.segments) {
+      if (s.rank == straggler) activity[s.activity] += s.end_ns - s.start_ns;
+    }
+    auto most = std::max_element(activity.begin(), activity.end(),
+                                 [](const auto& a, const auto& b) { return a.second < b.second; });
+    what = "straggler rank " + std::to_string(straggler) + " (its " + most->first + ")";
+    longest = Longest(p, "", straggler);
+  }
+  std::string line = "bottleneck: " + what + ": " + Share(top.ns, p.finished_ns) + " of the critical path";
+  if (longest) {
+    line += " (longest: " + SegmentName(*longest) + ", " + std::to_string(longest->end_ns - longest->start_ns) + " ns)";
+  }
+  return line + "\n";
+}
+
+std::string CriticalPathText(const CriticalPath& p) {
+  std::string out = "\ncritical path: ";
+  for (size_t i = 0; i < p.categories.size(); ++i) {
+    out += (i ? ", " : "") + Share(p.categories[i].ns, p.finished_ns) + " " + p.categories[i].category;
+  }
+  out += "\n  ends on rank " + std::to_string(p.rank) + " at " + std::to_string(p.finished_ns) + " ns, " +
+         std::to_string(p.segments.size()) + " segment(s)" +
+         (p.representative ? "; symmetric run: the path of the representative rank, the same on every rank" : "") +
+         "\n";
+  for (const PathShare& c : p.categories) {
+    char buf[256];
+    std::snprintf(buf, sizeof(buf), "  %-40s %14llu ns %6s\n", c.category.c_str(),
+                  static_cast<unsigned long long>(c.ns), Share(c.ns, p.finished_ns).c_str());
+    out += buf;
+  }
+  for (size_t i = 0; i < p.other_ranks.size() && i < 4; ++i) {
+    out += "    on rank " + std::to_string(p.other_ranks[i].first) + ": " + std::to_string(p.other_ranks[i].second) +
+           " ns\n";
+  }
+  std::vector<const PathSegment*> top;
+  for (const PathSegment& s : p.segments) top.push_back(&s);
+  std::stable_sort(top.begin(), top.end(), [](const PathSegment* a, const PathSegment* b) {
+    return a->end_ns - a->start_ns > b->end_ns - b->start_ns;
+  });
+  if (top.size() > 10) top.resize(10);
+  out += "  longest segments\n";
+  for (const PathSegment* s : top) {
+    out += "    " + SegmentName(*s) + " " + std::to_string(s->start_ns) + " -> " + std::to_string(s->end_ns) + " ns (" +
+           std::to_string(s->end_ns - s->start_ns) + " ns) " + s->category + "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string FormatReportText(const RunReport& r) {
@@ -79,7 +161,15 @@ std::string FormatReportText(const RunReport& r) {
   if (!r.symmetry_note.empty()) out += "symmetric run: " + std::string(r.symmetric ? "" : "off \u2014 ") + r.symmetry_note + "\n";
   out += "\n";
   out += "finished: " + std::to_string(finished) + " ns (" + Us(finished) + ") on rank " + std::to_string(slowest) + "\n";
-  out += BottleneckLine(slowest_npu);
+  if (r.critical_path.rank >= 0) {
+    // The critical path names the bottleneck; the slowest NPU's time split follows.
+    out += CriticalPathBottleneck(r.critical_path);
+    std::string split = BottleneckLine(slowest_npu);
+    out += "time of rank " + std::to_string(slowest) + split.substr(split.find(" ("));
+  } else {
+    out += BottleneckLine(slowest_npu);
+  }
+  if (r.critical_path.rank >= 0) out += CriticalPathText(r.critical_path);
   out += "\nper NPU (ns)\n" + Pad("rank", 6);
   for (const char* h : {"finished", "compute", "comm", "exposed_comm", "mem_stall", "idle"}) out += Pad(h, 14);
   out += "\n";
@@ -134,7 +224,7 @@ std::string FormatReportText(const RunReport& r) {
   }
   if (busiest >= 0 && r.dims.size() > 1) out += "  busiest dimension: dim" + std::to_string(busiest) + "\n";
   if (r.link_stats && r.links.empty()) out += "\nlink statistics: " + r.links_note + "\n";
-  if (!r.links.empty()) {
+  if (r.link_stats && !r.links.empty()) {
     out += "\nbusiest links (of " + std::to_string(r.links.size()) + " used)\n";
     for (size_t i = 0; i < r.links.size() && i < 10; ++i) {
       out += "  " + r.links[i].name + ": " + std::to_string(r.links[i].bytes) + " bytes, busy " +
@@ -164,8 +254,9 @@ std::string FormatReportJson(const RunReport& r) {
     if (r.capacity_tracked) arr.back()["peak_local_bytes"] = n.peak_local_bytes;
   }
   auto& colls = j["collectives"] = nlohmann::ordered_json::array();
-  for (const auto& c : r.collectives) {
-    colls.push_back({{"rank", 0}, {"node_id", c.node_id}, {"type", c.type}, {"bytes", c.bytes}, {"algorithm", c.algorithm},
+  if (!r.all_collectives.empty() && r.symmetric) j["collectives_note"] = "symmetric run: rank 0's collectives are every rank's";
+  for (const auto& c : r.all_collectives.empty() ? r.collectives : r.all_collectives) {
+    colls.push_back({{"rank", c.rank}, {"node_id", c.node_id}, {"type", c.type}, {"bytes", c.bytes}, {"algorithm", c.algorithm},
                      {"start_ns", c.start_ns}, {"end_ns", c.end_ns}});
   }
   j["memory"] = {{"backend", r.memory_backend}, {"accesses", r.memory_accesses}, {"bytes", r.memory_bytes},
@@ -182,8 +273,22 @@ std::string FormatReportJson(const RunReport& r) {
                     {"messages", d.messages}, {"bytes", d.bytes}, {"busy_ns", d.busy_ns},
                     {"utilization", d.utilization}});
   }
+  if (r.critical_path.rank >= 0) {
+    const CriticalPath& p = r.critical_path;
+    auto& cp = j["critical_path"] = {{"rank", p.rank}, {"finished_ns", p.finished_ns}, {"representative", p.representative}};
+    auto& cats = cp["categories"] = nlohmann::ordered_json::array();
+    for (const PathShare& c : p.categories) cats.push_back({{"category", c.category}, {"ns", c.ns}});
+    auto& others = cp["other_ranks"] = nlohmann::ordered_json::array();
+    for (const auto& [rank, ns] : p.other_ranks) others.push_back({{"rank", rank}, {"ns", ns}});
+    auto& segs = cp["segments"] = nlohmann::ordered_json::array();
+    for (const PathSegment& s : p.segments) {
+      segs.push_back({{"rank", s.rank}, {"iteration", s.iteration}, {"node_id", s.node_id}, {"name", s.name},
+                      {"kind", s.kind}, {"start_ns", s.start_ns}, {"end_ns", s.end_ns}, {"category", s.category},
+                      {"activity", s.activity}});
+    }
+  }
   if (r.link_stats && r.links.empty()) j["links_note"] = r.links_note;
-  if (!r.links.empty()) {
+  if (r.link_stats && !r.links.empty()) {
     auto& links = j["links"] = nlohmann::ordered_json::array();
     for (const auto& l : r.links) {
       links.push_back({{"link", l.name}, {"dim", l.dim}, {"bytes", l.bytes}, {"busy_ns", l.busy_ns}});
@@ -198,6 +303,38 @@ std::string FormatReportCsv(const RunReport& r) {
     out += std::to_string(n.rank) + "," + std::to_string(n.finished_ns) + "," + std::to_string(n.compute_ns) + "," +
            std::to_string(n.comm_ns) + "," + std::to_string(n.exposed_comm_ns) + "," + std::to_string(n.idle_ns) + "," +
            std::to_string(n.remote_mem_ns) + "," + std::to_string(n.mem_stall_ns) + "\n";
+  }
+  return out;
+}
+
+std::string FormatCollectivesCsv(const RunReport& r) {
+  std::string out = "rank,node_id,name,type,bytes,algorithm,start_ns,end_ns,duration_ns\n";
+  auto quote = [](const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  auto row = [&](int rank, const CollectiveReport& c) {
+    out += std::to_string(rank) + "," + std::to_string(c.node_id) + "," + quote(c.name) + "," + c.type + "," +
+           std::to_string(c.bytes) + "," + quote(c.algorithm) + "," + std::to_string(c.start_ns) + "," +
+           std::to_string(c.end_ns) + "," + std::to_string(c.end_ns - c.start_ns) + "\n";
+  };
+  if (r.symmetric) {
+    for (int rank = 0; rank < r.npus; ++rank) {
+      for (const auto& c : r.all_collectives) row(rank, c);
+    }
+  } else {
+    for (const auto& c : r.all_collectives) row(c.rank, c);
+  }
+  return out;
+}
+
+std::string FormatLinksCsv(const RunReport& r) {
+  std::string out = "link,dim,bytes,busy_ns\n";
+  for (const LinkStat& l : r.links) {
+    out += "\"" + l.name + "\"," + std::to_string(l.dim) + "," + std::to_string(l.bytes) + "," + std::to_string(l.busy_ns) +
+           "\n";
   }
   return out;
 }

@@ -20,6 +20,7 @@
 #include "workload/run_budget.h"
 #include "workload/graph_source.h"
 #include "workload/symmetry.h"
+#include "workload/timeline.h"
 
 namespace orrery {
 
@@ -370,13 +371,32 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   cm.local_bytes_per_ns = sys->local_mem_bw;
   cm.local_latency_ns = local_latency;
   cm.pool_via_dim = pool_via_dim;
-  Executor exec(&queue, &engine, &memory, cm, std::move(graphs), config.iterations, capacity);
+  std::unique_ptr<NodeRecorder> recorder;
+  if (config.critical_path) recorder = std::make_unique<NodeRecorder>(symmetric ? 1 : npus, engine.num_groups());
+  ExecutorHooks hooks;
+  hooks.recorder = recorder.get();
+  hooks.all_collectives = config.all_collectives;
+  if (recorder) engine.AddPhaseObserver(recorder.get());
+  std::unique_ptr<TimelineWriter> timeline;
+  if (!config.timeline_path.empty()) {
+    auto opened = TimelineWriter::Open({config.timeline_path, config.timeline_ranks, config.timeline_window}, npus,
+                                       symmetric);
+    if (!opened.ok()) return opened.status();
+    timeline = std::move(opened.value());
+    hooks.observer = timeline.get();
+    engine.AddPhaseObserver(timeline.get());
+  }
+  Executor exec(&queue, &engine, &memory, cm, std::move(graphs), config.iterations, capacity, hooks);
+  if (timeline) timeline->Attach(&exec);
   mem_sink.to = &exec;
   if (Status st = exec.Start(); !st.ok()) return st;
   while (exec.failure().ok() && backend_failure.ok() && !queue.overflowed() && queue.RunOne()) {
   }
   if (!backend_failure.ok()) return backend_failure;
   if (Status st = exec.CheckFinished(); !st.ok()) return st;
+  if (timeline) {
+    if (Status st = timeline->Close(); !st.ok()) return st;
+  }
   {
     std::vector<std::string> stray;
     for (int r = 0; r < engine.npus(); ++r) engine.npu(r).DescribeUnmatched(&stray);
@@ -405,6 +425,7 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   rep.memory_bytes = memory.stats().bytes * (symmetric ? npus : 1);
   rep.memory_wait_ns = memory.stats().wait_ns * (symmetric ? npus : 1);
   rep.symmetry_note = symmetry_note;
+  if (recorder) rep.critical_path = FindCriticalPath(exec, *recorder, engine, symmetric);
   for (int r = 0; r < npus; ++r) {
     const auto& s = exec.npus()[symmetric ? 0 : r];
     NpuReport n;
@@ -422,7 +443,7 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
     rep.per_npu.push_back(n);
   }
   for (const auto& c : exec.rank0_collectives()) {
-    rep.collectives.push_back(CollectiveReport{c.node_id, c.name, c.type, c.bytes, c.algorithm, c.start, c.end});
+    rep.collectives.push_back(CollectiveReport{0, c.node_id, c.name, c.type, c.bytes, c.algorithm, c.start, c.end});
   }
   const auto& stats = backend.value()->dim_stats();
   for (int d = 0; d < topology.num_dims(); ++d) {
@@ -444,8 +465,15 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
     dr.utilization = finished ? static_cast<double>(dr.busy_ns) / (dr.directed_links * static_cast<double>(finished)) : 0;
     rep.dims.push_back(dr);
   }
+  for (const RankCollective& c : exec.all_collectives()) {
+    const WorkNode& n = exec.npus()[c.rank].graph.nodes[c.idx];
+    rep.all_collectives.push_back(CollectiveReport{c.rank, n.id, n.name, CollectiveName(n.comm_type), n.comm_size,
+                                                   exec.algorithms()[c.algorithm], c.start, c.end});
+  }
+  std::stable_sort(rep.all_collectives.begin(), rep.all_collectives.end(),
+                   [](const CollectiveReport& a, const CollectiveReport& b) { return a.rank < b.rank; });
   rep.link_stats = config.link_stats;
-  if (config.link_stats) {
+  if (config.link_stats || config.collect_links) {
     rep.links = backend.value()->Links();
     if (!backend_failure.ok()) return backend_failure;  // a remote peer asked for its links
     if (rep.links.empty()) {

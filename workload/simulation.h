@@ -11,6 +11,7 @@
 #include "core/status.h"
 #include "core/tick.h"
 #include "network/backend.h"
+#include "workload/critical_path.h"
 
 namespace orrery {
 
@@ -37,6 +38,13 @@ struct RunConfig {
   std::map<std::string, std::string> backend_params;  // e.g. remote-endpoint
   // ASTRA-sim's --injection-scale: a given endpoint-delay x scale, truncated to whole ns as ASTRA-sim does.
   double injection_scale = 1.0;
+  // Record every node's start, end and what it waited for, and find the critical
+  // path (RunReport::critical_path): 32 bytes per node and iteration of each simulated rank.
+  bool critical_path = false;
+  // --timeline, --timeline-ranks, --timeline-window (workload/timeline.h); no timeline when the path is empty.
+  std::string timeline_path, timeline_ranks, timeline_window;
+  bool all_collectives = false;  // RunReport::all_collectives: every simulated rank's collectives
+  bool collect_links = false;    // fill RunReport::links (as link_stats does) without listing them in the report
 };
 
 struct NpuReport {
@@ -55,6 +63,7 @@ struct NpuReport {
 };
 
 struct CollectiveReport {
+  int rank = 0;
   uint64_t node_id = 0;
   std::string name;
   std::string type;
@@ -97,6 +106,10 @@ struct RunReport {
   std::vector<std::string> warnings;
   bool symmetric = false;       // rank 0 was simulated as the representative of every rank
   std::string symmetry_note;    // why the run was (or was not) symmetric
+  CriticalPath critical_path;   // with RunConfig::critical_path (rank -1 otherwise)
+  // With RunConfig::all_collectives: every simulated rank's collectives by rank, then
+  // issue order (in a symmetric run rank 0's, which are every rank's).
+  std::vector<CollectiveReport> all_collectives;
 };
 
 BackendRegistry DefaultBackends();
@@ -114,5 +127,10 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
 std::string FormatReportText(const RunReport& r);
 std::string FormatReportJson(const RunReport& r);
 std::string FormatReportCsv(const RunReport& r);
+// --collectives=FILE.csv: one row per collective of every rank (a symmetric run's
+// representative stands for each rank); needs RunConfig::all_collectives.
+std::string FormatCollectivesCsv(const RunReport& r);
+// --links=FILE.csv: one row per link the backend reports; needs RunConfig::collect_links.
+std::string FormatLinksCsv(const RunReport& r);
 
 }  // namespace orrery

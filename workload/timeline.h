@@ -1,0 +1,97 @@
+// The timeline (--timeline=FILE): Chrome trace-event JSON that Perfetto and
+// chrome://tracing load. One process per NPU (pid = rank) with the tracks
+// compute (tid 0), cpu (1), communication (2: collectives and sends, which
+// share the NPU's communication slot), memory (3) and receive lanes (10 + k:
+// receives take no slot and may overlap, so each gets the first lane free when
+// it started). Spans are complete ('X') events, written as each node ends:
+// nothing is kept per event, and on every track spans are disjoint and in time
+// order in the file. A point-to-point message between two selected ranks also
+// gets a flow ('s' at the send's start, 'f' in the receive). Inside a
+// collective's span, nested spans name the network dimensions its chunks are
+// on ("dim0", "dim1", "dim0+dim1" while chunks overlap). Timestamps are
+// microseconds with three decimals: exact nanoseconds.
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/status.h"
+#include "core/tick.h"
+#include "workload/executor.h"
+
+namespace orrery {
+
+struct TimelineOptions {
+  std::string path;    // --timeline
+  std::string ranks;   // --timeline-ranks: "0-7,1024"; empty: every rank
+  std::string window;  // --timeline-window: "START_NS-END_NS"; empty: the whole run
+};
+
+// "0-7,1024" -> a flag per rank; errors name the flag, the value and what is allowed.
+Result<std::vector<uint8_t>> ParseRankSelection(const std::string& text, int npus);
+Result<std::pair<Tick, Tick>> ParseTimeWindow(const std::string& text);
+
+class TimelineWriter : public NodeObserver, public PhaseObserver {
+ public:
+  // Checks the options and opens the file (an error before anything is simulated).
+  // `symmetric`: rank 0 is simulated for all, and its events are written for every selected rank.
+  static Result<std::unique_ptr<TimelineWriter>> Open(const TimelineOptions& options, int npus, bool symmetric);
+  ~TimelineWriter() override;
+  void Attach(const Executor* exec) { exec_ = exec; }
+
+  void OnCollectiveIssued(int rank, uint32_t idx, const std::string& algorithm) override;
+  void OnDelivered(int rank, uint32_t idx, Tick send_start, Tick now) override;
+  void OnNodeDone(int rank, uint32_t idx, Tick start, Tick end) override;
+  void OnPhaseChange(int rank, uint64_t cookie, int from_dim, int to_dim, Tick now) override;
+  // Ends the JSON and closes the file; an error if anything failed to write.
+  Status Close();
+
+ private:
+  TimelineWriter() = default;
+  bool InWindow(Tick start, Tick end) const { return end >= window_.first && start <= window_.second; }
+  void Begin();
+  void Write(const std::string& text);
+  void Meta(int pid, int tid, const char* what, const std::string& value);
+  void Span(int pid, int tid, const std::string& name, const char* cat, Tick start, Tick end, const std::string& args);
+  int RecvLane(int rank, Tick start, Tick end);
+  void WriteCollective(int rank, const std::string& name, Tick start, Tick end, const std::string& args);
+
+  std::string path_;
+  FILE* file_ = nullptr;
+  std::vector<char> buffer_;
+  bool first_ = true;
+  bool symmetric_ = false;
+  std::vector<uint8_t> selected_;
+  std::vector<int> selected_list_;
+  std::pair<Tick, Tick> window_{0, kTickMax};
+  const Executor* exec_ = nullptr;
+  struct RankState {
+    std::string algorithm;        // of the collective in flight (one at a time: the communication slot)
+    std::vector<Tick> lane_end;   // receive lanes: when each one's last span ended
+    // The collective in flight: chunks in a phase per dimension bit (bit 31: no
+    // single dimension), the dimensions since `dims_since`, and the pieces so far
+    // (written after the collective's own span, so each track stays in time order).
+    uint32_t phases_on[32] = {};
+    uint32_t dims = 0;
+    Tick dims_since = 0;
+    struct Piece {
+      Tick start, end;
+      uint32_t dims;
+    };
+    std::vector<Piece> pieces;
+  };
+  // One per selected rank (one in a symmetric run: the representative's).
+  std::vector<RankState> ranks_;
+  std::vector<uint32_t> state_of_;  // rank -> index into ranks_ (selected ranks)
+  RankState& State(int rank) { return ranks_[symmetric_ ? 0 : state_of_[rank]]; }
+  // Messages delivered and not yet received, by (src, dst, tag): their sends' start and end.
+  std::map<std::tuple<int, int, uint64_t>, std::deque<std::pair<Tick, Tick>>> in_flight_;
+  uint64_t next_flow_ = 0;
+};
+
+}  // namespace orrery

@@ -54,7 +54,7 @@ std::string GnuplotQuote(const std::string& s) {
 
 std::string ShortestNumber(double v) {
   char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general);
   return std::string(buf, r.ptr);
 }
 

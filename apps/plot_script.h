@@ -53,7 +53,7 @@ class ScriptWriter {
 
 // A gnuplot single-quoted string: ' doubled, line breaks and tabs become spaces.
 std::string GnuplotQuote(const std::string& s);
-// The shortest text that reads back as `v` (std::to_chars).
+// The shortest text that reads back as `v` (std::to_chars, general format: 0.0009, 1e+20).
 std::string ShortestNumber(double v);
 
 }  // namespace orrery

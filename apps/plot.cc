@@ -307,7 +307,7 @@ Result<PlotFiles> BuildPlot(const CsvTable& csv, const PlotOptions& o) {
       }
     }
     for (size_t s = 0; s < lines.size(); ++s) {
-      lines[s].title = series >= 0 ? csv.header[series] + " = " + as.labels[s] : "";
+      lines[s].title = series >= 0 ? as.labels[s] : "";
       for (const auto& [pos, i] : seen[s]) lines[s].points.push_back({ax.values[pos], yv[i], csv.lines[t.rows()[i]]});
     }
     script.Lines(ax, csv.header[y], lines);
@@ -353,7 +353,7 @@ Result<PlotFiles> BuildPlot(const CsvTable& csv, const PlotOptions& o) {
       const int r = t.rows()[i];
       std::string axes;
       for (size_t c = 0; c < csv.header.size(); ++c) {
-        if (!kResultColumns.count(csv.header[c])) axes += " " + csv.header[c] + "=" + Shown(csv.rows[r][c]);
+        if (!kResultColumns.count(csv.header[c]) && static_cast<int>(c) != x && static_cast<int>(c) != y) axes += " " + csv.header[c] + "=" + Shown(csv.rows[r][c]);
       }
       files.report += "  line " + std::to_string(csv.lines[r]) + ": " + csv.header[x] + "=" + Shown(csv.rows[r][x]) +
                       " " + csv.header[y] + "=" + Shown(csv.rows[r][y]) + (axes.empty() ? "" : " |" + axes) + "\n";

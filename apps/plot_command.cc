@@ -26,9 +26,10 @@ void AddPlotCommand(Commands* commands, CLI::App* root) {
   plot->add_option("--y", o->y, "heatmap: the axis along y; lines: the metric; pareto: the second metric")->type_name("COL");
   plot->add_option("--z", o->z, "heatmap: the metric shown as colour")->type_name("COL");
   plot->add_option("--series", o->series, "lines: one line per distinct value of this column")->type_name("COL");
-  plot->add_option("--stack", o->stack, "stacked: the columns stacked in each bar, bottom first")
-      ->type_name("COL,COL,...")
-      ->default_str("compute_ns,exposed_comm_ns,mem_stall_ns,idle_ns");
+  plot->add_option("--stack", o->stack,
+                   "stacked: the columns stacked in each bar, bottom first (default: compute_ns,exposed_comm_ns,"
+                   "mem_stall_ns,idle_ns)")
+      ->type_name("COL,COL,...");
   plot->add_option("--title", o->title, "the plot's title (default: made from the columns)")->type_name("T");
   plot->add_option("-o,--out", o->out, "the image: .svg or .png; OUT.gp (the gnuplot script) and OUT.dat go beside it")
       ->type_name("OUT.svg|OUT.png");

@@ -1,5 +1,6 @@
 #include "apps/plot_script.h"
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 
@@ -14,6 +15,12 @@ const char* const kLayerColours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
                                      "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
 
 std::string Int(int v) { return std::to_string(v); }
+
+// Text for a comment line of the data file: line breaks become spaces.
+std::string OneLine(std::string s) {
+  std::replace_if(s.begin(), s.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  return s;
+}
 
 // `set xtics ('a' 0, 'b' 1)`, rotated when the labels would collide.
 std::string Tics(const std::string& axis, const std::vector<std::string>& labels) {
@@ -70,7 +77,7 @@ void ScriptWriter::Header(const std::string& default_title, const std::string& x
            {"x", o_.x}, {"y", o_.y}, {"z", o_.z}, {"series", o_.series}, {"stack", o_.stack}}) {
     if (!value.empty()) flags += " --" + name + "=" + value;
   }
-  gp_ = "# orrery plot " + std::filesystem::path(o_.csv).filename().string() + flags + "\n" +
+  gp_ = OneLine("# orrery plot " + std::filesystem::path(o_.csv).filename().string() + flags) + "\n" +
         "# Rerun in this folder after editing: gnuplot " + out.stem().string() + ".gp\n" +
         "# Data: " + dat_name_ + " (the last column of each line is the CSV line it comes from)\n";
   gp_ += svg ? "set terminal svg size 960,600 noenhanced font 'Arial,12' background rgb 'white'\n"
@@ -91,16 +98,16 @@ void ScriptWriter::Heatmap(const Axis& x, const Axis& y, const std::string& z, c
   gp_ += "set palette defined (0 '#440154', 1 '#3b528b', 2 '#21918c', 3 '#5ec962', 4 '#fde725')\n";
   gp_ += "set style fill solid 1.0 noborder\n";
   gp_ += "unset key\n";
-  gp_ += "# one cell per line of the data: x index, y index, " + z + "\n";
+  gp_ += OneLine("# one cell per line of the data: x index, y index, " + z) + "\n";
   gp_ += "plot " + GnuplotQuote(dat_name_) + " using 1:2:(0.5):(0.5):3 with boxxyerror fillcolor palette notitle\n";
-  dat_ = "# x index (" + x.column + "), y index (" + y.column + "), " + z + ", CSV line\n";
+  dat_ = OneLine("# x index (" + x.column + "), y index (" + y.column + "), " + z + ", CSV line") + "\n";
   for (const HeatCell& c : cells) {
     dat_ += Int(c.xi) + " " + Int(c.yi) + " " + ShortestNumber(c.z) + " " + Int(c.line) + "\n";
   }
 }
 
 void ScriptWriter::Lines(const Axis& x, const std::string& y, const std::vector<Line>& lines) {
-  const bool named = lines.size() > 1 || !lines.front().title.empty();
+  const bool named = !o_.series.empty();
   Header(y + " over " + x.column + (named ? " by " + o_.series : ""), x.column, y);
   if (!x.numeric) {
     gp_ += "set xrange [-0.5:" + Int(static_cast<int>(x.labels.size())) + "-0.5]\n";
@@ -108,7 +115,7 @@ void ScriptWriter::Lines(const Axis& x, const std::string& y, const std::vector<
   }
   gp_ += "set grid\n";
   gp_ += "set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05\n";
-  gp_ += named ? "set key below\n" : "unset key\n";
+  gp_ += named ? "set key outside right top title " + GnuplotQuote(o_.series) + "\n" : "unset key\n";
   gp_ += "plot ";
   for (size_t i = 0; i < lines.size(); ++i) {
     gp_ += i ? std::string(", \\\n     '' ") : GnuplotQuote(dat_name_) + " ";
@@ -116,10 +123,12 @@ void ScriptWriter::Lines(const Axis& x, const std::string& y, const std::vector<
     gp_ += lines[i].title.empty() ? std::string("notitle") : "title " + GnuplotQuote(lines[i].title);
   }
   gp_ += "\n";
-  dat_ = "# " + x.column + (x.numeric ? "" : " (index)") + ", " + y + ", CSV line; one block per series\n";
+  dat_ = OneLine("# " + x.column + (x.numeric ? "" : " (index)") + ", " + y + ", CSV line; one block per series" +
+                 (named ? " (" + o_.series + ")" : std::string())) +
+         "\n";
   for (size_t i = 0; i < lines.size(); ++i) {
     if (i) dat_ += "\n\n";
-    if (!lines[i].title.empty()) dat_ += "# " + lines[i].title + "\n";
+    if (!lines[i].title.empty()) dat_ += "# " + OneLine(lines[i].title) + "\n";
     for (const Point& p : lines[i].points) {
       dat_ += ShortestNumber(p.x) + " " + ShortestNumber(p.y) + " " + Int(p.line) + "\n";
     }
@@ -151,7 +160,7 @@ void ScriptWriter::Stacked(const std::string& x, const std::vector<std::string>&
     gp_ += " with boxxyerror fillcolor rgb '" + std::string(kLayerColours[k % 10]) + "' title " + GnuplotQuote(layers[k]);
   }
   gp_ += "\n";
-  dat_ = "# position (" + x + "), " + JoinStrings(layers, ", ") + ", CSV line\n";
+  dat_ = OneLine("# position (" + x + "), " + JoinStrings(layers, ", ") + ", CSV line") + "\n";
   for (size_t b = 0; b < labels.size(); ++b) {
     dat_ += Int(static_cast<int>(b));
     for (int k = 0; k < n; ++k) {
@@ -176,9 +185,9 @@ void ScriptWriter::Pareto(const std::string& x, const std::string& y, const std:
          "     '' index 1 using 1:2 with linespoints pointtype 7 pointsize 1.2 linewidth 2 linecolor rgb '#d62728' "
          "title " +
          GnuplotQuote("Pareto front (" + Int(static_cast<int>(front.size())) + ")") + "\n";
-  dat_ = "# " + x + ", " + y + ", CSV line: every row\n";
+  dat_ = OneLine("# " + x + ", " + y + ", CSV line: every row") + "\n";
   for (const Point& p : all) dat_ += ShortestNumber(p.x) + " " + ShortestNumber(p.y) + " " + Int(p.line) + "\n";
-  dat_ += "\n\n# the Pareto front, ascending " + x + "\n";
+  dat_ += "\n\n" + OneLine("# the Pareto front, ascending " + x) + "\n";
   for (const Point& p : front) dat_ += ShortestNumber(p.x) + " " + ShortestNumber(p.y) + " " + Int(p.line) + "\n";
 }
 

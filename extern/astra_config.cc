@@ -80,11 +80,17 @@ Status ImplList(const std::string& path, const nlohmann::json& j, const std::str
 
 }  // namespace
 
+const std::vector<std::string>& AstraSystemKeys() { return SystemKeys(); }
+
 Result<AstraSystemConfig> ReadAstraSystemJson(const std::string& path,
                                               const std::vector<std::string>& plugin_algorithms) {
   Result<nlohmann::json> parsed = ReadJsonFile(path);
   if (!parsed.ok()) return parsed.status();
-  const nlohmann::json& j = parsed.value();
+  return ParseAstraSystemJson(parsed.value(), path, plugin_algorithms);
+}
+
+Result<AstraSystemConfig> ParseAstraSystemJson(const nlohmann::json& j, const std::string& path,
+                                               const std::vector<std::string>& plugin_algorithms) {
   if (!j.is_object()) return Status::Invalid(path + ": expected a JSON object of system settings");
   for (auto it = j.begin(); it != j.end(); ++it) {
     const auto& keys = SystemKeys();

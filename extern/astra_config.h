@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
+
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "core/status.h"
@@ -61,6 +63,12 @@ struct AstraSystemConfig {
 // accepted in the *-implementation lists.
 Result<AstraSystemConfig> ReadAstraSystemJson(const std::string& path,
                                               const std::vector<std::string>& plugin_algorithms = {});
+// The same from a parsed document (`path` names it in messages): a sweep
+// replaces keys of a base system JSON without writing files.
+Result<AstraSystemConfig> ParseAstraSystemJson(const nlohmann::json& document, const std::string& path,
+                                               const std::vector<std::string>& plugin_algorithms = {});
+// The keys a system JSON may hold.
+const std::vector<std::string>& AstraSystemKeys();
 
 // --- remote memory JSON ------------------------------------------------------
 enum class RemoteMemoryKind { kNone, kPerNpu, kPerNode, kPool };

@@ -138,10 +138,17 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   std::shared_ptr<const GraphSource> source = config.source;
   if (!source) source = TraceFileSource(config.workload_prefix);
 
-  auto network = ReadNetworkDims(config.network_path);
-  if (!network.ok()) return network.status();
-  std::vector<Dim> dims = std::move(network.value());
-  auto sys = ReadAstraSystemJson(config.system_path, algorithms ? algorithms->Names() : std::vector<std::string>{});
+  std::vector<Dim> dims;
+  if (config.network_dims) {
+    dims = *config.network_dims;
+  } else {
+    auto network = ReadNetworkDims(config.network_path);
+    if (!network.ok()) return network.status();
+    dims = std::move(network.value());
+  }
+  Result<AstraSystemConfig> sys = config.system ? Result<AstraSystemConfig>(*config.system)
+                                                : ReadAstraSystemJson(config.system_path, algorithms ? algorithms->Names()
+                                                                                                    : std::vector<std::string>{});
   if (!sys.ok()) return sys.status();
   AstraRemoteMemoryConfig mem;
   if (!config.memory_path.empty()) {

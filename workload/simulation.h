@@ -10,6 +10,7 @@
 
 #include "core/status.h"
 #include "core/tick.h"
+#include "extern/astra_config.h"
 #include "network/backend.h"
 #include "workload/critical_path.h"
 
@@ -22,6 +23,11 @@ struct RunConfig {
   // Graphs from elsewhere (a generator in memory, workload/graph_source.h);
   // when set, `workload_prefix` must be empty.
   std::shared_ptr<const GraphSource> source;
+  // Inputs already parsed (a sweep point replaces fields of a base without
+  // files): when set they are used instead of reading system_path /
+  // network_path, which then only name them in messages.
+  std::shared_ptr<const AstraSystemConfig> system;
+  std::shared_ptr<const std::vector<Dim>> network_dims;
   std::string system_path;          // ASTRA-sim system JSON
   std::string network_path;         // ASTRA-sim network YAML
   std::string memory_path;          // ASTRA-sim remote-memory JSON (optional)

@@ -1,0 +1,696 @@
+#include "apps/sweep.h"
+
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "core/parse.h"
+#include "extern/astra_config.h"
+#include "extern/json_util.h"
+#include "network/notation.h"
+#include "workload/gen/gen_source.h"
+#include "workload/graph_source.h"
+#include "workload/simulation.h"
+
+namespace orrery::sweep {
+
+namespace {
+
+const char* const kDimFields[] = {"bandwidth_gbps", "latency_ns", "npus", "links_per_npu"};
+const char* const kGenFlags[] = {"tp", "cp", "ep", "dp", "pp", "npus", "microbatches", "microbatch-size",
+                                 "global-batch", "schedule", "recompute", "zero", "order", "bucket-mb",
+                                 "hbm-gb", "place", "offload", "sp", "model"};
+const char* const kRunFields[] = {"backend", "iterations", "symmetry"};
+
+std::string Dir(const std::string& file) {
+  const size_t slash = file.rfind('/');
+  return slash == std::string::npos ? "." : file.substr(0, slash);
+}
+
+// A path in the spec, relative to the spec's folder; a notation stays as is.
+std::string Resolve(const std::string& spec_file, const std::string& path, bool may_be_notation = false) {
+  if (path.empty() || path[0] == '/') return path;
+  if (may_be_notation && path.find('(') != std::string::npos) return path;
+  return Dir(spec_file) + "/" + path;
+}
+
+Status SpecError(const std::string& file, const YAML::Node& n, const std::string& what) {
+  return Status::Invalid(file + ":" + std::to_string(n.Mark().line + 1) + ": " + what);
+}
+
+Result<Value> ScalarValue(const std::string& file, const YAML::Node& n, const std::string& path) {
+  if (!n.IsScalar()) return SpecError(file, n, path + ": expected a single value (a number or a string)");
+  Value v;
+  v.text = n.Scalar();
+  v.is_string = n.Tag() == "!";  // quoted in the YAML
+  return v;
+}
+
+bool IsNumber(const std::string& s) {
+  return ParseDouble(s, Where{"", 0, "x"}, DoubleRange{-1e300, 1e300, true}).ok();
+}
+
+// Checks a path and the type of its value at spec time.
+Status CheckAssignment(const std::string& file, const YAML::Node& where, const std::string& path, const Value& v,
+                       int dims) {
+  const std::vector<std::string> valid = ValidPaths(dims);
+  if (std::find(valid.begin(), valid.end(), path) == valid.end()) {
+    const std::string close = ClosestMatch(path, valid);
+    std::string near;
+    const std::string prefix = path.substr(0, path.find('.') + 1);
+    for (const std::string& p : valid) {
+      if (p.rfind(prefix, 0) == 0 && near.size() < 400) near += (near.empty() ? "" : ", ") + p;
+    }
+    return SpecError(file, where, "unknown path '" + path + "'" + (close.empty() ? "" : " (did you mean '" + close + "'?)") +
+                                      "; valid paths" + (near.empty() ? std::string(": ") + JoinStrings(valid, ", ")
+                                                                      : " under '" + prefix + "': " + near));
+  }
+  const Where at{file, where.Mark().line + 1, path};
+  if (path.rfind("network.dim", 0) == 0) {
+    const std::string field = path.substr(path.rfind('.') + 1);
+    if (field == "npus" || field == "links_per_npu") return ParseInt(v.text, at, 1, int64_t{1} << 26).status();
+    return ParseDouble(v.text, at, DoubleRange{0, 1e12, true}).status();
+  }
+  if (path == "run.iterations") return ParseInt(v.text, at, 1, 1000000).status();
+  if (path == "run.symmetry" && v.text != "auto" && v.text != "off") {
+    return ValueError(at, v.text, "unknown symmetry mode", "auto, off");
+  }
+  static const std::set<std::string> kNumericGen = {"gen.tp", "gen.cp", "gen.ep", "gen.dp", "gen.pp", "gen.npus",
+                                                    "gen.microbatches", "gen.microbatch-size", "gen.global-batch",
+                                                    "gen.zero"};
+  if (kNumericGen.count(path)) return ParseInt(v.text, at, 0, int64_t{1} << 30).status();
+  if (path == "gen.sp" && v.text != "true" && v.text != "false") return ValueError(at, v.text, "not a boolean", "true, false");
+  return Status::Ok();
+}
+
+uint64_t Fnv(uint64_t h, const std::string& s) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  h ^= 0xff;
+  h *= 0x100000001b3ull;
+  return h;
+}
+
+std::string Hex(uint64_t h) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+std::string Num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// The base, read once.
+struct Base {
+  std::vector<Dim> dims;
+  nlohmann::json system;  // the system JSON document
+  std::shared_ptr<const GraphSource> traces;
+  std::string inputs_hash_text;  // what the files hold, for the points' hashes
+};
+
+std::string FileFingerprint(const std::string& path) {
+  auto text = ReadTextFile(path);
+  return text.ok() ? Hex(Fnv(0xcbf29ce484222325ull, text.value())) : "missing";
+}
+
+Result<Base> ReadBase(const Spec& spec) {
+  Base b;
+  auto dims = ReadNetworkDims(spec.network);
+  if (!dims.ok()) return dims.status();
+  b.dims = dims.value();
+  auto sys = ReadJsonFile(spec.system);
+  if (!sys.ok()) return sys.status();
+  b.system = sys.value();
+  if (!spec.workload.empty()) b.traces = TraceFileSource(spec.workload);
+  // Trace sets can be large: they are named by prefix, and each file by its size.
+  std::string text = "workload=" + spec.workload + ";generate=" + spec.generate;
+  if (!spec.workload.empty()) {
+    for (int r = 0;; ++r) {
+      std::error_code ec;
+      const auto size = std::filesystem::file_size(spec.workload + "." + std::to_string(r) + ".et", ec);
+      if (ec) break;
+      text += ";" + std::to_string(size);
+    }
+  }
+  for (const std::string& f : {spec.comm_groups, spec.memory, spec.remote_memory}) {
+    text += ";" + f + "=" + (f.empty() ? "" : FileFingerprint(f));
+  }
+  b.inputs_hash_text = text;
+  return b;
+}
+
+// A point's generator command line: the base's flags with the point's replaced.
+std::string GenerateLine(const std::string& base, const std::vector<Assignment>& point) {
+  std::vector<std::string> args;
+  std::istringstream in(base);
+  for (std::string a; in >> a;) args.push_back(a);
+  for (const Assignment& a : point) {
+    if (a.path.rfind("gen.", 0) != 0) continue;
+    const std::string flag = "--" + a.path.substr(4);
+    args.erase(std::remove_if(args.begin(), args.end(),
+                              [&](const std::string& x) { return x == flag || x.rfind(flag + "=", 0) == 0; }),
+               args.end());
+    if (a.path == "gen.sp") {
+      if (a.value.text == "true") args.push_back(flag);
+    } else {
+      args.push_back(flag + "=" + a.value.text);
+    }
+  }
+  std::string out;
+  for (const std::string& a : args) out += (out.empty() ? "" : " ") + a;
+  return out;
+}
+
+struct Prepared {
+  RunConfig config;
+  std::string hash;
+  std::string error;  // the point cannot run (a generator error): a row, not the end of the sweep
+};
+
+class Preparer {
+ public:
+  Preparer(const Spec& spec, const Base& base) : spec_(spec), base_(base) {}
+
+  // Spec-level errors (a network or system value the readers refuse) end
+  // the sweep before anything runs; generator errors become the point's row.
+  Result<Prepared> Prepare(uint64_t index, const std::vector<Assignment>& point) {
+    Prepared p;
+    RunConfig& c = p.config;
+    c.network_path = spec_.network;
+    c.system_path = spec_.system;
+    c.comm_group_path = spec_.comm_groups;
+    c.memory_config_path = spec_.memory;
+    c.memory_path = spec_.remote_memory;
+    c.backend = spec_.backend;
+    c.iterations = spec_.iterations;
+    c.symmetry = spec_.symmetry;
+    std::vector<Dim> dims = base_.dims;
+    nlohmann::json sys = base_.system;
+    const std::string where = spec_.file + ": point " + std::to_string(index);
+    for (const Assignment& a : point) {
+      const std::string& path = a.path;
+      if (path == "network.notation") {
+        auto parsed = ParseTopologyNotation(a.value.text);
+        if (!parsed.ok()) return parsed.status().Prefixed(where + ": network.notation: ");
+        dims = parsed.value();
+        c.network_path = a.value.text;
+      } else if (path.rfind("network.dim", 0) == 0) {
+        const size_t dot = path.find('.', 8);
+        const int k = std::stoi(path.substr(11, dot - 11));
+        if (k >= static_cast<int>(dims.size())) {
+          return Status::Invalid(where + ": " + path + ": the network has " + std::to_string(dims.size()) +
+                                 " dimension(s)");
+        }
+        const std::string field = path.substr(dot + 1);
+        const double v = std::stod(a.value.text);
+        if (field == "bandwidth_gbps") dims[k].bandwidth_gbps = v;
+        if (field == "latency_ns") dims[k].latency_ns = v;
+        if (field == "npus") dims[k].npus = static_cast<int>(v);
+        if (field == "links_per_npu") dims[k].links_per_npu = static_cast<int>(v);
+      } else if (path.rfind("system.", 0) == 0) {
+        const std::string key = path.substr(7);
+        if (key.size() > 15 && key.compare(key.size() - 15, 15, "-implementation") == 0) {
+          sys[key] = nlohmann::json::array();
+          for (size_t d = 0; d < dims.size(); ++d) sys[key].push_back(a.value.text);  // one per dimension
+        } else if (!a.value.is_string && IsNumber(a.value.text)) {
+          sys[key] = std::stod(a.value.text);
+          if (a.value.text.find_first_of(".eE") == std::string::npos) sys[key] = std::stoll(a.value.text);
+        } else {
+          sys[key] = a.value.text;
+        }
+      } else if (path == "run.backend") {
+        c.backend = a.value.text;
+      } else if (path == "run.iterations") {
+        c.iterations = std::stoi(a.value.text);
+      } else if (path == "run.symmetry") {
+        c.symmetry = a.value.text;
+      }
+    }
+    for (const Dim& d : dims) {
+      if (!(d.bandwidth_gbps >= 0.001)) {
+        return Status::Invalid(where + ": a dimension's bandwidth_gbps = " + Num(d.bandwidth_gbps) +
+                               "; allowed: >= 0.001");
+      }
+    }
+    auto parsed = ParseAstraSystemJson(sys, spec_.system + " (" + where + ")");
+    if (!parsed.ok()) return parsed.status();
+    c.system = std::make_shared<const AstraSystemConfig>(parsed.value());
+    c.network_dims = std::make_shared<const std::vector<Dim>>(dims);
+    std::string generate;
+    if (!spec_.generate.empty()) {
+      generate = GenerateLine(spec_.generate, point);
+      const std::string key = generate + "|" + c.network_path;
+      auto it = generated_.find(key);
+      if (it == generated_.end()) {
+        auto source = gen::GeneratedSource(generate, c.network_path);
+        it = generated_.emplace(key, source.ok() ? Entry{source.value(), ""} : Entry{nullptr, source.status().message()})
+                 .first;
+      }
+      c.source = it->second.source;
+      p.error = it->second.error;
+    } else {
+      c.workload_prefix = spec_.workload;
+    }
+    // The hash: everything the point's simulation reads, resolved.
+    std::string text = base_.inputs_hash_text + "|generate=" + generate + "|backend=" + c.backend +
+                       "|iterations=" + std::to_string(c.iterations) + "|symmetry=" + c.symmetry + "|system=" + sys.dump();
+    for (const Dim& d : dims) {
+      text += "|dim:" + std::to_string(static_cast<int>(d.block)) + "," + std::to_string(d.npus) + "," +
+              Num(d.bandwidth_gbps) + "," + Num(d.latency_ns) + "," + std::to_string(d.links_per_npu);
+    }
+    p.hash = Hex(Fnv(0xcbf29ce484222325ull, text));
+    return p;
+  }
+
+ private:
+  struct Entry {
+    std::shared_ptr<const GraphSource> source;
+    std::string error;
+  };
+  const Spec& spec_;
+  const Base& base_;
+  std::map<std::string, Entry> generated_;
+};
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+// Reads a JSON Lines file of rows; a last line without its newline (a kill
+// mid-write) is dropped and the file cut back to the last whole line.
+Result<std::vector<Row>> ReadRows(const std::string& path) {
+  std::vector<Row> rows;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return rows;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  size_t pos = 0, good = 0;
+  int line = 0;
+  while (pos < text.size()) {
+    const size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) break;  // partial last line
+    ++line;
+    auto row = ParseRowJson(text.substr(pos, nl - pos));
+    if (!row.ok()) return row.status().Prefixed(path + ":" + std::to_string(line) + ": ");
+    rows.push_back(std::move(row.value()));
+    pos = good = nl + 1;
+  }
+  if (good < text.size()) std::filesystem::resize_file(path, good);
+  return rows;
+}
+
+Status WriteTables(const std::vector<std::string>& axis_paths, std::vector<Row> rows, const std::string& jsonl,
+                   const std::string& csv) {
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.index < b.index; });
+  for (const auto& [path, text] : {std::make_pair(jsonl, true), std::make_pair(csv, false)}) {
+    const std::string tmp = path + ".tmp";
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!text) out << CsvHeader(axis_paths);
+    for (const Row& r : rows) out << (text ? RowJson(r) + "\n" : CsvRow(r));
+    out.close();
+    if (!out) return Status::Env(tmp + ": cannot write");
+    std::filesystem::rename(tmp, path);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::vector<std::string> ValidPaths(int network_dims) {
+  std::vector<std::string> out = {"network.notation"};
+  for (int k = 0; k < network_dims; ++k) {
+    for (const char* f : kDimFields) out.push_back("network.dim" + std::to_string(k) + "." + f);
+  }
+  for (const std::string& key : AstraSystemKeys()) out.push_back("system." + key);
+  for (const char* f : kGenFlags) out.push_back(std::string("gen.") + f);
+  for (const char* f : kRunFields) out.push_back(std::string("run.") + f);
+  return out;
+}
+
+Result<Spec> ReadSpec(const std::string& path) {
+  Spec spec;
+  spec.file = path;
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    return Status::Invalid(path + ": cannot read the sweep spec");
+  } catch (const YAML::Exception& e) {
+    return Status::Invalid(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
+  }
+  if (!root.IsMap()) return Status::Invalid(path + ": expected a mapping with base, axes, zip or points");
+  static const std::vector<std::string> kTop = {"base", "axes", "zip", "points"};
+  static const std::vector<std::string> kBase = {"network", "system", "workload", "generate", "comm-groups", "memory",
+                                                 "remote-memory", "backend", "iterations", "symmetry"};
+  for (const auto& kv : root) {
+    const std::string key = kv.first.as<std::string>();
+    if (std::find(kTop.begin(), kTop.end(), key) == kTop.end()) {
+      return SpecError(path, kv.first, UnknownKeyMessage(key, kTop));
+    }
+  }
+  const YAML::Node base = root["base"];
+  if (!base || !base.IsMap()) return Status::Invalid(path + ": 'base' is required: the inputs every point starts from");
+  for (const auto& kv : base) {
+    const std::string key = kv.first.as<std::string>();
+    if (std::find(kBase.begin(), kBase.end(), key) == kBase.end()) {
+      return SpecError(path, kv.first, "base: " + UnknownKeyMessage(key, kBase));
+    }
+    if (!kv.second.IsScalar()) return SpecError(path, kv.second, "base." + key + ": expected a single value");
+    const std::string v = kv.second.Scalar();
+    if (key == "network") spec.network = Resolve(path, v, true);
+    if (key == "system") spec.system = Resolve(path, v);
+    if (key == "workload") spec.workload = Resolve(path, v);
+    if (key == "generate") spec.generate = v;
+    if (key == "comm-groups") spec.comm_groups = Resolve(path, v);
+    if (key == "memory") spec.memory = Resolve(path, v);
+    if (key == "remote-memory") spec.remote_memory = Resolve(path, v);
+    if (key == "backend") spec.backend = v;
+    if (key == "symmetry") spec.symmetry = v;
+    if (key == "iterations") {
+      ORRERY_PARSE_OR_RETURN(spec.iterations, ParseInt(v, Where{path, kv.second.Mark().line + 1, "base.iterations"}, 1, 1000000));
+    }
+  }
+  if (spec.network.empty() || spec.system.empty()) return Status::Invalid(path + ": base needs network and system");
+  if (spec.workload.empty() == spec.generate.empty()) {
+    return Status::Invalid(path + ": base needs exactly one of workload (a trace prefix) and generate (orrery gen's flags)");
+  }
+  auto dims = ReadNetworkDims(spec.network);
+  if (!dims.ok()) return dims.status().Prefixed(path + ": base.network: ");
+  const int ndims = static_cast<int>(dims->size());
+
+  auto read_lists = [&](const char* section, std::vector<std::pair<std::string, std::vector<Value>>>* out) -> Status {
+    const YAML::Node n = root[section];
+    if (!n) return Status::Ok();
+    if (!n.IsMap()) return SpecError(path, n, std::string(section) + ": expected a mapping of path: [values]");
+    for (const auto& kv : n) {
+      const std::string p = kv.first.as<std::string>();
+      if (!kv.second.IsSequence() || kv.second.size() == 0) {
+        return SpecError(path, kv.second, std::string(section) + "." + p + ": expected a non-empty list of values");
+      }
+      std::vector<Value> values;
+      for (const auto& item : kv.second) {
+        auto v = ScalarValue(path, item, p);
+        if (!v.ok()) return v.status();
+        ORRERY_RETURN_IF_ERROR(CheckAssignment(path, item, p, v.value(), ndims));
+        values.push_back(v.value());
+      }
+      ORRERY_RETURN_IF_ERROR(CheckAssignment(path, kv.first, p, values[0], ndims));
+      out->push_back({p, values});
+    }
+    return Status::Ok();
+  };
+  std::vector<std::pair<std::string, std::vector<Value>>> axes, zip;
+  ORRERY_RETURN_IF_ERROR(read_lists("axes", &axes));
+  ORRERY_RETURN_IF_ERROR(read_lists("zip", &zip));
+  for (const auto& [p, values] : zip) {
+    if (values.size() != zip[0].second.size()) {
+      return Status::Invalid(path + ": zip lists must have equal lengths: " + zip[0].first + " has " +
+                             std::to_string(zip[0].second.size()) + ", " + p + " has " + std::to_string(values.size()));
+    }
+  }
+  const YAML::Node points = root["points"];
+  if (points && (!axes.empty() || !zip.empty())) {
+    return SpecError(path, points, "points: give either an explicit list of points or axes/zip, not both");
+  }
+  if (points) {
+    if (!points.IsSequence()) return SpecError(path, points, "points: expected a list of {path: value} mappings");
+    for (const auto& pt : points) {
+      if (!pt.IsMap()) return SpecError(path, pt, "points: each point is a mapping of path: value");
+      std::vector<Assignment> point;
+      for (const auto& kv : pt) {
+        const std::string p = kv.first.as<std::string>();
+        auto v = ScalarValue(path, kv.second, p);
+        if (!v.ok()) return v.status();
+        ORRERY_RETURN_IF_ERROR(CheckAssignment(path, kv.second, p, v.value(), ndims));
+        point.push_back({p, v.value()});
+        if (std::find(spec.axis_paths.begin(), spec.axis_paths.end(), p) == spec.axis_paths.end()) {
+          spec.axis_paths.push_back(p);
+        }
+      }
+      spec.points.push_back(std::move(point));
+    }
+    return spec;
+  }
+  // Product of the axes (first slowest), the zipped lists one more axis.
+  for (const auto& [p, v] : axes) spec.axis_paths.push_back(p);
+  for (const auto& [p, v] : zip) spec.axis_paths.push_back(p);
+  std::vector<size_t> sizes;
+  for (const auto& [p, v] : axes) sizes.push_back(v.size());
+  if (!zip.empty()) sizes.push_back(zip[0].second.size());
+  uint64_t total = 1;
+  for (size_t s : sizes) {
+    total *= s;
+    if (total > 10'000'000) return Status::Invalid(path + ": more than 10,000,000 points; split the sweep");
+  }
+  for (uint64_t i = 0; i < total; ++i) {
+    std::vector<Assignment> point;
+    uint64_t rest = i;
+    std::vector<size_t> digit(sizes.size());
+    for (size_t d = sizes.size(); d-- > 0;) {
+      digit[d] = rest % sizes[d];
+      rest /= sizes[d];
+    }
+    for (size_t a = 0; a < axes.size(); ++a) point.push_back({axes[a].first, axes[a].second[digit[a]]});
+    for (const auto& [p, v] : zip) point.push_back({p, v[digit.back()]});
+    spec.points.push_back(std::move(point));
+  }
+  return spec;
+}
+
+std::string RowJson(const Row& r) {
+  nlohmann::ordered_json j;
+  j["index"] = r.index;
+  nlohmann::ordered_json point = nlohmann::ordered_json::object();
+  for (const Assignment& a : r.point) point[a.path] = a.value.text;
+  j["point"] = point;
+  j["hash"] = r.hash;
+  j["status"] = r.status;
+  j["finished_ns"] = r.finished_ns;
+  j["compute_ns"] = r.compute_ns;
+  j["exposed_comm_ns"] = r.exposed_comm_ns;
+  j["mem_stall_ns"] = r.mem_stall_ns;
+  j["idle_ns"] = r.idle_ns;
+  return j.dump();
+}
+
+Result<Row> ParseRowJson(const std::string& line) {
+  Row r;
+  try {
+    const nlohmann::ordered_json j = nlohmann::ordered_json::parse(line);
+    r.index = j.at("index").get<uint64_t>();
+    for (auto it = j.at("point").begin(); it != j.at("point").end(); ++it) {
+      r.point.push_back({it.key(), Value{it.value().get<std::string>(), false}});
+    }
+    r.hash = j.at("hash").get<std::string>();
+    r.status = j.at("status").get<std::string>();
+    r.finished_ns = j.at("finished_ns").get<uint64_t>();
+    r.compute_ns = j.at("compute_ns").get<uint64_t>();
+    r.exposed_comm_ns = j.at("exposed_comm_ns").get<uint64_t>();
+    r.mem_stall_ns = j.at("mem_stall_ns").get<uint64_t>();
+    r.idle_ns = j.at("idle_ns").get<uint64_t>();
+  } catch (const std::exception& e) {
+    return Status::Invalid(std::string("not a sweep row: ") + e.what());
+  }
+  return r;
+}
+
+std::string CsvHeader(const std::vector<std::string>& axis_paths) {
+  std::string h = "index";
+  for (const std::string& p : axis_paths) h += "," + CsvField(p);
+  return h + ",hash,status,finished_ns,iteration_s,compute_ns,exposed_comm_ns,mem_stall_ns,idle_ns\n";
+}
+
+std::string CsvRow(const Row& r) {
+  std::string s = std::to_string(r.index);
+  for (const Assignment& a : r.point) s += "," + CsvField(a.value.text);
+  char secs[40];
+  std::snprintf(secs, sizeof secs, "%.9f", static_cast<double>(r.finished_ns) / 1e9);
+  s += "," + r.hash + "," + CsvField(r.status) + "," + std::to_string(r.finished_ns) + "," + secs + "," +
+       std::to_string(r.compute_ns) + "," + std::to_string(r.exposed_comm_ns) + "," + std::to_string(r.mem_stall_ns) +
+       "," + std::to_string(r.idle_ns);
+  return s + "\n";
+}
+
+Result<Summary> RunSweep(const Spec& spec, const Options& o, std::string* dry_run_text) {
+  Summary sum;
+  sum.points = spec.points.size();
+  auto base = ReadBase(spec);
+  if (!base.ok()) return base.status();
+  // Every point of the shard is resolved before any runs: a bad value ends
+  // the sweep here, with the point and path.
+  Preparer prep(spec, base.value());
+  std::vector<uint64_t> mine;
+  std::vector<Prepared> prepared;
+  for (uint64_t i = 0; i < spec.points.size(); ++i) {
+    if (static_cast<int>(i % static_cast<uint64_t>(o.shard_count)) != o.shard_index) continue;
+    auto p = prep.Prepare(i, spec.points[i]);
+    if (!p.ok()) return p.status();
+    mine.push_back(i);
+    prepared.push_back(std::move(p.value()));
+  }
+  sum.in_shard = mine.size();
+  if (o.dry_run) {
+    std::ostringstream t;
+    t << spec.points.size() << " points" << (o.shard_count > 1 ? ", " + std::to_string(mine.size()) + " in this shard" : "")
+      << "\n";
+    for (size_t k = 0; k < mine.size() && k < 10; ++k) {
+      t << "  " << mine[k] << " [" << prepared[k].hash << "]";
+      for (const Assignment& a : spec.points[mine[k]]) t << " " << a.path << "=" << a.value.text;
+      t << "\n";
+    }
+    *dry_run_text = t.str();
+    return sum;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(o.out_dir, ec);
+  if (ec) return Status::Env(o.out_dir + ": cannot create the output folder: " + ec.message());
+  const std::string stem = o.out_dir + "/sweep" +
+                           (o.shard_count > 1 ? ".shard-" + std::to_string(o.shard_index + 1) + "-of-" +
+                                                    std::to_string(o.shard_count)
+                                              : std::string());
+  sum.jsonl = stem + ".jsonl";
+  sum.csv = stem + ".csv";
+  auto existing = ReadRows(sum.jsonl);
+  if (!existing.ok()) return existing.status();
+  std::map<uint64_t, Row> done;
+  for (Row& r : existing.value()) {
+    // Kept only when the point is this shard's and its inputs are unchanged.
+    const auto it = std::lower_bound(mine.begin(), mine.end(), r.index);
+    if (it != mine.end() && *it == r.index && r.hash == prepared[it - mine.begin()].hash) done[r.index] = std::move(r);
+  }
+  std::vector<size_t> todo;
+  for (size_t k = 0; k < mine.size(); ++k) {
+    if (!done.count(mine[k])) todo.push_back(k);
+  }
+  sum.skipped = mine.size() - todo.size();
+  // Rows of points already done stay; the file is rewritten with exactly them.
+  {
+    std::vector<Row> keep;
+    for (auto& [i, r] : done) keep.push_back(r);
+    std::ofstream out(sum.jsonl, std::ios::binary | std::ios::trunc);
+    for (const Row& r : keep) out << RowJson(r) << "\n";
+  }
+  std::FILE* log = std::fopen(sum.jsonl.c_str(), "ab");
+  if (!log) return Status::Env(sum.jsonl + ": cannot append");
+  std::mutex mu;
+  std::atomic<size_t> next{0};
+  std::atomic<uint64_t> finished{0}, failed{0};
+  const auto start = std::chrono::steady_clock::now();
+  auto work = [&] {
+    for (size_t t; (t = next.fetch_add(1)) < todo.size();) {
+      const size_t k = todo[t];
+      Row row;
+      row.index = mine[k];
+      row.point = spec.points[mine[k]];
+      row.hash = prepared[k].hash;
+      if (!prepared[k].error.empty()) {
+        row.status = prepared[k].error;
+      } else {
+        auto report = RunSimulation(prepared[k].config, DefaultBackends());
+        if (!report.ok()) {
+          row.status = report.status().message();
+        } else {
+          row.status = "ok";
+          const NpuReport* slowest = nullptr;
+          for (const NpuReport& n : report->per_npu) {
+            if (!slowest || n.finished_ns > slowest->finished_ns) slowest = &n;
+          }
+          if (slowest) {
+            row.finished_ns = slowest->finished_ns;
+            row.compute_ns = slowest->compute_ns;
+            row.exposed_comm_ns = slowest->exposed_comm_ns;
+            row.mem_stall_ns = slowest->mem_stall_ns;
+            row.idle_ns = slowest->idle_ns;
+          }
+        }
+      }
+      if (row.status != "ok") failed.fetch_add(1);
+      std::lock_guard<std::mutex> lock(mu);
+      std::fputs((RowJson(row) + "\n").c_str(), log);
+      std::fflush(log);
+      done[row.index] = std::move(row);
+      const uint64_t n = finished.fetch_add(1) + 1;
+      if (o.progress) {
+        const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const double rate = secs > 0 ? static_cast<double>(n) / secs : 0;
+        std::fprintf(stderr, "\rsweep: %llu/%zu points, %.1f/s, ETA %.0f s, %llu failed   ",
+                     static_cast<unsigned long long>(n), todo.size(), rate,
+                     rate > 0 ? static_cast<double>(todo.size() - n) / rate : 0.0,
+                     static_cast<unsigned long long>(failed.load()));
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int j = 1; j < std::max(1, o.jobs); ++j) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  std::fclose(log);
+  if (o.progress && !todo.empty()) std::fputs("\n", stderr);
+  sum.ran = todo.size();
+  sum.failed = failed.load();
+  std::vector<Row> rows;
+  for (auto& [i, r] : done) rows.push_back(r);
+  ORRERY_RETURN_IF_ERROR(WriteTables(spec.axis_paths, rows, sum.jsonl, sum.csv));
+  return sum;
+}
+
+Result<Summary> MergeShards(const std::string& dir) {
+  Summary sum;
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("sweep.shard-", 0) == 0 && name.size() > 6 && name.compare(name.size() - 6, 6, ".jsonl") == 0) {
+      files.push_back(e.path().string());
+    }
+  }
+  if (ec) return Status::Invalid(dir + ": cannot list: " + ec.message());
+  if (files.empty()) return Status::Invalid(dir + ": no sweep.shard-I-of-N.jsonl files to merge");
+  std::sort(files.begin(), files.end());
+  std::map<uint64_t, std::pair<Row, std::string>> rows;
+  std::vector<std::string> axis_paths;
+  for (const std::string& f : files) {
+    auto read = ReadRows(f);
+    if (!read.ok()) return read.status();
+    for (Row& r : read.value()) {
+      for (const Assignment& a : r.point) {
+        if (std::find(axis_paths.begin(), axis_paths.end(), a.path) == axis_paths.end()) axis_paths.push_back(a.path);
+      }
+      auto [it, fresh] = rows.emplace(r.index, std::make_pair(r, f));
+      if (!fresh) {
+        return Status::Invalid("point " + std::to_string(r.index) + " is in both " + it->second.second + " and " + f +
+                               "; shards must not overlap (refusing to merge duplicates)");
+      }
+    }
+  }
+  std::vector<Row> all;
+  for (auto& [i, rf] : rows) all.push_back(rf.first);
+  sum.points = all.size();
+  for (const Row& r : all) sum.failed += r.status != "ok";
+  sum.jsonl = dir + "/sweep.jsonl";
+  sum.csv = dir + "/sweep.csv";
+  ORRERY_RETURN_IF_ERROR(WriteTables(axis_paths, all, sum.jsonl, sum.csv));
+  return sum;
+}
+
+}  // namespace orrery::sweep

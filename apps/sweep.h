@@ -1,0 +1,85 @@
+// `orrery sweep`: every point of a design space, simulated in-process on a
+// pool of threads, resumable, shardable, one row per point.
+//
+// A sweep spec (YAML) names a base — the inputs `orrery run` takes, or a
+// generator command line — and axes that replace fields of it by dotted
+// path. The base's files are read and parsed once; a point is the parsed base
+// with some fields replaced (RunConfig's pre-resolved `system` and
+// `network_dims`, or a regenerated workload), so no point writes a file.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace orrery::sweep {
+
+// One value an axis takes, as written (numbers keep their text).
+struct Value {
+  std::string text;
+  bool is_string = false;  // quoted in YAML, or not a number
+};
+
+struct Assignment {
+  std::string path;  // "network.dim1.bandwidth_gbps"
+  Value value;
+};
+
+struct Spec {
+  std::string file;
+  // base
+  std::string network, system, workload, generate, comm_groups, memory, remote_memory, backend = "analytical";
+  int iterations = 1;
+  std::string symmetry = "auto";
+  // The enumeration, in canonical order: the product of `axes` (first axis
+  // slowest) with the zipped lists as one more axis, or the explicit points.
+  std::vector<std::string> axis_paths;  // every path a point assigns, column order
+  std::vector<std::vector<Assignment>> points;
+};
+
+// Reads and checks the spec: unknown keys, unknown paths (with the valid
+// paths near the typo), values of the wrong type, zip lists of unequal
+// length. The base's network is read to know its dimensions.
+Result<Spec> ReadSpec(const std::string& path);
+
+// The paths a spec may assign, for messages and --help.
+std::vector<std::string> ValidPaths(int network_dims);
+
+struct Options {
+  int jobs = 1;
+  int shard_index = 0, shard_count = 1;  // this process runs points with index % count == index
+  std::string out_dir;
+  bool dry_run = false;
+  bool progress = false;  // a progress line on stderr
+};
+
+struct Row {
+  uint64_t index = 0;
+  std::vector<Assignment> point;
+  std::string hash;    // 16 hex digits over the resolved inputs of the point
+  std::string status;  // "ok" or the point's error
+  uint64_t finished_ns = 0, compute_ns = 0, exposed_comm_ns = 0, mem_stall_ns = 0, idle_ns = 0;
+};
+
+struct Summary {
+  uint64_t points = 0, in_shard = 0, skipped = 0, ran = 0, failed = 0;
+  std::string jsonl, csv;  // files written
+};
+
+// Runs the spec's points of this shard not already in the output (resume),
+// appending a JSON line per point as it finishes, then rewrites the shard's
+// JSON Lines and CSV in index order (byte-identical for any --jobs).
+Result<Summary> RunSweep(const Spec& spec, const Options& options, std::string* dry_run_text);
+
+// Unions the shards' JSON Lines in `dir` into sweep.jsonl and sweep.csv;
+// a point present in two shards, or missing, is an error.
+Result<Summary> MergeShards(const std::string& dir);
+
+std::string RowJson(const Row& row);
+Result<Row> ParseRowJson(const std::string& line);
+std::string CsvHeader(const std::vector<std::string>& axis_paths);
+std::string CsvRow(const Row& row);
+
+}  // namespace orrery::sweep

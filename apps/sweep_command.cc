@@ -1,0 +1,93 @@
+// `orrery sweep SPEC.yml --jobs=N --out=DIR [--shard=I/N] [--dry-run]` and
+// `orrery sweep merge DIR`: the command line of apps/sweep.h.
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <thread>
+
+#include "apps/commands.h"
+#include "apps/sweep.h"
+#include "core/parse.h"
+
+namespace orrery::cli {
+
+namespace {
+
+struct SweepFlags {
+  std::vector<std::string> args;
+  std::string jobs, shard, out = "sweep-results";
+  bool dry_run = false, quiet = false;
+};
+
+int RunSweepCommand(const SweepFlags& f) {
+  if (f.args.size() == 2 && f.args[0] == "merge") {
+    auto merged = sweep::MergeShards(f.args[1]);
+    if (!merged.ok()) return Fail(merged.status());
+    std::printf("merged %llu points (%llu failed) into %s and %s\n", static_cast<unsigned long long>(merged->points),
+                static_cast<unsigned long long>(merged->failed), merged->jsonl.c_str(), merged->csv.c_str());
+    return 0;
+  }
+  if (f.args.size() != 1 || f.args[0] == "merge") {
+    return Fail(Status::Invalid("usage: orrery sweep SPEC.yml [--jobs=N] [--out=DIR] [--shard=I/N] [--dry-run], "
+                                "or orrery sweep merge DIR"));
+  }
+  sweep::Options o;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  o.jobs = cores;
+  if (!f.jobs.empty()) {
+    auto j = IntFlag("--jobs", f.jobs, 1, 4096);
+    if (!j.ok()) return Fail(j.status());
+    o.jobs = static_cast<int>(j.value());
+  }
+  if (!f.shard.empty()) {
+    const size_t slash = f.shard.find('/');
+    auto bad = [&] {
+      return Fail(ValueError(Where{"", 0, "--shard"}, f.shard, "not I/N with 1 <= I <= N", "e.g. --shard=3/64"));
+    };
+    if (slash == std::string::npos) return bad();
+    auto i = ParseInt(f.shard.substr(0, slash), Where{"", 0, "--shard"}, 1, 1 << 20);
+    auto n = ParseInt(f.shard.substr(slash + 1), Where{"", 0, "--shard"}, 1, 1 << 20);
+    if (!i.ok() || !n.ok() || i.value() > n.value()) return bad();
+    o.shard_index = static_cast<int>(i.value() - 1);
+    o.shard_count = static_cast<int>(n.value());
+  }
+  o.out_dir = f.out;
+  o.dry_run = f.dry_run;
+  o.progress = !f.quiet && isatty(STDERR_FILENO);
+  auto spec = sweep::ReadSpec(f.args[0]);
+  if (!spec.ok()) return Fail(spec.status());
+  std::string dry;
+  auto sum = sweep::RunSweep(spec.value(), o, &dry);
+  if (!sum.ok()) return Fail(sum.status());
+  if (o.dry_run) {
+    std::fputs(dry.c_str(), stdout);
+    return 0;
+  }
+  std::printf("%llu points in this run: %llu simulated, %llu already done, %llu failed; %s, %s\n",
+              static_cast<unsigned long long>(sum->in_shard), static_cast<unsigned long long>(sum->ran),
+              static_cast<unsigned long long>(sum->skipped), static_cast<unsigned long long>(sum->failed),
+              sum->csv.c_str(), sum->jsonl.c_str());
+  return 0;
+}
+
+}  // namespace
+
+void AddSweepCommand(Commands* commands, CLI::App* root) {
+  auto f = std::make_shared<SweepFlags>();
+  CLI::App* cmd = commands->AddLeaf(root, "sweep",
+                                    "simulate every point of a design space (YAML spec), resumable and shardable; "
+                                    "'sweep merge DIR' unions shards",
+                                    [f] { return RunSweepCommand(*f); });
+  cmd->add_option("ARGS", f->args, "SPEC.yml, or: merge DIR")->required();
+  cmd->add_option("--jobs", f->jobs, "simulations at once in this process (default: every core)")->type_name("N");
+  cmd->add_option("--out", f->out, "the output folder: sweep.csv and sweep.jsonl (per shard: sweep.shard-I-of-N.*)")
+      ->type_name("DIR")
+      ->capture_default_str();
+  cmd->add_option("--shard", f->shard, "run slice I of N of the points (index mod N = I-1), e.g. a Slurm array task")
+      ->type_name("I/N");
+  cmd->add_flag("--dry-run", f->dry_run, "print the number of points and the first ten, run nothing");
+  cmd->add_flag("--quiet", f->quiet, "no progress line on stderr");
+}
+
+}  // namespace orrery::cli

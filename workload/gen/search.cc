@@ -174,7 +174,9 @@ std::string OrderTextOf(const Strategy& s) {
   const std::array<int64_t, kNumAxes> sizes{s.tp, s.cp, s.ep, s.dp, s.pp};
   std::string out;
   for (Axis a : s.order) {
-    if (sizes[static_cast<int>(a)] > 1) out += (out.empty() ? "" : "-") + std::string(AxisName(a));
+    if (sizes[static_cast<int>(a)] <= 1) continue;
+    if (!out.empty()) out += '-';
+    out += AxisName(a);
   }
   return out.empty() ? "-" : out;
 }

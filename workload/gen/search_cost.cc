@@ -177,13 +177,11 @@ SymbolicCost EstimateCost(const ModelDesc& m, const Strategy& s, const CostModel
     const StageLayerCount n = LayersOf(m, s, stage);
     const double layers = static_cast<double>(n.dense + n.moe);
     StageTimes t;
+    // Layers (full recomputation runs their forward twice), then the output layer.
     t.fwd = n.dense * (attn_f + mlp_f) + n.moe * (attn_f + moe_f);
     t.bwd = n.dense * (attn_b + mlp_b) + n.moe * (attn_b + moe_b);
-    if (stage == s.pp - 1 && s.lm_head) {
-      t.fwd += roof(k.logit_ops, k.logit_bytes);
-      t.bwd += roof(2.0 * k.logit_ops, 2.0 * k.logit_bytes);
-    }
     t.compute = passes_f * t.fwd + t.bwd;
+    if (stage == s.pp - 1 && s.lm_head) t.compute += roof(k.logit_ops, k.logit_bytes) + roof(2.0 * k.logit_ops, 2.0 * k.logit_bytes);
     t.tp = layers * tp_layer;
     t.ep = n.moe * ep_layer;
     t.cp = layers * cp_layer;
@@ -216,7 +214,7 @@ SymbolicCost EstimateCost(const ModelDesc& m, const Strategy& s, const CostModel
       t.zero3 = passes_f * pass_f + pass_b;
     }
     const double mb = t.compute + t.tp + t.cp + t.ep + t.pp + t.zero3;
-    // The last microbatch's backward hides the gradient reduction.
+    // The last microbatch's backward (of the layers) hides the gradient reduction.
     dp_exposed = std::max(dp_exposed, std::max(0.0, t.grads - t.bwd));
     if (mb > slowest_mb) {
       slowest_mb = mb;

@@ -5,8 +5,11 @@
 // inputs.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
+#include <new>
 #include <sstream>
 
 #include "tests/test_util.h"
@@ -14,6 +17,22 @@
 #include "workload/gen/search.h"
 #include "workload/gen/search_run.h"
 #include "workload/gen/summary.h"
+
+// Every operator new of this test binary, counted (the pre-filter must not allocate).
+// GCC 12 warns that the replaced delete frees what the replaced new returned
+// as if they were mismatched; they are the pair.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+std::atomic<uint64_t> g_allocations{0};
+
+void* operator new(std::size_t n) {
+  ++g_allocations;
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace orrery::gen {
 namespace {
@@ -118,6 +137,29 @@ TEST(SearchPrune, ReasonsCountedOnAHandCase) {
   EXPECT_EQ(r.pruned[static_cast<int>(PruneReason::kMemory)], 138u);
   EXPECT_EQ(r.pruned[static_cast<int>(PruneReason::kSurvives)], 0u);
   EXPECT_TRUE(r.top.empty());
+}
+
+// PreFilter::Check allocates nothing: every strategy of a model on 8 NPUs
+// checked with the allocation counter unchanged (a ValidateStrategy failure,
+// which builds its message, moves it: the counter works).
+TEST(SearchPrune, CheckAllocatesNothing) {
+  const ModelDesc m = Tiny(4);
+  SearchSpace space;
+  space.npus = 8;
+  space.global_batch = 16;
+  std::vector<Strategy> all;
+  ForEachStrategy(m, space, [&](const Strategy& s, uint64_t) { all.push_back(s); });
+  const PreFilter filter(m, 2'000'000);
+  PruneCounts counts{};
+  const uint64_t before = g_allocations.load();
+  for (const Strategy& s : all) ++counts[static_cast<int>(filter.Check(s))];
+  EXPECT_EQ(g_allocations.load() - before, 0u);
+  EXPECT_GT(counts[static_cast<int>(PruneReason::kSurvives)], 0u);
+  EXPECT_GT(counts[static_cast<int>(PruneReason::kMemory)], 0u);
+  Strategy bad;
+  bad.tp = 8;
+  EXPECT_FALSE(ValidateStrategy(m, bad).ok());
+  EXPECT_GT(g_allocations.load() - before, 0u);
 }
 
 // The keyword of ValidateStrategy's message for each rule.

@@ -18,6 +18,7 @@ void AddPeerCommand(Commands* commands, CLI::App* root);
 void AddGenCommand(Commands* commands, CLI::App* root);
 void AddPlotCommand(Commands* commands, CLI::App* root);
 void AddSweepCommand(Commands* commands, CLI::App* root);
+void AddSearchCommand(Commands* commands, CLI::App* root);
 
 // Plugins named in ORRERY_PLUGINS (a.so:b.so) followed by `flags` (--plugin, repeatable).
 std::vector<std::string> PluginPaths(const std::vector<std::string>& flags);

@@ -18,7 +18,7 @@ using AddCommand = void (*)(orrery::cli::Commands*, CLI::App*);
 constexpr AddCommand kCommands[] = {
     orrery::cli::AddRunCommand,     orrery::cli::AddTraceCommands, orrery::cli::AddTopologyCommands,
     orrery::cli::AddPluginsCommands, orrery::cli::AddPeerCommand,   orrery::cli::AddGenCommand,
-    orrery::cli::AddPlotCommand,    orrery::cli::AddSweepCommand,
+    orrery::cli::AddPlotCommand,    orrery::cli::AddSweepCommand,  orrery::cli::AddSearchCommand,
 };
 
 }  // namespace

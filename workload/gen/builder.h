@@ -58,6 +58,7 @@ class Layout {
   // Every group: name -> ranks.
   std::map<std::string, std::vector<int>> AllGroups() const;
   std::string OrderText() const;
+  const std::array<Axis, kNumAxes>& order() const { return order_; }
 
  private:
   int64_t GroupIndex(int64_t rank, AxisSet set) const;  // index among the set's groups

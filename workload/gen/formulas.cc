@@ -46,7 +46,10 @@ Flops ModelFlops(const ModelDesc& m, uint64_t batch, Recompute r, bool lm_head) 
 }
 
 uint64_t ActivationBytesPerLayer(const ModelDesc& m, uint64_t b, uint64_t t, bool sp, Recompute r) {
-  const uint64_t s = m.seq_len, h = m.hidden, a = m.heads;
+  return ActivationBytesPerLayer(m.seq_len, m.hidden, m.heads, b, t, sp, r);
+}
+
+uint64_t ActivationBytesPerLayer(uint64_t s, uint64_t h, uint64_t a, uint64_t b, uint64_t t, bool sp, Recompute r) {
   const uint64_t sbh = s * b * h;
   const uint64_t attn = 5 * a * s * s * b / t;  // sbh·5as/(ht)
   if (r == Recompute::kFull) return 2 * sbh;

@@ -46,6 +46,9 @@ Flops ModelFlops(const ModelDesc& m, uint64_t global_batch, Recompute r, bool lm
 //   full recompute:        sbh·2 (the layer input only)
 // Integer arithmetic; t must divide s·b·h and a (checked by the strategy).
 uint64_t ActivationBytesPerLayer(const ModelDesc& m, uint64_t b, uint64_t t, bool sp, Recompute r);
+// The same from the numbers: s tokens per sample (seq_len/cp with context
+// parallelism), hidden h, heads a. No allocation (the strategy search's pre-filter).
+uint64_t ActivationBytesPerLayer(uint64_t s, uint64_t h, uint64_t a, uint64_t b, uint64_t t, bool sp, Recompute r);
 
 // Model-state bytes per rank for Ψ parameters held by the rank (after TP/PP
 // splits), mixed-precision Adam (K = 12), ZeRO stage over d data-parallel ranks

@@ -9,21 +9,38 @@ namespace orrery::gen {
 
 namespace {
 
-// Coordinates of `rank` on the network's dimensions (dimension 0 fastest).
-std::vector<int64_t> DimCoords(int64_t rank, const std::vector<Dim>& dims) {
-  std::vector<int64_t> c;
-  for (const Dim& d : dims) {
-    c.push_back(rank % d.npus);
-    rank /= d.npus;
-  }
-  return c;
-}
-
 std::string DimLabel(const std::vector<Dim>& dims, size_t k) {
   return "dim" + std::to_string(k) + " " + BlockName(dims[k].block);
 }
 
 }  // namespace
+
+uint32_t SpannedDims(const std::array<int64_t, kNumAxes>& sizes, const std::array<Axis, kNumAxes>& order, AxisSet set,
+                     const std::vector<Dim>& dims) {
+  std::array<int64_t, kNumAxes> stride{}, coord{};
+  int64_t next = 1;
+  for (Axis a : order) {
+    stride[static_cast<int>(a)] = next;
+    next *= sizes[static_cast<int>(a)];
+  }
+  uint32_t spanned = 0;
+  // Odometer over the coordinates of the axes in `set` (rank 0: all others 0).
+  while (true) {
+    int64_t rank = 0;
+    for (int a = 0; a < kNumAxes; ++a) rank += coord[a] * stride[a];
+    for (size_t k = 0; k < dims.size() && k < 32; ++k) {
+      if (rank % dims[k].npus != 0) spanned |= 1u << k;
+      rank /= dims[k].npus;
+    }
+    int a = 0;
+    for (; a < kNumAxes; ++a) {
+      if (!(set & Axes(static_cast<Axis>(a))) || sizes[a] <= 1) continue;
+      if (++coord[a] < sizes[a]) break;
+      coord[a] = 0;
+    }
+    if (a == kNumAxes) return spanned;
+  }
+}
 
 std::vector<std::string> DescribePlacement(const Layout& layout, const std::vector<Dim>& dims) {
   std::vector<std::string> out;
@@ -38,17 +55,15 @@ std::vector<std::string> DescribePlacement(const Layout& layout, const std::vect
     const Axis axis = static_cast<Axis>(a);
     if (layout.size(axis) <= 1) continue;
     const std::vector<int> group = layout.GroupRanks(0, axis);
-    std::vector<std::vector<int64_t>> values(dims.size());
-    for (int r : group) {
-      const auto c = DimCoords(r, dims);
-      for (size_t k = 0; k < dims.size(); ++k) values[k].push_back(c[k]);
-    }
+    std::array<int64_t, kNumAxes> sizes{};
+    std::array<Axis, kNumAxes> order{};
+    for (int b = 0; b < kNumAxes; ++b) sizes[b] = layout.size(static_cast<Axis>(b));
+    for (int b = 0; b < kNumAxes; ++b) order[b] = layout.order()[b];
+    const uint32_t mask = SpannedDims(sizes, order, Axes(axis), dims);
     std::vector<size_t> spanned;
     int64_t covered = 1;
     for (size_t k = 0; k < dims.size(); ++k) {
-      std::sort(values[k].begin(), values[k].end());
-      const int64_t distinct = std::unique(values[k].begin(), values[k].end()) - values[k].begin();
-      if (distinct > 1) {
+      if (mask & (1u << k)) {
         spanned.push_back(k);
         covered *= dims[k].npus;
       }

@@ -19,6 +19,14 @@ namespace orrery::gen {
 // e.g. "tp -> dim0 Ring (all 8 NPUs)" or "dp -> dim1 Switch (16 of 128 NPUs, stride 8)".
 std::vector<std::string> DescribePlacement(const Layout& layout, const std::vector<Dim>& dims);
 
+// The network dimensions the group of rank 0 over `set` spans: bit k is set
+// when two of its ranks differ in their coordinate on dimension k (at most 32
+// dimensions). `sizes` in axis order, `order` innermost first, as for Layout.
+// Walks the group's ranks without allocating (the strategy search calls it
+// for every candidate it ranks).
+uint32_t SpannedDims(const std::array<int64_t, kNumAxes>& sizes, const std::array<Axis, kNumAxes>& order, AxisSet set,
+                     const std::vector<Dim>& dims);
+
 // The rank order (innermost first) that puts each axis on the dimension(s)
 // `spec` names: "axis:D" or "axis:D-E" (an axis alone on dimensions D..E),
 // comma-separated; every axis of size > 1 must appear. `sizes` in axis order

@@ -315,7 +315,11 @@ Result<std::vector<Row>> ReadRows(const std::string& path) {
     rows.push_back(std::move(row.value()));
     pos = good = nl + 1;
   }
-  if (good < text.size()) std::filesystem::resize_file(path, good);
+  if (good < text.size()) {
+    std::error_code ec;
+    std::filesystem::resize_file(path, good, ec);
+    if (ec) return Status::Env(path + ": cannot cut off its partial last row: " + ec.message());
+  }
   return rows;
 }
 
@@ -329,7 +333,9 @@ Status WriteTables(const std::vector<std::string>& axis_paths, std::vector<Row> 
     for (const Row& r : rows) out << (text ? RowJson(r) + "\n" : CsvRow(r));
     out.close();
     if (!out) return Status::Env(tmp + ": cannot write");
-    std::filesystem::rename(tmp, path);
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) return Status::Env(path + ": cannot replace: " + ec.message());
   }
   return Status::Ok();
 }

@@ -8,6 +8,7 @@
 #include "apps/gen_command.h"
 #include "core/tick.h"
 #include "extern/astra_config.h"
+#include "tests/gen_test_util.h"
 #include "tests/test_util.h"
 #include "workload/gen/dlrm.h"
 #include "workload/gen/dlrm_model.h"
@@ -244,8 +245,8 @@ TEST(DlrmStrategy, CollectiveBytesAreTheFormulas) {
 
 // ---- simulated -------------------------------------------------------------
 
-constexpr double kPeakTflops = 1;  // 1000 FLOP per ns; local-mem-bw huge: compute-bound
-Tick NodeNs(uint64_t ops) { return static_cast<Tick>(static_cast<double>(ops) / (kPeakTflops * 1e12) * 1e9); }
+// 1000 FLOP per ns; local-mem-bw huge: compute-bound.
+Tick NodeNs(uint64_t ops) { return testing::RooflineNs(ops); }
 
 // Ring closed forms (tests/closed_form_test.cc) for one chunk, endpoint delay
 // 0, free reductions: all-to-all p(p−1)/2 steps of bytes/p.

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/tick.h"
+#include "tests/gen_test_util.h"
 #include "tests/test_util.h"
 #include "workload/gen/model.h"
 #include "workload/gen/strategy.h"
@@ -18,19 +19,7 @@ namespace {
 using orrery::testing::TempDir;
 
 // s 16, h 64, 4 heads of 16, ffn 256, V 128: GPT-shaped, biases, LayerNorm.
-ModelDesc Tiny(int64_t layers) {
-  ModelDesc m;
-  m.name = "tiny";
-  m.layers = layers;
-  m.hidden = 64;
-  m.ffn = 256;
-  m.heads = 4;
-  m.kv_heads = 4;
-  m.head_dim = 16;
-  m.vocab = 128;
-  m.seq_len = 16;
-  return m;
-}
+ModelDesc Tiny(int64_t layers) { return testing::TinyModel(layers, 16); }
 
 // Tiny with every `freq`-th layer a MoE of 4 experts (FFN 128), top-2.
 ModelDesc TinyMoe(int64_t layers, int64_t freq) {
@@ -167,21 +156,10 @@ TEST(GenStrategy, ContextParallelRingPassesKeyValueBlocks) {
 
 // ---- Simulated, derived by hand ----
 
-constexpr double kPeakTflops = 1;  // 1000 FLOP per ns
-Tick NodeNs(uint64_t ops) { return static_cast<Tick>(static_cast<double>(ops) / (kPeakTflops * 1e12) * 1e9); }
+Tick NodeNs(uint64_t ops) { return testing::RooflineNs(ops); }
 
 Result<RunReport> Simulate(const Workload& w, const TempDir& d, double bw_gbps, double latency_ns) {
-  const std::string prefix = d.File("trace");
-  Status st = WriteChakra(w, prefix);
-  if (!st.ok()) return st;
-  d.Write("network.yml", orrery::testing::NetworkYaml("Ring", static_cast<int>(w.layout.npus()), bw_gbps, latency_ns));
-  d.Write("system.json", orrery::testing::SystemJson("ring", 1, 0, 1e9, 1, ", \"roofline-enabled\": 1, \"peak-perf\": 1"));
-  RunConfig c;
-  c.workload_prefix = prefix;
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
-  c.comm_group_path = prefix + ".comm_groups.json";
-  return RunSimulation(c, DefaultBackends());
+  return testing::SimulateOnRing(w, d, bw_gbps, latency_ns);
 }
 
 // Ring of 2 NPUs, one chunk, no endpoint delay (tests/closed_form_test.cc):

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/tick.h"
+#include "tests/gen_test_util.h"
 #include "tests/test_util.h"
 #include "workload/gen/strategy.h"
 #include "workload/gen/summary.h"
@@ -12,39 +13,12 @@ namespace {
 
 using orrery::testing::TempDir;
 
-ModelDesc Tiny(int64_t layers) {
-  ModelDesc m;
-  m.name = "tiny";
-  m.layers = layers;
-  m.hidden = 64;
-  m.ffn = 256;
-  m.heads = 4;
-  m.kv_heads = 4;
-  m.head_dim = 16;
-  m.vocab = 128;
-  m.seq_len = 16;
-  return m;
-}
+ModelDesc Tiny(int64_t layers) { return testing::TinyModel(layers, 16); }
 
-constexpr double kPeakTflops = 1;  // 1000 FLOP per ns
-
-// The roofline of the system layer, compute-bound (local-mem-bw is huge):
-// runtime = num_ops / peak, truncated to whole nanoseconds.
-Tick NodeNs(uint64_t ops) { return static_cast<Tick>(static_cast<double>(ops) / (kPeakTflops * 1e12) * 1e9); }
+Tick NodeNs(uint64_t ops) { return testing::RooflineNs(ops); }
 
 Result<RunReport> Simulate(const Workload& w, const TempDir& d, double bw_gbps = 1e9, double latency_ns = 0) {
-  const std::string prefix = d.File("trace");
-  Status st = WriteChakra(w, prefix);
-  if (!st.ok()) return st;
-  d.Write("network.yml", orrery::testing::NetworkYaml("Ring", static_cast<int>(w.layout.npus()), bw_gbps, latency_ns));
-  d.Write("system.json", orrery::testing::SystemJson("ring", 1, 0, 1e9, 1,
-                                                     ", \"roofline-enabled\": 1, \"peak-perf\": 1"));
-  RunConfig c;
-  c.workload_prefix = prefix;
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
-  c.comm_group_path = prefix + ".comm_groups.json";
-  return RunSimulation(c, DefaultBackends());
+  return testing::SimulateOnRing(w, d, bw_gbps, latency_ns);
 }
 
 // Forward and backward time of one microbatch on one stage of `layers` layers

@@ -12,6 +12,7 @@
 #include <new>
 #include <sstream>
 
+#include "tests/gen_test_util.h"
 #include "tests/test_util.h"
 #include "workload/gen/gen_source.h"
 #include "workload/gen/search.h"
@@ -55,19 +56,7 @@ using orrery::testing::TempDir;
 
 // s 32, h 64, 4 heads of 16, ffn 256, V 128: GPT-shaped (biases, LayerNorm,
 // learned positions, tied embeddings).
-ModelDesc Tiny(int64_t layers) {
-  ModelDesc m;
-  m.name = "tiny";
-  m.layers = layers;
-  m.hidden = 64;
-  m.ffn = 256;
-  m.heads = 4;
-  m.kv_heads = 4;
-  m.head_dim = 16;
-  m.vocab = 128;
-  m.seq_len = 32;
-  return m;
-}
+ModelDesc Tiny(int64_t layers) { return testing::TinyModel(layers, 32); }
 
 constexpr uint64_t kHuge = uint64_t{1} << 62;
 

@@ -182,6 +182,20 @@ TEST(ReportSchema, GeneratedWorkload) {
   EXPECT_VALID(RunJson(run + " --critical-path --symmetry=off"), "generated, path");
 }
 
+// The other building blocks (Mesh, RingUni) appear in dims and path categories.
+TEST(ReportSchema, MeshAndUnidirectionalRing) {
+  TempDir d;
+  std::string err;
+  ASSERT_EQ(testing::RunCli("trace gen-coll --npus=8 --collective=ALL_REDUCE --bytes=1048576 --out=" + d.File("ar"), &err),
+            0) << err;
+  d.Write("sys.json", testing::SystemJson("ring\", \"ring", 2, 10, 1600));  // one algorithm per dimension
+  const std::string report =
+      RunJson("--workload-configuration=" + d.File("ar") + " --system-configuration=" + d.File("sys.json") +
+              " --network-configuration=\"Mesh(4,100GB/s,500ns)_RingUni(2,50GB/s,1us)\" --critical-path");
+  EXPECT_NE(report.find("communication dim0+dim1 (Mesh+RingUni)"), std::string::npos) << report.substr(0, 3000);
+  EXPECT_VALID(report, "mesh");
+}
+
 // Every conformance case, with every optional part the run can produce.
 TEST(ReportSchema, EveryConformanceCase) {
   const std::string dir = std::string(ORRERY_SHARED_DIR) + "/conformance/astra-sim";

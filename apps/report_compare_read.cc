@@ -151,16 +151,16 @@ Result<ReportSummary> SummariseReport(const std::string& path) {
   s.backend = rd.String(j, "", "backend");
   s.npus = rd.Uint(j, "", "npu_count", "the number of NPUs");
   const json* npus = rd.Array(j, "", "npus", "per-rank objects");
-  if (rd.ok() && s.npus < 1) rd.Fail("npu_count", &j["npu_count"], "at least 1");
+  if (rd.ok() && s.npus < 1) rd.Fail("npu_count", &j.at("npu_count"), "at least 1");
   if (rd.ok() && static_cast<double>(npus->size()) != s.npus) {
-    rd.Fail("npus", npus, "one entry per rank: npu_count = " + j["npu_count"].dump());
+    rd.Fail("npus", npus, "one entry per rank: npu_count = " + j.at("npu_count").dump());
   }
   for (size_t i = 0; rd.ok() && i < npus->size(); ++i) {
     const std::string at = "npus[" + std::to_string(i) + "]";
     const json* n = rd.Object(at, (*npus)[i], "an object with rank, finished_ns, compute_ns, ...");
     if (!n) break;
     const double rank = rd.Uint(*n, at, "rank");
-    if (rd.ok() && rank >= s.npus) rd.Fail(at + ".rank", &(*n)["rank"], "a rank below npu_count");
+    if (rd.ok() && rank >= s.npus) rd.Fail(at + ".rank", &n->at("rank"), "a rank below npu_count");
     const double finished = rd.Uint(*n, at, "finished_ns", "nanoseconds");
     double split[4];
     for (int k = 0; k < 4; ++k) split[k] = rd.Uint(*n, at, kSplitKeys[k], "nanoseconds");
@@ -183,7 +183,7 @@ Result<ReportSummary> SummariseReport(const std::string& path) {
       if (!c) break;
       const std::string name = rd.String(*c, at, "category");
       const double ns = rd.Uint(*c, at, "ns", "nanoseconds");
-      if (rd.ok() && name.empty()) rd.Fail(at + ".category", &(*c)["category"], "a non-empty category name");
+      if (rd.ok() && name.empty()) rd.Fail(at + ".category", &c->at("category"), "a non-empty category name");
       s.path[Printable(name)] += ns;
     }
   }
@@ -207,7 +207,9 @@ Result<ReportSummary> SummariseReport(const std::string& path) {
     const json* c = rd.Object(at, (*colls)[i], "an object with start_ns and end_ns");
     if (!c) break;
     const double start = rd.Uint(*c, at, "start_ns", "nanoseconds"), end = rd.Uint(*c, at, "end_ns", "nanoseconds");
-    if (rd.ok() && end < start) rd.Fail(at + ".end_ns", &(*c)["end_ns"], "at least start_ns = " + (*c)["start_ns"].dump());
+    if (rd.ok() && end < start) {
+      rd.Fail(at + ".end_ns", &c->at("end_ns"), "at least start_ns = " + c->at("start_ns").dump());
+    }
     s.collectives += 1;
     s.collective_ns += end - start;
   }

@@ -244,6 +244,8 @@ TEST(ReportCompare, BadInputsNameTheFileTheFieldAndWhatWasExpected) {
        "bad.json: field \"npus\" is an object; expected an array of per-rank objects"},
       {"rank count", [](json& j) { j["npu_count"] = 3; }, "",
        "bad.json: field \"npus\" is an array of 2 element(s); expected one entry per rank: npu_count = 3"},
+      {"no ranks", [](json& j) { j["npu_count"] = 0; }, "",
+       "bad.json: field \"npu_count\" is 0 (an integer); expected at least 1"},
       {"rank range", [](json& j) { j["npus"][1]["rank"] = 2; }, "",
        "bad.json: field \"npus[1].rank\" is 2 (an integer); expected a rank below npu_count"},
       {"npu entry", [](json& j) { j["npus"][0] = 7; }, "", "bad.json: field \"npus[0]\" is 7 (an integer); expected an object"},

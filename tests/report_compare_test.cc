@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "apps/csv.h"
@@ -212,6 +213,34 @@ TEST(ReportCompare, CategoryOrderMissingCategoriesAndHashes) {
   EXPECT_EQ(no_path->find("config:"), std::string::npos);
   // Slowest rank a: rank 1 (compute 200, exposed 250, memory 40, idle 10); b: rank 0 (100, 300, 0, 0).
   EXPECT_NE(no_path->find("\nlargest change: compute (slowest rank) -100 ns (-50.0%)\n"), std::string::npos) << *no_path;
+}
+
+// Networks of different shapes: a dimension one report lacks is null there
+// (and "-" in the text), a block that differs shows both names.
+TEST(ReportCompare, DifferentNetworks) {
+  TempDir d;
+  json a = HandReport(), b = HandReport();
+  b["dims"][0]["block"] = "Ring";
+  b["dims"].push_back(b["dims"][0]);
+  b["dims"][1]["bytes"] = 48;
+  auto out = CompareReports(CompareOptions{Write(d, "a.json", a), Write(d, "b.json", b), "json"});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  const json cmp = json::parse(out.value());
+  ExpectRow(cmp, "dim0 (Switch/Ring) bytes", 16, 16);
+  const json* extra = FindRow(cmp.at("rows"), "dim1 (Ring) bytes");
+  ASSERT_NE(extra, nullptr) << out.value();
+  EXPECT_TRUE(extra->at("a").is_null());
+  EXPECT_EQ(extra->at("b"), 48);
+  EXPECT_TRUE(extra->at("diff").is_null());
+  EXPECT_TRUE(extra->at("ratio").is_null());
+  auto text = CompareReports(CompareOptions{d.File("a.json"), d.File("b.json"), "text"});
+  ASSERT_TRUE(text.ok());
+  const size_t at = text->find("\n  dim1 (Ring) bytes ");
+  ASSERT_NE(at, std::string::npos) << *text;
+  std::stringstream line(text->substr(at + 1, text->find('\n', at + 1) - at - 1));
+  std::vector<std::string> words;
+  for (std::string w; line >> w;) words.push_back(w);
+  EXPECT_EQ(words, (std::vector<std::string>{"dim1", "(Ring)", "bytes", "-", "48", "-", "-"}));
 }
 
 // Each hostile input: exit 2 from the command line, one message naming the file

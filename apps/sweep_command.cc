@@ -17,7 +17,7 @@ namespace {
 struct SweepFlags {
   std::vector<std::string> args;
   std::string jobs, shard, out = "sweep-results";
-  bool dry_run = false, quiet = false;
+  bool dry_run = false, quiet = false, critical_path = false, mpi = false;
 };
 
 int RunSweepCommand(const SweepFlags& f) {
@@ -54,6 +54,7 @@ int RunSweepCommand(const SweepFlags& f) {
   }
   o.out_dir = f.out;
   o.dry_run = f.dry_run;
+  o.critical_path = f.critical_path;
   o.progress = !f.quiet && isatty(STDERR_FILENO);
   auto spec = sweep::ReadSpec(f.args[0]);
   if (!spec.ok()) return Fail(spec.status());
@@ -88,6 +89,9 @@ void AddSweepCommand(Commands* commands, CLI::App* root) {
       ->type_name("I/N");
   cmd->add_flag("--dry-run", f->dry_run, "print the number of points and the first ten, run nothing");
   cmd->add_flag("--quiet", f->quiet, "no progress line on stderr");
+  cmd->add_flag("--critical-path", f->critical_path,
+                "find every point's critical path: its communication per network dimension in the row "
+                "(dimK_exposed_comm_ns)");
 }
 
 }  // namespace orrery::cli

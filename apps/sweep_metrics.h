@@ -1,0 +1,35 @@
+// The columns of a sweep row beyond the time split: memory footprint, model
+// FLOPs and MFU for a generated transformer, and the per-dimension split of
+// communication (link busy time always; exposed communication on the critical
+// path with --critical-path).
+#pragma once
+#include <string>
+
+#include "apps/sweep.h"
+#include "core/status.h"
+#include "workload/simulation.h"
+
+namespace orrery::sweep {
+
+// What the generator's closed forms say about a point's generated workload.
+struct GenFigures {
+  bool transformer = false;     // false: a DLRM (no MFU, no closed-form memory)
+  std::string model_flops;      // decimal: FLOPs of one iteration without recomputation (gen::ModelFlops)
+  double model_flops_d = 0;
+  uint64_t memory_bytes = 0;    // the largest stage's HBM footprint (gen::StageMemory total)
+  double peak_tflops = 0;       // --device's peak, else the system's peak-perf (0: unknown)
+};
+
+// `generate`: the point's generator line; `system_peak_tflops`: the system
+// JSON's peak-perf, used when the line names no --device.
+Result<GenFigures> GeneratedFigures(const std::string& generate, double system_peak_tflops);
+
+// Fills the row's columns from the report: the slowest rank's split, peak
+// local / remote bytes (when the run tracks capacity), per-dimension busy time,
+// the critical path's communication per dimension (when it was computed),
+// and, with `gen`, model FLOPs, closed-form memory and
+//   MFU = model FLOPs per iteration / (npus x peak FLOP/s x iteration time),
+//   iteration time = slowest rank's finished time / iterations.
+void FillRow(const RunReport& report, int iterations, const GenFigures* gen, Row* row);
+
+}  // namespace orrery::sweep

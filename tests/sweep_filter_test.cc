@@ -202,5 +202,21 @@ TEST(SweepFilter, ShardsOfAFilteredSweepMerge) {
   EXPECT_EQ(Slurp(d.File("sharded/sweep.csv")), Slurp(d.File("single/sweep.csv")));
 }
 
+// --mpi in a binary built without MPI: exit 2 saying how to build it. (With
+// MPI, ctest Sweep.Mpi runs three ranks and compares bytes with --jobs=1.)
+TEST(SweepMpi, WithoutMpiTheFlagSaysHowToBuildIt) {
+#if ORRERY_BIN_HAS_MPI
+  GTEST_SKIP() << "orrery is built with MPI; ctest -R Sweep.Mpi runs the MPI sweep";
+#else
+  TempDir d;
+  WriteSpec(d, kAxes);
+  std::string err;
+  EXPECT_EQ(orrery::testing::RunCli("sweep " + d.File("sweep.yml") + " --mpi --out=" + d.File("out"), &err), 2);
+  EXPECT_NE(err.find("--mpi: this orrery was built without MPI; install Debian's libopenmpi-dev"), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("cmake -DORRERY_MPI=ON"), std::string::npos) << err;
+#endif
+}
+
 }  // namespace
 }  // namespace orrery::sweep

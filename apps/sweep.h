@@ -78,6 +78,7 @@ struct Row {
   std::optional<double> mfu;
   std::vector<uint64_t> dim_busy_ns;          // per network dimension, summed over its links
   std::vector<uint64_t> dim_exposed_comm_ns;  // per dimension, on the critical path (--critical-path)
+  std::optional<uint64_t> path_comm_other_ns;  // communication on the path on no known dimension (--critical-path)
 };
 
 struct Summary {

@@ -82,10 +82,14 @@ void FillRow(const RunReport& report, int iterations, const GenFigures* gen, Row
   if (report.critical_path.rank >= 0) {
     // Segments on several dimensions at once are split evenly, the remainder to the lowest.
     row->dim_exposed_comm_ns.assign(report.dims.size(), 0);
+    row->path_comm_other_ns = 0;
     for (const PathSegment& s : report.critical_path.segments) {
       std::vector<int> dims = PathDims(s.activity);
       std::erase_if(dims, [&](int d) { return d < 0 || d >= static_cast<int>(report.dims.size()); });
-      if (dims.empty()) continue;
+      if (dims.empty()) {
+        if (s.activity.rfind("communication", 0) == 0) *row->path_comm_other_ns += s.end_ns - s.start_ns;
+        continue;
+      }
       const uint64_t ns = s.end_ns - s.start_ns, share = ns / dims.size();
       for (int d : dims) row->dim_exposed_comm_ns[d] += share;
       row->dim_exposed_comm_ns[dims[0]] += ns - share * dims.size();

@@ -26,7 +26,10 @@ Result<GenFigures> GeneratedFigures(const std::string& generate, double system_p
 
 // Fills the row's columns from the report: the slowest rank's split, peak
 // local / remote bytes (when the run tracks capacity), per-dimension busy time,
-// the critical path's communication per dimension (when it was computed),
+// the critical path's communication per dimension (when it was computed:
+// segments by what their rank was doing, whichever rank; a segment on several
+// dimensions split evenly; communication on no known dimension, e.g. a
+// point-to-point send, in path_comm_other_ns),
 // and, with `gen`, model FLOPs, closed-form memory and
 //   MFU = model FLOPs per iteration / (npus x peak FLOP/s x iteration time),
 //   iteration time = slowest rank's finished time / iterations.

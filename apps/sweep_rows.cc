@@ -105,6 +105,7 @@ std::string RowJson(const Row& r) {
   j["mfu"] = OrNull(r.mfu);
   j["dim_busy_ns"] = r.dim_busy_ns;
   j["dim_exposed_comm_ns"] = r.dim_exposed_comm_ns;
+  j["path_comm_other_ns"] = OrNull(r.path_comm_other_ns);
   return j.dump();
 }
 
@@ -130,6 +131,7 @@ Result<Row> ParseRowJson(const std::string& line) {
     r.mfu = Optional<double>(j, "mfu");
     r.dim_busy_ns = j.at("dim_busy_ns").get<std::vector<uint64_t>>();
     r.dim_exposed_comm_ns = j.at("dim_exposed_comm_ns").get<std::vector<uint64_t>>();
+    r.path_comm_other_ns = Optional<uint64_t>(j, "path_comm_other_ns");
   } catch (const std::exception& e) {
     return Status::Invalid(std::string("not a sweep row: ") + e.what());
   }
@@ -143,6 +145,7 @@ std::string CsvHeader(const std::vector<std::string>& axis_paths, size_t dims) {
   h += ",peak_local_bytes,peak_remote_bytes,gen_memory_bytes,model_flops,mfu";
   for (size_t d = 0; d < dims; ++d) h += ",dim" + std::to_string(d) + "_busy_ns";
   for (size_t d = 0; d < dims; ++d) h += ",dim" + std::to_string(d) + "_exposed_comm_ns";
+  h += ",path_comm_other_ns";
   return h + "\n";
 }
 
@@ -162,6 +165,7 @@ std::string CsvRow(const Row& r, size_t dims) {
   for (size_t d = 0; d < dims; ++d) {
     s += "," + (d < r.dim_exposed_comm_ns.size() ? std::to_string(r.dim_exposed_comm_ns[d]) : "");
   }
+  s += "," + OptText(r.path_comm_other_ns);
   return s + "\n";
 }
 

@@ -7,8 +7,8 @@
 set -euo pipefail
 ORRERY="$1"
 MPIEXEC="$2"
-# Under scripts/sanitize.sh: OpenMPI's own allocations at exit are not Orrery's
-# leaks (the gtests cover the sweep's code with leak checking on).
+# In a sanitizer build with MPI (scripts/sanitize.sh leaves MPI out): OpenMPI's own allocations are not Orrery's
+# leaks (the gtests check the sweep's code for leaks).
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT

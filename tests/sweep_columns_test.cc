@@ -135,6 +135,7 @@ TEST(SweepColumns, PerDimensionSplit) {
   ASSERT_EQ(busy.size(), 2u);
   ASSERT_EQ(busy[0]["dim_busy_ns"].size(), 2u);
   EXPECT_TRUE(busy[0]["dim_exposed_comm_ns"].empty());
+  EXPECT_TRUE(busy[0]["path_comm_other_ns"].is_null());
   EXPECT_EQ(busy[0]["dim_busy_ns"][0], busy[1]["dim_busy_ns"][0]);
   const double b10 = busy[0]["dim_busy_ns"][1].get<double>(), b25 = busy[1]["dim_busy_ns"][1].get<double>();
   EXPECT_NEAR(b10 / b25, 2.5, 1e-3);  // each message rounded to whole ns
@@ -145,7 +146,9 @@ TEST(SweepColumns, PerDimensionSplit) {
     ASSERT_EQ(r["dim_exposed_comm_ns"].size(), 2u);
     const uint64_t on_dims = r["dim_exposed_comm_ns"][0].get<uint64_t>() + r["dim_exposed_comm_ns"][1].get<uint64_t>();
     EXPECT_GT(r["dim_exposed_comm_ns"][1].get<uint64_t>(), 0u);
-    EXPECT_LE(on_dims, r["finished_ns"].get<uint64_t>() - r["compute_ns"].get<uint64_t>());
+    ASSERT_FALSE(r["path_comm_other_ns"].is_null());
+    // The path tiles the finished time: its communication, on dimensions or not, fits in it.
+    EXPECT_LE(on_dims + r["path_comm_other_ns"].get<uint64_t>(), r["finished_ns"].get<uint64_t>());
     EXPECT_EQ(r["finished_ns"], busy[&r - &path[0]]["finished_ns"]);  // the path does not change the run
   }
   // The Ring's tensor-parallel collectives do not depend on the Switch's bandwidth; the Switch's share does.
@@ -225,6 +228,7 @@ TEST(SweepColumns, RowsSurviveAJsonRoundTrip) {
   full.mfu = 0.1 + 0.2;
   full.dim_busy_ns = {1, 2, 3};
   full.dim_exposed_comm_ns = {4, 5, 6};
+  full.path_comm_other_ns = 7;
   Row empty;
   empty.status = "--tp = 3 does not divide \"x\", y";
   for (const Row& r : {full, empty}) {

@@ -74,7 +74,7 @@ struct Row {
   // apps/sweep_metrics.h. Absent (JSON null, empty CSV field) when unknown.
   std::optional<uint64_t> peak_local_bytes, peak_remote_bytes;  // simulated, when the run tracks capacity
   std::optional<uint64_t> gen_memory_bytes;                     // generator's closed form, largest stage
-  std::string model_flops;                                      // decimal; generated transformers only
+  std::string model_flops;                                      // decimal; generated workloads only
   std::optional<double> mfu;
   std::vector<uint64_t> dim_busy_ns;          // per network dimension, summed over its links
   std::vector<uint64_t> dim_exposed_comm_ns;  // per dimension, on the critical path (--critical-path)

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "workload/gen/device.h"
+#include "workload/gen/dlrm.h"
 #include "workload/gen/formulas.h"
 #include "workload/gen/gen_args.h"
 #include "workload/gen/model.h"
@@ -19,21 +20,29 @@ Result<GenFigures> GeneratedFigures(const std::string& generate, double system_p
   auto m = gen::LoadModel(o->model);
   if (!m.ok()) return m.status();
   GenFigures g;
-  if (m->kind != gen::ModelKind::kTransformer) return g;
-  g.transformer = true;
-  const gen::Strategy& s = o->strategy;
-  const uint64_t batch = static_cast<uint64_t>(s.microbatch_size * s.microbatches * s.dp * s.ep);
-  const gen::Flops flops = gen::ModelFlops(m.value(), batch, gen::Recompute::kNone, s.lm_head);
-  g.model_flops = gen::FlopsText(flops);
-  g.model_flops_d = static_cast<double>(flops);
-  for (int64_t stage = 0; stage < s.pp; ++stage) {
-    g.memory_bytes = std::max(g.memory_bytes, gen::StageMemory(m.value(), s, stage).total_bytes);
-  }
   g.peak_tflops = system_peak_tflops;
   if (!o->device.empty()) {
     auto d = gen::FindDevice(o->device);
     if (d.ok()) g.peak_tflops = d->peak_tflops;
   }
+  if (m->kind == gen::ModelKind::kDlrm) {
+    auto s = gen::DlrmStrategyFromOptions(o.value());
+    if (!s.ok()) return s.status();
+    const gen::Flops flops = gen::DlrmClosedFormFlops(m->dlrm, s->local_batch * s->npus);
+    g.model_flops = gen::FlopsText(flops);
+    g.model_flops_d = static_cast<double>(flops);
+    return g;
+  }
+  const gen::Strategy& s = o->strategy;
+  const uint64_t batch = static_cast<uint64_t>(s.microbatch_size * s.microbatches * s.dp * s.ep);
+  const gen::Flops flops = gen::ModelFlops(m.value(), batch, gen::Recompute::kNone, s.lm_head);
+  g.model_flops = gen::FlopsText(flops);
+  g.model_flops_d = static_cast<double>(flops);
+  uint64_t memory = 0;
+  for (int64_t stage = 0; stage < s.pp; ++stage) {
+    memory = std::max(memory, gen::StageMemory(m.value(), s, stage).total_bytes);
+  }
+  g.memory_bytes = memory;
   return g;
 }
 
@@ -95,7 +104,7 @@ void FillRow(const RunReport& report, int iterations, const GenFigures* gen, Row
       row->dim_exposed_comm_ns[dims[0]] += ns - share * dims.size();
     }
   }
-  if (gen && gen->transformer) {
+  if (gen && !gen->model_flops.empty()) {
     row->model_flops = gen->model_flops;
     row->gen_memory_bytes = gen->memory_bytes;
     const double iteration_s = static_cast<double>(row->finished_ns) / std::max(1, iterations) / 1e9;

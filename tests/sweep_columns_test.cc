@@ -93,6 +93,27 @@ TEST(SweepColumns, MfuUsesTheDevicePeak) {
   EXPECT_NEAR(rows[0]["mfu"].get<double>(), mfu, 1e-12 * mfu);
 }
 
+// A DLRM's model FLOPs are its closed form (docs/generator.md), by hand for
+// MLPerf's DLRM: MLPs 6·B·Σ in·out with Σ in·out = 2,365,184 (13·512 + 512·256
+// + 256·128 bottom; 479·1024 + 1024·1024 + 1024·512 + 512·256 + 256·1 top),
+// the dot interaction 6·B·351 pairs·128, lookups 3·B·128 per table, 26 tables.
+TEST(SweepColumns, DlrmMfuDerivedByHand) {
+  TempDir d;
+  d.Write("sys.json", kSystem);
+  d.Write("sweep.yml", "base:\n  network: \"Switch(8,50GB/s,1us)\"\n  system: sys.json\n"
+                       "  generate: \"--model=dlrm-mlperf --npus=8 --microbatch-size=64\"\n"
+                       "axes:\n  network.dim0.bandwidth_gbps: [50]\n");
+  auto rows = Rows(d, "out");
+  ASSERT_EQ(rows.size(), 1u);
+  ASSERT_EQ(rows[0]["status"], "ok") << rows[0].dump();
+  const double B = 8 * 64;
+  const double flops = 6 * B * 2365184 + 6 * B * 351 * 128 + 3 * B * 128 * 26;
+  EXPECT_EQ(rows[0]["model_flops"], std::to_string(static_cast<uint64_t>(flops)));
+  const double mfu = flops / (8 * 100e12 * rows[0]["finished_ns"].get<double>() / 1e9);
+  EXPECT_NEAR(rows[0]["mfu"].get<double>(), mfu, 1e-12 * mfu);
+  EXPECT_TRUE(rows[0]["gen_memory_bytes"].is_null());  // the closed-form memory is the transformers'
+}
+
 TEST(SweepColumns, MemoryFootprint) {
   TempDir d;
   WriteSpec(d, "", "axes:\n  gen.zero: [0, 1]\n");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <set>
 
@@ -43,10 +44,12 @@ V FromValue(const Value& v) {
     out.b = v.text == "true";
     return out;
   }
-  if (!v.is_string && !v.text.empty()) {
+  const char c = v.text.empty() ? '\0' : v.text[0];
+  if (!v.is_string && (std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '+') &&
+      v.text.find_first_of("xXnN") == std::string::npos) {  // no hex, inf or nan
     char* end = nullptr;
     const double d = std::strtod(v.text.c_str(), &end);
-    if (end && *end == '\0') {
+    if (end && *end == '\0' && std::isfinite(d)) {
       out.n = d;
       return out;
     }
@@ -63,6 +66,7 @@ struct Node {
   std::string op;   // kBinary
   int a = -1, b = -1;
   int column = 0;
+  int depth = 1;
 };
 
 class Parser {
@@ -74,6 +78,10 @@ class Parser {
     auto root = Or();
     if (!root.ok()) return root.status();
     if (Peek().kind != Tok::kEnd) return Expected("an operator (or, and, ==, <, +, * ...) or the end");
+    if (too_deep_) {
+      return Error(too_deep_, "the expression nests more than " + std::to_string(kMaxDepth) +
+                                  " levels (operators and parentheses); split it into several filters");
+    }
     root_ = root.value();
     return Status::Ok();
   }
@@ -169,10 +177,16 @@ class Parser {
     return Error(Peek().column, "expected " + what + ", found " + Describe(Peek()));
   }
 
+  // Nodes know their depth; evaluation recurses that deep, so it is bounded.
+  static constexpr int kMaxDepth = 200;
   int Add(Node n) {
+    n.depth = 1 + std::max(n.a >= 0 ? nodes[n.a].depth : 0, n.b >= 0 ? nodes[n.b].depth : 0);
+    if (n.depth > kMaxDepth && !too_deep_) too_deep_ = n.column;
     nodes.push_back(std::move(n));
     return static_cast<int>(nodes.size()) - 1;
   }
+  int too_deep_ = 0;  // the column where the expression got too deep
+  int open_ = 0;      // parentheses and prefix operators open while parsing
 
   Result<int> Binary(Result<int> (Parser::*next)(), std::initializer_list<const char*> ops) {
     auto left = (this->*next)();
@@ -198,7 +212,9 @@ class Parser {
   Result<int> Not() {
     int column = 0;
     if (Accept({"not", "!"}, nullptr, &column)) {
+      if (++open_ > kMaxDepth) return Error(column, "more than " + std::to_string(kMaxDepth) + " nested operators");
       auto inner = Not();
+      --open_;
       if (!inner.ok()) return inner;
       Node n;
       n.kind = Node::kNot;
@@ -233,7 +249,9 @@ class Parser {
   Result<int> Unary() {
     int column = 0;
     if (Accept({"-"}, nullptr, &column)) {
+      if (++open_ > kMaxDepth) return Error(column, "more than " + std::to_string(kMaxDepth) + " nested operators");
       auto inner = Unary();
+      --open_;
       if (!inner.ok()) return inner;
       Node n;
       n.kind = Node::kNeg;
@@ -275,7 +293,11 @@ class Parser {
       return Add(std::move(n));
     }
     if (Accept({"("})) {
+      if (++open_ > kMaxDepth) {
+        return Error(t.column, "more than " + std::to_string(kMaxDepth) + " nested parentheses");
+      }
       auto inner = Or();
+      --open_;
       if (!inner.ok()) return inner;
       if (!Accept({")"})) return Expected("')'");
       return inner;
@@ -386,8 +408,10 @@ Result<std::vector<uint64_t>> FilterPoints(const std::string& file, const std::v
   };
   std::vector<std::unique_ptr<Compiled>> compiled;
   for (size_t f = 0; f < filters.size(); ++f) {
+    const std::string& text = filters[f].text;  // a long one is shown by its start
     const std::string where = file + ":" + std::to_string(filters[f].line) + ": filters[" + std::to_string(f) +
-                              "] '" + filters[f].text + "'";
+                              "] '" + (text.size() > 120 ? text.substr(0, 100) + "...' (" + std::to_string(text.size()) +
+                                                               " characters)" : text + "'");
     auto c = std::make_unique<Compiled>(Compiled{Parser(filters[f].text, where), {}, where});
     ORRERY_RETURN_IF_ERROR(c->parser.Parse());
     for (const auto& [name, column] : c->parser.names) {

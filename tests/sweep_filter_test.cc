@@ -124,6 +124,53 @@ TEST(SweepFilter, BadFiltersSayWhereAndWhat) {
   }
 }
 
+// Hostile filters end in a message, not a stack overflow.
+TEST(SweepFilter, DeepExpressionsAreRefused) {
+  const std::string parens = std::string(20000, '(') + "tp";
+  const std::string nots = [] {
+    std::string s;
+    for (int i = 0; i < 10000; ++i) s += "not ";
+    return s + "true";
+  }();
+  std::string sum = "tp";
+  for (int i = 0; i < 10000; ++i) sum += " + 1";
+  sum += " > 0";
+  const std::pair<std::string, std::string> cases[] = {
+      {parens, "at column 201: more than 200 nested parentheses"},
+      {nots, "at column 801: more than 200 nested operators"},
+      {std::string(10000, '-') + "1 < 0", "at column 201: more than 200 nested operators"},
+      {sum, "nests more than 200 levels"},
+  };
+  for (const auto& [filter, needle] : cases) {
+    auto r = Keeps(filter);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find(needle), std::string::npos) << r.status().message().substr(0, 300);
+    EXPECT_LT(r.status().message().size(), 400u);  // the filter is shown by its start
+    EXPECT_NE(r.status().message().find("...' (" + std::to_string(filter.size()) + " characters)"), std::string::npos);
+  }
+  // 150 levels are fine.
+  std::string ok = std::string(150, '(') + "tp" + std::string(150, ')') + " == 4";
+  auto r = Keeps(ok);
+  ASSERT_TRUE(r.ok()) << r.status().message().substr(0, 300);
+  EXPECT_TRUE(r.value());
+}
+
+// Axis values that only look like numbers stay text: hex, inf, nan.
+TEST(SweepFilter, OnlyDecimalNumbersAreNumbers) {
+  const std::vector<std::vector<Assignment>> points = {{{"system.x", Value{"0x10", false}}},
+                                                        {{"system.x", Value{"inf", false}}},
+                                                        {{"system.x", Value{"16", false}}},
+                                                        {{"system.x", Value{"16", true}}}};  // quoted: text
+  std::vector<std::string> valid = {"system.x"};
+  auto text = FilterPoints("s.yml", {{"x == '0x10' or x == 'inf' or x == '16'", 1}}, {points[0], points[1], points[3]},
+                           {}, valid);
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  EXPECT_EQ(text->size(), 3u);
+  auto number = FilterPoints("s.yml", {{"x == 16", 1}}, {points[2]}, {}, valid);
+  ASSERT_TRUE(number.ok()) << number.status().message();
+  EXPECT_EQ(number->size(), 1u);
+}
+
 TEST(SweepFilter, SpecErrorsNameTheFileAndLine) {
   TempDir d;
   WriteSpec(d, std::string(kAxes) + "filters:\n  - \"tp > 1\"\n  - \"dim2.npus > 1\"\n");

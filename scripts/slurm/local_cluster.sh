@@ -5,8 +5,10 @@
 # slurm.conf in a temporary folder, submits a small sweep as a job array
 # (scripts/slurm/sweep_array.sh: 4 tasks, at most 2 at once), waits, merges
 # the shards (scripts/slurm/merge.sh) and compares the table byte for byte
-# with a single-process `orrery sweep` of the same spec. It then submits the
-# same array again: every task resumes its finished shard and simulates nothing.
+# with a single-process `orrery sweep` of the same spec. It then cuts one
+# shard back as a kill mid-row leaves it and submits the same array again:
+# that task redoes only its missing points, the others find their shards done,
+# and the merged table is the same again.
 # The daemons it started are stopped on exit.
 #
 # Usage: scripts/slurm/local_cluster.sh [--no-install] [--keep] [--tasks=N] [--cap=C]
@@ -194,15 +196,23 @@ else
   exit 1
 fi
 
-# The same array again: each task finds its shard done.
-rm -f "$T"/out/task-*.out
+# The same array again, after task 1 "died" mid-row (its shard cut to 3 rows
+# and half a fourth, as a kill leaves it): task 1 redoes the rest, the others
+# find their shards done, and the merged table is the same.
+shard2="$T/out/sweep.shard-2-of-$tasks.jsonl"
+{ head -n 3 "$shard2"; sed -n 4p "$shard2" | head -c 30; } > "$T/cut" && mv "$T/cut" "$shard2"
+rm -f "$T"/out/task-*.out "$T/out/sweep.csv" "$T/out/sweep.jsonl"
 job2="$(ORRERY="$ORRERY" "$ROOT/scripts/slurm/sweep_array.sh" "$T/sweep.yml" "$T/out" --tasks="$tasks" --cap="$cap" -- \
   --output="$T/out/task-%a.out")"
 wait_job "$job2"
-say "resubmitted as job $job2:$(states "$job2")"
+say "task 1's shard cut to 3 rows and half a row; resubmitted as job $job2:$(states "$job2")"
 for f in "$T"/out/task-*.out; do echo "   $(basename "$f"): $(tail -n 1 "$f")"; done
-if grep -L ' 0 simulated' "$T"/out/task-*.out | grep -q .; then
-  echo "local_cluster.sh: a resubmitted task simulated points again" >&2
-  exit 1
-fi
+for f in "$T"/out/task-*.out; do
+  want=' 0 simulated'
+  [ "$(basename "$f")" = task-1.out ] && want=' simulated, 3 already done'
+  grep -q "$want" "$f" || { echo "local_cluster.sh: $(basename "$f"): expected '$want'" >&2; exit 1; }
+done
+ORRERY="$ORRERY" "$ROOT/scripts/slurm/merge.sh" "$T/out" "$T/sweep.yml" > /dev/null
+cmp -s "$T/out/sweep.csv" "$T/single/sweep.csv" || { echo "local_cluster.sh: the resumed array's table differs" >&2; exit 1; }
+say "merged again: == single-process sweep, byte for byte"
 say "OK"

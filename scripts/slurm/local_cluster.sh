@@ -3,8 +3,8 @@
 # munge if missing (idempotent; we run as root), starts munged (unless one
 # answers already) and slurmctld + slurmd on localhost from a generated
 # slurm.conf in a temporary folder, submits a small sweep as a job array
-# (scripts/slurm/sweep_array.sh: 4 tasks, at most 2 at once), waits, merges
-# the shards (scripts/slurm/merge.sh) and compares the table byte for byte
+# (scripts/slurm/sweep_array.sh: 4 tasks, at most 2 at once) and the merge as
+# a job that waits for it (scripts/slurm/merge.sh --after), and compares the table byte for byte
 # with a single-process `orrery sweep` of the same spec. It then cuts one
 # shard back as a kill mid-row leaves it and submits the same array again:
 # that task redoes only its missing points, the others find their shards done,
@@ -175,6 +175,8 @@ states() { scontrol -o show job "$1" | grep -o 'JobState=[A-Z_]*' | sort | uniq 
 job="$(ORRERY="$T/orrery-timed" "$ROOT/scripts/slurm/sweep_array.sh" "$T/sweep.yml" "$T/out" --tasks="$tasks" --cap="$cap" -- \
   --output="$T/out/task-%a.out")"
 say "submitted job array $job: $tasks tasks, at most $cap at once (--array=0-$((tasks - 1))%$cap)"
+merge_job="$(ORRERY="$ORRERY" "$ROOT/scripts/slurm/merge.sh" "$T/out" "$T/sweep.yml" --after="$job")"
+say "submitted the merge as job $merge_job, to run after job $job (scripts/slurm/merge.sh --after=$job)"
 wait_job "$job"
 most="$(most_at_once)"
 say "job $job done:$(states "$job") at most $most tasks ran at once"
@@ -185,8 +187,10 @@ if scontrol -o show job "$job" | grep -o 'JobState=[A-Z_]*' | grep -q -v COMPLET
 fi
 ((most <= cap)) || { echo "local_cluster.sh: $most tasks ran at once, more than the cap $cap" >&2; exit 1; }
 
-say "scripts/slurm/merge.sh:"
-ORRERY="$ORRERY" "$ROOT/scripts/slurm/merge.sh" "$T/out" "$T/sweep.yml" | sed 's/^/   /' 
+wait_job "$merge_job"
+say "merge job $merge_job:$(states "$merge_job") its output:"
+sed 's/^/   /' "$T"/out/orrery-merge-"$merge_job".out
+scontrol -o show job "$merge_job" | grep -q 'JobState=COMPLETED' || { echo "local_cluster.sh: the merge job failed" >&2; exit 1; }
 "$ORRERY" sweep "$T/sweep.yml" --jobs=2 --quiet --out="$T/single" >/dev/null
 if cmp -s "$T/out/sweep.csv" "$T/single/sweep.csv" && cmp -s "$T/out/sweep.jsonl" "$T/single/sweep.jsonl"; then
   say "merged array output == single-process sweep, byte for byte ($(($(wc -l < "$T/out/sweep.csv") - 1)) rows)"

@@ -3,7 +3,7 @@
 //
 // A sweep spec (YAML) names a base — the inputs `orrery run` takes, or a
 // generator command line — and axes that replace fields of it by dotted
-// path. The base's files are read and parsed once; a point is the parsed base
+// path, and filters that keep some points (apps/sweep_filter.h). The base's files are read and parsed once; a point is the parsed base
 // with some fields replaced (RunConfig's pre-resolved `system` and
 // `network_dims`, or a regenerated workload), so no point writes a file.
 #pragma once
@@ -105,7 +105,8 @@ Result<Summary> RunSweep(const Spec& spec, const Options& options, std::string* 
                          const Runner& runner = nullptr);
 
 // Unions the shards' JSON Lines in `dir` into sweep.jsonl and sweep.csv;
-// a point present in two shards, or missing, is an error.
+// a point present in two shards is an error. (Points no shard has are not
+// known here: scripts/slurm/merge.sh checks the count against the spec.)
 Result<Summary> MergeShards(const std::string& dir);
 
 std::string RowJson(const Row& row);

@@ -291,7 +291,8 @@ class Preparer {
   std::map<std::string, Entry> generated_;
 };
 
-// The base's values by path, for filters: the generate line's flags, the
+// The base's values by path, for filters: the generate line's flags (and the
+// generator's defaults of the parallelism flags it leaves out), the
 // network's dimensions, the system JSON's scalar keys (a per-dimension list
 // whose entries are equal counts as that value), the run settings.
 std::map<std::string, Value> BaseValues(const Spec& spec, const std::vector<Dim>& dims) {
@@ -306,7 +307,14 @@ std::map<std::string, Value> BaseValues(const Spec& spec, const std::vector<Dim>
       base["gen." + a.substr(2, eq - 2)] = Value{a.substr(eq + 1), false};
     }
   }
-  if (!spec.generate.empty() && !base.count("gen.sp")) base["gen.sp"] = Value{"false", false};
+  if (!spec.generate.empty()) {
+    // The generator's defaults for the flags the line leaves out (workload/gen/strategy.h).
+    for (const char* flag : {"tp", "cp", "ep", "dp", "pp", "microbatches", "microbatch-size"}) {
+      base.emplace(std::string("gen.") + flag, Value{"1", false});
+    }
+    base.emplace("gen.zero", Value{"0", false});
+    base.emplace("gen.sp", Value{"false", false});
+  }
   for (size_t k = 0; k < dims.size(); ++k) {
     const std::string d = "network.dim" + std::to_string(k) + ".";
     base[d + "bandwidth_gbps"] = Value{Num(dims[k].bandwidth_gbps), false};

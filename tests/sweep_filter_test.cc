@@ -108,7 +108,7 @@ TEST(SweepFilter, BadFiltersSayWhereAndWhat) {
       {"tp / (zero - 1) > 1", {"'/' at column 4 divides by zero"}},
       {"all-reduce-implementation + 1 > 0", {"'+' at column 27 takes numbers, got a string"}},
       {"not tp", {"'not' at column 1 takes true or false, got a number"}},
-      {"pp > 1", {"'pp' (gen.pp) has no value at point 0", "not on an axis there and the base does not set it"}},
+      {"global-batch > 1", {"'global-batch' (gen.global-batch) has no value at point 0", "not on an axis there and the base does not set it"}},
       {"tp > 1 and", {"at column 11: expected a number"}},
       {"tp $ 1", {"at column 4: unexpected character '$'"}},
   };
@@ -223,6 +223,15 @@ TEST(SweepFilter, FilteredPointsAreNotRunAndNotRows) {
     ASSERT_TRUE(std::getline(lines, line));
     EXPECT_EQ(line.substr(0, line.find(',')), std::to_string(index));
   }
+}
+
+// Names the generate line leaves out take the generator's defaults (pp 1, ZeRO 0, no SP).
+TEST(SweepFilter, TheGeneratorsDefaultsAreBaseValues) {
+  TempDir d;
+  WriteSpec(d, std::string(kAxes) + "filters: [\"tp * dp * pp == 8 and cp == 1 and not sp and microbatches == 2\"]\n");
+  auto spec = ReadSpec(d.File("sweep.yml"));
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  EXPECT_EQ(spec->points.size(), 18u);
 }
 
 // Shards split the kept points (balanced), and merge to the single run's table.

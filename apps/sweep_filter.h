@@ -16,8 +16,8 @@
 // gen.tp, system.reduce-scatter-implementation, run.iterations), or any
 // dot-separated tail of one that names exactly one path (tp, dim1.bandwidth_gbps).
 // Its value is the point's, else the base's (the generate line's flags or the
-// generator's defaults, the
-// network's dimensions, the system JSON's keys, the run settings). A '-' joins
+// generator's defaults, the network's dimensions, the system JSON's keys, the
+// run settings). A '-' joins
 // two letters inside a name (microbatch-size); write subtraction with spaces.
 #pragma once
 #include <cstdint>

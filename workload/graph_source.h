@@ -27,6 +27,12 @@ class GraphSource {
   // True when rank `rank`'s input is known to give rank 0's graph without
   // building it (byte-identical trace files, the same generated class).
   virtual bool SameInputAsRank0(int rank) const = 0;
+  // Rank classes the source knows (workload/rank_classes.h): class id per
+  // rank, or null. The contract: ranks of one class have the same graph except
+  // that peer ranks move with the rank (rank r + d where the class's first
+  // rank has rank + d) and each collective's group is the group of the same
+  // kind that holds the rank.
+  virtual const std::vector<int>* DeclaredClasses() const { return nullptr; }
   // Communicator groups the source defines (name -> ranks); empty: none.
   virtual std::map<std::string, std::vector<int>> CommGroups() const { return {}; }
 };

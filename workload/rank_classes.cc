@@ -124,10 +124,30 @@ void Normalize(NpuGraph* g, const Topology& t, const std::vector<GroupShape>& sh
   }
 }
 
+// One point-to-point peer of a class's graphs, relative to the rank.
+struct Peer {
+  int rank_delta = 0;  // peer - rank (a generator's classes move their peers so)
+  int offset = 0;      // the network offset (Offset)
+};
+
+// The distinct peers of `g` in node order; `normalized`: its peers are offsets already.
+std::vector<Peer> PeersOf(const NpuGraph& g, const Topology& t, bool normalized) {
+  std::vector<Peer> out;
+  for (const WorkNode& n : g.nodes) {
+    if (n.kind != NodeKind::kSend && n.kind != NodeKind::kRecv) continue;
+    const int p = n.kind == NodeKind::kSend ? n.comm_dst : n.comm_src;
+    const Peer peer = normalized ? Peer{0, p} : Peer{p - g.rank, Offset(t, g.rank, p)};
+    if (std::none_of(out.begin(), out.end(), [&](const Peer& x) { return x.offset == peer.offset; })) {
+      out.push_back(peer);
+    }
+  }
+  return out;
+}
+
 // Classes of trace files: every rank's graph compared (hash, then node by
-// node) with the first rank of each class so far.
+// node) with the first rank of each class so far; the peers of each class.
 Status ClassesFromGraphs(const ClassInputs& in, const std::vector<GroupShape>& shapes, std::vector<int32_t>* class_of,
-                         std::string* reason) {
+                         std::vector<std::vector<Peer>>* peers, std::vector<uint8_t>* group_used, std::string* reason) {
   const Topology& t = *in.topology;
   std::vector<NpuGraph> heads;
   std::unordered_map<uint64_t, std::vector<int>> by_hash;
@@ -137,6 +157,9 @@ Status ClassesFromGraphs(const ClassInputs& in, const std::vector<GroupShape>& s
     if (!g.ok()) return g.status();
     *reason = GraphReason(g.value(), *in.so, shapes);
     if (!reason->empty()) return Status::Ok();
+    for (const WorkNode& n : g->nodes) {
+      if (n.kind == NodeKind::kColl && n.group >= 0) (*group_used)[n.group] = 1;
+    }
     Normalize(&g.value(), t, shapes);
     const uint64_t h = GraphShapeHash(g.value());
     std::vector<int>& bucket = by_hash[h];
@@ -149,6 +172,7 @@ Status ClassesFromGraphs(const ClassInputs& in, const std::vector<GroupShape>& s
     if ((*class_of)[r] >= 0) continue;
     (*class_of)[r] = static_cast<int32_t>(heads.size());
     bucket.push_back(static_cast<int>(heads.size()));
+    peers->push_back(PeersOf(g.value(), t, true));
     heads.push_back(std::move(g.value()));
   }
   return Status::Ok();
@@ -163,17 +187,69 @@ Result<ClassDecision> DecideRankClasses(const ClassInputs& in) {
   d.note = ConfigReason(in);
   if (!d.note.empty()) return d;
   const std::vector<GroupShape> shapes = Shapes(t, *in.groups);
-  RankClassMap& m = d.map;
+  // 1. Ranks with equal graphs: the generator's classes, or graphs compared.
+  std::vector<int32_t> graph_class;
+  std::vector<std::vector<Peer>> class_peers;
+  // Groups some collective uses: every rank's (trace files), the representatives' (a generator,
+  // whose members use the group of the same kind: inside a class when the representative's is).
+  std::vector<uint8_t> group_used(in.groups->size(), 0);
   const std::vector<int>* declared = in.source->DeclaredClasses();
   if (declared) {
-    m.class_of.assign(declared->begin(), declared->end());
-  } else if (Status st = ClassesFromGraphs(in, shapes, &m.class_of, &d.note); !st.ok()) {
+    graph_class.assign(declared->begin(), declared->end());
+    int n = 0;
+    for (int c : graph_class) n = std::max(n, c + 1);
+    class_peers.resize(n);
+    std::vector<uint8_t> seen(n, 0);
+    for (int r = 0; r < npus; ++r) {
+      if (seen[graph_class[r]]) continue;
+      seen[graph_class[r]] = 1;
+      auto g = in.load(r);
+      if (!g.ok()) return g.status();
+      class_peers[graph_class[r]] = PeersOf(g.value(), t, false);
+    }
+  } else if (Status st = ClassesFromGraphs(in, shapes, &graph_class, &class_peers, &group_used, &d.note); !st.ok()) {
     return st;
   } else if (!d.note.empty()) {
     return d;
   }
-  int classes = 0;
-  for (int c : m.class_of) classes = std::max(classes, c + 1);
+  // 2. Each rank's peers, in its class's order; a generator's class moves its
+  // peers with the rank, so check the network sees the same offset.
+  std::vector<uint32_t> peer_begin(npus + 1, 0);
+  std::vector<int32_t> peer_of;
+  for (int r = 0; r < npus; ++r) {
+    for (const Peer& p : class_peers[graph_class[r]]) {
+      int mine = Shift(t, r, p.offset, +1);
+      if (declared) {
+        mine = r + p.rank_delta;
+        if (mine < 0 || mine >= npus || Offset(t, r, mine) != p.offset) {
+          d.note = "rank " + std::to_string(r) + "'s peer at rank distance " + std::to_string(p.rank_delta) +
+                   " is not at the network offset its class's first rank sees";
+          return d;
+        }
+      }
+      peer_of.push_back(mine);
+    }
+    peer_begin[r + 1] = static_cast<uint32_t>(peer_of.size());
+  }
+  // 3. Split until every member's peers are in the classes of every other
+  // member's peers (a straggler's peers leave their class, and theirs, ...).
+  RankClassMap& m = d.map;
+  m.class_of = graph_class;
+  size_t count = 0;
+  for (;;) {
+    std::map<std::vector<int32_t>, int32_t> ids;
+    std::vector<int32_t> next(npus);
+    std::vector<int32_t> sig;
+    for (int r = 0; r < npus; ++r) {
+      sig.assign(1, m.class_of[r]);
+      for (uint32_t k = peer_begin[r]; k < peer_begin[r + 1]; ++k) sig.push_back(m.class_of[peer_of[k]]);
+      next[r] = ids.emplace(sig, static_cast<int32_t>(ids.size())).first->second;
+    }
+    m.class_of = std::move(next);
+    if (ids.size() == count) break;
+    count = ids.size();
+  }
+  const int classes = static_cast<int>(count);
   if (classes >= npus) {
     d.note = "every rank is a class of its own";
     return d;
@@ -181,16 +257,11 @@ Result<ClassDecision> DecideRankClasses(const ClassInputs& in) {
   m.rep.assign(classes, -1);
   m.size.assign(classes, 0);
   for (int c : m.class_of) m.size[c]++;
+  const int split = classes - static_cast<int>(class_peers.size());
 
-  // Representatives: from rank 0, follow each representative's messages to
+  // 4. Representatives: from rank 0, follow each representative's messages to
   // other classes; the peer becomes its class's representative, so every
   // message between classes is one between simulated ranks.
-  struct Peer {
-    int rank_delta, offset;
-    bool same_class;
-  };
-  std::vector<std::vector<Peer>> peers(classes);
-  std::vector<uint8_t> shape_used(shapes.size(), 0);
   std::vector<uint32_t> slab_masks;  // involved dimensions of collectives on all NPUs
   std::deque<int> queue;
   for (int seed = 0; seed < npus; ++seed) {
@@ -208,15 +279,7 @@ Result<ClassDecision> DecideRankClasses(const ClassInputs& in) {
       for (const WorkNode& n : g->nodes) {
         if (n.kind == NodeKind::kColl) {
           if (n.group >= 0) {
-            shape_used[shapes[n.group].key] = 1;
-            for (int member : (*in.groups)[n.group]) {
-              if (m.class_of[member] != c) {
-                d.note = "rank " + std::to_string(rep) + "'s node " + std::to_string(n.id) + " is a collective whose "
-                         "group spans rank classes " + std::to_string(c) + " and " + std::to_string(m.class_of[member]) +
-                         " (rank " + std::to_string(member) + ")";
-                return d;
-              }
-            }
+            group_used[n.group] = 1;
           } else {
             uint32_t mask = 0;
             for (int k = 0; k < t.num_dims(); ++k) {
@@ -231,12 +294,7 @@ Result<ClassDecision> DecideRankClasses(const ClassInputs& in) {
         }
         if (n.kind != NodeKind::kSend && n.kind != NodeKind::kRecv) continue;
         const int p = n.kind == NodeKind::kSend ? n.comm_dst : n.comm_src;
-        const Peer peer{p - rep, Offset(t, rep, p), m.class_of[p] == c};
-        auto& list = peers[c];
-        if (std::none_of(list.begin(), list.end(), [&](const Peer& x) { return x.rank_delta == peer.rank_delta; })) {
-          list.push_back(peer);
-        }
-        if (peer.same_class) continue;
+        if (m.class_of[p] == c) continue;
         int& other = m.rep[m.class_of[p]];
         if (other < 0) {
           other = p;
@@ -250,10 +308,9 @@ Result<ClassDecision> DecideRankClasses(const ClassInputs& in) {
       d.rep_graphs.push_back(std::move(g.value()));
     }
   }
-  // Groups of the shapes the representatives use lie inside one class each
-  // (every member's group has its representative's shape).
+  // 5. Collectives stay inside a class.
   for (size_t g = 0; g < in.groups->size(); ++g) {
-    if (!shape_used[shapes[g].key]) continue;
+    if (!group_used[g]) continue;
     const std::vector<int>& ranks = (*in.groups)[g];
     for (int r : ranks) {
       if (m.class_of[r] != m.class_of[ranks[0]]) {
@@ -264,8 +321,8 @@ Result<ClassDecision> DecideRankClasses(const ClassInputs& in) {
       }
     }
   }
-  // A collective on all NPUs (or on whole dimensions of every rank): the
-  // neighbours along each dimension it spans are in one class.
+  // A collective on all NPUs (or whole dimensions of each rank): neighbours
+  // along every dimension it spans are in one class.
   for (uint32_t mask : slab_masks) {
     for (int k = 0; k < t.num_dims(); ++k) {
       if (!(mask & (1u << k)) || t.dims()[k].npus < 2) continue;
@@ -279,42 +336,26 @@ Result<ClassDecision> DecideRankClasses(const ClassInputs& in) {
       }
     }
   }
-  // Network position: every member's peers sit at its representative's
-  // peers' offsets and in their classes; a peer in the member's own class has
-  // a partner at the opposite offset in the class too (its mirrored sender).
+  // 6. A message inside a class is mirrored: the member at the opposite
+  // offset sends the same message at the same time, so it must be a member.
   for (int r = 0; r < npus; ++r) {
-    const int c = m.class_of[r];
-    const int rep = m.rep[c];
-    for (const Peer& p : peers[c]) {
-      int mine = Shift(t, r, p.offset, +1);
-      if (declared) {
-        // A generator's class moves its peers with the rank: check the network sees the same offset.
-        mine = r + p.rank_delta;
-        if (mine < 0 || mine >= npus || Offset(t, r, mine) != p.offset) {
-          d.note = "rank " + std::to_string(r) + "'s peer " + (mine >= 0 && mine < npus ? std::to_string(mine) : "") +
-                   " is not at the network offset of its representative's peer (rank " + std::to_string(rep) + " -> " +
-                   std::to_string(rep + p.rank_delta) + ")";
-          return d;
-        }
-      }
-      const int theirs = rep + p.rank_delta;
-      if (m.class_of[mine] != m.class_of[theirs]) {
-        d.note = "rank " + std::to_string(r) + "'s peer " + std::to_string(mine) + " is in rank class " +
-                 std::to_string(m.class_of[mine]) + ", its representative's peer " + std::to_string(theirs) +
-                 " in class " + std::to_string(m.class_of[theirs]);
-        return d;
-      }
-      if (p.same_class && m.class_of[Shift(t, r, p.offset, -1)] != c) {
-        d.note = "rank " + std::to_string(r) + " exchanges messages inside its class, but rank " +
-                 std::to_string(Shift(t, r, p.offset, -1)) + " at the opposite offset is in another class";
+    for (uint32_t k = peer_begin[r]; k < peer_begin[r + 1]; ++k) {
+      if (m.class_of[peer_of[k]] != m.class_of[r]) continue;
+      const int sender = Shift(t, r, Offset(t, r, peer_of[k]), -1);
+      if (m.class_of[sender] != m.class_of[r]) {
+        d.note = "rank " + std::to_string(r) + " exchanges messages with rank " + std::to_string(peer_of[k]) +
+                 " of its class, but rank " + std::to_string(sender) + " at the opposite offset is in another class";
         return d;
       }
     }
   }
   std::sort(d.rep_graphs.begin(), d.rep_graphs.end(), [](const NpuGraph& a, const NpuGraph& b) { return a.rank < b.rank; });
   d.use = true;
-  d.note = std::to_string(classes) + " rank class" + (classes == 1 ? "" : "es") + " (" +
-           (declared ? "the generator's pipeline stages and roles" : "traces equal up to node ids and peer offsets") +
+  // The same words whichever source found the classes (a generated workload
+  // and its written traces give identical reports).
+  d.note = std::to_string(classes) + " rank class" + (classes == 1 ? "" : "es") +
+           " (ranks whose graphs are equal up to node ids, peer offsets and groups, on equivalent network "
+           "positions" + (split > 0 ? "; " + std::to_string(split) + " split off by the classes of their peers" : "") +
            "): one representative each simulated for all " + std::to_string(npus) + " ranks";
   return d;
 }

@@ -260,6 +260,9 @@ std::string FormatReportJson(const RunReport& r) {
   }
   auto& colls = j["collectives"] = nlohmann::ordered_json::array();
   if (!r.all_collectives.empty() && r.symmetric) j["collectives_note"] = "symmetric run: rank 0's collectives are every rank's";
+  if (!r.all_collectives.empty() && r.rank_classes > 0) {
+    j["collectives_note"] = "rank classes: each rank's collectives are its class representative's (with its node ids)";
+  }
   for (const auto& c : r.all_collectives.empty() ? r.collectives : r.all_collectives) {
     colls.push_back({{"rank", c.rank}, {"node_id", c.node_id}, {"type", c.type}, {"bytes", c.bytes}, {"algorithm", c.algorithm},
                      {"start_ns", c.start_ns}, {"end_ns", c.end_ns}});

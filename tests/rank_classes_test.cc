@@ -104,6 +104,12 @@ TEST(RankClasses, GeneratedPipelineEqualsFullEngine2D) {
   GeneratedPipeline("Ring(2,300GB/s,500ns)_Switch(16,50GB/s,2us)");
 }
 
+// Switch(4) x Ring(2): ring on both dimensions.
+const char kSystem2D[] = R"({"scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
+    "preferred-dataset-splits": 2, "all-reduce-implementation": ["ring", "ring"],
+    "all-gather-implementation": ["ring", "ring"], "reduce-scatter-implementation": ["ring", "ring"],
+    "all-to-all-implementation": ["ring", "ring"], "collective-optimization": "localBWAware"})";
+
 // ASTRA-sim-style traces: a 2-stage pipeline (ranks 0-3 stage 0, 4-7 stage
 // 1, on Switch(4) x Ring(2)), two microbatches, a data-parallel all-reduce
 // inside each stage. Every rank numbers its nodes differently and names
@@ -111,10 +117,7 @@ TEST(RankClasses, GeneratedPipelineEqualsFullEngine2D) {
 // `slow`: this rank's compute takes `slow_us` instead of 10 us.
 void WritePipelineTraces(const TempDir& d, bool all_reduce, int slow = -1, uint64_t slow_us = 0) {
   d.Write("network.yml", "topology: [ Switch, Ring ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 2000 ]\n");
-  d.Write("system.json", R"({"scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
-    "preferred-dataset-splits": 2, "all-reduce-implementation": ["ring", "ring"],
-    "all-gather-implementation": ["ring", "ring"], "reduce-scatter-implementation": ["ring", "ring"],
-    "all-to-all-implementation": ["ring", "ring"], "collective-optimization": "localBWAware"})");
+  d.Write("system.json", kSystem2D);
   d.Write("groups.json", R"({"dp0": [0, 1, 2, 3], "dp1": [4, 5, 6, 7]})");
   testing::WriteTraces(d, 8, [&](int r) {
     const bool first = r < 4;
@@ -213,6 +216,66 @@ TEST(RankClasses, StragglerSplitsItsClassAndItsPeersClass) {
   EXPECT_NE(with.symmetry_note.find("1 split off by the classes of their peers"), std::string::npos)
       << with.symmetry_note;
   EXPECT_NE(with.per_npu[5].finished_ns, with.per_npu[4].finished_ns);
+  ExpectSameAsFull(with, off, /*same_ids=*/false);
+}
+
+// Point-to-point inside one class: every rank of a Ring(8) computes, sends
+// to its right neighbour and receives from its left one. One class; each
+// send is modelled by the message the left neighbour sends at the same time.
+TEST(RankClasses, MessagesInsideAClassAreMirrored) {
+  TempDir d;
+  d.Write("network.yml", testing::NetworkYaml("Ring", 8, 50, 700));
+  d.Write("system.json", testing::SystemJson("ring", 1, 10, 1000));
+  testing::WriteTraces(d, 8, [](int r) {
+    std::vector<ChakraProtoMsg::Node> nodes;
+    const uint64_t base = 10 * static_cast<uint64_t>(r);
+    auto comp = MakeNode(base, ChakraProtoMsg::COMP_NODE);
+    comp.set_duration_micros(3);
+    auto send = MakeNode(base + 1, ChakraProtoMsg::COMM_SEND_NODE);
+    SetAttr(&send, "comm_dst", static_cast<uint64_t>((r + 1) % 8));
+    SetAttr(&send, "comm_size", uint64_t{1} << 16);
+    send.add_data_deps(base);
+    auto recv = MakeNode(base + 2, ChakraProtoMsg::COMM_RECV_NODE);
+    SetAttr(&recv, "comm_src", static_cast<uint64_t>((r + 7) % 8));
+    SetAttr(&recv, "comm_size", uint64_t{1} << 16);
+    auto after = MakeNode(base + 3, ChakraProtoMsg::COMP_NODE);
+    after.set_duration_micros(2);
+    after.add_data_deps(base + 2);
+    return std::vector<ChakraProtoMsg::Node>{comp, send, recv, after};
+  });
+  RunConfig c;
+  c.workload_prefix = d.File("trace");
+  c.network_path = d.File("network.yml");
+  c.system_path = d.File("system.json");
+  auto [with, off] = RunBoth(c);
+  EXPECT_EQ(with.rank_classes, 1) << with.symmetry_note;
+  // Hand-derived: 3 us compute, then the neighbour's 64 KiB over one hop
+  // (700 ns + 65536 B / 50 GiB/s = 1220.7 -> 1220 ns), then 2 us compute.
+  EXPECT_EQ(with.per_npu[5].finished_ns, 3000u + 700u + 1220u + 2000u);
+  EXPECT_EQ(with.messages, 8u);
+  ExpectSameAsFull(with, off, /*same_ids=*/false);
+}
+
+// A representative that talks to two ranks of one class: they cannot both
+// be simulated as that class's representative, so the run falls back.
+TEST(RankClasses, TwoPeersInOneClassFallBack) {
+  TempDir d;
+  d.Write("network.yml", "topology: [ Switch, Ring ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 2000 ]\n");
+  d.Write("system.json", kSystem2D);
+  std::vector<testing::P2PMsg> msgs;
+  for (int r = 0; r < 4; ++r) msgs.push_back({r, 4 + r, 1 << 20, 1});
+  for (int r = 0; r < 4; ++r) msgs.push_back({r, 4 + (r + 1) % 4, 1 << 10, 2});
+  testing::WriteP2PTraces(d, 8, msgs);
+  RunConfig c;
+  c.workload_prefix = d.File("trace");
+  c.network_path = d.File("network.yml");
+  c.system_path = d.File("system.json");
+  auto [with, off] = RunBoth(c);
+  EXPECT_EQ(with.rank_classes, 0);
+  EXPECT_NE(with.symmetry_note.find("rank classes: rank 0 (representing class 0) exchanges messages with rank 5, but "
+                                    "rank 4 represents its class"),
+            std::string::npos)
+      << with.symmetry_note;
   ExpectSameAsFull(with, off, /*same_ids=*/false);
 }
 

@@ -126,17 +126,15 @@ void Normalize(NpuGraph* g, const Topology& t, const std::vector<GroupShape>& sh
 
 // One point-to-point peer of a class's graphs, relative to the rank.
 struct Peer {
-  int rank_delta = 0;  // peer - rank (a generator's classes move their peers so)
-  int offset = 0;      // the network offset (Offset)
+  int offset = 0;  // the network offset (Offset)
 };
 
-// The distinct peers of `g` in node order; `normalized`: its peers are offsets already.
-std::vector<Peer> PeersOf(const NpuGraph& g, const Topology& t, bool normalized) {
+// The distinct peers of a normalized graph (peers are offsets) in node order.
+std::vector<Peer> PeersOf(const NpuGraph& g) {
   std::vector<Peer> out;
   for (const WorkNode& n : g.nodes) {
     if (n.kind != NodeKind::kSend && n.kind != NodeKind::kRecv) continue;
-    const int p = n.kind == NodeKind::kSend ? n.comm_dst : n.comm_src;
-    const Peer peer = normalized ? Peer{0, p} : Peer{p - g.rank, Offset(t, g.rank, p)};
+    const Peer peer{n.kind == NodeKind::kSend ? n.comm_dst : n.comm_src};
     if (std::none_of(out.begin(), out.end(), [&](const Peer& x) { return x.offset == peer.offset; })) {
       out.push_back(peer);
     }
@@ -172,7 +170,7 @@ Status ClassesFromGraphs(const ClassInputs& in, const std::vector<GroupShape>& s
     if ((*class_of)[r] >= 0) continue;
     (*class_of)[r] = static_cast<int32_t>(heads.size());
     bucket.push_back(static_cast<int>(heads.size()));
-    peers->push_back(PeersOf(g.value(), t, true));
+    peers->push_back(PeersOf(g.value()));
     heads.push_back(std::move(g.value()));
   }
   return Status::Ok();
@@ -194,41 +192,40 @@ Result<ClassDecision> DecideRankClasses(const ClassInputs& in) {
   // whose members use the group of the same kind: inside a class when the representative's is).
   std::vector<uint8_t> group_used(in.groups->size(), 0);
   const std::vector<int>* declared = in.source->DeclaredClasses();
+  std::vector<int> probe;
+  if (declared && !in.source->RankPeers(0, &probe)) declared = nullptr;
+  std::vector<uint32_t> peer_begin(npus + 1, 0);
+  std::vector<int32_t> peer_of;  // each rank's distinct peers, in its class's order
   if (declared) {
-    graph_class.assign(declared->begin(), declared->end());
-    int n = 0;
-    for (int c : graph_class) n = std::max(n, c + 1);
-    class_peers.resize(n);
-    std::vector<uint8_t> seen(n, 0);
+    // The source's classes, split by the network offsets of each rank's peers
+    // (node by node): ranks of one class then have equal graphs up to renaming.
+    std::map<std::pair<int, std::vector<int>>, int32_t> ids;
+    std::vector<int> offsets;
+    graph_class.resize(npus);
     for (int r = 0; r < npus; ++r) {
-      if (seen[graph_class[r]]) continue;
-      seen[graph_class[r]] = 1;
-      auto g = in.load(r);
-      if (!g.ok()) return g.status();
-      class_peers[graph_class[r]] = PeersOf(g.value(), t, false);
+      in.source->RankPeers(r, &probe);
+      offsets.clear();
+      for (int p : probe) offsets.push_back(Offset(t, r, p));
+      auto [it, added] = ids.emplace(std::make_pair((*declared)[r], offsets), static_cast<int32_t>(ids.size()));
+      graph_class[r] = it->second;
+      if (added) {
+        class_peers.emplace_back();
+        for (int off : offsets) {
+          auto& list = class_peers.back();
+          if (std::none_of(list.begin(), list.end(), [&](const Peer& x) { return x.offset == off; })) {
+            list.push_back(Peer{off});
+          }
+        }
+      }
     }
   } else if (Status st = ClassesFromGraphs(in, shapes, &graph_class, &class_peers, &group_used, &d.note); !st.ok()) {
     return st;
   } else if (!d.note.empty()) {
     return d;
   }
-  // 2. Each rank's peers, in its class's order; a generator's class moves its
-  // peers with the rank, so check the network sees the same offset.
-  std::vector<uint32_t> peer_begin(npus + 1, 0);
-  std::vector<int32_t> peer_of;
+  // 2. Each rank's peers, in its class's order.
   for (int r = 0; r < npus; ++r) {
-    for (const Peer& p : class_peers[graph_class[r]]) {
-      int mine = Shift(t, r, p.offset, +1);
-      if (declared) {
-        mine = r + p.rank_delta;
-        if (mine < 0 || mine >= npus || Offset(t, r, mine) != p.offset) {
-          d.note = "rank " + std::to_string(r) + "'s peer at rank distance " + std::to_string(p.rank_delta) +
-                   " is not at the network offset its class's first rank sees";
-          return d;
-        }
-      }
-      peer_of.push_back(mine);
-    }
+    for (const Peer& p : class_peers[graph_class[r]]) peer_of.push_back(Shift(t, r, p.offset, +1));
     peer_begin[r + 1] = static_cast<uint32_t>(peer_of.size());
   }
   // 3. Split until every member's peers are in the classes of every other

@@ -104,6 +104,31 @@ TEST(RankClasses, GeneratedPipelineEqualsFullEngine2D) {
   GeneratedPipeline("Ring(2,300GB/s,500ns)_Switch(16,50GB/s,2us)");
 }
 
+// Context parallelism: ring-attention messages go to cp + 1 (wrapping), so
+// the peer's rank distance depends on the rank. The generator's stage
+// classes are split by their network offsets; where CP is a whole Ring
+// dimension the offsets agree and the stages stay classes, where it is part
+// of a Switch the split classes share a data-parallel group: a fall back.
+TEST(RankClasses, GeneratedContextParallelEqualsFullEngine) {
+  TempDir d;
+  d.Write("system.json", kSystem);
+  auto source = gen::GeneratedSource("--model=llama3-8b --tp=2 --pp=4 --dp=2 --cp=2 --microbatches=2 --zero=3");
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  RunConfig c;
+  c.source = source.value();
+  c.system_path = d.File("system.json");
+  c.network_path = "Ring(2,300GB/s,500ns)_Ring(2,300GB/s,500ns)_Switch(2,50GB/s,2us)_Switch(4,50GB/s,2us)";
+  auto [with, off] = RunBoth(c);
+  EXPECT_EQ(with.rank_classes, 4) << with.symmetry_note;
+  ExpectSameAsFull(with, off);
+  c.network_path = "Ring(2,300GB/s,500ns)_Switch(16,50GB/s,2us)";
+  auto [flat, flat_off] = RunBoth(c);
+  EXPECT_EQ(flat.rank_classes, 0);
+  EXPECT_NE(flat.symmetry_note.find("rank classes: communicator group"), std::string::npos) << flat.symmetry_note;
+  EXPECT_NE(flat.symmetry_note.find("spans rank classes"), std::string::npos) << flat.symmetry_note;
+  ExpectSameAsFull(flat, flat_off);
+}
+
 // Switch(4) x Ring(2): ring on both dimensions.
 const char kSystem2D[] = R"({"scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
     "preferred-dataset-splits": 2, "all-reduce-implementation": ["ring", "ring"],

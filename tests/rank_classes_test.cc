@@ -304,6 +304,28 @@ TEST(RankClasses, TwoPeersInOneClassFallBack) {
   ExpectSameAsFull(with, off, /*same_ids=*/false);
 }
 
+// Every rank different: reading stops once more than half the ranks are
+// classes of their own (the classes would hold as many graphs as the full run).
+TEST(RankClasses, MostlyDistinctRanksFallBackEarly) {
+  TempDir d;
+  WritePipelineTraces(d, false);
+  // Overwrite with traces whose compute differs on every rank.
+  testing::WriteTraces(d, 8, [](int r) {
+    auto n = MakeNode(0, ChakraProtoMsg::COMP_NODE);
+    n.set_duration_micros(1 + static_cast<uint64_t>(r));
+    return std::vector<ChakraProtoMsg::Node>{n};
+  });
+  RunConfig c = TraceConfig(d, true);  // groups: the symmetric path declines, classes are tried
+  auto [with, off] = RunBoth(c);
+  EXPECT_EQ(with.rank_classes, 0);
+  // More than half of 8 is 5: the fifth distinct graph is rank 4's.
+  EXPECT_NE(with.symmetry_note.find("rank classes: more than half the ranks differ from every other (5 distinct "
+                                    "graphs up to rank 4)"),
+            std::string::npos)
+      << with.symmetry_note;
+  ExpectSameAsFull(with, off);
+}
+
 TEST(RankClasses, CongestionAwareBackendFallsBack) {
   TempDir d;
   WritePipelineTraces(d, true);

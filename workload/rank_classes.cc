@@ -168,6 +168,13 @@ Status ClassesFromGraphs(const ClassInputs& in, const std::vector<GroupShape>& s
       }
     }
     if ((*class_of)[r] >= 0) continue;
+    if (heads.size() + 1 > static_cast<size_t>(t.npus()) / 2) {
+      // Classes would save less than half the work, and their first graphs
+      // would cost as much memory as the full run's: stop reading.
+      *reason = "more than half the ranks differ from every other (" + std::to_string(heads.size() + 1) +
+                " distinct graphs up to rank " + std::to_string(r) + ")";
+      return Status::Ok();
+    }
     (*class_of)[r] = static_cast<int32_t>(heads.size());
     bucket.push_back(static_cast<int>(heads.size()));
     peers->push_back(PeersOf(g.value()));

@@ -76,7 +76,7 @@ Result<int> CollectiveEngine::AddCommGroup(const std::string& name, std::vector<
     g.aligned = aligned;
   }
   groups_.push_back(std::move(g));
-  stream_counters_.emplace_back(topology_->npus(), 0);
+  stream_counters_.emplace_back(groups_.back().ranks.size(), 0);  // one per member: memory O(groups x members)
   return static_cast<int>(groups_.size()) - 1;
 }
 
@@ -377,10 +377,20 @@ Status CollectiveEngine::IssueCollective(int rank, ComType type, uint64_t bytes,
     queue_->ScheduleClosureAt(queue_->Now(), [client, cookie] { client->OnCollectiveDone(cookie); });
     return Status::Ok();
   }
+  uint64_t* counter = StreamCounter(group, rank);
+  if (!counter) return Status::Invalid("rank " + std::to_string(rank) + " is not a member of group \"" + groups_[group].name + "\"");
   CollectiveHandle* handle = NewHandle(client, cookie);
   const uint64_t tag_base = static_cast<uint64_t>(group + 1) << 40;
-  npus_[rank]->StartCollective(handle, std::move(plan.value()), tag_base, &stream_counters_[group + 1][rank]);
+  npus_[rank]->StartCollective(handle, std::move(plan.value()), tag_base, counter);
   return Status::Ok();
+}
+
+uint64_t* CollectiveEngine::StreamCounter(int group, int rank) {
+  if (group < 0) return &stream_counters_[0][rank];
+  const std::vector<int>& ranks = groups_[group].ranks;  // sorted
+  const size_t pos = std::lower_bound(ranks.begin(), ranks.end(), rank) - ranks.begin();
+  if (pos == ranks.size() || ranks[pos] != rank) return nullptr;
+  return &stream_counters_[group + 1][pos];
 }
 
 void CollectiveEngine::SwitchArrive(uint64_t tag, int group_base, int dim, int members, Algorithm* waiter) {
@@ -422,10 +432,12 @@ Status CollectiveEngine::IssueRooted(int rank, RootedKind kind, uint64_t bytes, 
   ps.algo.name = kNames[static_cast<int>(kind)];
   ps.algo.graph = std::make_shared<const CustomGraph>(
       BuildRootedCollective(kind, *members, rank, root, bytes, ReduceCost(bytes)));
+  uint64_t* counter = StreamCounter(group, rank);
+  if (!counter) return Status::Invalid("rank " + std::to_string(rank) + " is not a member of group \"" + groups_[group].name + "\"");
   CollectiveHandle* handle = NewHandle(client, cookie);
   std::vector<std::vector<PhaseSpec>> chunks(1, std::vector<PhaseSpec>{ps});
   const uint64_t tag_base = static_cast<uint64_t>(group + 1) << 40;
-  npus_[rank]->StartCollective(handle, std::move(chunks), tag_base, &stream_counters_[group + 1][rank]);
+  npus_[rank]->StartCollective(handle, std::move(chunks), tag_base, counter);
   return Status::Ok();
 }
 

@@ -129,6 +129,7 @@ class CollectiveEngine : public EventHandler {
                                                    const std::vector<bool>& involved, int group,
                                                    std::string* algorithm_used);
   RingView DimRing(int rank, int dim, const AlgoSpec& algo) const;
+  uint64_t* StreamCounter(int group, int rank);
 
   struct Msg {
     int src, dst;
@@ -148,7 +149,7 @@ class CollectiveEngine : public EventHandler {
   std::vector<PhaseObserver*> phase_observers_;
   std::vector<std::unique_ptr<NpuSys>> npus_;
   std::vector<CommGroup> groups_;
-  std::vector<std::vector<uint64_t>> stream_counters_;  // [group+1][rank]
+  std::vector<std::vector<uint64_t>> stream_counters_;  // [0][rank]; [group+1][position in the group]
   std::vector<int> dbt_counter_;                        // [rank * dims + dim]: alternates the two trees
   std::map<std::pair<int, bool>, DbtTree> trees_;
   std::vector<Msg> msgs_;

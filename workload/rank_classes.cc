@@ -263,6 +263,20 @@ Result<ClassDecision> DecideRankClasses(const ClassInputs& in) {
   for (int c : m.class_of) m.size[c]++;
   const int split = classes - static_cast<int>(class_peers.size());
 
+  // A generator's members use "the group of the same kind": the group that
+  // holds them with their representative's group's member offsets (`fine`).
+  std::vector<int> fine(in.groups->size(), 0);
+  std::vector<std::vector<int>> fine_used(classes);
+  if (declared) {
+    std::map<std::vector<int>, int> ids;
+    std::vector<int> offs;
+    for (size_t g = 0; g < in.groups->size(); ++g) {
+      const std::vector<int>& ranks = (*in.groups)[g];
+      offs.clear();
+      for (int r : ranks) offs.push_back(Offset(t, ranks.empty() ? 0 : ranks[0], r));
+      fine[g] = ids.emplace(offs, static_cast<int>(ids.size())).first->second;
+    }
+  }
   // 4. Representatives: from rank 0, follow each representative's messages to
   // other classes; the peer becomes its class's representative, so every
   // message between classes is one between simulated ranks.
@@ -284,6 +298,9 @@ Result<ClassDecision> DecideRankClasses(const ClassInputs& in) {
         if (n.kind == NodeKind::kColl) {
           if (n.group >= 0) {
             group_used[n.group] = 1;
+            if (std::find(fine_used[c].begin(), fine_used[c].end(), fine[n.group]) == fine_used[c].end()) {
+              fine_used[c].push_back(fine[n.group]);
+            }
           } else {
             uint32_t mask = 0;
             for (int k = 0; k < t.num_dims(); ++k) {
@@ -322,6 +339,34 @@ Result<ClassDecision> DecideRankClasses(const ClassInputs& in) {
                  std::to_string(m.class_of[ranks[0]]) + " (rank " + std::to_string(ranks[0]) + ") and " +
                  std::to_string(m.class_of[r]) + " (rank " + std::to_string(r) + ")";
         return d;
+      }
+    }
+  }
+  if (declared) {
+    std::vector<std::vector<int>> groups_of(npus);
+    for (size_t g = 0; g < in.groups->size(); ++g) {
+      for (int r : (*in.groups)[g]) groups_of[r].push_back(static_cast<int>(g));
+    }
+    for (int r = 0; r < npus; ++r) {
+      const int c = m.class_of[r];
+      for (int key : fine_used[c]) {
+        bool found = false;
+        for (int g : groups_of[r]) {
+          if (fine[g] != key) continue;
+          found = true;
+          for (int x : (*in.groups)[g]) {
+            if (m.class_of[x] != c) {
+              d.note = "rank " + std::to_string(r) + "'s communicator group " + std::to_string(g) + " spans rank classes " +
+                       std::to_string(c) + " and " + std::to_string(m.class_of[x]) + " (rank " + std::to_string(x) + ")";
+              return d;
+            }
+          }
+        }
+        if (!found) {
+          d.note = "rank " + std::to_string(r) + " has no communicator group shaped like its representative's (rank " +
+                   std::to_string(m.rep[c]) + ")";
+          return d;
+        }
       }
     }
   }

@@ -303,8 +303,8 @@ void AddRunCommand(Commands* commands, CLI::App* root) {
   run->add_option("--iterations", f->iterations, "run each NPU's graph N times back to back, 1..1000000")
       ->type_name("N")->capture_default_str()->group(ctl);
   run->add_option("--symmetry", f->symmetry,
-                  "auto: simulate one representative rank when every rank provably runs the same schedule; "
-                  "off: simulate every rank")
+                  "auto: simulate one representative rank when every rank provably runs the same schedule, "
+                  "else one per rank class (ranks equal up to renaming) when possible; off: simulate every rank")
       ->type_name("MODE")->capture_default_str()->group(ctl);
   run->add_option("--logging-configuration", f->logging_configuration, "ASTRA-sim's logger setup; no effect (use -v)")
       ->type_name("F")->group(astra);

@@ -76,7 +76,7 @@ Result<int> CollectiveEngine::AddCommGroup(const std::string& name, std::vector<
     g.aligned = aligned;
   }
   groups_.push_back(std::move(g));
-  stream_counters_.emplace_back(topology_->npus(), 0);
+  stream_counters_.emplace_back(groups_.back().ranks.size(), 0);  // one per member: memory O(groups x members)
   return static_cast<int>(groups_.size()) - 1;
 }
 
@@ -377,14 +377,24 @@ Status CollectiveEngine::IssueCollective(int rank, ComType type, uint64_t bytes,
     queue_->ScheduleClosureAt(queue_->Now(), [client, cookie] { client->OnCollectiveDone(cookie); });
     return Status::Ok();
   }
+  uint64_t* counter = StreamCounter(group, rank);
+  if (!counter) return Status::Invalid("rank " + std::to_string(rank) + " is not a member of group \"" + groups_[group].name + "\"");
   CollectiveHandle* handle = NewHandle(client, cookie);
   const uint64_t tag_base = static_cast<uint64_t>(group + 1) << 40;
-  npus_[rank]->StartCollective(handle, std::move(plan.value()), tag_base, &stream_counters_[group + 1][rank]);
+  npus_[rank]->StartCollective(handle, std::move(plan.value()), tag_base, counter);
   return Status::Ok();
 }
 
+uint64_t* CollectiveEngine::StreamCounter(int group, int rank) {
+  if (group < 0) return &stream_counters_[0][rank];
+  const std::vector<int>& ranks = groups_[group].ranks;  // sorted
+  const size_t pos = std::lower_bound(ranks.begin(), ranks.end(), rank) - ranks.begin();
+  if (pos == ranks.size() || ranks[pos] != rank) return nullptr;
+  return &stream_counters_[group + 1][pos];
+}
+
 void CollectiveEngine::SwitchArrive(uint64_t tag, int group_base, int dim, int members, Algorithm* waiter) {
-  if (mirror_) {
+  if (mirror_ || classes_) {  // with classes every collective lies inside one class
     waiter->OnSwitchReady();  // every member is in the same state at the same time
     return;
   }
@@ -422,10 +432,12 @@ Status CollectiveEngine::IssueRooted(int rank, RootedKind kind, uint64_t bytes, 
   ps.algo.name = kNames[static_cast<int>(kind)];
   ps.algo.graph = std::make_shared<const CustomGraph>(
       BuildRootedCollective(kind, *members, rank, root, bytes, ReduceCost(bytes)));
+  uint64_t* counter = StreamCounter(group, rank);
+  if (!counter) return Status::Invalid("rank " + std::to_string(rank) + " is not a member of group \"" + groups_[group].name + "\"");
   CollectiveHandle* handle = NewHandle(client, cookie);
   std::vector<std::vector<PhaseSpec>> chunks(1, std::vector<PhaseSpec>{ps});
   const uint64_t tag_base = static_cast<uint64_t>(group + 1) << 40;
-  npus_[rank]->StartCollective(handle, std::move(chunks), tag_base, &stream_counters_[group + 1][rank]);
+  npus_[rank]->StartCollective(handle, std::move(chunks), tag_base, counter);
   return Status::Ok();
 }
 
@@ -441,11 +453,49 @@ void CollectiveEngine::SendMessage(int src, int dst, uint64_t bytes, uint64_t ta
   }
   msgs_[slot] = Msg{src, dst, tag, on_sent, sent_cookie};
   ++messages_sent_;
+  if (!classes_) {
+    backend_->Send(src, dst, bytes, slot);
+    return;
+  }
+  // The message stands for one per member of the sending class: count the
+  // others too (the backend's per-dimension counters grow by this one's share).
+  const uint64_t w = classes_->size[classes_->class_of[src]];
+  class_messages_ += w;
+  const std::vector<DimStats>& st = backend_->dim_stats();
+  class_before_.assign(st.begin(), st.end());
   backend_->Send(src, dst, bytes, slot);
+  for (size_t d = 0; d < st.size() && d < class_extra_.size(); ++d) {
+    class_extra_[d].messages += (w - 1) * (st[d].messages - class_before_[d].messages);
+    class_extra_[d].bytes += (w - 1) * (st[d].bytes - class_before_[d].bytes);
+    class_extra_[d].busy_ns = SatAdd(class_extra_[d].busy_ns, SatMul(w - 1, st[d].busy_ns - class_before_[d].busy_ns));
+  }
+}
+
+void CollectiveEngine::SetRankClasses(const RankClassMap* classes) {
+  classes_ = classes;
+  class_extra_.assign(std::max(1, topology_->num_dims()), DimStats{});
+}
+
+// The rank that sends to `src` what `src` sends to `dst`: the same network
+// offset, taken backwards (every dimension wraps; rank classes rule out Mesh).
+static int MirrorSender(const Topology& t, int src, int dst) {
+  int y = 0;
+  for (int d = 0; d < t.num_dims(); ++d) {
+    const int n = t.dims()[d].npus;
+    y += ((2 * t.Coord(src, d) - t.Coord(dst, d)) % n + n) % n * t.stride(d);
+  }
+  return y;
 }
 
 void CollectiveEngine::SendP2P(int src, int dst, uint64_t bytes, uint64_t tag, RecvClient* on_sent,
                                uint64_t sent_cookie) {
+  if (classes_ && classes_->SameClass(src, dst)) {
+    // `dst` is not simulated; the member at the same offset behind `src` sends
+    // `src` the same message at this instant, over an equal network path.
+    SendMessage(MirrorSender(*topology_, src, dst), src, bytes, tag | (uint64_t{1} << 63), on_sent, sent_cookie);
+    return;
+  }
+  ORRERY_CHECK(!classes_ || classes_->RepOf(dst) == dst, "rank classes: a message to a rank that is not simulated");
   SendMessage(src, dst, bytes, tag | (uint64_t{1} << 63), on_sent, sent_cookie);
 }
 

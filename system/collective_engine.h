@@ -14,6 +14,7 @@
 #include "network/topology.h"
 #include "system/npu_sys.h"
 #include "system/options.h"
+#include "system/rank_class_map.h"
 #include "system/rooted_collectives.h"
 
 namespace orrery {
@@ -55,6 +56,13 @@ class CollectiveEngine : public EventHandler {
   // `mirror`: a symmetric run that simulates rank 0 only (see SymmetricRunReason).
   CollectiveEngine(EventQueue* queue, const Topology* topology, SystemOptions options, bool mirror = false);
   bool mirror() const { return mirror_; }
+  // Rank classes (system/rank_class_map.h): only the representatives are
+  // simulated; a message to a member of the sender's own class is mirrored,
+  // every other message goes between representatives. Null: no classes.
+  void SetRankClasses(const RankClassMap* classes);
+  // True when `peer` does what `rank` does at the same time (a symmetric run,
+  // or both in one rank class): its message to `rank` is modelled at the receive.
+  bool Mirrored(int rank, int peer) const { return mirror_ || (classes_ && classes_->SameClass(rank, peer)); }
   void SetBackend(NetworkBackend* backend) { backend_ = backend; }
   // Observers of collective phases (the critical path's recorder, the timeline); none by default.
   void AddPhaseObserver(PhaseObserver* observer) { phase_observers_.push_back(observer); }
@@ -102,6 +110,10 @@ class CollectiveEngine : public EventHandler {
   void HandleEvent(uint32_t kind, uint64_t token) override;
 
   uint64_t messages_sent() const { return messages_sent_; }
+  // With rank classes: messages and per-dimension traffic counted for every
+  // member of the sending class (the backend saw the representative's only).
+  uint64_t class_messages() const { return class_messages_; }
+  const std::vector<DimStats>& class_extra_stats() const { return class_extra_; }
 
   // In-switch collectives: a member's upload reached the switch of its group;
   // when all `members` have, every waiting algorithm hears OnSwitchReady().
@@ -117,6 +129,7 @@ class CollectiveEngine : public EventHandler {
                                                    const std::vector<bool>& involved, int group,
                                                    std::string* algorithm_used);
   RingView DimRing(int rank, int dim, const AlgoSpec& algo) const;
+  uint64_t* StreamCounter(int group, int rank);
 
   struct Msg {
     int src, dst;
@@ -128,12 +141,15 @@ class CollectiveEngine : public EventHandler {
   EventQueue* queue_;
   const Topology* topology_;
   bool mirror_ = false;
+  const RankClassMap* classes_ = nullptr;
+  uint64_t class_messages_ = 0;
+  std::vector<DimStats> class_extra_, class_before_;  // counts beyond the representative's; scratch
   SystemOptions options_;
   NetworkBackend* backend_ = nullptr;
   std::vector<PhaseObserver*> phase_observers_;
   std::vector<std::unique_ptr<NpuSys>> npus_;
   std::vector<CommGroup> groups_;
-  std::vector<std::vector<uint64_t>> stream_counters_;  // [group+1][rank]
+  std::vector<std::vector<uint64_t>> stream_counters_;  // [0][rank]; [group+1][position in the group]
   std::vector<int> dbt_counter_;                        // [rank * dims + dim]: alternates the two trees
   std::map<std::pair<int, bool>, DbtTree> trees_;
   std::vector<Msg> msgs_;

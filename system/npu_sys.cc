@@ -30,7 +30,7 @@ void Algorithm::Bundle(uint64_t bytes, bool processed) {
 
 void Algorithm::Send(int dst, uint64_t bytes) {
   CollectiveEngine* e = stream_->owner_->engine();
-  if (e->mirror()) return;  // symmetric run: the peer's identical send is modelled at the receive
+  if (e->Mirrored(rank(), dst)) return;  // the peer's identical send is modelled at the receive
   e->SendMessage(rank(), dst, bytes, stream_->tag_);
 }
 
@@ -38,7 +38,7 @@ void Algorithm::Recv(int src, uint64_t bytes) {
   CollectiveEngine* e = stream_->owner_->engine();
   // Symmetric run: `src` sends us this message at this very instant (it runs
   // the same schedule), so it arrives after the network delay from src to us.
-  if (e->mirror()) e->SendMessage(src, rank(), bytes, stream_->tag_);
+  if (e->Mirrored(rank(), src)) e->SendMessage(src, rank(), bytes, stream_->tag_);
   stream_->owner_->PostRecv(src, stream_->tag_, stream_, 0);
 }
 

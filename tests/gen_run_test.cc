@@ -57,6 +57,10 @@ TEST(GenerateRun, FilesAndMemoryGiveIdenticalReports) {
 
   EXPECT_EQ(from_memory->npus, 64);
   EXPECT_GT(orrery::testing::MaxFinished(from_memory.value()), 0u);
+  // Both take the rank-class path: the generator declares its four stages, the
+  // files are compared graph by graph and give the same four classes.
+  EXPECT_EQ(from_memory->rank_classes, 4) << from_memory->symmetry_note;
+  EXPECT_EQ(from_files->rank_classes, 4) << from_files->symmetry_note;
   EXPECT_EQ(FormatReportJson(from_files.value()), FormatReportJson(from_memory.value()));
   EXPECT_EQ(FormatReportText(from_files.value()), FormatReportText(from_memory.value()));
   // Not a vacuous equality: the pipeline's stages differ, so ranks finish at

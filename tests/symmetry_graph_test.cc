@@ -18,11 +18,13 @@ using testing::TempDir;
 // The report without the line (and fields) that say which path was taken.
 std::string Text(RunReport r) {
   r.symmetric = false;
+  r.rank_classes = 0;
   r.symmetry_note = "";
   return FormatReportText(r);
 }
 std::string Json(RunReport r) {
   r.symmetric = false;
+  r.rank_classes = 0;
   r.symmetry_note = "";
   return FormatReportJson(r);
 }
@@ -89,7 +91,8 @@ TEST(SymmetryGraph, ADifferentAttributeNamesRankNodeAndField) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_FALSE(r->symmetric);
   EXPECT_NE(FormatReportText(r.value())
-                .find("\nsymmetric run: off \u2014 rank 3's trace differs from rank 0's at node 300 (duration_micros)\n"),
+                .find("\nsymmetric run: off \u2014 rank 3's trace differs from rank 0's at node 300 (duration_micros); "
+                      "rank classes: a collective on all NPUs spans rank classes 0 (rank 2) and 1 (rank 3)\n"),
             std::string::npos)
       << FormatReportText(r.value());
 }
@@ -101,7 +104,8 @@ TEST(SymmetryGraph, ADifferentDependencyShapeOrNodeCount) {
   });
   auto r = RunCase(d.path(), "trace", "network.yml", "system.json", "auto");
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(r->symmetry_note, "rank 2's trace differs from rank 0's at node 20 (dependencies)");
+  EXPECT_EQ(r->symmetry_note, "rank 2's trace differs from rank 0's at node 20 (dependencies); rank classes: a "
+                              "collective on all NPUs spans rank classes 0 (rank 1) and 1 (rank 2)");
 
   TempDir e;
   WriteRenamed(e, 4, [](int r) { return 10 * r; }, [](int r, std::vector<ChakraProtoMsg::Node>* v) {
@@ -109,7 +113,8 @@ TEST(SymmetryGraph, ADifferentDependencyShapeOrNodeCount) {
   });
   auto s = RunCase(e.path(), "trace", "network.yml", "system.json", "auto");
   ASSERT_TRUE(s.ok()) << s.status().message();
-  EXPECT_EQ(s->symmetry_note, "rank 1's trace differs from rank 0's in its number of nodes (5, rank 0 has 4)");
+  EXPECT_EQ(s->symmetry_note, "rank 1's trace differs from rank 0's in its number of nodes (5, rank 0 has 4); rank "
+                              "classes: a collective on all NPUs spans rank classes 0 (rank 0) and 1 (rank 1)");
 }
 
 TEST(SymmetryGraph, ABackendThatIsNotSymmetricSaysSo) {

@@ -27,6 +27,14 @@ class GraphSource {
   // True when rank `rank`'s input is known to give rank 0's graph without
   // building it (byte-identical trace files, the same generated class).
   virtual bool SameInputAsRank0(int rank) const = 0;
+  // Rank classes the source knows (workload/rank_classes.h): class id per
+  // rank, or null. The contract: ranks of one class have the same graph except
+  // for the peer ranks of sends and receives (RankPeers tells them) and the
+  // collectives' groups (each the group of the same kind that holds the rank).
+  virtual const std::vector<int>* DeclaredClasses() const { return nullptr; }
+  // With DeclaredClasses: the peers of `rank`'s sends and receives in node
+  // order, without building its graph; false when the source cannot tell.
+  virtual bool RankPeers(int rank, std::vector<int>* peers) const { return false; }
   // Communicator groups the source defines (name -> ranks); empty: none.
   virtual std::map<std::string, std::vector<int>> CommGroups() const { return {}; }
 };

@@ -158,7 +158,11 @@ std::string FormatReportText(const RunReport& r) {
     out += buf;
   }
   out += "\n";
-  if (!r.symmetry_note.empty()) out += "symmetric run: " + std::string(r.symmetric ? "" : "off \u2014 ") + r.symmetry_note + "\n";
+  if (r.rank_classes > 0) {
+    out += "rank classes: " + r.symmetry_note + "\n";
+  } else if (!r.symmetry_note.empty()) {
+    out += "symmetric run: " + std::string(r.symmetric ? "" : "off \u2014 ") + r.symmetry_note + "\n";
+  }
   out += "\n";
   out += "finished: " + std::to_string(finished) + " ns (" + Us(finished) + ") on rank " + std::to_string(slowest) + "\n";
   if (r.critical_path.rank >= 0) {
@@ -241,6 +245,7 @@ std::string FormatReportJson(const RunReport& r) {
   j["iterations"] = r.iterations;
   j["symmetric"] = r.symmetric;
   j["symmetry"] = r.symmetry_note;
+  j["rank_classes"] = r.rank_classes;
   Tick finished = 0;
   for (const auto& n : r.per_npu) finished = std::max(finished, n.finished_ns);
   j["finished_ns"] = finished;
@@ -255,6 +260,9 @@ std::string FormatReportJson(const RunReport& r) {
   }
   auto& colls = j["collectives"] = nlohmann::ordered_json::array();
   if (!r.all_collectives.empty() && r.symmetric) j["collectives_note"] = "symmetric run: rank 0's collectives are every rank's";
+  if (!r.all_collectives.empty() && r.rank_classes > 0) {
+    j["collectives_note"] = "rank classes: each rank's collectives are its class representative's (with its node ids)";
+  }
   for (const auto& c : r.all_collectives.empty() ? r.collectives : r.all_collectives) {
     colls.push_back({{"rank", c.rank}, {"node_id", c.node_id}, {"name", c.name}, {"type", c.type}, {"bytes", c.bytes},
                      {"algorithm", c.algorithm}, {"start_ns", c.start_ns}, {"end_ns", c.end_ns}});

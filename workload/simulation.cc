@@ -19,6 +19,7 @@
 #include "workload/executor.h"
 #include "workload/run_budget.h"
 #include "workload/graph_source.h"
+#include "workload/rank_classes.h"
 #include "workload/symmetry.h"
 #include "workload/timeline.h"
 
@@ -215,15 +216,26 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   auto decision = DecideSymmetry(config, so, mem.kind, has_groups, npus, *source, load_rank, &graphs);
   if (!decision.ok()) return decision.status();
   const bool symmetric = decision->symmetric;
-  const std::string symmetry_note = decision->note;
+  std::string symmetry_note = decision->note;
+  // workload/rank_classes.h: when one rank cannot stand for all, one per class may.
+  ClassDecision classes;
+  if (!symmetric && config.symmetry != "off") {
+    auto cd = DecideRankClassesForRun(config, so, mem.kind, topology, *source, lo);
+    if (!cd.ok()) return cd.status();
+    classes = std::move(cd.value());
+    symmetry_note = classes.use ? classes.note : symmetry_note + "; rank classes: " + classes.note;
+  }
+  const uint64_t simulated = symmetric ? 1 : classes.use ? classes.map.num_classes() : npus;
 
-  if (Status st = CheckRunFitsInMemory(EstimateRunBytes(npus, symmetric ? 1 : npus, symmetric ? trace0_bytes : trace_bytes),
+  if (Status st = CheckRunFitsInMemory(EstimateRunBytes(npus, simulated, simulated == static_cast<uint64_t>(npus)
+                                                                              ? trace_bytes : trace0_bytes * simulated),
                                        PhysicalMemoryBytes(), config.network_path, npus);
       !st.ok()) {
     return st;
   }
   EventQueue queue;
   CollectiveEngine engine(&queue, &topology, so, symmetric);
+  if (classes.use) engine.SetRankClasses(&classes.map);
   if (Status st = engine.Validate(); !st.ok()) return Status::Invalid(config.system_path + ": " + st.message());
 
   std::map<std::string, int> group_index;
@@ -240,7 +252,14 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
 
   // Traces: exactly one per NPU (rank 0 may already be read).
   lo.groups = &group_index;
-  for (int r = symmetric ? npus : static_cast<int>(graphs.size()); r < npus; ++r) {
+  if (classes.use) {
+    // The representatives' graphs; every other rank an empty stand-in (not simulated).
+    graphs.clear();
+    graphs.resize(npus);
+    for (NpuGraph& g : graphs) g.rank = -1;
+    for (NpuGraph& g : classes.rep_graphs) graphs[g.rank] = std::move(g);
+  }
+  for (int r = symmetric || classes.use ? npus : static_cast<int>(graphs.size()); r < npus; ++r) {
     auto g = load_rank(r);
     if (!g.ok()) return g.status();
     graphs.push_back(std::move(g.value()));
@@ -420,7 +439,8 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   rep.npus = npus;
   rep.iterations = config.iterations;
   rep.events = queue.Executed();
-  rep.messages = engine.messages_sent() * (symmetric ? npus : 1);
+  rep.messages = classes.use ? engine.class_messages() : engine.messages_sent() * (symmetric ? npus : 1);
+  rep.rank_classes = classes.use ? classes.map.num_classes() : 0;
   rep.symmetric = symmetric;
   rep.memory_backend = mem_backend;
   rep.capacity_tracked = capacity.enabled();
@@ -434,7 +454,7 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   rep.symmetry_note = symmetry_note;
   if (recorder) rep.critical_path = FindCriticalPath(exec, *recorder, engine, symmetric);
   for (int r = 0; r < npus; ++r) {
-    const auto& s = exec.npus()[symmetric ? 0 : r];
+    const auto& s = exec.npus()[symmetric ? 0 : classes.use ? classes.map.RepOf(r) : r];
     NpuReport n;
     n.rank = r;
     n.finished_ns = s.finish;
@@ -459,6 +479,12 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
     const DimStats& sw = engine.switch_stats()[d];
     DimReport dr{BlockName(x.block), x.npus, x.bandwidth_gbps, x.latency_ns, (stats[d].messages + sw.messages) * k,
                  (stats[d].bytes + sw.bytes) * k, stats[d].busy_ns * k};
+    if (classes.use) {  // the representatives' traffic stands for their classes'
+      const DimStats& extra = engine.class_extra_stats()[d];
+      dr.messages += extra.messages;
+      dr.bytes += extra.bytes;
+      dr.busy_ns += extra.busy_ns;
+    }
     const double n = npus, p = x.npus;
     switch (x.block) {
       case Block::kRing: dr.directed_links = 2 * n; break;
@@ -479,6 +505,20 @@ Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& 
   }
   std::stable_sort(rep.all_collectives.begin(), rep.all_collectives.end(),
                    [](const CollectiveReport& a, const CollectiveReport& b) { return a.rank < b.rank; });
+  if (classes.use && !rep.all_collectives.empty()) {
+    // Each rank's collectives are its representative's.
+    std::vector<CollectiveReport> mine;
+    for (int r = 0; r < npus; ++r) {
+      const int from = classes.map.RepOf(r);
+      auto first = std::lower_bound(rep.all_collectives.begin(), rep.all_collectives.end(), from,
+                                    [](const CollectiveReport& c, int k) { return c.rank < k; });
+      for (auto it = first; it != rep.all_collectives.end() && it->rank == from; ++it) {
+        mine.push_back(*it);
+        mine.back().rank = r;
+      }
+    }
+    rep.all_collectives = std::move(mine);
+  }
   rep.link_stats = config.link_stats;
   if (config.link_stats || config.collect_links) {
     rep.links = backend.value()->Links();

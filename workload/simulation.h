@@ -111,7 +111,8 @@ struct RunReport {
   uint64_t local_capacity_bytes = 0, remote_capacity_bytes = 0, peak_remote_bytes = 0;
   std::vector<std::string> warnings;
   bool symmetric = false;       // rank 0 was simulated as the representative of every rank
-  std::string symmetry_note;    // why the run was (or was not) symmetric
+  std::string symmetry_note;    // why the run was (or was not) symmetric, or its rank classes
+  int rank_classes = 0;         // > 0: one representative per rank class was simulated (workload/rank_classes.h)
   CriticalPath critical_path;   // with RunConfig::critical_path (rank -1 otherwise)
   // With RunConfig::all_collectives: every simulated rank's collectives by rank, then
   // issue order (in a symmetric run rank 0's, which are every rank's).

@@ -22,15 +22,6 @@ std::string ConfigBlocker(const RunConfig& config, RemoteMemoryKind mem, bool ha
   return "";
 }
 
-bool AlgorithmsSymmetric(const std::vector<AlgoSpec>& list) {
-  for (const auto& a : list) {
-    if (a.one || (a.kind != AlgoKind::kRing && a.kind != AlgoKind::kDirect && a.kind != AlgoKind::kHalvingDoubling)) {
-      return false;
-    }
-  }
-  return true;
-}
-
 // Why rank 0's graph rules it out; "" when it does not.
 std::string GraphBlocker(const NpuGraph& g, const SystemOptions& so) {
   for (const auto& n : g.nodes) {
@@ -90,6 +81,15 @@ const char* NodeDifference(const NpuGraph& ga, const WorkNode& a, const NpuGraph
 }
 
 }  // namespace
+
+bool AlgorithmsSymmetric(const std::vector<AlgoSpec>& list) {
+  for (const auto& a : list) {
+    if (a.one || (a.kind != AlgoKind::kRing && a.kind != AlgoKind::kDirect && a.kind != AlgoKind::kHalvingDoubling)) {
+      return false;
+    }
+  }
+  return true;
+}
 
 uint64_t GraphShapeHash(const NpuGraph& g) {
   uint64_t h = 0xcbf29ce484222325ull;

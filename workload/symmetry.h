@@ -35,6 +35,10 @@ Result<SymmetryDecision> DecideSymmetry(const RunConfig& config, const SystemOpt
                                         const std::function<Result<NpuGraph>(int)>& load_rank,
                                         std::vector<NpuGraph>* graphs);
 
+// True when every algorithm of the list treats every rank alike (ring,
+// direct, halving-doubling; not one*, double binary tree or custom).
+bool AlgorithmsSymmetric(const std::vector<AlgoSpec>& list);
+
 // A hash of the graph's structure (node ids and names left out): equal graphs
 // hash equal.
 uint64_t GraphShapeHash(const NpuGraph& g);

@@ -264,6 +264,13 @@ Status WriteChakra(const Workload& w, const std::string& prefix) {
   return Status::Ok();
 }
 
+void RankPeers(const Workload& w, int rank, std::vector<int>* peers) {
+  peers->clear();
+  for (const GenNode& s : w.classes[w.class_of_rank[rank]].nodes()) {
+    if (s.kind == GenKind::kSend || s.kind == GenKind::kRecv) peers->push_back(Peer(w.layout, rank, s));
+  }
+}
+
 Result<NpuGraph> ToNpuGraph(const Workload& w, int rank, const std::map<std::string, int>& groups) {
   const GraphBuilder& b = w.classes[w.class_of_rank[rank]];
   NpuGraph g;

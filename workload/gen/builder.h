@@ -116,6 +116,9 @@ struct Workload {
 // The simulator's graph for `rank`; `groups` maps group names to the
 // simulator's group indices (as the trace loader gets them).
 Result<NpuGraph> ToNpuGraph(const Workload& w, int rank, const std::map<std::string, int>& groups);
+// The point-to-point peers of `rank`'s sends and receives, in node order,
+// without building its graph (rank classes check them for every rank).
+void RankPeers(const Workload& w, int rank, std::vector<int>* peers);
 // Writes PREFIX.<rank>.et for every rank and PREFIX.comm_groups.json (when any
 // axis has a group smaller than all NPUs... always, for simplicity).
 Status WriteChakra(const Workload& w, const std::string& prefix);

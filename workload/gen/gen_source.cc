@@ -43,6 +43,13 @@ class Generated : public GraphSource {
 
   bool SameInputAsRank0(int rank) const override { return w_.class_of_rank[rank] == w_.class_of_rank[0]; }
 
+  // Pipeline stage x role (gen::Workload::class_of_rank): peers and groups move with the rank.
+  const std::vector<int>* DeclaredClasses() const override { return &w_.class_of_rank; }
+  bool RankPeers(int rank, std::vector<int>* peers) const override {
+    gen::RankPeers(w_, rank, peers);
+    return true;
+  }
+
   std::map<std::string, std::vector<int>> CommGroups() const override { return w_.layout.AllGroups(); }
 
  private:

@@ -7,7 +7,7 @@
 # JSON report as OUTDIR/<topo>_<npus>_<backend>.json, e.g. to compare runs byte for byte).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-BIN="$ROOT/build/apps/orrery"
+BIN="${BIN:-$ROOT/build/apps/orrery}"   # BIN=path: another build
 SIZES=("${@:-64 256 1024 4096}")
 [ $# -eq 0 ] && SIZES=(64 256 1024 4096)
 W=$(mktemp -d /tmp/orrery-scale-XXXXXX)

@@ -9,6 +9,7 @@
 
 #include "core/status.h"
 #include "system/collective_engine.h"
+#include "system/dbt.h"
 #include "system/npu_sys.h"
 
 namespace orrery {
@@ -126,8 +127,7 @@ class PacketAlgorithm : public Algorithm {
   void SetHdPartners() {
     bool clockwise = true;
     if (rank_offset_ != 0) clockwise = ((ring_.index / rank_offset_) % 2) == 0;
-    int k = ring_.index;
-    for (int i = 0; i < rank_offset_; ++i) k = ring_.Next(k, clockwise);
+    const int k = ring_.Advance(ring_.index, rank_offset_, clockwise);
     receiver_ = k;
     sender_ = k;
   }
@@ -172,13 +172,13 @@ class PacketAlgorithm : public Algorithm {
 // broadcast down; the two trees alternate between chunks.
 class DoubleBinaryTree : public Algorithm {
  public:
-  DoubleBinaryTree(Stream* stream, const PhaseSpec& spec, const DbtTree& tree)
+  DoubleBinaryTree(Stream* stream, const PhaseSpec& spec)
       : Algorithm(stream), ring_(spec.ring), bytes_(spec.size) {
-    const int k = ring_.index;
-    parent_ = tree.parent[k] < 0 ? -1 : ring_.Member(tree.parent[k]);
-    left_ = tree.left[k] < 0 ? -1 : ring_.Member(tree.left[k]);
-    right_ = tree.right[k] < 0 ? -1 : ring_.Member(tree.right[k]);
-    role_ = tree.parent[k] < 0 ? kRoot : (tree.left[k] < 0 && tree.right[k] < 0 ? kLeaf : kMiddle);
+    const DbtLinks t = DoubleBinaryTreeAt(ring_.size, spec.dbt_root_max, ring_.index);
+    parent_ = t.parent < 0 ? -1 : ring_.Member(t.parent);
+    left_ = t.left < 0 ? -1 : ring_.Member(t.left);
+    right_ = t.right < 0 ? -1 : ring_.Member(t.right);
+    role_ = t.parent < 0 ? kRoot : (t.left < 0 && t.right < 0 ? kLeaf : kMiddle);
   }
   void OnInit() override { Run(false); }
   void OnGeneral() override { Run(false); }
@@ -362,8 +362,7 @@ class InSwitchAlgorithm : public Algorithm {
 
 std::unique_ptr<Algorithm> MakeAlgorithm(Stream* stream, const PhaseSpec& spec) {
   if (spec.algo.kind == AlgoKind::kDoubleBinaryTree) {
-    const DbtTree& tree = stream->owner()->engine()->Tree(spec.ring.size, spec.dbt_root_max);
-    return std::make_unique<DoubleBinaryTree>(stream, spec, tree);
+    return std::make_unique<DoubleBinaryTree>(stream, spec);
   }
   if (spec.algo.kind == AlgoKind::kInSwitch) return std::make_unique<InSwitchAlgorithm>(stream, spec);
   if (spec.algo.kind == AlgoKind::kCustom) {

@@ -2,7 +2,6 @@
 #include "system/themis.h"
 
 #include <algorithm>
-#include <functional>
 
 namespace orrery {
 
@@ -95,48 +94,6 @@ RingView CollectiveEngine::DimRing(int rank, int dim, const AlgoSpec& algo) cons
   v.offset = stride;
   v.base = rank - v.index * stride;
   return v;
-}
-
-const DbtTree& CollectiveEngine::Tree(int size, bool root_max) {
-  auto key = std::make_pair(size, root_max);
-  auto it = trees_.find(key);
-  if (it != trees_.end()) return it->second;
-  // A complete binary tree of size-1 nodes hangs below the root; positions are
-  // assigned in order, so the root takes the smallest (RootMin, subtree on the
-  // right) or the largest (RootMax, subtree on the left) position.
-  DbtTree t;
-  t.parent.assign(size, -1);
-  t.left.assign(size, -1);
-  t.right.assign(size, -1);
-  int depth = 1;
-  for (int tmp = size; tmp > 1; tmp /= 2) ++depth;
-  int next = 0;
-  std::function<int(int, int)> build = [&](int levels, int parent) -> int {
-    // In-order: left subtree, node, right subtree.
-    int left = -1;
-    if (levels > 1) left = build(levels - 1, -2);
-    const int me = next++;
-    int right = -1;
-    if (levels > 1) right = build(levels - 1, -2);
-    t.left[me] = left;
-    t.right[me] = right;
-    if (left >= 0) t.parent[left] = me;
-    if (right >= 0) t.parent[right] = me;
-    return me;
-  };
-  if (root_max) {
-    const int sub = build(depth - 1, -2);
-    const int root = next++;
-    t.left[root] = sub;
-    t.parent[sub] = root;
-  } else {
-    const int root = next++;
-    const int sub = build(depth - 1, -2);
-    t.right[root] = sub;
-    t.parent[sub] = root;
-  }
-  ORRERY_CHECK(next == size, "double binary tree needs a power-of-two size");
-  return trees_.emplace(key, std::move(t)).first->second;
 }
 
 // A plugin's graph must be well formed: peers among the members, children in

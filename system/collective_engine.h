@@ -26,10 +26,6 @@ struct CommGroup {
   std::vector<bool> dims;         // for aligned groups: the dimensions it spans
 };
 
-struct DbtTree {
-  std::vector<int> parent, left, right;  // positions, -1 for none
-};
-
 class CollectiveEngine;
 
 // A collective in flight on one NPU: its handle, and the client to tell when it
@@ -95,7 +91,6 @@ class CollectiveEngine : public EventHandler {
   }
   Stream* Adopt(std::unique_ptr<Stream> s);
   void Release(Stream* s);
-  const DbtTree& Tree(int size, bool root_max);
   NpuSys& npu(int rank) { return *npus_[rank]; }
   int npus() const { return static_cast<int>(npus_.size()); }
 
@@ -135,7 +130,6 @@ class CollectiveEngine : public EventHandler {
   std::vector<CommGroup> groups_;
   std::vector<std::vector<uint64_t>> stream_counters_;  // [group+1][rank]
   std::vector<int> dbt_counter_;                        // [rank * dims + dim]: alternates the two trees
-  std::map<std::pair<int, bool>, DbtTree> trees_;
   std::vector<Msg> msgs_;
   std::vector<uint32_t> free_msgs_;
   std::vector<std::unique_ptr<HandleOwner>> handles_;

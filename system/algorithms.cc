@@ -284,12 +284,11 @@ class CustomAlgorithm : public Algorithm, public RecvClient {
  private:
   void Issue(uint32_t i) {
     const CustomOp& op = graph_[i];
-    const uint64_t tag = stream_->tag() ^ (op.tag << 24);
     switch (op.kind) {
       case CustomOp::kSend:
-        stream_->owner()->engine()->SendMessage(rank(), op.peer, op.bytes, tag, this, i);
+        stream_->owner()->engine()->SendMessage(rank(), op.peer, op.bytes, stream_->tag(), op.tag, this, i);
         return;
-      case CustomOp::kRecv: stream_->owner()->PostRecv(op.peer, tag, this, i); return;
+      case CustomOp::kRecv: stream_->owner()->PostRecv(op.peer, stream_->tag(), op.tag, this, i); return;
       case CustomOp::kComp: StartTimer(op.duration_ns, i); return;
       case CustomOp::kNop: Done(i); return;
     }

@@ -13,7 +13,7 @@ CollectiveEngine::CollectiveEngine(EventQueue* queue, const Topology* topology, 
   for (int r = 0; r < simulated; ++r) {
     npus_.push_back(std::make_unique<NpuSys>(this, r, std::max(1, topology->num_dims())));
   }
-  stream_counters_.emplace_back(n, 0);
+  stream_counters_.emplace_back(n, first_stream_number_for_test);
   dbt_counter_.assign(static_cast<size_t>(n) * std::max(1, topology->num_dims()), 0);
   switch_stats_.resize(std::max(1, topology->num_dims()));
 }
@@ -74,8 +74,12 @@ Result<int> CollectiveEngine::AddCommGroup(const std::string& name, std::vector<
     }
     g.aligned = aligned;
   }
+  if (groups_.size() >= static_cast<size_t>(tags::kMaxGroups)) {
+    return Status::Invalid("communicator group \"" + name + "\": more than " + std::to_string(tags::kMaxGroups) +
+                           " groups (the message tag holds the group in 22 bits)");
+  }
   groups_.push_back(std::move(g));
-  stream_counters_.emplace_back(topology_->npus(), 0);
+  stream_counters_.emplace_back(topology_->npus(), first_stream_number_for_test);
   return static_cast<int>(groups_.size()) - 1;
 }
 
@@ -335,8 +339,7 @@ Status CollectiveEngine::IssueCollective(int rank, ComType type, uint64_t bytes,
     return Status::Ok();
   }
   CollectiveHandle* handle = NewHandle(client, cookie);
-  const uint64_t tag_base = static_cast<uint64_t>(group + 1) << 40;
-  npus_[rank]->StartCollective(handle, std::move(plan.value()), tag_base, &stream_counters_[group + 1][rank]);
+  npus_[rank]->StartCollective(handle, std::move(plan.value()), group, &stream_counters_[group + 1][rank]);
   return Status::Ok();
 }
 
@@ -381,12 +384,11 @@ Status CollectiveEngine::IssueRooted(int rank, RootedKind kind, uint64_t bytes, 
       BuildRootedCollective(kind, *members, rank, root, bytes, ReduceCost(bytes)));
   CollectiveHandle* handle = NewHandle(client, cookie);
   std::vector<std::vector<PhaseSpec>> chunks(1, std::vector<PhaseSpec>{ps});
-  const uint64_t tag_base = static_cast<uint64_t>(group + 1) << 40;
-  npus_[rank]->StartCollective(handle, std::move(chunks), tag_base, &stream_counters_[group + 1][rank]);
+  npus_[rank]->StartCollective(handle, std::move(chunks), group, &stream_counters_[group + 1][rank]);
   return Status::Ok();
 }
 
-void CollectiveEngine::SendMessage(int src, int dst, uint64_t bytes, uint64_t tag, RecvClient* on_sent,
+void CollectiveEngine::SendMessage(int src, int dst, uint64_t bytes, uint64_t tag, uint64_t sub, RecvClient* on_sent,
                                    uint64_t sent_cookie) {
   uint32_t slot;
   if (!free_msgs_.empty()) {
@@ -396,18 +398,18 @@ void CollectiveEngine::SendMessage(int src, int dst, uint64_t bytes, uint64_t ta
     slot = static_cast<uint32_t>(msgs_.size());
     msgs_.emplace_back();
   }
-  msgs_[slot] = Msg{src, dst, tag, on_sent, sent_cookie};
+  msgs_[slot] = Msg{src, dst, tag, sub, on_sent, sent_cookie};
   ++messages_sent_;
   backend_->Send(src, dst, bytes, slot);
 }
 
 void CollectiveEngine::SendP2P(int src, int dst, uint64_t bytes, uint64_t tag, RecvClient* on_sent,
                                uint64_t sent_cookie) {
-  SendMessage(src, dst, bytes, tag | (uint64_t{1} << 63), on_sent, sent_cookie);
+  SendMessage(src, dst, bytes, tags::PointToPoint(tag), 0, on_sent, sent_cookie);
 }
 
 void CollectiveEngine::PostRecvP2P(int dst, int src, uint64_t tag, RecvClient* client, uint64_t cookie) {
-  npus_[dst]->PostRecv(src, tag | (uint64_t{1} << 63), client, cookie);
+  npus_[dst]->PostRecv(src, tags::PointToPoint(tag), 0, client, cookie);
 }
 
 void CollectiveEngine::HandleEvent(uint32_t kind, uint64_t token) {
@@ -415,8 +417,8 @@ void CollectiveEngine::HandleEvent(uint32_t kind, uint64_t token) {
   const Msg m = msgs_[token];
   free_msgs_.push_back(static_cast<uint32_t>(token));
   if (m.on_sent) m.on_sent->OnRecv(m.sent_cookie);
-  if (m.tag & kRawTagBit) return;  // transport only (memory traffic): nobody posts a receive
-  npus_[m.dst]->OnArrival(m.src, m.tag);
+  if (tags::IsRaw(m.tag)) return;  // transport only (memory traffic): nobody posts a receive
+  npus_[m.dst]->OnArrival(m.src, m.tag, m.sub);
 }
 
 Tick CollectiveEngine::ReduceCost(uint64_t bytes) const {

@@ -15,6 +15,7 @@
 #include "system/npu_sys.h"
 #include "system/options.h"
 #include "system/rooted_collectives.h"
+#include "system/tag.h"
 
 namespace orrery {
 
@@ -44,9 +45,11 @@ class HandleOwner : public CollectiveDoneClient {
 class CollectiveEngine : public EventHandler {
  public:
   static constexpr uint32_t kDelivered = 1;
-  // Messages with this tag bit only notify their sender's `on_sent` client (used
+  // Messages with this tag only notify their sender's `on_sent` client (used
   // to carry memory traffic over the network); they are never matched.
-  static constexpr uint64_t kRawTagBit = uint64_t{1} << 62;
+  static constexpr uint64_t kRawTagBit = tags::kRaw;
+  // Test hook: every rank's stream numbers start here (tests cross 2^24 without 2^24 streams).
+  static inline uint64_t first_stream_number_for_test = 0;
 
   // `mirror`: a symmetric run that simulates rank 0 only (see SymmetricRunReason).
   CollectiveEngine(EventQueue* queue, const Topology* topology, SystemOptions options, bool mirror = false);
@@ -74,8 +77,13 @@ class CollectiveEngine : public EventHandler {
   void PostRecvP2P(int dst, int src, uint64_t tag, RecvClient* client, uint64_t cookie);
 
   // Used by streams and algorithms.
+  // `tag` and `sub` as system/tag.h defines them.
+  void SendMessage(int src, int dst, uint64_t bytes, uint64_t tag, uint64_t sub, RecvClient* on_sent,
+                   uint64_t sent_cookie);
   void SendMessage(int src, int dst, uint64_t bytes, uint64_t tag, RecvClient* on_sent = nullptr,
-                   uint64_t sent_cookie = 0);
+                   uint64_t sent_cookie = 0) {
+    SendMessage(src, dst, bytes, tag, 0, on_sent, sent_cookie);
+  }
   EventQueue* queue() const { return queue_; }
   const SystemOptions& options() const { return options_; }
   const Topology& topology() const { return *topology_; }
@@ -115,7 +123,7 @@ class CollectiveEngine : public EventHandler {
 
   struct Msg {
     int src, dst;
-    uint64_t tag;
+    uint64_t tag, sub;
     RecvClient* on_sent;
     uint64_t sent_cookie;
   };

@@ -2,19 +2,20 @@
 
 namespace orrery {
 
-MatchTable::Slot& MatchTable::Find(uint64_t tag, int src) {
+MatchTable::Slot& MatchTable::Find(uint64_t tag, uint64_t sub, int src) {
   if ((used_ + 1) * 2 > slots_.size()) Grow();
   const size_t mask = slots_.size() - 1;
-  size_t i = Hash(tag, src) & mask;
+  size_t i = Hash(tag, sub, src) & mask;
   while (true) {
     Slot& s = slots_[i];
     if (s.src < 0) {
       s.tag = tag;
+      s.sub = sub;
       s.src = src;
       ++used_;
       return s;
     }
-    if (s.tag == tag && s.src == src) return s;
+    if (s.tag == tag && s.sub == sub && s.src == src) return s;
     i = (i + 1) & mask;
   }
 }
@@ -27,15 +28,15 @@ void MatchTable::Grow() {
   const size_t mask = slots_.size() - 1;
   for (const Slot& s : old) {
     if (s.src < 0) continue;
-    size_t i = Hash(s.tag, s.src) & mask;
+    size_t i = Hash(s.tag, s.sub, s.src) & mask;
     while (slots_[i].src >= 0) i = (i + 1) & mask;
     slots_[i] = s;
     ++used_;
   }
 }
 
-bool MatchTable::Post(uint64_t tag, int src, RecvClient* client, uint64_t cookie) {
-  Slot& s = Find(tag, src);
+bool MatchTable::Post(uint64_t tag, uint64_t sub, int src, RecvClient* client, uint64_t cookie) {
+  Slot& s = Find(tag, sub, src);
   if (s.arrived > 0) {
     if (--s.arrived == 0 && s.waiting == 0) --live_;
     return true;
@@ -45,13 +46,13 @@ bool MatchTable::Post(uint64_t tag, int src, RecvClient* client, uint64_t cookie
     s.client = client;
     s.cookie = cookie;
   } else {
-    overflow_.push_back(Overflow{tag, src, client, cookie});
+    overflow_.push_back(Overflow{tag, sub, src, client, cookie});
   }
   return false;
 }
 
-bool MatchTable::Arrive(uint64_t tag, int src, RecvClient** client, uint64_t* cookie) {
-  Slot& s = Find(tag, src);
+bool MatchTable::Arrive(uint64_t tag, uint64_t sub, int src, RecvClient** client, uint64_t* cookie) {
+  Slot& s = Find(tag, sub, src);
   if (s.waiting == 0) {
     if (s.arrived++ == 0) ++live_;
     return false;
@@ -61,7 +62,7 @@ bool MatchTable::Arrive(uint64_t tag, int src, RecvClient** client, uint64_t* co
   if (--s.waiting == 0 && s.arrived == 0) --live_;
   if (s.waiting > 0) {
     for (size_t i = 0; i < overflow_.size(); ++i) {
-      if (overflow_[i].tag == tag && overflow_[i].src == src) {
+      if (overflow_[i].tag == tag && overflow_[i].sub == sub && overflow_[i].src == src) {
         s.client = overflow_[i].client;
         s.cookie = overflow_[i].cookie;
         overflow_.erase(overflow_.begin() + static_cast<long>(i));
@@ -86,7 +87,7 @@ void MatchTable::Sweep() {
   const size_t mask = cap - 1;
   for (const Slot& s : old) {
     if (s.src < 0 || (!s.arrived && !s.waiting)) continue;
-    size_t i = Hash(s.tag, s.src) & mask;
+    size_t i = Hash(s.tag, s.sub, s.src) & mask;
     while (slots_[i].src >= 0) i = (i + 1) & mask;
     slots_[i] = s;
     ++used_;

@@ -141,13 +141,14 @@ class NpuSys {
   CollectiveEngine* engine() const { return engine_; }
 
   // Splits a collective into streams and schedules them.
-  void StartCollective(CollectiveHandle* coll, std::vector<std::vector<PhaseSpec>> chunks, uint64_t tag_base,
+  // Each chunk's stream is tagged tags::Stream(group, (*stream_counter)++).
+  void StartCollective(CollectiveHandle* coll, std::vector<std::vector<PhaseSpec>> chunks, int group,
                        uint64_t* stream_counter);
   void ProceedToNextPhase(Stream* s);
 
-  // Message matching, keyed by (source, tag).
-  void PostRecv(int src, uint64_t tag, RecvClient* client, uint64_t cookie);
-  void OnArrival(int src, uint64_t tag);
+  // Message matching, keyed by (source, tag, sub) (system/tag.h).
+  void PostRecv(int src, uint64_t tag, uint64_t sub, RecvClient* client, uint64_t cookie);
+  void OnArrival(int src, uint64_t tag, uint64_t sub);
   void DescribePending(std::vector<std::string>* out) const;
   // Point-to-point messages that arrived but no receive ever took.
   void DescribeUnmatched(std::vector<std::string>* out) const;

@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include "system/collective_engine.h"
 #include "system/dbt.h"
 #include "system/npu_sys.h"
+#include "system/tag.h"
+#include "tests/test_util.h"
 
 namespace orrery {
 namespace {
@@ -106,6 +109,69 @@ TEST(HotPathPartners, DoubleBinaryTreeOfEightByHand) {
   EXPECT_EQ(DoubleBinaryTreeAt(8, false, 0).right, 4);
   EXPECT_EQ(DoubleBinaryTreeAt(8, false, 2).parent, 4);
   EXPECT_EQ(DoubleBinaryTreeAt(8, false, 7).parent, 6);
+}
+
+TEST(HotPathTags, PackingByHand) {
+  EXPECT_EQ(tags::Stream(-1, 5), uint64_t{5});
+  EXPECT_EQ(tags::Stream(0, 5), (uint64_t{1} << 40) | 5);
+  EXPECT_EQ(tags::Stream(2, uint64_t{1} << 24), (uint64_t{3} << 40) | (uint64_t{1} << 24));
+  EXPECT_EQ(tags::Stream(-1, tags::kMaxStreams - 1), (uint64_t{1} << 40) - 1);
+  EXPECT_EQ(tags::PointToPoint(7), (uint64_t{1} << 63) | 7);
+  EXPECT_TRUE(tags::IsPointToPoint(tags::PointToPoint(0)));
+  EXPECT_FALSE(tags::IsPointToPoint(tags::Stream(5, 9)));
+  EXPECT_TRUE(tags::IsRaw(tags::kRaw));
+  EXPECT_FALSE(tags::IsRaw(tags::Stream(tags::kMaxGroups - 1, 0)));  // the top group stays below bit 62
+  EXPECT_FALSE(tags::IsRaw(tags::PointToPoint(tags::kRaw)));          // a huge trace tag is still matched
+  EXPECT_EQ(tags::TraceTag(tags::PointToPoint(123)), uint64_t{123});
+}
+
+// Stream numbers past 2^24 no longer meet a custom op's tag: before, a stream
+// tag was (group << 40) | number and an op's tag was XORed in at bit 24, so
+// stream 2^24 + x with op tag 1 and stream x with op tag 0 were one key.
+TEST(HotPathTags, StreamNumbersPast2To24StayDistinct) {
+  const uint64_t x = 17;
+  const uint64_t a = tags::Stream(-1, (uint64_t{1} << 24) + x), b = tags::Stream(-1, x);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(b ^ (uint64_t{1} << 24), a);  // what the old packing made of (b, op tag 1)
+  // Neighbouring groups never share a stream number's bits.
+  EXPECT_NE(tags::Stream(0, tags::kMaxStreams - 1), tags::Stream(1, 0));
+  EXPECT_EQ(tags::Stream(0, tags::kMaxStreams - 1) + 1, tags::Stream(1, 0));
+}
+
+// A run whose stream numbers start just below 2^24 and cross it (the counters
+// pre-advanced through the test hook) gives the same per-rank results as one
+// from 0: all-reduce chunks, a broadcast and a barrier (custom ops with their
+// own tags) on 8 ranks.
+TEST(HotPathTags, RunCrossing2To24StreamsPerRankIsUnchanged) {
+  using testing::TempDir;
+  TempDir d;
+  d.Write("network.yml", testing::NetworkYaml("Ring", 8, 50, 500));
+  d.Write("system.json", testing::SystemJson("ring", 4, 10, 1600));
+  testing::WriteTraces(d, 8, [](int) {
+    std::vector<ChakraProtoMsg::Node> nodes;
+    for (uint64_t i = 0; i < 6; ++i) {
+      const int type = i % 3 == 0 ? 0 : (i % 3 == 1 ? 5 : 9);  // ALL_REDUCE, BROADCAST, BARRIER
+      auto n = testing::CollNode(i + 1, type, 1 << 20);
+      if (type == 5) testing::SetAttr(&n, "root", uint64_t{i % 8});
+      if (i > 0) n.add_data_deps(i);
+      nodes.push_back(n);
+    }
+    return nodes;
+  });
+  auto base = testing::RunIn(d);
+  ASSERT_TRUE(base.ok()) << base.status().message();
+  CollectiveEngine::first_stream_number_for_test = (uint64_t{1} << 24) - 3;
+  auto crossed = testing::RunIn(d);
+  CollectiveEngine::first_stream_number_for_test = 0;
+  ASSERT_TRUE(crossed.ok()) << crossed.status().message();
+  ASSERT_EQ(base.value().per_npu.size(), 8u);
+  ASSERT_EQ(crossed.value().per_npu.size(), 8u);
+  EXPECT_GT(testing::MaxFinished(base.value()), Tick{0});
+  for (size_t r = 0; r < 8; ++r) {
+    EXPECT_EQ(crossed.value().per_npu[r].finished_ns, base.value().per_npu[r].finished_ns) << "rank " << r;
+    EXPECT_EQ(crossed.value().per_npu[r].comm_ns, base.value().per_npu[r].comm_ns) << "rank " << r;
+  }
+  EXPECT_EQ(crossed.value().messages, base.value().messages);
 }
 
 }  // namespace

@@ -29,7 +29,7 @@ TOPOS=(${TOPOS:-1d 2d})
 OUTDIR="${OUTDIR:-}"
 [ -n "$OUTDIR" ] && mkdir -p "$OUTDIR"
 SYMMETRY="${SYMMETRY:-auto}"   # auto: one representative rank when exact; off: every rank
-printf "%-6s %-6s %-17s %-9s %14s %10s %10s %12s %10s\n" topo npus backend mode finished_ns wall_s maxrss_MiB messages Mmsg_per_s
+printf "%-6s %-6s %-17s %-9s %14s %10s %10s %12s %10s %8s %14s\n" topo npus backend mode finished_ns wall_s maxrss_MiB messages Mmsg_per_s cpu_s Mmsg_per_cpu_s
 for n in "${SIZES[@]}"; do
   "$BIN" trace gen-dp --npus="$n" --layers=24 --allreduce-bytes=33554432 --out="$W/dp$n"
   printf "topology: [ Switch ]\nnpus_count: [ %d ]\nbandwidth: [ 50 ]\nlatency: [ 1000 ]\n" "$n" > "$W/net1d_$n.yml"
@@ -46,7 +46,11 @@ for n in "${SIZES[@]}"; do
     msgs=$(grep -m1 '"messages"' "$W/out.json" | tr -dc 0-9)
     rate=$(awk -v m="$msgs" -v w="$wall" 'BEGIN{n=split(w,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i];
                                             if (s > 0) printf "%.2f", m/s/1e6; else print "-"}')
-    printf "%-6s %-6s %-17s %-9s %14s %10s %10s %12s %10s\n" "$topo" "$n" "$be" "$mode" "$fin" "$wall" "$rss" "$msgs" "$rate"
+    # CPU time (user + sys): on a machine shared with builds, wall time includes waiting for a core.
+    cpu=$(awk -F': ' '/User time|System time/{s+=$2} END{printf "%.2f", s}' "$W/time")
+    crate=$(awk -v m="$msgs" -v c="$cpu" 'BEGIN{if (c > 0) printf "%.2f", m/c/1e6; else print "-"}')
+    printf "%-6s %-6s %-17s %-9s %14s %10s %10s %12s %10s %8s %14s\n" "$topo" "$n" "$be" "$mode" "$fin" "$wall" "$rss" \
+      "$msgs" "$rate" "$cpu" "$crate"
     [ -n "$OUTDIR" ] && cp "$W/out.json" "$OUTDIR/${topo}_${n}_${be}.json"
    done
   done

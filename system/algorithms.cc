@@ -5,7 +5,7 @@
 // round go NPU->MA, the later ones MA->NPU after a receive. The counters below
 // reproduce ASTRA-sim's so that the same inputs give the same per-step times.
 #include <cmath>
-#include <deque>
+#include <memory>
 
 #include "core/status.h"
 #include "system/collective_engine.h"
@@ -15,6 +15,38 @@
 namespace orrery {
 
 namespace {
+
+// The packets waiting for a free slot, first in first out: a ring of four
+// inline, doubling on the heap in the rare phase that queues more.
+template <typename T>
+class PacketQueue {
+ public:
+  bool empty() const { return size_ == 0; }
+  const T& front() const { return data()[head_]; }
+  void pop_front() {
+    head_ = (head_ + 1) & (cap_ - 1);
+    --size_;
+  }
+  void push_back(const T& v) {
+    if (size_ == cap_) Grow();
+    data()[(head_ + size_) & (cap_ - 1)] = v;
+    ++size_;
+  }
+
+ private:
+  T* data() { return heap_ ? heap_.get() : inline_; }
+  const T* data() const { return heap_ ? heap_.get() : inline_; }
+  void Grow() {
+    std::unique_ptr<T[]> bigger(new T[cap_ * 2]);
+    for (uint32_t i = 0; i < size_; ++i) bigger[i] = data()[(head_ + i) & (cap_ - 1)];
+    heap_ = std::move(bigger);
+    head_ = 0;
+    cap_ *= 2;
+  }
+  T inline_[4];
+  std::unique_ptr<T[]> heap_;
+  uint32_t head_ = 0, size_ = 0, cap_ = 4;
+};
 
 class PacketAlgorithm : public Algorithm {
  public:
@@ -165,7 +197,7 @@ class PacketAlgorithm : public Algorithm {
   int receiver_ = 0, sender_ = 0;  // ring positions
   int rank_offset_ = 0;
   double offset_multiplier_ = 1;
-  std::deque<Packet> packets_;
+  PacketQueue<Packet> packets_;
 };
 
 // Double binary tree all-reduce on one dimension: reduce up the tree, then

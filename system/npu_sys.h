@@ -15,6 +15,7 @@
 #include "core/event_queue.h"
 #include "system/match_table.h"
 #include "system/options.h"
+#include "system/small_pool.h"
 
 namespace orrery {
 
@@ -82,7 +83,7 @@ struct CollectiveHandle {
   uint64_t cookie = 0;
 };
 
-class Algorithm {
+class Algorithm : public Pooled {
  public:
   explicit Algorithm(Stream* stream) : stream_(stream) {}
   virtual ~Algorithm() = default;
@@ -107,7 +108,7 @@ class Algorithm {
 
 std::unique_ptr<Algorithm> MakeAlgorithm(Stream* stream, const PhaseSpec& spec);
 
-class Stream : public EventHandler, public RecvClient {
+class Stream : public EventHandler, public RecvClient, public Pooled {
  public:
   enum Kind : uint32_t { kBundleArrived = 1, kBundleProcessed = 2, kTimer = 3 };
   Stream(NpuSys* owner, CollectiveHandle* coll, uint64_t tag, int priority, std::vector<PhaseSpec> phases);

@@ -78,9 +78,17 @@ Result<int> CollectiveEngine::AddCommGroup(const std::string& name, std::vector<
     return Status::Invalid("communicator group \"" + name + "\": more than " + std::to_string(tags::kMaxGroups) +
                            " groups (the message tag holds the group in 22 bits)");
   }
+  stream_counters_.emplace_back(g.ranks.size(), first_stream_number_for_test);
   groups_.push_back(std::move(g));
-  stream_counters_.emplace_back(topology_->npus(), first_stream_number_for_test);
   return static_cast<int>(groups_.size()) - 1;
+}
+
+uint64_t* CollectiveEngine::StreamCounter(int group, int rank) {
+  if (group < 0) return &stream_counters_[0][rank];
+  const std::vector<int>& m = groups_[group].ranks;
+  const auto it = std::lower_bound(m.begin(), m.end(), rank);
+  if (it == m.end() || *it != rank) return nullptr;
+  return &stream_counters_[group + 1][it - m.begin()];
 }
 
 RingView CollectiveEngine::DimRing(int rank, int dim, const AlgoSpec& algo) const {
@@ -329,6 +337,11 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
   return chunks;
 }
 
+static Status NotAMember(int rank, const CommGroup& g) {
+  return Status::Invalid("rank " + std::to_string(rank) + " issued a collective on communicator group \"" + g.name +
+                         "\" but is not a member of it");
+}
+
 Status CollectiveEngine::IssueCollective(int rank, ComType type, uint64_t bytes, std::vector<bool> involved, int group,
                                          CollectiveDoneClient* client, uint64_t cookie, std::string* algorithm_used) {
   auto plan = Plan(rank, type, bytes, involved, group, algorithm_used);
@@ -338,8 +351,10 @@ Status CollectiveEngine::IssueCollective(int rank, ComType type, uint64_t bytes,
     queue_->ScheduleClosureAt(queue_->Now(), [client, cookie] { client->OnCollectiveDone(cookie); });
     return Status::Ok();
   }
+  uint64_t* counter = StreamCounter(group, rank);
+  if (!counter) return NotAMember(rank, groups_[group]);
   CollectiveHandle* handle = NewHandle(client, cookie);
-  npus_[rank]->StartCollective(handle, std::move(plan.value()), group, &stream_counters_[group + 1][rank]);
+  npus_[rank]->StartCollective(handle, std::move(plan.value()), group, counter);
   return Status::Ok();
 }
 
@@ -382,9 +397,11 @@ Status CollectiveEngine::IssueRooted(int rank, RootedKind kind, uint64_t bytes, 
   ps.algo.name = kNames[static_cast<int>(kind)];
   ps.algo.graph = std::make_shared<const CustomGraph>(
       BuildRootedCollective(kind, *members, rank, root, bytes, ReduceCost(bytes)));
+  uint64_t* counter = StreamCounter(group, rank);
+  if (!counter) return NotAMember(rank, groups_[group]);
   CollectiveHandle* handle = NewHandle(client, cookie);
   std::vector<std::vector<PhaseSpec>> chunks(1, std::vector<PhaseSpec>{ps});
-  npus_[rank]->StartCollective(handle, std::move(chunks), group, &stream_counters_[group + 1][rank]);
+  npus_[rank]->StartCollective(handle, std::move(chunks), group, counter);
   return Status::Ok();
 }
 

@@ -136,7 +136,10 @@ class CollectiveEngine : public EventHandler {
   std::vector<PhaseObserver*> phase_observers_;
   std::vector<std::unique_ptr<NpuSys>> npus_;
   std::vector<CommGroup> groups_;
-  std::vector<std::vector<uint64_t>> stream_counters_;  // [group+1][rank]
+  // The next stream number: [0][rank] without a group, [g+1][position of the rank in g]
+  // (O(NPUs + groups x members), not groups x NPUs).
+  std::vector<std::vector<uint64_t>> stream_counters_;
+  uint64_t* StreamCounter(int group, int rank);
   std::vector<int> dbt_counter_;                        // [rank * dims + dim]: alternates the two trees
   std::vector<Msg> msgs_;
   std::vector<uint32_t> free_msgs_;

@@ -24,9 +24,9 @@ const char* ComTypeName(ComType t) {
 int Algorithm::rank() const { return stream_->owner_->rank(); }
 
 void Algorithm::Bundle(uint64_t bytes, bool processed) {
-  EventQueue* q = stream_->owner_->engine()->queue();
-  const Tick delay = stream_->owner_->engine()->options().endpoint_delay_ns;
-  q->ScheduleAfter(delay, stream_, Stream::kBundleArrived, (bytes << 1) | (processed ? 1 : 0));
+  const CollectiveEngine* e = stream_->engine_;
+  e->queue()->ScheduleAfter(e->options().endpoint_delay_ns, stream_, Stream::kBundleArrived,
+                            (bytes << 1) | (processed ? 1 : 0));
 }
 
 void Algorithm::Send(int dst, uint64_t bytes) {
@@ -44,7 +44,7 @@ void Algorithm::Recv(int src, uint64_t bytes) {
 }
 
 void Algorithm::StartTimer(uint64_t delay_ns, uint64_t arg) {
-  stream_->owner_->engine()->queue()->ScheduleAfter(delay_ns, stream_, Stream::kTimer, arg);
+  stream_->engine_->queue()->ScheduleAfter(delay_ns, stream_, Stream::kTimer, arg);
 }
 
 void Algorithm::Exit() { stream_->owner_->ProceedToNextPhase(stream_); }
@@ -52,17 +52,22 @@ void Algorithm::Exit() { stream_->owner_->ProceedToNextPhase(stream_); }
 // --- Stream --------------------------------------------------------------------
 
 Stream::Stream(NpuSys* owner, CollectiveHandle* coll, uint64_t tag, int priority, std::vector<PhaseSpec> phases)
-    : owner_(owner), coll_(coll), tag_(tag), priority_(priority), phases_(std::move(phases)) {}
+    : owner_(owner),
+      engine_(owner->engine()),
+      coll_(coll),
+      tag_(tag),
+      priority_(priority),
+      phases_(std::move(phases)) {}
 
 void Stream::HandleEvent(uint32_t kind, uint64_t arg) {
-  owner_->engine()->CollectGarbage();
+  engine_->CollectGarbage();
   if (kind == kTimer) {
     algo_->OnTimer(arg);
     return;
   }
   if (kind == kBundleArrived && (arg & 1)) {
     const uint64_t bytes = arg >> 1;
-    owner_->engine()->queue()->ScheduleAfter(owner_->engine()->ReduceCost(bytes), this, kBundleProcessed, bytes << 1);
+    engine_->queue()->ScheduleAfter(engine_->ReduceCost(bytes), this, kBundleProcessed, bytes << 1);
     return;
   }
   algo_->OnGeneral();

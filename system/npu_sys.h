@@ -124,6 +124,7 @@ class Stream : public EventHandler, public RecvClient, public Pooled {
   friend class NpuSys;
   friend class Algorithm;
   NpuSys* owner_;
+  CollectiveEngine* engine_;  // owner_->engine(), kept here: one load on the hot path, not a chain
   CollectiveHandle* coll_;
   uint64_t tag_;
   int priority_;

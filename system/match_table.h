@@ -2,8 +2,10 @@
 // open-addressing table: no allocation per message, one probe sequence per
 // lookup. A receive waiting for a message that has not arrived holds the
 // slot; more waiters on the same key (rare) queue in an overflow list in
-// posting order. Settled slots are dropped by Sweep() once they outnumber
-// the live ones (amortised O(1) per message, however many are pending).
+// posting order. A slot is removed the moment it settles (nothing arrived,
+// nobody waiting), by backward-shift deletion, so the table holds only live
+// keys: a few per NPU, which keeps it small and in cache; Sweep() shrinks a
+// table left sparse after a burst.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -54,15 +56,14 @@ class MatchTable {
   };
   Slot& Find(uint64_t tag, uint64_t sub, int src);
   void Grow();
+  void Erase(Slot* s);  // backward-shift deletion of a settled slot
   static size_t Hash(uint64_t tag, uint64_t sub, int src) {
     uint64_t h = (tag ^ (sub * 0xFF51AFD7ED558CCDull)) * 0x9E3779B97F4A7C15ull ^
                  (static_cast<uint64_t>(src) * 0xC2B2AE3D27D4EB4Full);
     return static_cast<size_t>(h ^ (h >> 29));
   }
-  static bool Live(const Slot& s) { return s.arrived > 0 || s.waiting > 0; }
   std::vector<Slot> slots_;
-  size_t used_ = 0;
-  size_t live_ = 0;  // used slots with a message or a receive pending
+  size_t used_ = 0;  // every used slot is live: a message or a receive pending
   std::vector<Overflow> overflow_;
 };
 

@@ -1,12 +1,16 @@
 // The engine's hot path in closed form: each test compares the O(1) formula
 // with the step-by-step construction it replaced.
+#include <deque>
 #include <functional>
+#include <map>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "system/collective_engine.h"
 #include "system/dbt.h"
+#include "system/match_table.h"
 #include "system/npu_sys.h"
 #include "system/tag.h"
 #include "tests/test_util.h"
@@ -172,6 +176,53 @@ TEST(HotPathTags, RunCrossing2To24StreamsPerRankIsUnchanged) {
     EXPECT_EQ(crossed.value().per_npu[r].comm_ns, base.value().per_npu[r].comm_ns) << "rank " << r;
   }
   EXPECT_EQ(crossed.value().messages, base.value().messages);
+}
+
+// The matching table against a model (per key: messages arrived, receives
+// waiting in posting order) over random posts and arrivals on few keys, so
+// slots settle, get erased by backward shift and are reused all the time.
+TEST(HotPathMatch, TableEqualsAModelThroughErasures) {
+  struct Model {
+    uint32_t arrived = 0;
+    std::deque<uint64_t> waiting;  // cookies
+  };
+  MatchTable t;
+  std::map<std::tuple<uint64_t, uint64_t, int>, Model> model;
+  uint64_t x = 12345;
+  auto next = [&x] { return (x = x * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
+  RecvClient* const fake = reinterpret_cast<RecvClient*>(uintptr_t{0x1000});
+  for (int step = 0; step < 200000; ++step) {
+    const uint64_t tag = tags::Stream(static_cast<int>(next() % 3) - 1, next() % 5);
+    const uint64_t sub = next() % 2;
+    const int src = static_cast<int>(next() % 7);
+    Model& m = model[{tag, sub, src}];
+    if (next() % 2) {
+      const uint64_t cookie = static_cast<uint64_t>(step);
+      const bool now = t.Post(tag, sub, src, fake, cookie);
+      ASSERT_EQ(now, m.arrived > 0) << "step " << step;
+      if (m.arrived > 0) {
+        --m.arrived;
+      } else {
+        m.waiting.push_back(cookie);
+      }
+    } else {
+      RecvClient* c = nullptr;
+      uint64_t cookie = 0;
+      const bool matched = t.Arrive(tag, sub, src, &c, &cookie);
+      ASSERT_EQ(matched, !m.waiting.empty()) << "step " << step;
+      if (matched) {
+        ASSERT_EQ(cookie, m.waiting.front()) << "step " << step;
+        ASSERT_EQ(c, fake);
+        m.waiting.pop_front();
+      } else {
+        ++m.arrived;
+      }
+    }
+    if (step % 1000 == 0) t.Sweep();
+    size_t live = 0;
+    for (const auto& [k, v] : model) live += (v.arrived > 0 || !v.waiting.empty()) ? 1 : 0;
+    ASSERT_EQ(t.size(), live) << "step " << step;  // settled keys hold no slot
+  }
 }
 
 }  // namespace

@@ -6,22 +6,22 @@
 
 namespace orrery {
 
-void EventQueue::PushTime(Tick t) {
-  times_.push_back(t);
-  size_t i = times_.size() - 1;
+void EventQueue::PushHeap(HeapEntry e) {
+  heap_.push_back(e);
+  size_t i = heap_.size() - 1;
   while (i > 0) {
     const size_t parent = (i - 1) / 4;
-    if (times_[parent] <= t) break;
-    times_[i] = times_[parent];
+    if (!e.Before(heap_[parent])) break;
+    heap_[i] = heap_[parent];
     i = parent;
   }
-  times_[i] = t;
+  heap_[i] = e;
 }
 
-void EventQueue::PopTime() {
-  const Tick last = times_.back();
-  times_.pop_back();
-  const size_t n = times_.size();
+void EventQueue::PopHeap() {
+  const HeapEntry last = heap_.back();
+  heap_.pop_back();
+  const size_t n = heap_.size();
   if (n == 0) return;
   size_t i = 0;
   while (true) {
@@ -30,34 +30,29 @@ void EventQueue::PopTime() {
     size_t best = first;
     const size_t end = std::min(first + 4, n);
     for (size_t c = first + 1; c < end; ++c) {
-      if (times_[c] < times_[best]) best = c;
+      if (heap_[c].Before(heap_[best])) best = c;
     }
-    if (times_[best] >= last) break;
-    times_[i] = times_[best];
+    if (!heap_[best].Before(last)) break;
+    heap_[i] = heap_[best];
     i = best;
   }
-  times_[i] = last;
+  heap_[i] = last;
 }
 
-EventQueue::Bucket* EventQueue::BucketFor(Tick t) {
-  if (t == cached_time_) return &buckets_[cached_bucket_];
-  auto it = bucket_of_.find(t);
+EventQueue::Bucket* EventQueue::BucketFor(Tick t, uint64_t seq) {
+  Recent& r = recent_[t & (kRecent - 1)];
+  if (r.time == t) return &buckets_[r.bucket];
   uint32_t b;
-  if (it != bucket_of_.end()) {
-    b = it->second;
+  if (!free_buckets_.empty()) {
+    b = free_buckets_.back();
+    free_buckets_.pop_back();
   } else {
-    if (!free_buckets_.empty()) {
-      b = free_buckets_.back();
-      free_buckets_.pop_back();
-    } else {
-      b = static_cast<uint32_t>(buckets_.size());
-      buckets_.emplace_back();
-    }
-    bucket_of_.emplace(t, b);
-    PushTime(t);
+    b = static_cast<uint32_t>(buckets_.size());
+    buckets_.emplace_back();
   }
-  cached_time_ = t;
-  cached_bucket_ = b;
+  r.time = t;
+  r.bucket = b;
+  PushHeap(HeapEntry{t, seq, b});
   return &buckets_[b];
 }
 
@@ -68,7 +63,7 @@ EventId EventQueue::ScheduleAt(Tick at, EventHandler* handler, uint32_t kind, ui
     return next_seq_++;  // never runs
   }
   const uint64_t seq = next_seq_++;
-  BucketFor(at)->events.push_back(Event{handler, arg, seq, kind});
+  BucketFor(at, seq)->events.push_back(Event{handler, arg, seq, kind});
   ++pending_;
   return seq;
 }
@@ -98,19 +93,19 @@ void EventQueue::Cancel(EventId id) {
 }
 
 bool EventQueue::RunNext(Tick limit) {
-  while (!times_.empty()) {
-    const Tick t = times_.front();
+  while (!heap_.empty()) {
+    const Tick t = heap_.front().time;
     if (t > limit) return false;
-    const uint32_t b = t == cached_time_ ? cached_bucket_ : bucket_of_.at(t);
+    const uint32_t b = heap_.front().bucket;
     Bucket& bucket = buckets_[b];
     if (bucket.head == bucket.events.size()) {
-      // This instant is drained: recycle its bucket.
+      // This bucket is drained: recycle it (closed to new events first).
       bucket.events.clear();
       bucket.head = 0;
-      bucket_of_.erase(t);
+      Recent& r = recent_[t & (kRecent - 1)];
+      if (r.time == t && r.bucket == b) r.time = kTickMax;
       free_buckets_.push_back(b);
-      if (cached_time_ == t) cached_time_ = kTickMax;
-      PopTime();
+      PopHeap();
       continue;
     }
     const Event ev = bucket.events[bucket.head++];

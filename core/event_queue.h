@@ -3,13 +3,19 @@
 // are plain values (a handler pointer, a kind and one 64-bit argument): no heap
 // allocation per event. Closures are available for cold paths.
 //
-// Layout: a 4-ary min-heap of distinct times, each time owning a FIFO bucket
-// of events. Large symmetric runs schedule thousands of events at the same
-// instant; they cost one heap operation per instant, not per event.
+// Layout: FIFO buckets of events, each for one time, in a 4-ary min-heap
+// ordered by (time, the bucket's first sequence number). A new event joins
+// the newest bucket of its time when that bucket is still in `recent_`, a
+// direct-mapped table indexed by the time's low bits (no hashing); otherwise
+// it opens a new bucket. A time may so own several buckets; each holds a run
+// of consecutive-by-time events scheduled after every event of the older
+// ones, so the heap's order is still (time, sequence). Events scheduled at
+// the same instant in a row (a symmetric run's thousands) share one bucket and
+// cost one heap operation.
 #pragma once
 #include <cstdint>
+#include <array>
 #include <memory>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -81,7 +87,7 @@ class EventQueue {
   bool Empty() const { return pending_ == 0; }
   size_t Pending() const { return pending_; }
   uint64_t Executed() const { return executed_; }
-  Tick NextTime() const { return times_.empty() ? kTickMax : times_.front(); }
+  Tick NextTime() const { return heap_.empty() ? kTickMax : heap_.front().time; }
   // Simulated time would have passed 2^64 ns: the first offending delay and
   // the time it was scheduled at (delay kTickMax: an absolute time overflowed).
   bool overflowed() const { return overflowed_; }
@@ -114,16 +120,25 @@ class EventQueue {
     overflow_delay_ = delay;
     overflow_at_ = now_;
   }
-  void PushTime(Tick t);
-  void PopTime();
-  Bucket* BucketFor(Tick t);
+  struct HeapEntry {
+    Tick time;
+    uint64_t first_seq;  // the bucket's first event: orders buckets of one time
+    uint32_t bucket;
+    bool Before(const HeapEntry& o) const { return time != o.time ? time < o.time : first_seq < o.first_seq; }
+  };
+  struct Recent {
+    Tick time = kTickMax;
+    uint32_t bucket = 0;
+  };
+  static constexpr size_t kRecent = 1024;  // power of two
+  void PushHeap(HeapEntry e);
+  void PopHeap();
+  Bucket* BucketFor(Tick t, uint64_t seq);
 
-  std::vector<Tick> times_;                      // 4-ary min-heap of distinct pending times
-  std::unordered_map<Tick, uint32_t> bucket_of_;  // time -> index into buckets_
+  std::vector<HeapEntry> heap_;  // 4-ary min-heap of buckets with pending events
   std::vector<Bucket> buckets_;
   std::vector<uint32_t> free_buckets_;
-  Tick cached_time_ = kTickMax;
-  uint32_t cached_bucket_ = 0;
+  std::array<Recent, kRecent> recent_;  // [time % kRecent]: the newest bucket of that time, if open
   std::unordered_set<uint64_t> cancelled_;
   ClosureRunner closures_;
   Tick now_ = 0;

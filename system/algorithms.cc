@@ -5,15 +5,48 @@
 // round go NPU->MA, the later ones MA->NPU after a receive. The counters below
 // reproduce ASTRA-sim's so that the same inputs give the same per-step times.
 #include <cmath>
-#include <deque>
+#include <memory>
 
 #include "core/status.h"
 #include "system/collective_engine.h"
+#include "system/dbt.h"
 #include "system/npu_sys.h"
 
 namespace orrery {
 
 namespace {
+
+// The packets waiting for a free slot, first in first out: a ring of four
+// inline, doubling on the heap in the rare phase that queues more.
+template <typename T>
+class PacketQueue {
+ public:
+  bool empty() const { return size_ == 0; }
+  const T& front() const { return data()[head_]; }
+  void pop_front() {
+    head_ = (head_ + 1) & (cap_ - 1);
+    --size_;
+  }
+  void push_back(const T& v) {
+    if (size_ == cap_) Grow();
+    data()[(head_ + size_) & (cap_ - 1)] = v;
+    ++size_;
+  }
+
+ private:
+  T* data() { return heap_ ? heap_.get() : inline_; }
+  const T* data() const { return heap_ ? heap_.get() : inline_; }
+  void Grow() {
+    std::unique_ptr<T[]> bigger(new T[cap_ * 2]);
+    for (uint32_t i = 0; i < size_; ++i) bigger[i] = data()[(head_ + i) & (cap_ - 1)];
+    heap_ = std::move(bigger);
+    head_ = 0;
+    cap_ *= 2;
+  }
+  T inline_[4];
+  std::unique_ptr<T[]> heap_;
+  uint32_t head_ = 0, size_ = 0, cap_ = 4;
+};
 
 class PacketAlgorithm : public Algorithm {
  public:
@@ -126,8 +159,7 @@ class PacketAlgorithm : public Algorithm {
   void SetHdPartners() {
     bool clockwise = true;
     if (rank_offset_ != 0) clockwise = ((ring_.index / rank_offset_) % 2) == 0;
-    int k = ring_.index;
-    for (int i = 0; i < rank_offset_; ++i) k = ring_.Next(k, clockwise);
+    const int k = ring_.Advance(ring_.index, rank_offset_, clockwise);
     receiver_ = k;
     sender_ = k;
   }
@@ -165,20 +197,20 @@ class PacketAlgorithm : public Algorithm {
   int receiver_ = 0, sender_ = 0;  // ring positions
   int rank_offset_ = 0;
   double offset_multiplier_ = 1;
-  std::deque<Packet> packets_;
+  PacketQueue<Packet> packets_;
 };
 
 // Double binary tree all-reduce on one dimension: reduce up the tree, then
 // broadcast down; the two trees alternate between chunks.
 class DoubleBinaryTree : public Algorithm {
  public:
-  DoubleBinaryTree(Stream* stream, const PhaseSpec& spec, const DbtTree& tree)
+  DoubleBinaryTree(Stream* stream, const PhaseSpec& spec)
       : Algorithm(stream), ring_(spec.ring), bytes_(spec.size) {
-    const int k = ring_.index;
-    parent_ = tree.parent[k] < 0 ? -1 : ring_.Member(tree.parent[k]);
-    left_ = tree.left[k] < 0 ? -1 : ring_.Member(tree.left[k]);
-    right_ = tree.right[k] < 0 ? -1 : ring_.Member(tree.right[k]);
-    role_ = tree.parent[k] < 0 ? kRoot : (tree.left[k] < 0 && tree.right[k] < 0 ? kLeaf : kMiddle);
+    const DbtLinks t = DoubleBinaryTreeAt(ring_.size, spec.dbt_root_max, ring_.index);
+    parent_ = t.parent < 0 ? -1 : ring_.Member(t.parent);
+    left_ = t.left < 0 ? -1 : ring_.Member(t.left);
+    right_ = t.right < 0 ? -1 : ring_.Member(t.right);
+    role_ = t.parent < 0 ? kRoot : (t.left < 0 && t.right < 0 ? kLeaf : kMiddle);
   }
   void OnInit() override { Run(false); }
   void OnGeneral() override { Run(false); }
@@ -284,12 +316,11 @@ class CustomAlgorithm : public Algorithm, public RecvClient {
  private:
   void Issue(uint32_t i) {
     const CustomOp& op = graph_[i];
-    const uint64_t tag = stream_->tag() ^ (op.tag << 24);
     switch (op.kind) {
       case CustomOp::kSend:
-        stream_->owner()->engine()->SendMessage(rank(), op.peer, op.bytes, tag, this, i);
+        stream_->owner()->engine()->SendMessage(rank(), op.peer, op.bytes, stream_->tag(), op.tag, this, i);
         return;
-      case CustomOp::kRecv: stream_->owner()->PostRecv(op.peer, tag, this, i); return;
+      case CustomOp::kRecv: stream_->owner()->PostRecv(op.peer, stream_->tag(), op.tag, this, i); return;
       case CustomOp::kComp: StartTimer(op.duration_ns, i); return;
       case CustomOp::kNop: Done(i); return;
     }
@@ -362,8 +393,7 @@ class InSwitchAlgorithm : public Algorithm {
 
 std::unique_ptr<Algorithm> MakeAlgorithm(Stream* stream, const PhaseSpec& spec) {
   if (spec.algo.kind == AlgoKind::kDoubleBinaryTree) {
-    const DbtTree& tree = stream->owner()->engine()->Tree(spec.ring.size, spec.dbt_root_max);
-    return std::make_unique<DoubleBinaryTree>(stream, spec, tree);
+    return std::make_unique<DoubleBinaryTree>(stream, spec);
   }
   if (spec.algo.kind == AlgoKind::kInSwitch) return std::make_unique<InSwitchAlgorithm>(stream, spec);
   if (spec.algo.kind == AlgoKind::kCustom) {

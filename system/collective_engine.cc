@@ -2,7 +2,6 @@
 #include "system/themis.h"
 
 #include <algorithm>
-#include <functional>
 
 namespace orrery {
 
@@ -14,7 +13,7 @@ CollectiveEngine::CollectiveEngine(EventQueue* queue, const Topology* topology, 
   for (int r = 0; r < simulated; ++r) {
     npus_.push_back(std::make_unique<NpuSys>(this, r, std::max(1, topology->num_dims())));
   }
-  stream_counters_.emplace_back(n, 0);
+  stream_counters_.emplace_back(n, first_stream_number_for_test);
   dbt_counter_.assign(static_cast<size_t>(n) * std::max(1, topology->num_dims()), 0);
   switch_stats_.resize(std::max(1, topology->num_dims()));
 }
@@ -75,9 +74,21 @@ Result<int> CollectiveEngine::AddCommGroup(const std::string& name, std::vector<
     }
     g.aligned = aligned;
   }
+  if (groups_.size() >= static_cast<size_t>(tags::kMaxGroups)) {
+    return Status::Invalid("communicator group \"" + name + "\": more than " + std::to_string(tags::kMaxGroups) +
+                           " groups (the message tag holds the group in 22 bits)");
+  }
+  stream_counters_.emplace_back(g.ranks.size(), first_stream_number_for_test);
   groups_.push_back(std::move(g));
-  stream_counters_.emplace_back(groups_.back().ranks.size(), 0);  // one per member: memory O(groups x members)
   return static_cast<int>(groups_.size()) - 1;
+}
+
+uint64_t* CollectiveEngine::StreamCounter(int group, int rank) {
+  if (group < 0) return &stream_counters_[0][rank];
+  const std::vector<int>& m = groups_[group].ranks;
+  const auto it = std::lower_bound(m.begin(), m.end(), rank);
+  if (it == m.end() || *it != rank) return nullptr;
+  return &stream_counters_[group + 1][it - m.begin()];
 }
 
 RingView CollectiveEngine::DimRing(int rank, int dim, const AlgoSpec& algo) const {
@@ -95,48 +106,6 @@ RingView CollectiveEngine::DimRing(int rank, int dim, const AlgoSpec& algo) cons
   v.offset = stride;
   v.base = rank - v.index * stride;
   return v;
-}
-
-const DbtTree& CollectiveEngine::Tree(int size, bool root_max) {
-  auto key = std::make_pair(size, root_max);
-  auto it = trees_.find(key);
-  if (it != trees_.end()) return it->second;
-  // A complete binary tree of size-1 nodes hangs below the root; positions are
-  // assigned in order, so the root takes the smallest (RootMin, subtree on the
-  // right) or the largest (RootMax, subtree on the left) position.
-  DbtTree t;
-  t.parent.assign(size, -1);
-  t.left.assign(size, -1);
-  t.right.assign(size, -1);
-  int depth = 1;
-  for (int tmp = size; tmp > 1; tmp /= 2) ++depth;
-  int next = 0;
-  std::function<int(int, int)> build = [&](int levels, int parent) -> int {
-    // In-order: left subtree, node, right subtree.
-    int left = -1;
-    if (levels > 1) left = build(levels - 1, -2);
-    const int me = next++;
-    int right = -1;
-    if (levels > 1) right = build(levels - 1, -2);
-    t.left[me] = left;
-    t.right[me] = right;
-    if (left >= 0) t.parent[left] = me;
-    if (right >= 0) t.parent[right] = me;
-    return me;
-  };
-  if (root_max) {
-    const int sub = build(depth - 1, -2);
-    const int root = next++;
-    t.left[root] = sub;
-    t.parent[sub] = root;
-  } else {
-    const int root = next++;
-    const int sub = build(depth - 1, -2);
-    t.right[root] = sub;
-    t.parent[sub] = root;
-  }
-  ORRERY_CHECK(next == size, "double binary tree needs a power-of-two size");
-  return trees_.emplace(key, std::move(t)).first->second;
 }
 
 // A plugin's graph must be well formed: peers among the members, children in
@@ -368,6 +337,11 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
   return chunks;
 }
 
+static Status NotAMember(int rank, const CommGroup& g) {
+  return Status::Invalid("rank " + std::to_string(rank) + " issued a collective on communicator group \"" + g.name +
+                         "\" but is not a member of it");
+}
+
 Status CollectiveEngine::IssueCollective(int rank, ComType type, uint64_t bytes, std::vector<bool> involved, int group,
                                          CollectiveDoneClient* client, uint64_t cookie, std::string* algorithm_used) {
   auto plan = Plan(rank, type, bytes, involved, group, algorithm_used);
@@ -378,19 +352,10 @@ Status CollectiveEngine::IssueCollective(int rank, ComType type, uint64_t bytes,
     return Status::Ok();
   }
   uint64_t* counter = StreamCounter(group, rank);
-  if (!counter) return Status::Invalid("rank " + std::to_string(rank) + " is not a member of group \"" + groups_[group].name + "\"");
+  if (!counter) return NotAMember(rank, groups_[group]);
   CollectiveHandle* handle = NewHandle(client, cookie);
-  const uint64_t tag_base = static_cast<uint64_t>(group + 1) << 40;
-  npus_[rank]->StartCollective(handle, std::move(plan.value()), tag_base, counter);
+  npus_[rank]->StartCollective(handle, std::move(plan.value()), group, counter);
   return Status::Ok();
-}
-
-uint64_t* CollectiveEngine::StreamCounter(int group, int rank) {
-  if (group < 0) return &stream_counters_[0][rank];
-  const std::vector<int>& ranks = groups_[group].ranks;  // sorted
-  const size_t pos = std::lower_bound(ranks.begin(), ranks.end(), rank) - ranks.begin();
-  if (pos == ranks.size() || ranks[pos] != rank) return nullptr;
-  return &stream_counters_[group + 1][pos];
 }
 
 void CollectiveEngine::SwitchArrive(uint64_t tag, int group_base, int dim, int members, Algorithm* waiter) {
@@ -433,15 +398,14 @@ Status CollectiveEngine::IssueRooted(int rank, RootedKind kind, uint64_t bytes, 
   ps.algo.graph = std::make_shared<const CustomGraph>(
       BuildRootedCollective(kind, *members, rank, root, bytes, ReduceCost(bytes)));
   uint64_t* counter = StreamCounter(group, rank);
-  if (!counter) return Status::Invalid("rank " + std::to_string(rank) + " is not a member of group \"" + groups_[group].name + "\"");
+  if (!counter) return NotAMember(rank, groups_[group]);
   CollectiveHandle* handle = NewHandle(client, cookie);
   std::vector<std::vector<PhaseSpec>> chunks(1, std::vector<PhaseSpec>{ps});
-  const uint64_t tag_base = static_cast<uint64_t>(group + 1) << 40;
-  npus_[rank]->StartCollective(handle, std::move(chunks), tag_base, counter);
+  npus_[rank]->StartCollective(handle, std::move(chunks), group, counter);
   return Status::Ok();
 }
 
-void CollectiveEngine::SendMessage(int src, int dst, uint64_t bytes, uint64_t tag, RecvClient* on_sent,
+void CollectiveEngine::SendMessage(int src, int dst, uint64_t bytes, uint64_t tag, uint64_t sub, RecvClient* on_sent,
                                    uint64_t sent_cookie) {
   uint32_t slot;
   if (!free_msgs_.empty()) {
@@ -451,7 +415,7 @@ void CollectiveEngine::SendMessage(int src, int dst, uint64_t bytes, uint64_t ta
     slot = static_cast<uint32_t>(msgs_.size());
     msgs_.emplace_back();
   }
-  msgs_[slot] = Msg{src, dst, tag, on_sent, sent_cookie};
+  msgs_[slot] = Msg{src, dst, tag, sub, on_sent, sent_cookie};
   ++messages_sent_;
   if (!classes_) {
     backend_->Send(src, dst, bytes, slot);
@@ -492,15 +456,15 @@ void CollectiveEngine::SendP2P(int src, int dst, uint64_t bytes, uint64_t tag, R
   if (classes_ && classes_->SameClass(src, dst)) {
     // `dst` is not simulated; the member at the same offset behind `src` sends
     // `src` the same message at this instant, over an equal network path.
-    SendMessage(MirrorSender(*topology_, src, dst), src, bytes, tag | (uint64_t{1} << 63), on_sent, sent_cookie);
+    SendMessage(MirrorSender(*topology_, src, dst), src, bytes, tags::PointToPoint(tag), 0, on_sent, sent_cookie);
     return;
   }
   ORRERY_CHECK(!classes_ || classes_->RepOf(dst) == dst, "rank classes: a message to a rank that is not simulated");
-  SendMessage(src, dst, bytes, tag | (uint64_t{1} << 63), on_sent, sent_cookie);
+  SendMessage(src, dst, bytes, tags::PointToPoint(tag), 0, on_sent, sent_cookie);
 }
 
 void CollectiveEngine::PostRecvP2P(int dst, int src, uint64_t tag, RecvClient* client, uint64_t cookie) {
-  npus_[dst]->PostRecv(src, tag | (uint64_t{1} << 63), client, cookie);
+  npus_[dst]->PostRecv(src, tags::PointToPoint(tag), 0, client, cookie);
 }
 
 void CollectiveEngine::HandleEvent(uint32_t kind, uint64_t token) {
@@ -508,8 +472,8 @@ void CollectiveEngine::HandleEvent(uint32_t kind, uint64_t token) {
   const Msg m = msgs_[token];
   free_msgs_.push_back(static_cast<uint32_t>(token));
   if (m.on_sent) m.on_sent->OnRecv(m.sent_cookie);
-  if (m.tag & kRawTagBit) return;  // transport only (memory traffic): nobody posts a receive
-  npus_[m.dst]->OnArrival(m.src, m.tag);
+  if (tags::IsRaw(m.tag)) return;  // transport only (memory traffic): nobody posts a receive
+  npus_[m.dst]->OnArrival(m.src, m.tag, m.sub);
 }
 
 Tick CollectiveEngine::ReduceCost(uint64_t bytes) const {

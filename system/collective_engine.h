@@ -16,6 +16,7 @@
 #include "system/options.h"
 #include "system/rank_class_map.h"
 #include "system/rooted_collectives.h"
+#include "system/tag.h"
 
 namespace orrery {
 
@@ -25,10 +26,6 @@ struct CommGroup {
   std::vector<int> ranks;         // sorted
   bool aligned = false;           // exactly the NPUs of some whole dimensions
   std::vector<bool> dims;         // for aligned groups: the dimensions it spans
-};
-
-struct DbtTree {
-  std::vector<int> parent, left, right;  // positions, -1 for none
 };
 
 class CollectiveEngine;
@@ -49,9 +46,11 @@ class HandleOwner : public CollectiveDoneClient {
 class CollectiveEngine : public EventHandler {
  public:
   static constexpr uint32_t kDelivered = 1;
-  // Messages with this tag bit only notify their sender's `on_sent` client (used
+  // Messages with this tag only notify their sender's `on_sent` client (used
   // to carry memory traffic over the network); they are never matched.
-  static constexpr uint64_t kRawTagBit = uint64_t{1} << 62;
+  static constexpr uint64_t kRawTagBit = tags::kRaw;
+  // Test hook: every rank's stream numbers start here (tests cross 2^24 without 2^24 streams).
+  static inline uint64_t first_stream_number_for_test = 0;
 
   // `mirror`: a symmetric run that simulates rank 0 only (see SymmetricRunReason).
   CollectiveEngine(EventQueue* queue, const Topology* topology, SystemOptions options, bool mirror = false);
@@ -86,8 +85,13 @@ class CollectiveEngine : public EventHandler {
   void PostRecvP2P(int dst, int src, uint64_t tag, RecvClient* client, uint64_t cookie);
 
   // Used by streams and algorithms.
+  // `tag` and `sub` as system/tag.h defines them.
+  void SendMessage(int src, int dst, uint64_t bytes, uint64_t tag, uint64_t sub, RecvClient* on_sent,
+                   uint64_t sent_cookie);
   void SendMessage(int src, int dst, uint64_t bytes, uint64_t tag, RecvClient* on_sent = nullptr,
-                   uint64_t sent_cookie = 0);
+                   uint64_t sent_cookie = 0) {
+    SendMessage(src, dst, bytes, tag, 0, on_sent, sent_cookie);
+  }
   EventQueue* queue() const { return queue_; }
   const SystemOptions& options() const { return options_; }
   const Topology& topology() const { return *topology_; }
@@ -103,7 +107,6 @@ class CollectiveEngine : public EventHandler {
   }
   Stream* Adopt(std::unique_ptr<Stream> s);
   void Release(Stream* s);
-  const DbtTree& Tree(int size, bool root_max);
   NpuSys& npu(int rank) { return *npus_[rank]; }
   int npus() const { return static_cast<int>(npus_.size()); }
 
@@ -129,11 +132,10 @@ class CollectiveEngine : public EventHandler {
                                                    const std::vector<bool>& involved, int group,
                                                    std::string* algorithm_used);
   RingView DimRing(int rank, int dim, const AlgoSpec& algo) const;
-  uint64_t* StreamCounter(int group, int rank);
 
   struct Msg {
     int src, dst;
-    uint64_t tag;
+    uint64_t tag, sub;
     RecvClient* on_sent;
     uint64_t sent_cookie;
   };
@@ -149,9 +151,11 @@ class CollectiveEngine : public EventHandler {
   std::vector<PhaseObserver*> phase_observers_;
   std::vector<std::unique_ptr<NpuSys>> npus_;
   std::vector<CommGroup> groups_;
-  std::vector<std::vector<uint64_t>> stream_counters_;  // [0][rank]; [group+1][position in the group]
+  // The next stream number: [0][rank] without a group, [g+1][position of the rank in g]
+  // (O(NPUs + groups x members), not groups x NPUs).
+  std::vector<std::vector<uint64_t>> stream_counters_;
+  uint64_t* StreamCounter(int group, int rank);
   std::vector<int> dbt_counter_;                        // [rank * dims + dim]: alternates the two trees
-  std::map<std::pair<int, bool>, DbtTree> trees_;
   std::vector<Msg> msgs_;
   std::vector<uint32_t> free_msgs_;
   std::vector<std::unique_ptr<HandleOwner>> handles_;

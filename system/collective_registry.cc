@@ -4,8 +4,9 @@ namespace orrery {
 
 bool CollectiveRegistry::Register(const std::string& name, std::string description, CollectiveAlgorithmFn build,
                                   std::string* error) {
-  static const char* kBuiltin[] = {"ring", "direct", "halvingDoubling", "doubleBinaryTree", "oneRing", "oneDirect",
-                                   "oneHalvingDoubling"};
+  // Every name extern/astra_config.cc maps to a built-in (a plugin of the same name would win there).
+  static const char* kBuiltin[] = {"ring",      "direct",    "halvingDoubling",    "doubleBinaryTree",
+                                   "oneRing",   "oneDirect", "oneHalvingDoubling", "inSwitch"};
   for (const char* b : kBuiltin) {
     if (name == b) {
       *error = "collective algorithm '" + name + "' is built in";

@@ -5,6 +5,7 @@
 
 #include "core/status.h"
 #include "system/collective_engine.h"
+#include "system/tag.h"
 
 namespace orrery {
 
@@ -23,9 +24,9 @@ const char* ComTypeName(ComType t) {
 int Algorithm::rank() const { return stream_->owner_->rank(); }
 
 void Algorithm::Bundle(uint64_t bytes, bool processed) {
-  EventQueue* q = stream_->owner_->engine()->queue();
-  const Tick delay = stream_->owner_->engine()->options().endpoint_delay_ns;
-  q->ScheduleAfter(delay, stream_, Stream::kBundleArrived, (bytes << 1) | (processed ? 1 : 0));
+  const CollectiveEngine* e = stream_->engine_;
+  e->queue()->ScheduleAfter(e->options().endpoint_delay_ns, stream_, Stream::kBundleArrived,
+                            (bytes << 1) | (processed ? 1 : 0));
 }
 
 void Algorithm::Send(int dst, uint64_t bytes) {
@@ -39,11 +40,11 @@ void Algorithm::Recv(int src, uint64_t bytes) {
   // Symmetric run: `src` sends us this message at this very instant (it runs
   // the same schedule), so it arrives after the network delay from src to us.
   if (e->Mirrored(rank(), src)) e->SendMessage(src, rank(), bytes, stream_->tag_);
-  stream_->owner_->PostRecv(src, stream_->tag_, stream_, 0);
+  stream_->owner_->PostRecv(src, stream_->tag_, 0, stream_, 0);
 }
 
 void Algorithm::StartTimer(uint64_t delay_ns, uint64_t arg) {
-  stream_->owner_->engine()->queue()->ScheduleAfter(delay_ns, stream_, Stream::kTimer, arg);
+  stream_->engine_->queue()->ScheduleAfter(delay_ns, stream_, Stream::kTimer, arg);
 }
 
 void Algorithm::Exit() { stream_->owner_->ProceedToNextPhase(stream_); }
@@ -51,17 +52,22 @@ void Algorithm::Exit() { stream_->owner_->ProceedToNextPhase(stream_); }
 // --- Stream --------------------------------------------------------------------
 
 Stream::Stream(NpuSys* owner, CollectiveHandle* coll, uint64_t tag, int priority, std::vector<PhaseSpec> phases)
-    : owner_(owner), coll_(coll), tag_(tag), priority_(priority), phases_(std::move(phases)) {}
+    : owner_(owner),
+      engine_(owner->engine()),
+      coll_(coll),
+      tag_(tag),
+      priority_(priority),
+      phases_(std::move(phases)) {}
 
 void Stream::HandleEvent(uint32_t kind, uint64_t arg) {
-  owner_->engine()->CollectGarbage();
+  engine_->CollectGarbage();
   if (kind == kTimer) {
     algo_->OnTimer(arg);
     return;
   }
   if (kind == kBundleArrived && (arg & 1)) {
     const uint64_t bytes = arg >> 1;
-    owner_->engine()->queue()->ScheduleAfter(owner_->engine()->ReduceCost(bytes), this, kBundleProcessed, bytes << 1);
+    engine_->queue()->ScheduleAfter(engine_->ReduceCost(bytes), this, kBundleProcessed, bytes << 1);
     return;
   }
   algo_->OnGeneral();
@@ -80,12 +86,12 @@ void Stream::Init() {
 NpuSys::NpuSys(CollectiveEngine* engine, int rank, int num_queues)
     : engine_(engine), rank_(rank), active_(num_queues), running_(num_queues, 0), mixed_(num_queues, 0) {}
 
-void NpuSys::StartCollective(CollectiveHandle* coll, std::vector<std::vector<PhaseSpec>> chunks, uint64_t tag_base,
+void NpuSys::StartCollective(CollectiveHandle* coll, std::vector<std::vector<PhaseSpec>> chunks, int group,
                              uint64_t* stream_counter) {
   const int priority = engine_->options().lifo ? priority_counter_++ : priority_counter_--;
   coll->total_streams = static_cast<int>(chunks.size());
   for (auto& phases : chunks) {
-    const uint64_t tag = tag_base | (*stream_counter)++;
+    const uint64_t tag = tags::Stream(group, (*stream_counter)++);
     Stream* s = engine_->Adopt(std::make_unique<Stream>(this, coll, tag, priority, std::move(phases)));
     // With ASTRA-sim's thresholds every ready stream is scheduled at once:
     // it moves straight into the queue of its first phase.
@@ -205,22 +211,22 @@ void NpuSys::ProceedToNextPhase(Stream* s) {
   NotifyStreamAdded(s->queue_id_);
 }
 
-void NpuSys::PostRecv(int src, uint64_t tag, RecvClient* client, uint64_t cookie) {
-  if (match_.Post(tag, src, client, cookie)) client->OnRecv(cookie);
+void NpuSys::PostRecv(int src, uint64_t tag, uint64_t sub, RecvClient* client, uint64_t cookie) {
+  if (match_.Post(tag, sub, src, client, cookie)) client->OnRecv(cookie);
 }
 
-void NpuSys::OnArrival(int src, uint64_t tag) {
+void NpuSys::OnArrival(int src, uint64_t tag, uint64_t sub) {
   RecvClient* client;
   uint64_t cookie;
-  if (match_.Arrive(tag, src, &client, &cookie)) client->OnRecv(cookie);
+  if (match_.Arrive(tag, sub, src, &client, &cookie)) client->OnRecv(cookie);
 }
 
 void NpuSys::SweepMatches() { match_.Sweep(); }
 
 void NpuSys::DescribeUnmatched(std::vector<std::string>* out) const {
   match_.ForEachArrived([&](uint64_t tag, int src, uint32_t n) {
-    if (!(tag & (uint64_t{1} << 63))) return;  // only point-to-point tags
-    const uint64_t user_tag = tag & ~(uint64_t{1} << 63);
+    if (!tags::IsPointToPoint(tag)) return;
+    const uint64_t user_tag = tags::TraceTag(tag);
     out->push_back("rank " + std::to_string(src) + " sent " + std::to_string(n) + " message(s) with tag " +
                    std::to_string(user_tag) + " to rank " + std::to_string(rank_) +
                    ", which has no matching COMM_RECV_NODE");

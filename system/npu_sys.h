@@ -15,6 +15,7 @@
 #include "core/event_queue.h"
 #include "system/match_table.h"
 #include "system/options.h"
+#include "system/small_pool.h"
 
 namespace orrery {
 
@@ -32,6 +33,11 @@ struct RingView {
   int offset = 1;  // id stride between positions (regular slices)
   int Member(int k) const { return members ? (*members)[k] : base + k * offset; }
   int Next(int k, bool clockwise) const { return clockwise ? (k + 1 == size ? 0 : k + 1) : (k == 0 ? size - 1 : k - 1); }
+  // `steps` (>= 0) applications of Next from position k, in O(1).
+  int Advance(int k, int steps, bool clockwise) const {
+    const int s = steps % size;
+    return clockwise ? (k + s) % size : (k - s + size) % size;
+  }
 };
 
 struct PhaseSpec {
@@ -77,7 +83,7 @@ struct CollectiveHandle {
   uint64_t cookie = 0;
 };
 
-class Algorithm {
+class Algorithm : public Pooled {
  public:
   explicit Algorithm(Stream* stream) : stream_(stream) {}
   virtual ~Algorithm() = default;
@@ -102,7 +108,7 @@ class Algorithm {
 
 std::unique_ptr<Algorithm> MakeAlgorithm(Stream* stream, const PhaseSpec& spec);
 
-class Stream : public EventHandler, public RecvClient {
+class Stream : public EventHandler, public RecvClient, public Pooled {
  public:
   enum Kind : uint32_t { kBundleArrived = 1, kBundleProcessed = 2, kTimer = 3 };
   Stream(NpuSys* owner, CollectiveHandle* coll, uint64_t tag, int priority, std::vector<PhaseSpec> phases);
@@ -118,6 +124,7 @@ class Stream : public EventHandler, public RecvClient {
   friend class NpuSys;
   friend class Algorithm;
   NpuSys* owner_;
+  CollectiveEngine* engine_;  // owner_->engine(), kept here: one load on the hot path, not a chain
   CollectiveHandle* coll_;
   uint64_t tag_;
   int priority_;
@@ -136,13 +143,14 @@ class NpuSys {
   CollectiveEngine* engine() const { return engine_; }
 
   // Splits a collective into streams and schedules them.
-  void StartCollective(CollectiveHandle* coll, std::vector<std::vector<PhaseSpec>> chunks, uint64_t tag_base,
+  // Each chunk's stream is tagged tags::Stream(group, (*stream_counter)++).
+  void StartCollective(CollectiveHandle* coll, std::vector<std::vector<PhaseSpec>> chunks, int group,
                        uint64_t* stream_counter);
   void ProceedToNextPhase(Stream* s);
 
-  // Message matching, keyed by (source, tag).
-  void PostRecv(int src, uint64_t tag, RecvClient* client, uint64_t cookie);
-  void OnArrival(int src, uint64_t tag);
+  // Message matching, keyed by (source, tag, sub) (system/tag.h).
+  void PostRecv(int src, uint64_t tag, uint64_t sub, RecvClient* client, uint64_t cookie);
+  void OnArrival(int src, uint64_t tag, uint64_t sub);
   void DescribePending(std::vector<std::string>* out) const;
   // Point-to-point messages that arrived but no receive ever took.
   void DescribeUnmatched(std::vector<std::string>* out) const;

@@ -128,6 +128,8 @@ TEST(CollectiveRegistry, InvalidGraphsAndNameClashesAreRefused) {
   std::string err;
   EXPECT_FALSE(algos.Register("ring", "", nullptr, &err));
   EXPECT_NE(err.find("'ring' is built in"), std::string::npos) << err;
+  EXPECT_FALSE(algos.Register("inSwitch", "", nullptr, &err));  // the config parser checks plugins first
+  EXPECT_NE(err.find("'inSwitch' is built in"), std::string::npos) << err;
   ASSERT_TRUE(algos.Register("stray", "talks to a rank outside the ring", [](const CollectiveRequest& q) {
     CustomGraph g(1);
     g[0].kind = CustomOp::kSend;

@@ -1,0 +1,229 @@
+// The engine's hot path in closed form: each test compares the O(1) formula
+// with the step-by-step construction it replaced.
+#include <deque>
+#include <functional>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "system/collective_engine.h"
+#include "system/dbt.h"
+#include "system/match_table.h"
+#include "system/npu_sys.h"
+#include "system/tag.h"
+#include "tests/test_util.h"
+
+namespace orrery {
+namespace {
+
+// Halving-doubling's partner: `steps` single steps around the ring.
+int Walk(const RingView& r, int k, int steps, bool clockwise) {
+  for (int i = 0; i < steps; ++i) k = r.Next(k, clockwise);
+  return k;
+}
+
+TEST(HotPathPartners, AdvanceEqualsTheWalkOnEveryPositionAndOffset) {
+  for (int size : {1, 2, 3, 5, 7, 8, 12, 16, 31, 64}) {
+    RingView r;
+    r.size = size;
+    for (int k = 0; k < size; ++k) {
+      for (int steps = 0; steps <= 3 * size + 1; ++steps) {
+        for (bool cw : {true, false}) {
+          ASSERT_EQ(r.Advance(k, steps, cw), Walk(r, k, steps, cw))
+              << "size " << size << " from " << k << " steps " << steps << (cw ? " clockwise" : " counter");
+        }
+      }
+    }
+  }
+}
+
+TEST(HotPathPartners, AdvanceByHand) {
+  RingView r;
+  r.size = 8;
+  EXPECT_EQ(r.Advance(6, 4, true), 2);   // 6+4 = 10 = 2 mod 8
+  EXPECT_EQ(r.Advance(1, 4, false), 5);  // 1-4 = -3 = 5 mod 8
+  EXPECT_EQ(r.Advance(3, 8, true), 3);   // a full turn
+  EXPECT_EQ(r.Advance(0, 0, false), 0);
+}
+
+// The trees as ASTRA-sim describes them, built recursively: a complete binary
+// tree of size-1 nodes numbered in in-order hangs below a root that takes the
+// largest (root_max, subtree on the left) or the smallest position.
+struct RefTree {
+  std::vector<int> parent, left, right;
+};
+RefTree BuildTree(int size, bool root_max) {
+  RefTree t;
+  t.parent.assign(size, -1);
+  t.left.assign(size, -1);
+  t.right.assign(size, -1);
+  int depth = 1;
+  for (int tmp = size; tmp > 1; tmp /= 2) ++depth;
+  int next = 0;
+  std::function<int(int)> build = [&](int levels) -> int {
+    const int left = levels > 1 ? build(levels - 1) : -1;
+    const int me = next++;
+    const int right = levels > 1 ? build(levels - 1) : -1;
+    t.left[me] = left;
+    t.right[me] = right;
+    if (left >= 0) t.parent[left] = me;
+    if (right >= 0) t.parent[right] = me;
+    return me;
+  };
+  if (root_max) {
+    const int sub = depth > 1 ? build(depth - 1) : -1;
+    const int root = next++;
+    t.left[root] = sub;
+    if (sub >= 0) t.parent[sub] = root;
+  } else {
+    const int root = next++;
+    const int sub = depth > 1 ? build(depth - 1) : -1;
+    t.right[root] = sub;
+    if (sub >= 0) t.parent[sub] = root;
+  }
+  return t;
+}
+
+TEST(HotPathPartners, DoubleBinaryTreeEqualsTheRecursiveBuild) {
+  for (int size = 1; size <= 1024; size *= 2) {
+    for (bool root_max : {true, false}) {
+      const RefTree ref = BuildTree(size, root_max);
+      for (int k = 0; k < size; ++k) {
+        const DbtLinks l = DoubleBinaryTreeAt(size, root_max, k);
+        ASSERT_EQ(l.parent, ref.parent[k]) << "size " << size << " root_max " << root_max << " pos " << k;
+        ASSERT_EQ(l.left, ref.left[k]) << "size " << size << " root_max " << root_max << " pos " << k;
+        ASSERT_EQ(l.right, ref.right[k]) << "size " << size << " root_max " << root_max << " pos " << k;
+      }
+    }
+  }
+}
+
+TEST(HotPathPartners, DoubleBinaryTreeOfEightByHand) {
+  // root_max: positions 0..6 in-order under root 7: 3 is the subtree root,
+  // 1 and 5 its children, 0 2 4 6 the leaves.
+  EXPECT_EQ(DoubleBinaryTreeAt(8, true, 7).left, 3);
+  EXPECT_EQ(DoubleBinaryTreeAt(8, true, 3).parent, 7);
+  EXPECT_EQ(DoubleBinaryTreeAt(8, true, 5).left, 4);
+  EXPECT_EQ(DoubleBinaryTreeAt(8, true, 5).right, 6);
+  EXPECT_EQ(DoubleBinaryTreeAt(8, true, 6).parent, 5);
+  EXPECT_EQ(DoubleBinaryTreeAt(8, true, 0).left, -1);
+  // root_min: root 0, the subtree shifted by one: 4 its root, 2 and 6 its children.
+  EXPECT_EQ(DoubleBinaryTreeAt(8, false, 0).right, 4);
+  EXPECT_EQ(DoubleBinaryTreeAt(8, false, 2).parent, 4);
+  EXPECT_EQ(DoubleBinaryTreeAt(8, false, 7).parent, 6);
+}
+
+TEST(HotPathTags, PackingByHand) {
+  EXPECT_EQ(tags::Stream(-1, 5), uint64_t{5});
+  EXPECT_EQ(tags::Stream(0, 5), (uint64_t{1} << 40) | 5);
+  EXPECT_EQ(tags::Stream(2, uint64_t{1} << 24), (uint64_t{3} << 40) | (uint64_t{1} << 24));
+  EXPECT_EQ(tags::Stream(-1, tags::kMaxStreams - 1), (uint64_t{1} << 40) - 1);
+  EXPECT_EQ(tags::PointToPoint(7), (uint64_t{1} << 63) | 7);
+  EXPECT_TRUE(tags::IsPointToPoint(tags::PointToPoint(0)));
+  EXPECT_FALSE(tags::IsPointToPoint(tags::Stream(5, 9)));
+  EXPECT_TRUE(tags::IsRaw(tags::kRaw));
+  EXPECT_FALSE(tags::IsRaw(tags::Stream(tags::kMaxGroups - 1, 0)));  // the top group stays below bit 62
+  EXPECT_FALSE(tags::IsRaw(tags::PointToPoint(tags::kRaw)));          // a huge trace tag is still matched
+  EXPECT_EQ(tags::TraceTag(tags::PointToPoint(123)), uint64_t{123});
+}
+
+// Stream numbers past 2^24 no longer meet a custom op's tag: before, a stream
+// tag was (group << 40) | number and an op's tag was XORed in at bit 24, so
+// stream 2^24 + x with op tag 1 and stream x with op tag 0 were one key.
+TEST(HotPathTags, StreamNumbersPast2To24StayDistinct) {
+  const uint64_t x = 17;
+  const uint64_t a = tags::Stream(-1, (uint64_t{1} << 24) + x), b = tags::Stream(-1, x);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(b ^ (uint64_t{1} << 24), a);  // what the old packing made of (b, op tag 1)
+  // Neighbouring groups never share a stream number's bits.
+  EXPECT_NE(tags::Stream(0, tags::kMaxStreams - 1), tags::Stream(1, 0));
+  EXPECT_EQ(tags::Stream(0, tags::kMaxStreams - 1) + 1, tags::Stream(1, 0));
+}
+
+// A run whose stream numbers start just below 2^24 and cross it (the counters
+// pre-advanced through the test hook) gives the same per-rank results as one
+// from 0: all-reduce chunks, a broadcast and a barrier (custom ops with their
+// own tags) on 8 ranks.
+TEST(HotPathTags, RunCrossing2To24StreamsPerRankIsUnchanged) {
+  using testing::TempDir;
+  TempDir d;
+  d.Write("network.yml", testing::NetworkYaml("Ring", 8, 50, 500));
+  d.Write("system.json", testing::SystemJson("ring", 4, 10, 1600));
+  testing::WriteTraces(d, 8, [](int) {
+    std::vector<ChakraProtoMsg::Node> nodes;
+    for (uint64_t i = 0; i < 6; ++i) {
+      const int type = i % 3 == 0 ? 0 : (i % 3 == 1 ? 5 : 9);  // ALL_REDUCE, BROADCAST, BARRIER
+      auto n = testing::CollNode(i + 1, type, 1 << 20);
+      if (type == 5) testing::SetAttr(&n, "root", uint64_t{i % 8});
+      if (i > 0) n.add_data_deps(i);
+      nodes.push_back(n);
+    }
+    return nodes;
+  });
+  auto base = testing::RunIn(d);
+  ASSERT_TRUE(base.ok()) << base.status().message();
+  CollectiveEngine::first_stream_number_for_test = (uint64_t{1} << 24) - 3;
+  auto crossed = testing::RunIn(d);
+  CollectiveEngine::first_stream_number_for_test = 0;
+  ASSERT_TRUE(crossed.ok()) << crossed.status().message();
+  ASSERT_EQ(base.value().per_npu.size(), 8u);
+  ASSERT_EQ(crossed.value().per_npu.size(), 8u);
+  EXPECT_GT(testing::MaxFinished(base.value()), Tick{0});
+  for (size_t r = 0; r < 8; ++r) {
+    EXPECT_EQ(crossed.value().per_npu[r].finished_ns, base.value().per_npu[r].finished_ns) << "rank " << r;
+    EXPECT_EQ(crossed.value().per_npu[r].comm_ns, base.value().per_npu[r].comm_ns) << "rank " << r;
+  }
+  EXPECT_EQ(crossed.value().messages, base.value().messages);
+}
+
+// The matching table against a model (per key: messages arrived, receives
+// waiting in posting order) over random posts and arrivals on few keys, so
+// slots settle, get erased by backward shift and are reused all the time.
+TEST(HotPathMatch, TableEqualsAModelThroughErasures) {
+  struct Model {
+    uint32_t arrived = 0;
+    std::deque<uint64_t> waiting;  // cookies
+  };
+  MatchTable t;
+  std::map<std::tuple<uint64_t, uint64_t, int>, Model> model;
+  uint64_t x = 12345;
+  auto next = [&x] { return (x = x * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
+  RecvClient* const fake = reinterpret_cast<RecvClient*>(uintptr_t{0x1000});
+  for (int step = 0; step < 200000; ++step) {
+    const uint64_t tag = tags::Stream(static_cast<int>(next() % 3) - 1, next() % 5);
+    const uint64_t sub = next() % 2;
+    const int src = static_cast<int>(next() % 7);
+    Model& m = model[{tag, sub, src}];
+    if (next() % 2) {
+      const uint64_t cookie = static_cast<uint64_t>(step);
+      const bool now = t.Post(tag, sub, src, fake, cookie);
+      ASSERT_EQ(now, m.arrived > 0) << "step " << step;
+      if (m.arrived > 0) {
+        --m.arrived;
+      } else {
+        m.waiting.push_back(cookie);
+      }
+    } else {
+      RecvClient* c = nullptr;
+      uint64_t cookie = 0;
+      const bool matched = t.Arrive(tag, sub, src, &c, &cookie);
+      ASSERT_EQ(matched, !m.waiting.empty()) << "step " << step;
+      if (matched) {
+        ASSERT_EQ(cookie, m.waiting.front()) << "step " << step;
+        ASSERT_EQ(c, fake);
+        m.waiting.pop_front();
+      } else {
+        ++m.arrived;
+      }
+    }
+    if (step % 1000 == 0) t.Sweep();
+    size_t live = 0;
+    for (const auto& [k, v] : model) live += (v.arrived > 0 || !v.waiting.empty()) ? 1 : 0;
+    ASSERT_EQ(t.size(), live) << "step " << step;  // settled keys hold no slot
+  }
+}
+
+}  // namespace
+}  // namespace orrery

@@ -51,6 +51,9 @@ struct RunConfig {
   std::string timeline_path, timeline_ranks, timeline_window;
   bool all_collectives = false;  // RunReport::all_collectives: every simulated rank's collectives
   bool collect_links = false;    // fill RunReport::links (as link_stats does) without listing them in the report
+  // The report's "config" shows paths starting with `shown_prefix_from` with
+  // `shown_prefix_to` instead (an example's temporary folder), so it is the same every run.
+  std::string shown_prefix_from, shown_prefix_to;
 };
 
 struct NpuReport {
@@ -116,6 +119,10 @@ struct RunReport {
   // With RunConfig::all_collectives: every simulated rank's collectives by rank, then
   // issue order (in a symmetric run rank 0's, which are every rank's).
   std::vector<CollectiveReport> all_collectives;
+  // What produced the report (workload/spec.h): SpecHash, and the "config"
+  // object of the JSON report (SpecConfigJson).
+  std::string config_hash;
+  std::string config_json;
 };
 
 BackendRegistry DefaultBackends();
@@ -124,6 +131,8 @@ BackendRegistry DefaultBackends();
 Result<std::vector<Dim>> ReadNetworkDims(const std::string& path_or_notation);
 class CollectiveRegistry;
 class MemoryRegistry;
+// The stages in one call: ResolveSpec, BuildSimulation, Run, Report
+// (workload/spec.h, workload/build.h).
 // `algorithms`: collective algorithms registered by plugins (optional);
 // `memories`: memory backends (optional; the built-ins when null).
 Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& backends,

@@ -6,6 +6,8 @@ ProgressMeter::ProgressMeter(Mode mode, std::FILE* out, double delay_s, double i
     : mode_(mode), out_(out), delay_s_(mode == Mode::kLines ? 0 : delay_s), interval_s_(interval_s),
       start_(Clock::now()), last_(start_) {}
 
+void ProgressMeter::Begin() { start_ = last_ = Clock::now(); }
+
 std::string ProgressMeter::Line(Tick simulated_ns, double events_per_s, int finished, int ranks) {
   char buf[160];
   std::snprintf(buf, sizeof buf, "progress: simulated %.6f ms, %.2f M events/s, ranks finished %d/%d",

@@ -26,6 +26,8 @@ class ProgressMeter {
   explicit ProgressMeter(Mode mode, std::FILE* out = stderr, double delay_s = 2.0, double interval_s = 0.5);
 
   bool enabled() const { return mode_ != Mode::kOff; }
+  // The event loop starts: rates and kTerminal's delay count from here.
+  void Begin();
   // The loop's report: simulated time, events run so far, ranks finished of `ranks` simulated.
   void Update(Tick simulated_ns, uint64_t events, int finished, int ranks);
   // The run ended: kTerminal clears its line, kLines prints a last one.

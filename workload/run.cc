@@ -22,6 +22,7 @@ Status Simulation::Run(ProgressMeter* progress) {
   if (progress && progress->enabled()) {
     // The same loop, stopping every kEventsPerCheck events to tell the meter.
     const int ranks = static_cast<int>(exec_->npus().size());
+    progress->Begin();
     for (bool more = true; more;) {
       for (uint64_t i = 0; i < ProgressMeter::kEventsPerCheck; ++i) {
         if (!(exec_->failure().ok() && backend_failure_.ok() && !queue_.overflowed() && queue_.RunOne())) {

@@ -19,6 +19,7 @@ void AddGenCommand(Commands* commands, CLI::App* root);
 void AddPlotCommand(Commands* commands, CLI::App* root);
 void AddSweepCommand(Commands* commands, CLI::App* root);
 void AddSearchCommand(Commands* commands, CLI::App* root);
+void AddReportCommand(Commands* commands, CLI::App* root);
 
 // Plugins named in ORRERY_PLUGINS (a.so:b.so) followed by `flags` (--plugin, repeatable).
 std::vector<std::string> PluginPaths(const std::vector<std::string>& flags);

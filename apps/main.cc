@@ -19,6 +19,7 @@ constexpr AddCommand kCommands[] = {
     orrery::cli::AddRunCommand,     orrery::cli::AddTraceCommands, orrery::cli::AddTopologyCommands,
     orrery::cli::AddPluginsCommands, orrery::cli::AddPeerCommand,   orrery::cli::AddGenCommand,
     orrery::cli::AddPlotCommand,    orrery::cli::AddSweepCommand,  orrery::cli::AddSearchCommand,
+    orrery::cli::AddReportCommand,
 };
 
 }  // namespace

@@ -15,6 +15,9 @@
 #include <sstream>
 #include <thread>
 
+#include "apps/sweep_filter.h"
+#include "apps/sweep_metrics.h"
+#include "apps/sweep_rows.h"
 #include "core/parse.h"
 #include "extern/astra_config.h"
 #include "extern/json_util.h"
@@ -270,56 +273,82 @@ class Preparer {
   std::map<std::string, Entry> generated_;
 };
 
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
+// The base's values by path, for filters: the generate line's flags (and the
+// generator's defaults of the parallelism flags it leaves out), the
+// network's dimensions, the system JSON's scalar keys (a per-dimension list
+// whose entries are equal counts as that value), the run settings.
+std::map<std::string, Value> BaseValues(const Spec& spec, const std::vector<Dim>& dims) {
+  std::map<std::string, Value> base;
+  std::istringstream in(spec.generate);
+  for (std::string a; in >> a;) {
+    if (a.rfind("--", 0) != 0) continue;
+    const size_t eq = a.find('=');
+    if (eq == std::string::npos) {
+      base["gen." + a.substr(2)] = Value{"true", false};
+    } else {
+      base["gen." + a.substr(2, eq - 2)] = Value{a.substr(eq + 1), false};
+    }
+  }
+  if (!spec.generate.empty()) {
+    // The generator's defaults for the flags the line leaves out (workload/gen/strategy.h).
+    for (const char* flag : {"tp", "cp", "ep", "dp", "pp", "microbatches", "microbatch-size"}) {
+      base.emplace(std::string("gen.") + flag, Value{"1", false});
+    }
+    base.emplace("gen.zero", Value{"0", false});
+    base.emplace("gen.sp", Value{"false", false});
+  }
+  for (size_t k = 0; k < dims.size(); ++k) {
+    const std::string d = "network.dim" + std::to_string(k) + ".";
+    base[d + "bandwidth_gbps"] = Value{Num(dims[k].bandwidth_gbps), false};
+    base[d + "latency_ns"] = Value{Num(dims[k].latency_ns), false};
+    base[d + "npus"] = Value{std::to_string(dims[k].npus), false};
+    base[d + "links_per_npu"] = Value{std::to_string(dims[k].links_per_npu), false};
+  }
+  if (auto sys = ReadJsonFile(spec.system); sys.ok() && sys->is_object()) {
+    for (auto it = sys->begin(); it != sys->end(); ++it) {
+      nlohmann::json v = it.value();
+      if (v.is_array() && !v.empty() && std::all_of(v.begin(), v.end(), [&](const auto& x) { return x == v[0]; })) {
+        v = v[0];
+      }
+      if (v.is_string()) base["system." + it.key()] = Value{v.get<std::string>(), true};
+      if (v.is_number_integer()) base["system." + it.key()] = Value{std::to_string(v.get<int64_t>()), false};
+      if (v.is_number_float()) base["system." + it.key()] = Value{Num(v.get<double>()), false};
+      if (v.is_boolean()) base["system." + it.key()] = Value{v.get<bool>() ? "true" : "false", false};
+    }
+  }
+  base["run.backend"] = Value{spec.backend, true};
+  base["run.iterations"] = Value{std::to_string(spec.iterations), false};
+  base["run.symmetry"] = Value{spec.symmetry, true};
+  return base;
 }
 
-// Reads a JSON Lines file of rows; a last line without its newline (a kill
-// mid-write) is dropped and the file cut back to the last whole line.
-Result<std::vector<Row>> ReadRows(const std::string& path) {
-  std::vector<Row> rows;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return rows;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
-  size_t pos = 0, good = 0;
-  int line = 0;
-  while (pos < text.size()) {
-    const size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) break;  // partial last line
-    ++line;
-    auto row = ParseRowJson(text.substr(pos, nl - pos));
-    if (!row.ok()) return row.status().Prefixed(path + ":" + std::to_string(line) + ": ");
-    rows.push_back(std::move(row.value()));
-    pos = good = nl + 1;
+// Reads `filters:` and keeps the points they all hold for; every point keeps
+// its index in the enumeration.
+Result<Spec> ApplySpecFilters(const YAML::Node& node, const std::vector<Dim>& dims, Spec spec) {
+  spec.enumerated = spec.points.size();
+  spec.indices.resize(spec.points.size());
+  for (uint64_t i = 0; i < spec.points.size(); ++i) spec.indices[i] = i;
+  if (!node) return spec;
+  const std::string& path = spec.file;
+  if (!node.IsSequence()) {
+    return SpecError(path, node, "filters: expected a list of conditions, e.g. [\"gen.tp * gen.pp <= 16\"]");
   }
-  if (good < text.size()) {
-    std::error_code ec;
-    std::filesystem::resize_file(path, good, ec);
-    if (ec) return Status::Env(path + ": cannot cut off its partial last row: " + ec.message());
+  std::vector<FilterText> filters;
+  for (const auto& f : node) {
+    if (!f.IsScalar() || f.Scalar().empty()) {
+      return SpecError(path, f, "filters: each filter is one condition in a string, e.g. \"tp * pp <= 16\"");
+    }
+    filters.push_back({f.Scalar(), f.Mark().line + 1});
   }
-  return rows;
-}
-
-Status WriteTables(const std::vector<std::string>& axis_paths, std::vector<Row> rows, const std::string& jsonl,
-                   const std::string& csv) {
-  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.index < b.index; });
-  for (const auto& [path, text] : {std::make_pair(jsonl, true), std::make_pair(csv, false)}) {
-    const std::string tmp = path + ".tmp";
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!text) out << CsvHeader(axis_paths);
-    for (const Row& r : rows) out << (text ? RowJson(r) + "\n" : CsvRow(r));
-    out.close();
-    if (!out) return Status::Env(tmp + ": cannot write");
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) return Status::Env(path + ": cannot replace: " + ec.message());
-  }
-  return Status::Ok();
+  auto kept = FilterPoints(path, filters, spec.points, BaseValues(spec, dims), ValidPaths(static_cast<int>(dims.size())));
+  if (!kept.ok()) return kept.status();
+  std::vector<std::vector<Assignment>> points;
+  points.reserve(kept->size());
+  for (uint64_t k : kept.value()) points.push_back(std::move(spec.points[k]));
+  spec.points = std::move(points);
+  spec.indices = kept.value();
+  spec.filtered = spec.enumerated - spec.points.size();
+  return spec;
 }
 
 }  // namespace
@@ -347,7 +376,7 @@ Result<Spec> ReadSpec(const std::string& path) {
     return Status::Invalid(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
   }
   if (!root.IsMap()) return Status::Invalid(path + ": expected a mapping with base, axes, zip or points");
-  static const std::vector<std::string> kTop = {"base", "axes", "zip", "points"};
+  static const std::vector<std::string> kTop = {"base", "axes", "zip", "points", "filters"};
   static const std::vector<std::string> kBase = {"network", "system", "workload", "generate", "comm-groups", "memory",
                                                  "remote-memory", "backend", "iterations", "symmetry"};
   for (const auto& kv : root) {
@@ -437,7 +466,7 @@ Result<Spec> ReadSpec(const std::string& path) {
       }
       spec.points.push_back(std::move(point));
     }
-    return spec;
+    return ApplySpecFilters(root["filters"], dims.value(), std::move(spec));
   }
   // Product of the axes (first slowest), the zipped lists one more axis.
   for (const auto& [p, v] : axes) spec.axis_paths.push_back(p);
@@ -462,90 +491,114 @@ Result<Spec> ReadSpec(const std::string& path) {
     for (const auto& [p, v] : zip) point.push_back({p, v[digit.back()]});
     spec.points.push_back(std::move(point));
   }
-  return spec;
+  return ApplySpecFilters(root["filters"], dims.value(), std::move(spec));
 }
 
-std::string RowJson(const Row& r) {
-  nlohmann::ordered_json j;
-  j["index"] = r.index;
-  nlohmann::ordered_json point = nlohmann::ordered_json::object();
-  for (const Assignment& a : r.point) point[a.path] = a.value.text;
-  j["point"] = point;
-  j["hash"] = r.hash;
-  j["status"] = r.status;
-  j["finished_ns"] = r.finished_ns;
-  j["compute_ns"] = r.compute_ns;
-  j["exposed_comm_ns"] = r.exposed_comm_ns;
-  j["mem_stall_ns"] = r.mem_stall_ns;
-  j["idle_ns"] = r.idle_ns;
-  return j.dump();
-}
+struct Plan {
+  const Spec* spec = nullptr;
+  Options options;
+  Base base;
+  std::vector<size_t> mine;  // positions in spec->points, this shard's
+  std::vector<Prepared> prepared;
+  std::vector<std::shared_ptr<const GenFigures>> gen;  // per position in `mine` (null: not generated)
+};
 
-Result<Row> ParseRowJson(const std::string& line) {
-  Row r;
-  try {
-    const nlohmann::ordered_json j = nlohmann::ordered_json::parse(line);
-    r.index = j.at("index").get<uint64_t>();
-    for (auto it = j.at("point").begin(); it != j.at("point").end(); ++it) {
-      r.point.push_back({it.key(), Value{it.value().get<std::string>(), false}});
-    }
-    r.hash = j.at("hash").get<std::string>();
-    r.status = j.at("status").get<std::string>();
-    r.finished_ns = j.at("finished_ns").get<uint64_t>();
-    r.compute_ns = j.at("compute_ns").get<uint64_t>();
-    r.exposed_comm_ns = j.at("exposed_comm_ns").get<uint64_t>();
-    r.mem_stall_ns = j.at("mem_stall_ns").get<uint64_t>();
-    r.idle_ns = j.at("idle_ns").get<uint64_t>();
-  } catch (const std::exception& e) {
-    return Status::Invalid(std::string("not a sweep row: ") + e.what());
-  }
-  return r;
-}
+size_t PlanSize(const Plan& plan) { return plan.mine.size(); }
 
-std::string CsvHeader(const std::vector<std::string>& axis_paths) {
-  std::string h = "index";
-  for (const std::string& p : axis_paths) h += "," + CsvField(p);
-  return h + ",hash,status,finished_ns,iteration_s,compute_ns,exposed_comm_ns,mem_stall_ns,idle_ns\n";
-}
-
-std::string CsvRow(const Row& r) {
-  std::string s = std::to_string(r.index);
-  for (const Assignment& a : r.point) s += "," + CsvField(a.value.text);
-  char secs[40];
-  std::snprintf(secs, sizeof secs, "%.9f", static_cast<double>(r.finished_ns) / 1e9);
-  s += "," + r.hash + "," + CsvField(r.status) + "," + std::to_string(r.finished_ns) + "," + secs + "," +
-       std::to_string(r.compute_ns) + "," + std::to_string(r.exposed_comm_ns) + "," + std::to_string(r.mem_stall_ns) +
-       "," + std::to_string(r.idle_ns);
-  return s + "\n";
-}
-
-Result<Summary> RunSweep(const Spec& spec, const Options& o, std::string* dry_run_text) {
-  Summary sum;
-  sum.points = spec.points.size();
-  const BackendRegistry backends = DefaultBackends();
+Result<std::shared_ptr<const Plan>> MakePlan(const Spec& spec, const Options& o) {
+  auto plan = std::make_shared<Plan>();
+  plan->spec = &spec;
+  plan->options = o;
+  const BackendRegistry backends = DefaultBackends();  // only for planning (no simulation runs here)
   const Registries registries{&backends, nullptr, nullptr};
   auto base = ReadBase(spec, registries);
   if (!base.ok()) return base.status();
+  plan->base = std::move(base.value());
   // Every point of the shard is resolved before any runs: a bad value ends
-  // the sweep here, with the point and path.
-  Preparer prep(spec, base.value(), registries);
-  std::vector<uint64_t> mine;
-  std::vector<Prepared> prepared;
-  for (uint64_t i = 0; i < spec.points.size(); ++i) {
-    if (static_cast<int>(i % static_cast<uint64_t>(o.shard_count)) != o.shard_index) continue;
-    auto p = prep.Prepare(i, spec.points[i]);
+  // the sweep here, with the point and path. Shards are taken over the points
+  // the filters keep, so they stay balanced.
+  Preparer prep(spec, plan->base, registries);
+  std::map<std::string, std::shared_ptr<const GenFigures>> figures;
+  for (size_t k = 0; k < spec.points.size(); ++k) {
+    if (static_cast<int>(k % static_cast<size_t>(o.shard_count)) != o.shard_index) continue;
+    auto p = prep.Prepare(spec.indices[k], spec.points[k]);
     if (!p.ok()) return p.status();
-    mine.push_back(i);
-    prepared.push_back(std::move(p.value()));
+    if (o.critical_path) {
+      p->spec.observe.critical_path = true;  // not in SpecHash (it observes), but it adds columns
+      p->hash = HexU64(Fnv1a(std::stoull(p->hash, nullptr, 16), "critical-path"));
+    }
+    std::shared_ptr<const GenFigures> g;
+    if (!spec.generate.empty() && p->error.empty()) {
+      const std::string line = GenerateLine(spec.generate, spec.points[k]);
+      auto it = figures.find(line);
+      if (it == figures.end()) {
+        auto f = GeneratedFigures(line, p->spec.system.peak_perf_tflops);
+        it = figures.emplace(line, f.ok() ? std::make_shared<const GenFigures>(f.value()) : nullptr).first;
+      }
+      g = it->second;
+    }
+    plan->mine.push_back(k);
+    plan->prepared.push_back(std::move(p.value()));
+    plan->gen.push_back(std::move(g));
   }
+  return std::shared_ptr<const Plan>(std::move(plan));
+}
+
+Row SimulatePoint(const Plan& plan, size_t k) {
+  const Prepared& p = plan.prepared[k];
+  Row row;
+  row.index = plan.spec->indices[plan.mine[k]];
+  row.point = plan.spec->points[plan.mine[k]];
+  row.hash = p.hash;
+  if (!p.error.empty()) {
+    row.status = p.error;
+    return row;
+  }
+  const BackendRegistry backends = DefaultBackends();  // each simulation its own: nothing shared
+  auto report = RunSpec(p.spec, Registries{&backends, nullptr, nullptr});
+  if (!report.ok()) {
+    row.status = report.status().message();
+    return row;
+  }
+  row.status = "ok";
+  FillRow(report.value(), p.spec.iterations, plan.gen[k].get(), &row);
+  return row;
+}
+
+namespace {
+
+Status RunOnThreads(const Plan& plan, const std::vector<size_t>& todo, const std::function<void(Row)>& record) {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t t; (t = next.fetch_add(1)) < todo.size();) record(SimulatePoint(plan, todo[t]));
+  };
+  std::vector<std::thread> pool;
+  for (int j = 1; j < std::max(1, plan.options.jobs); ++j) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Summary> RunSweep(const Spec& spec, const Options& o, std::string* dry_run_text, const Runner& runner) {
+  Summary sum;
+  sum.points = spec.points.size();
+  auto made = MakePlan(spec, o);
+  if (!made.ok()) return made.status();
+  const Plan& plan = *made.value();
+  const std::vector<Prepared>& prepared = plan.prepared;
+  std::vector<uint64_t> mine;  // the shard's indices in the enumeration, ascending
+  for (size_t k : plan.mine) mine.push_back(spec.indices[k]);
   sum.in_shard = mine.size();
   if (o.dry_run) {
     std::ostringstream t;
-    t << spec.points.size() << " points" << (o.shard_count > 1 ? ", " + std::to_string(mine.size()) + " in this shard" : "")
-      << "\n";
+    t << spec.points.size() << " points";
+    if (spec.filtered > 0) t << " (" << spec.filtered << " of " << spec.enumerated << " filtered out)";
+    t << (o.shard_count > 1 ? ", " + std::to_string(mine.size()) + " in this shard" : "") << "\n";
     for (size_t k = 0; k < mine.size() && k < 10; ++k) {
       t << "  " << mine[k] << " [" << prepared[k].hash << "]";
-      for (const Assignment& a : spec.points[mine[k]]) t << " " << a.path << "=" << a.value.text;
+      for (const Assignment& a : spec.points[plan.mine[k]]) t << " " << a.path << "=" << a.value.text;
       t << "\n";
     }
     *dry_run_text = t.str();
@@ -575,114 +628,38 @@ Result<Summary> RunSweep(const Spec& spec, const Options& o, std::string* dry_ru
   sum.skipped = mine.size() - todo.size();
   // Rows of points already done stay; the file is rewritten with exactly them.
   {
-    std::vector<Row> keep;
-    for (auto& [i, r] : done) keep.push_back(r);
     std::ofstream out(sum.jsonl, std::ios::binary | std::ios::trunc);
-    for (const Row& r : keep) out << RowJson(r) << "\n";
+    for (const auto& [i, r] : done) out << RowJson(r) << "\n";
   }
   std::FILE* log = std::fopen(sum.jsonl.c_str(), "ab");
   if (!log) return Status::Env(sum.jsonl + ": cannot append");
   std::mutex mu;
-  std::atomic<size_t> next{0};
-  std::atomic<uint64_t> finished{0}, failed{0};
+  uint64_t finished = 0, failed = 0;
   const auto start = std::chrono::steady_clock::now();
-  auto work = [&] {
-    // Each thread its own backend registry: nothing mutable is shared between simulations.
-    const BackendRegistry thread_backends = DefaultBackends();
-    const Registries thread_registries{&thread_backends, nullptr, nullptr};
-    for (size_t t; (t = next.fetch_add(1)) < todo.size();) {
-      const size_t k = todo[t];
-      Row row;
-      row.index = mine[k];
-      row.point = spec.points[mine[k]];
-      row.hash = prepared[k].hash;
-      if (!prepared[k].error.empty()) {
-        row.status = prepared[k].error;
-      } else {
-        auto report = RunSpec(prepared[k].spec, thread_registries);
-        if (!report.ok()) {
-          row.status = report.status().message();
-        } else {
-          row.status = "ok";
-          const NpuReport* slowest = nullptr;
-          for (const NpuReport& n : report->per_npu) {
-            if (!slowest || n.finished_ns > slowest->finished_ns) slowest = &n;
-          }
-          if (slowest) {
-            row.finished_ns = slowest->finished_ns;
-            row.compute_ns = slowest->compute_ns;
-            row.exposed_comm_ns = slowest->exposed_comm_ns;
-            row.mem_stall_ns = slowest->mem_stall_ns;
-            row.idle_ns = slowest->idle_ns;
-          }
-        }
-      }
-      if (row.status != "ok") failed.fetch_add(1);
-      std::lock_guard<std::mutex> lock(mu);
-      std::fputs((RowJson(row) + "\n").c_str(), log);
-      std::fflush(log);
-      done[row.index] = std::move(row);
-      const uint64_t n = finished.fetch_add(1) + 1;
-      if (o.progress) {
-        const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        const double rate = secs > 0 ? static_cast<double>(n) / secs : 0;
-        std::fprintf(stderr, "\rsweep: %llu/%zu points, %.1f/s, ETA %.0f s, %llu failed   ",
-                     static_cast<unsigned long long>(n), todo.size(), rate,
-                     rate > 0 ? static_cast<double>(todo.size() - n) / rate : 0.0,
-                     static_cast<unsigned long long>(failed.load()));
-      }
+  auto record = [&](Row row) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (row.status != "ok") ++failed;
+    std::fputs((RowJson(row) + "\n").c_str(), log);
+    std::fflush(log);
+    done[row.index] = std::move(row);
+    const uint64_t n = ++finished;
+    if (o.progress) {
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double rate = secs > 0 ? static_cast<double>(n) / secs : 0;
+      std::fprintf(stderr, "\rsweep: %llu/%zu points, %.1f/s, ETA %.0f s, %llu failed   ",
+                   static_cast<unsigned long long>(n), todo.size(), rate,
+                   rate > 0 ? static_cast<double>(todo.size() - n) / rate : 0.0, static_cast<unsigned long long>(failed));
     }
   };
-  std::vector<std::thread> pool;
-  for (int j = 1; j < std::max(1, o.jobs); ++j) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
+  const Status ran = runner ? runner(plan, todo, record) : RunOnThreads(plan, todo, record);
   std::fclose(log);
   if (o.progress && !todo.empty()) std::fputs("\n", stderr);
-  sum.ran = todo.size();
-  sum.failed = failed.load();
+  if (!ran.ok()) return ran;
+  sum.ran = finished;
+  sum.failed = failed;
   std::vector<Row> rows;
   for (auto& [i, r] : done) rows.push_back(r);
   ORRERY_RETURN_IF_ERROR(WriteTables(spec.axis_paths, rows, sum.jsonl, sum.csv));
-  return sum;
-}
-
-Result<Summary> MergeShards(const std::string& dir) {
-  Summary sum;
-  std::vector<std::string> files;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind("sweep.shard-", 0) == 0 && name.size() > 6 && name.compare(name.size() - 6, 6, ".jsonl") == 0) {
-      files.push_back(e.path().string());
-    }
-  }
-  if (ec) return Status::Invalid(dir + ": cannot list: " + ec.message());
-  if (files.empty()) return Status::Invalid(dir + ": no sweep.shard-I-of-N.jsonl files to merge");
-  std::sort(files.begin(), files.end());
-  std::map<uint64_t, std::pair<Row, std::string>> rows;
-  std::vector<std::string> axis_paths;
-  for (const std::string& f : files) {
-    auto read = ReadRows(f);
-    if (!read.ok()) return read.status();
-    for (Row& r : read.value()) {
-      for (const Assignment& a : r.point) {
-        if (std::find(axis_paths.begin(), axis_paths.end(), a.path) == axis_paths.end()) axis_paths.push_back(a.path);
-      }
-      auto [it, fresh] = rows.emplace(r.index, std::make_pair(r, f));
-      if (!fresh) {
-        return Status::Invalid("point " + std::to_string(r.index) + " is in both " + it->second.second + " and " + f +
-                               "; shards must not overlap (refusing to merge duplicates)");
-      }
-    }
-  }
-  std::vector<Row> all;
-  for (auto& [i, rf] : rows) all.push_back(rf.first);
-  sum.points = all.size();
-  for (const Row& r : all) sum.failed += r.status != "ok";
-  sum.jsonl = dir + "/sweep.jsonl";
-  sum.csv = dir + "/sweep.csv";
-  ORRERY_RETURN_IF_ERROR(WriteTables(axis_paths, all, sum.jsonl, sum.csv));
   return sum;
 }
 

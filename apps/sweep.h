@@ -3,13 +3,17 @@
 //
 // A sweep spec (YAML) names a base — the inputs `orrery run` takes, or a
 // generator command line — and axes that replace fields of it by dotted
-// path. The base's files are read and parsed once into an orrery::Spec
-// (workload/spec.h); a point is that Spec with fields replaced (network
-// dimensions, system keys, run options, a regenerated workload) and completed,
-// so no point writes a file, and its hash is the point's SpecHash.
+// path, and filters that keep some points (apps/sweep_filter.h). The base's
+// files are read and parsed once into an orrery::Spec (workload/spec.h); a
+// point is that Spec with fields replaced (network dimensions, system keys,
+// run options, a regenerated workload) and completed, so no point writes a
+// file, and its hash is the point's SpecHash.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,7 +41,11 @@ struct Spec {
   // The enumeration, in canonical order: the product of `axes` (first axis
   // slowest) with the zipped lists as one more axis, or the explicit points.
   std::vector<std::string> axis_paths;  // every path a point assigns, column order
+  // `filters` (apps/sweep_filter.h) keep some of them: `points` are those
+  // kept, `indices` their indices in the enumeration (a row's `index`).
   std::vector<std::vector<Assignment>> points;
+  std::vector<uint64_t> indices;
+  uint64_t enumerated = 0, filtered = 0;
 };
 
 // Reads and checks the spec: unknown keys, unknown paths (with the valid
@@ -54,6 +62,9 @@ struct Options {
   std::string out_dir;
   bool dry_run = false;
   bool progress = false;  // a progress line on stderr
+  // The critical path of every point: its communication per network dimension
+  // in the row (dimK_exposed_comm_ns). Part of the points' hashes.
+  bool critical_path = false;
 };
 
 struct Row {
@@ -62,6 +73,14 @@ struct Row {
   std::string hash;    // the point's SpecHash (16 hex digits over its resolved inputs)
   std::string status;  // "ok" or the point's error
   uint64_t finished_ns = 0, compute_ns = 0, exposed_comm_ns = 0, mem_stall_ns = 0, idle_ns = 0;
+  // apps/sweep_metrics.h. Absent (JSON null, empty CSV field) when unknown.
+  std::optional<uint64_t> peak_local_bytes, peak_remote_bytes;  // simulated, when the run tracks capacity
+  std::optional<uint64_t> gen_memory_bytes;                     // generator's closed form, largest stage
+  std::string model_flops;                                      // decimal; generated workloads only
+  std::optional<double> mfu;
+  std::vector<uint64_t> dim_busy_ns;          // per network dimension, summed over its links
+  std::vector<uint64_t> dim_exposed_comm_ns;  // per dimension, on the critical path (--critical-path)
+  std::optional<uint64_t> path_comm_other_ns;  // communication on the path on no known dimension (--critical-path)
 };
 
 struct Summary {
@@ -69,18 +88,33 @@ struct Summary {
   std::string jsonl, csv;  // files written
 };
 
+// The points of one shard, resolved (every process of an MPI sweep builds the same).
+struct Plan;
+Result<std::shared_ptr<const Plan>> MakePlan(const Spec& spec, const Options& options);
+size_t PlanSize(const Plan& plan);
+// Simulates the plan's k-th point (thread-safe; a failure is the row's status).
+Row SimulatePoint(const Plan& plan, size_t k);
+
+// Runs the plan positions `todo`, calling `record` (thread-safe) with each
+// row in any order. The default: a pool of Options::jobs threads.
+using Runner = std::function<Status(const Plan& plan, const std::vector<size_t>& todo,
+                                    const std::function<void(Row)>& record)>;
+
 // Runs the spec's points of this shard not already in the output (resume),
 // appending a JSON line per point as it finishes, then rewrites the shard's
 // JSON Lines and CSV in index order (byte-identical for any --jobs).
-Result<Summary> RunSweep(const Spec& spec, const Options& options, std::string* dry_run_text);
+Result<Summary> RunSweep(const Spec& spec, const Options& options, std::string* dry_run_text,
+                         const Runner& runner = nullptr);
 
 // Unions the shards' JSON Lines in `dir` into sweep.jsonl and sweep.csv;
-// a point present in two shards, or missing, is an error.
+// a point present in two shards is an error. (Points no shard has are not
+// known here: scripts/slurm/merge.sh checks the count against the spec.)
 Result<Summary> MergeShards(const std::string& dir);
 
 std::string RowJson(const Row& row);
 Result<Row> ParseRowJson(const std::string& line);
-std::string CsvHeader(const std::vector<std::string>& axis_paths);
-std::string CsvRow(const Row& row);
+// `dims`: the dimension columns (the most any row has).
+std::string CsvHeader(const std::vector<std::string>& axis_paths, size_t dims);
+std::string CsvRow(const Row& row, size_t dims);
 
 }  // namespace orrery::sweep

@@ -8,6 +8,7 @@
 
 #include "apps/commands.h"
 #include "apps/sweep.h"
+#include "apps/sweep_mpi.h"
 #include "core/parse.h"
 
 namespace orrery::cli {
@@ -17,7 +18,7 @@ namespace {
 struct SweepFlags {
   std::vector<std::string> args;
   std::string jobs, shard, out = "sweep-results";
-  bool dry_run = false, quiet = false;
+  bool dry_run = false, quiet = false, critical_path = false, mpi = false;
 };
 
 int RunSweepCommand(const SweepFlags& f) {
@@ -29,7 +30,7 @@ int RunSweepCommand(const SweepFlags& f) {
     return 0;
   }
   if (f.args.size() != 1 || f.args[0] == "merge") {
-    return Fail(Status::Invalid("usage: orrery sweep SPEC.yml [--jobs=N] [--out=DIR] [--shard=I/N] [--dry-run], "
+    return Fail(Status::Invalid("usage: orrery sweep SPEC.yml [--jobs=N] [--out=DIR] [--shard=I/N] [--dry-run] [--mpi] [--critical-path], "
                                 "or orrery sweep merge DIR"));
   }
   sweep::Options o;
@@ -54,21 +55,26 @@ int RunSweepCommand(const SweepFlags& f) {
   }
   o.out_dir = f.out;
   o.dry_run = f.dry_run;
+  o.critical_path = f.critical_path;
   o.progress = !f.quiet && isatty(STDERR_FILENO);
+  auto finish = [&](const Result<sweep::Summary>& result, const std::string& dry) {
+    if (!result.ok()) return Fail(result.status());
+    const sweep::Summary* sum = &result.value();
+    if (o.dry_run) {
+      std::fputs(dry.c_str(), stdout);
+      return 0;
+    }
+    std::printf("%llu points in this run: %llu simulated, %llu already done, %llu failed; %s, %s\n",
+                static_cast<unsigned long long>(sum->in_shard), static_cast<unsigned long long>(sum->ran),
+                static_cast<unsigned long long>(sum->skipped), static_cast<unsigned long long>(sum->failed),
+                sum->csv.c_str(), sum->jsonl.c_str());
+    return 0;
+  };
+  if (f.mpi) return sweep::RunSweepMpi(f.args[0], o, finish);
   auto spec = sweep::ReadSpec(f.args[0]);
   if (!spec.ok()) return Fail(spec.status());
   std::string dry;
-  auto sum = sweep::RunSweep(spec.value(), o, &dry);
-  if (!sum.ok()) return Fail(sum.status());
-  if (o.dry_run) {
-    std::fputs(dry.c_str(), stdout);
-    return 0;
-  }
-  std::printf("%llu points in this run: %llu simulated, %llu already done, %llu failed; %s, %s\n",
-              static_cast<unsigned long long>(sum->in_shard), static_cast<unsigned long long>(sum->ran),
-              static_cast<unsigned long long>(sum->skipped), static_cast<unsigned long long>(sum->failed),
-              sum->csv.c_str(), sum->jsonl.c_str());
-  return 0;
+  return finish(sweep::RunSweep(spec.value(), o, &dry), dry);
 }
 
 }  // namespace
@@ -88,6 +94,12 @@ void AddSweepCommand(Commands* commands, CLI::App* root) {
       ->type_name("I/N");
   cmd->add_flag("--dry-run", f->dry_run, "print the number of points and the first ten, run nothing");
   cmd->add_flag("--quiet", f->quiet, "no progress line on stderr");
+  cmd->add_flag("--mpi", f->mpi,
+                "run as one rank of an MPI job (mpirun -n N orrery sweep SPEC --mpi): rank 0 hands out points "
+                "and writes the output, the others simulate (needs an MPI build)");
+  cmd->add_flag("--critical-path", f->critical_path,
+                "find every point's critical path: its communication per network dimension in the row "
+                "(dimK_exposed_comm_ns)");
 }
 
 }  // namespace orrery::cli

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 BUILD_DIR="${1:-build}"
 PKGS=(g++ cmake make protobuf-compiler libprotobuf-dev libyaml-cpp-dev nlohmann-json3-dev
       libgoogle-glog-dev libcli11-dev libboost-dev libgtest-dev libgmock-dev libbenchmark-dev libns3-dev libgsl-dev ns3 time
-      gnuplot-nox)
+      gnuplot-nox libvalijson-dev libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -133,7 +133,8 @@ TEST(Cli, EachCommandsHelpListsExactlyTheReadmeFlags) {
   const auto readme = ReadmeFlags();
   const std::vector<std::string> commands = {"run",          "trace inspect",     "trace to-json",     "trace from-json",
                                              "trace gen-dp", "trace gen-coll",    "topology generate", "topology describe",
-                                             "plugins list", "peer",         "plot", "sweep", "search"};
+                                             "plugins list", "peer",         "plot", "sweep", "search",
+                                             "report compare"};
   for (const auto& c : commands) {
     ASSERT_TRUE(readme.count(c)) << "README has no flag table row for 'orrery " << c << "'";
   }

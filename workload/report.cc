@@ -259,8 +259,8 @@ std::string FormatReportJson(const RunReport& r) {
   auto& colls = j["collectives"] = nlohmann::ordered_json::array();
   if (!r.all_collectives.empty() && r.symmetric) j["collectives_note"] = "symmetric run: rank 0's collectives are every rank's";
   for (const auto& c : r.all_collectives.empty() ? r.collectives : r.all_collectives) {
-    colls.push_back({{"rank", c.rank}, {"node_id", c.node_id}, {"type", c.type}, {"bytes", c.bytes}, {"algorithm", c.algorithm},
-                     {"start_ns", c.start_ns}, {"end_ns", c.end_ns}});
+    colls.push_back({{"rank", c.rank}, {"node_id", c.node_id}, {"name", c.name}, {"type", c.type}, {"bytes", c.bytes},
+                     {"algorithm", c.algorithm}, {"start_ns", c.start_ns}, {"end_ns", c.end_ns}});
   }
   j["memory"] = {{"backend", r.memory_backend}, {"accesses", r.memory_accesses}, {"bytes", r.memory_bytes},
                  {"wait_ns", r.memory_wait_ns}};

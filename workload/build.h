@@ -15,6 +15,7 @@
 #include "network/topology.h"
 #include "system/collective_engine.h"
 #include "workload/executor.h"
+#include "workload/simulation.h"
 #include "workload/spec.h"
 #include "workload/timeline.h"
 

@@ -144,4 +144,13 @@ Result<RunReport> RunSpec(const Spec& spec, const Registries& registries, Progre
   return sim.value()->Report();
 }
 
+// The stages in one call (declared in workload/simulation.h).
+Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& backends,
+                                const CollectiveRegistry* algorithms, const MemoryRegistry* memories) {
+  const Registries registries{&backends, algorithms, memories};
+  auto spec = ResolveSpec(config, registries);
+  if (!spec.ok()) return spec.status();
+  return RunSpec(spec.value(), registries);
+}
+
 }  // namespace orrery

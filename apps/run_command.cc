@@ -11,7 +11,10 @@
 #include "apps/examples.h"
 #include "plugins/remote/remote_backend.h"
 #include "workload/gen/gen_source.h"
+#include "workload/build.h"
+#include "workload/progress.h"
 #include "workload/simulation.h"
+#include "workload/spec.h"
 
 namespace orrery::cli {
 
@@ -33,6 +36,7 @@ struct RunFlags {
   std::string logging_configuration, logging_folder, num_queues_per_dim = "1", compute_scale = "1", comm_scale = "1",
                                                      injection_scale = "1";
   bool rendezvous_protocol = false;
+  bool quiet = false, progress = false;
   CLI::App* app = nullptr;
 };
 
@@ -145,6 +149,8 @@ int Run(const RunFlags& f) {
     if (!mkdtemp(tmpl)) return Fail(Status::Env("cannot create a temporary directory"));
     tmpdir = tmpl;
     if (auto st = WriteExample(f.example, tmpdir.string(), &cfg); !st.ok()) return Fail(st);
+    cfg.shown_prefix_from = tmpdir.string();  // the report's config names the example, not the temporary folder
+    cfg.shown_prefix_to = "<example " + f.example + ">";
   } else {
     if (f.workload.empty() && f.generate.empty() && f.system.empty() && f.network.empty()) {
       return Fail(Status::Invalid("'orrery run' needs --workload-configuration (or --generate), --system-configuration "
@@ -204,10 +210,23 @@ int Run(const RunFlags& f) {
     }
   }
   cfg.allow_oversubscription = f.allow_oversubscription;
-  cfg.backend_params["remote-endpoint"] = f.remote_endpoint;
-  cfg.backend_params["remote-model"] = f.remote_model;
-  cfg.backend_params["remote-timeout-ms"] = std::to_string(timeout.value());
-  auto report = RunSimulation(cfg, backends, &algorithms, &memories);
+  if (f.backend == "remote") {  // only the remote backend reads them (the configuration hash has only what is used)
+    cfg.backend_params["remote-endpoint"] = f.remote_endpoint;
+    cfg.backend_params["remote-model"] = f.remote_model;
+    cfg.backend_params["remote-timeout-ms"] = std::to_string(timeout.value());
+  }
+  if (f.quiet && f.progress) {
+    return Fail(Status::Invalid("--quiet and --progress contradict each other; give one (--quiet: no progress line, "
+                                "--progress: a progress line per update even when stderr is not a terminal)"));
+  }
+  // The stages (workload/spec.h, workload/build.h), with a progress meter on stderr.
+  const Registries registries{&backends, &algorithms, &memories};
+  auto spec = ResolveSpec(cfg, registries);
+  if (!spec.ok()) return Fail(spec.status());
+  ProgressMeter meter(f.progress                   ? ProgressMeter::Mode::kLines
+                      : !f.quiet && isatty(2) != 0 ? ProgressMeter::Mode::kTerminal
+                                                   : ProgressMeter::Mode::kOff);
+  auto report = RunSpec(spec.value(), registries, &meter);
   if (!report.ok()) return Fail(report.status());
   for (Export& e : exports) {
     if (!e.file) continue;
@@ -300,6 +319,12 @@ void AddRunCommand(Commands* commands, CLI::App* root) {
       ->type_name("FILE.csv")->group(out);
   run->add_option("--links", f->links_csv, "write every link's bytes and busy time as CSV (backends with per-link statistics)")
       ->type_name("FILE.csv")->group(out);
+  run->add_flag("--quiet", f->quiet, "no progress line on stderr (by default one shows after ~2 s when stderr is a terminal)")
+      ->group(ctl);
+  run->add_flag("--progress", f->progress,
+                "print progress (simulated time, events/s, ranks finished) on stderr, one line per update, "
+                "even when stderr is not a terminal")
+      ->group(ctl);
   run->add_option("--iterations", f->iterations, "run each NPU's graph N times back to back, 1..1000000")
       ->type_name("N")->capture_default_str()->group(ctl);
   run->add_option("--symmetry", f->symmetry,

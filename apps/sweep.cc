@@ -24,7 +24,10 @@
 #include "network/notation.h"
 #include "workload/gen/gen_source.h"
 #include "workload/graph_source.h"
+#include "workload/build.h"
+#include "workload/fnv.h"
 #include "workload/simulation.h"
+#include "workload/spec.h"
 
 namespace orrery::sweep {
 
@@ -97,64 +100,45 @@ Status CheckAssignment(const std::string& file, const YAML::Node& where, const s
   return Status::Ok();
 }
 
-uint64_t Fnv(uint64_t h, const std::string& s) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  h ^= 0xff;
-  h *= 0x100000001b3ull;
-  return h;
-}
-
-std::string Hex(uint64_t h) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
-}
-
 std::string Num(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
 }
 
-// The base, read once.
+// The base, read once: its inputs as a Spec (workload/spec.h) that every
+// point copies and replaces fields of, and the system JSON document whose
+// keys points replace.
 struct Base {
-  std::vector<Dim> dims;
-  nlohmann::json system;  // the system JSON document
-  std::shared_ptr<const GraphSource> traces;
-  std::string inputs_hash_text;  // what the files hold, for the points' hashes
+  orrery::Spec spec;
+  nlohmann::json system;
 };
 
-std::string FileFingerprint(const std::string& path) {
-  auto text = ReadTextFile(path);
-  return text.ok() ? Hex(Fnv(0xcbf29ce484222325ull, text.value())) : "missing";
-}
-
-Result<Base> ReadBase(const Spec& spec) {
+Result<Base> ReadBase(const Spec& spec, const Registries& registries) {
   Base b;
-  auto dims = ReadNetworkDims(spec.network);
-  if (!dims.ok()) return dims.status();
-  b.dims = dims.value();
+  RunConfig c;
+  c.network_path = spec.network;
+  c.system_path = spec.system;
+  c.workload_prefix = spec.workload;
+  c.comm_group_path = spec.comm_groups;
+  c.memory_config_path = spec.memory;
+  c.memory_path = spec.remote_memory;
+  c.backend = spec.backend;
+  c.iterations = spec.iterations;
+  c.symmetry = spec.symmetry;
+  auto inputs = ReadSpecInputs(c, registries);
+  if (!inputs.ok()) return inputs.status();
+  b.spec = std::move(inputs.value());
   auto sys = ReadJsonFile(spec.system);
   if (!sys.ok()) return sys.status();
   b.system = sys.value();
-  if (!spec.workload.empty()) b.traces = TraceFileSource(spec.workload);
-  // Trace sets can be large: they are named by prefix, and each file by its size.
-  std::string text = "workload=" + spec.workload + ";generate=" + spec.generate;
-  if (!spec.workload.empty()) {
-    for (int r = 0;; ++r) {
-      std::error_code ec;
-      const auto size = std::filesystem::file_size(spec.workload + "." + std::to_string(r) + ".et", ec);
-      if (ec) break;
-      text += ";" + std::to_string(size);
-    }
+  // Completing the base once fills the Spec's caches (the traces' digest,
+  // groups, custom algorithms) that points with as many NPUs reuse; a base
+  // that does not complete leaves each point to say why.
+  if (b.spec.source) {
+    orrery::Spec warm = b.spec;
+    if (CompleteSpec(&warm, registries).ok()) b.spec = std::move(warm);
   }
-  for (const std::string& f : {spec.comm_groups, spec.memory, spec.remote_memory}) {
-    text += ";" + f + "=" + (f.empty() ? "" : FileFingerprint(f));
-  }
-  b.inputs_hash_text = text;
   return b;
 }
 
@@ -181,29 +165,23 @@ std::string GenerateLine(const std::string& base, const std::vector<Assignment>&
 }
 
 struct Prepared {
-  RunConfig config;
+  orrery::Spec spec;
   std::string hash;
   std::string error;  // the point cannot run (a generator error): a row, not the end of the sweep
 };
 
 class Preparer {
  public:
-  Preparer(const Spec& spec, const Base& base) : spec_(spec), base_(base) {}
+  Preparer(const Spec& spec, const Base& base, const Registries& registries)
+      : spec_(spec), base_(base), registries_(registries) {}
 
   // Spec-level errors (a network or system value the readers refuse) end
   // the sweep before anything runs; generator errors become the point's row.
   Result<Prepared> Prepare(uint64_t index, const std::vector<Assignment>& point) {
     Prepared p;
-    RunConfig& c = p.config;
-    c.network_path = spec_.network;
-    c.system_path = spec_.system;
-    c.comm_group_path = spec_.comm_groups;
-    c.memory_config_path = spec_.memory;
-    c.memory_path = spec_.remote_memory;
-    c.backend = spec_.backend;
-    c.iterations = spec_.iterations;
-    c.symmetry = spec_.symmetry;
-    std::vector<Dim> dims = base_.dims;
+    p.spec = base_.spec;  // the point: the base with fields replaced
+    orrery::Spec& c = p.spec;
+    std::vector<Dim> dims = base_.spec.dims;
     nlohmann::json sys = base_.system;
     const std::string where = spec_.file + ": point " + std::to_string(index);
     for (const Assignment& a : point) {
@@ -212,7 +190,7 @@ class Preparer {
         auto parsed = ParseTopologyNotation(a.value.text);
         if (!parsed.ok()) return parsed.status().Prefixed(where + ": network.notation: ");
         dims = parsed.value();
-        c.network_path = a.value.text;
+        c.files.network = a.value.text;
       } else if (path.rfind("network.dim", 0) == 0) {
         const size_t dot = path.find('.', 8);
         const int k = std::stoi(path.substr(11, dot - 11));
@@ -253,31 +231,34 @@ class Preparer {
     }
     auto parsed = ParseAstraSystemJson(sys, spec_.system + " (" + where + ")");
     if (!parsed.ok()) return parsed.status();
-    c.system = std::make_shared<const AstraSystemConfig>(parsed.value());
-    c.network_dims = std::make_shared<const std::vector<Dim>>(dims);
-    std::string generate;
+    c.system = std::move(parsed.value());
+    c.dims = std::move(dims);
     if (!spec_.generate.empty()) {
-      generate = GenerateLine(spec_.generate, point);
-      const std::string key = generate + "|" + c.network_path;
+      const std::string generate = GenerateLine(spec_.generate, point);
+      const std::string key = generate + "|" + c.files.network;
       auto it = generated_.find(key);
       if (it == generated_.end()) {
-        auto source = gen::GeneratedSource(generate, c.network_path);
+        auto source = gen::GeneratedSource(generate, c.files.network);
         it = generated_.emplace(key, source.ok() ? Entry{source.value(), ""} : Entry{nullptr, source.status().message()})
                  .first;
       }
       c.source = it->second.source;
       p.error = it->second.error;
+    }
+    // The rest of the point follows from its inputs (workload/spec.h); a
+    // point that does not complete is a row with the reason.
+    if (p.error.empty()) {
+      if (Status st = CompleteSpec(&c, registries_); !st.ok()) p.error = st.message();
+    }
+    // The hash names the point's resolved inputs (SpecHash); a point that
+    // could not be resolved is named by its assignments and the reason.
+    if (p.error.empty()) {
+      p.hash = SpecHash(c);
     } else {
-      c.workload_prefix = spec_.workload;
+      std::string text = "unresolved point\n" + p.error + "\n";
+      for (const Assignment& a : point) text += a.path + "=" + a.value.text + "\n";
+      p.hash = HexU64(Fnv1a(kFnvOffset, text));
     }
-    // The hash: everything the point's simulation reads, resolved.
-    std::string text = base_.inputs_hash_text + "|generate=" + generate + "|backend=" + c.backend +
-                       "|iterations=" + std::to_string(c.iterations) + "|symmetry=" + c.symmetry + "|system=" + sys.dump();
-    for (const Dim& d : dims) {
-      text += "|dim:" + std::to_string(static_cast<int>(d.block)) + "," + std::to_string(d.npus) + "," +
-              Num(d.bandwidth_gbps) + "," + Num(d.latency_ns) + "," + std::to_string(d.links_per_npu);
-    }
-    p.hash = Hex(Fnv(0xcbf29ce484222325ull, text));
     return p;
   }
 
@@ -288,6 +269,7 @@ class Preparer {
   };
   const Spec& spec_;
   const Base& base_;
+  const Registries& registries_;
   std::map<std::string, Entry> generated_;
 };
 
@@ -527,28 +509,30 @@ Result<std::shared_ptr<const Plan>> MakePlan(const Spec& spec, const Options& o)
   auto plan = std::make_shared<Plan>();
   plan->spec = &spec;
   plan->options = o;
-  auto base = ReadBase(spec);
+  const BackendRegistry backends = DefaultBackends();  // only for planning (no simulation runs here)
+  const Registries registries{&backends, nullptr, nullptr};
+  auto base = ReadBase(spec, registries);
   if (!base.ok()) return base.status();
   plan->base = std::move(base.value());
   // Every point of the shard is resolved before any runs: a bad value ends
   // the sweep here, with the point and path. Shards are taken over the points
   // the filters keep, so they stay balanced.
-  Preparer prep(spec, plan->base);
+  Preparer prep(spec, plan->base, registries);
   std::map<std::string, std::shared_ptr<const GenFigures>> figures;
   for (size_t k = 0; k < spec.points.size(); ++k) {
     if (static_cast<int>(k % static_cast<size_t>(o.shard_count)) != o.shard_index) continue;
     auto p = prep.Prepare(spec.indices[k], spec.points[k]);
     if (!p.ok()) return p.status();
     if (o.critical_path) {
-      p->config.critical_path = true;
-      p->hash = Hex(Fnv(std::stoull(p->hash, nullptr, 16), "critical-path"));
+      p->spec.observe.critical_path = true;  // not in SpecHash (it observes), but it adds columns
+      p->hash = HexU64(Fnv1a(std::stoull(p->hash, nullptr, 16), "critical-path"));
     }
     std::shared_ptr<const GenFigures> g;
     if (!spec.generate.empty() && p->error.empty()) {
       const std::string line = GenerateLine(spec.generate, spec.points[k]);
       auto it = figures.find(line);
       if (it == figures.end()) {
-        auto f = GeneratedFigures(line, p->config.system ? p->config.system->peak_perf_tflops : 0);
+        auto f = GeneratedFigures(line, p->spec.system.peak_perf_tflops);
         it = figures.emplace(line, f.ok() ? std::make_shared<const GenFigures>(f.value()) : nullptr).first;
       }
       g = it->second;
@@ -570,13 +554,14 @@ Row SimulatePoint(const Plan& plan, size_t k) {
     row.status = p.error;
     return row;
   }
-  auto report = RunSimulation(p.config, DefaultBackends());
+  const BackendRegistry backends = DefaultBackends();  // each simulation its own: nothing shared
+  auto report = RunSpec(p.spec, Registries{&backends, nullptr, nullptr});
   if (!report.ok()) {
     row.status = report.status().message();
     return row;
   }
   row.status = "ok";
-  FillRow(report.value(), p.config.iterations, plan.gen[k].get(), &row);
+  FillRow(report.value(), p.spec.iterations, plan.gen[k].get(), &row);
   return row;
 }
 

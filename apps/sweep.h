@@ -3,9 +3,11 @@
 //
 // A sweep spec (YAML) names a base — the inputs `orrery run` takes, or a
 // generator command line — and axes that replace fields of it by dotted
-// path, and filters that keep some points (apps/sweep_filter.h). The base's files are read and parsed once; a point is the parsed base
-// with some fields replaced (RunConfig's pre-resolved `system` and
-// `network_dims`, or a regenerated workload), so no point writes a file.
+// path, and filters that keep some points (apps/sweep_filter.h). The base's
+// files are read and parsed once into an orrery::Spec (workload/spec.h); a
+// point is that Spec with fields replaced (network dimensions, system keys,
+// run options, a regenerated workload) and completed, so no point writes a
+// file, and its hash is the point's SpecHash.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -68,7 +70,7 @@ struct Options {
 struct Row {
   uint64_t index = 0;
   std::vector<Assignment> point;
-  std::string hash;    // 16 hex digits over the resolved inputs of the point
+  std::string hash;    // the point's SpecHash (16 hex digits over its resolved inputs)
   std::string status;  // "ok" or the point's error
   uint64_t finished_ns = 0, compute_ns = 0, exposed_comm_ns = 0, mem_stall_ns = 0, idle_ns = 0;
   // apps/sweep_metrics.h. Absent (JSON null, empty CSV field) when unknown.

@@ -362,7 +362,9 @@ TEST(DlrmRun, GenerateInMemoryEqualsFiles) {
   c.source = source.value();
   auto memory = RunSimulation(c, DefaultBackends());
   ASSERT_TRUE(memory.ok()) << memory.status().message();
-  EXPECT_EQ(FormatReportJson(files.value()), FormatReportJson(memory.value()));
+  // The configurations differ (trace files, generator arguments); the simulation does not.
+  EXPECT_EQ(FormatReportJson(orrery::testing::WithoutConfig(files.value())),
+            FormatReportJson(orrery::testing::WithoutConfig(memory.value())));
   EXPECT_GT(orrery::testing::MaxFinished(memory.value()), 0u);
 }
 

@@ -61,8 +61,10 @@ TEST(GenerateRun, FilesAndMemoryGiveIdenticalReports) {
   // files are compared graph by graph and give the same four classes.
   EXPECT_EQ(from_memory->rank_classes, 4) << from_memory->symmetry_note;
   EXPECT_EQ(from_files->rank_classes, 4) << from_files->symmetry_note;
-  EXPECT_EQ(FormatReportJson(from_files.value()), FormatReportJson(from_memory.value()));
-  EXPECT_EQ(FormatReportText(from_files.value()), FormatReportText(from_memory.value()));
+  // The configurations differ (trace files, generator arguments); the simulation does not.
+  const RunReport a = orrery::testing::WithoutConfig(from_files.value()), b = orrery::testing::WithoutConfig(from_memory.value());
+  EXPECT_EQ(FormatReportJson(a), FormatReportJson(b));
+  EXPECT_EQ(FormatReportText(a), FormatReportText(b));
   // Not a vacuous equality: the pipeline's stages differ, so ranks finish at
   // different times and every rank communicated.
   for (const NpuReport& r : from_memory->per_npu) EXPECT_GT(r.comm_ns, 0u) << "rank " << r.rank;

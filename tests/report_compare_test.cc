@@ -101,12 +101,21 @@ TEST(ReportCompare, TwiceTheBandwidthHalvesTheCommunication) {
   EXPECT_EQ(largest.at("category"), "communication dim0 (Ring)");
   EXPECT_EQ(largest.at("diff_ns").get<double>(), -static_cast<double>(comm_b));
   EXPECT_EQ(largest.at("text"), "largest change: communication dim0 (Ring) -14.6 us (-50.0%)");  // 14646 ns of 29292
-  EXPECT_FALSE(cmp.contains("config_hashes"));
+  // Every run report carries its configuration's hash (workload/spec.h): 50 and 100 GB/s differ.
+  const auto hash_of = [](const std::string& file) {
+    std::ifstream in(file);
+    return json::parse(in).at("config").at("hash").get<std::string>();
+  };
+  const std::string hash_a = hash_of(a), hash_b = hash_of(b);
+  ASSERT_NE(hash_a, hash_b);
+  EXPECT_EQ(cmp.at("config_hashes"), "differ");
 
   // The text table: the same numbers, the largest change marked and named.
   auto text = CompareReports(CompareOptions{a, b, "text"});
   ASSERT_TRUE(text.ok());
-  EXPECT_NE(text->find("a: " + a + " (backend analytical, 4 NPUs, slowest rank 0)\n"), std::string::npos) << *text;
+  EXPECT_NE(text->find("a: " + a + " (backend analytical, 4 NPUs, slowest rank 0, config " + hash_a + ")\n"),
+            std::string::npos)
+      << *text;
   const std::string path_row = "  communication dim0 (Ring)";
   const size_t at = text->find(path_row + " ");
   ASSERT_NE(at, std::string::npos) << *text;

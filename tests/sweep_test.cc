@@ -118,6 +118,9 @@ TEST(Sweep, PointsEqualTheirOwnRuns) {
     const std::string finished = "," + std::to_string(orrery::testing::MaxFinished(r.value())) + ",";
     EXPECT_NE(csv.find(std::string(",") + bw + ","), std::string::npos);
     EXPECT_NE(csv.find(finished), std::string::npos) << "bandwidth " << bw << ": " << finished << "\n" << csv;
+    // The row's hash is the point's SpecHash: the run's report names the same configuration.
+    ASSERT_EQ(r->config_hash.size(), 16u);
+    EXPECT_NE(csv.find("," + r->config_hash + ","), std::string::npos) << r->config_hash << "\n" << csv;
   }
 }
 

@@ -27,6 +27,8 @@ void ExpectSame(RunReport a, RunReport b) {
   ASSERT_FALSE(b.symmetric);
   a.symmetric = b.symmetric = false;
   a.symmetry_note = b.symmetry_note = "";
+  a = orrery::testing::WithoutConfig(a);  // --symmetry differs
+  b = orrery::testing::WithoutConfig(b);
   EXPECT_EQ(FormatReportJson(a), FormatReportJson(b));
 }
 

@@ -51,6 +51,13 @@ Result<RunReport> RunIn(const TempDir& dir, const std::string& backend = "analyt
 // The same with the communicator groups of dir/groups.json.
 Result<RunReport> RunInWithGroups(const TempDir& dir);
 Tick MaxFinished(const RunReport& r);
+// The report without what produced it (RunReport::config_hash, config_json):
+// for comparing runs of different inputs that must simulate the same.
+inline RunReport WithoutConfig(RunReport r) {
+  r.config_hash.clear();
+  r.config_json.clear();
+  return r;
+}
 
 // Runs the orrery binary; returns exit code and fills stderr text.
 int RunCli(const std::string& args, std::string* err, const std::string& env = "");

@@ -3,10 +3,10 @@
 #include <sys/stat.h>
 
 #include <cstdio>
-#include <optional>
 
 #include "core/tick.h"
 #include "extern/json_util.h"
+#include "workload/fnv.h"
 
 namespace orrery {
 
@@ -19,12 +19,10 @@ class TraceFiles : public GraphSource {
   std::string Describe() const override { return "traces " + prefix_ + ".<rank>.et"; }
 
   Status Check(int npus, const std::string& network, uint64_t* rank0_bytes, uint64_t* total_bytes) const override {
-    npus_ = npus;
-    network_ = network;
     *rank0_bytes = *total_bytes = 0;
     for (int r = 0; r < npus; ++r) {
       struct stat st;
-      if (::stat(Path(r).c_str(), &st) != 0) return Missing(r);
+      if (::stat(Path(r).c_str(), &st) != 0) return Missing(r, npus, network);
       *total_bytes = SatAdd(*total_bytes, static_cast<uint64_t>(st.st_size));
       if (r == 0) *rank0_bytes = static_cast<uint64_t>(st.st_size);
     }
@@ -38,36 +36,60 @@ class TraceFiles : public GraphSource {
 
   Result<NpuGraph> Load(int rank, const GraphLoadOptions& options) const override {
     auto g = LoadNpuGraph(Path(rank), rank, options);
-    if (!g.ok() && g.status().message().find("does not exist") != std::string::npos) return Missing(rank);
+    if (!g.ok() && g.status().message().find("does not exist") != std::string::npos) {
+      return Missing(rank, options.num_npus, "");
+    }
     return g;
   }
 
   // Comparing bytes is much cheaper than parsing: byte-identical files are equal graphs.
   bool SameInputAsRank0(int rank) const override {
-    if (!rank0_bytes_) rank0_bytes_ = ReadTextFile(Path(0));
-    if (!rank0_bytes_->ok()) return false;
+    const Result<std::string> rank0 = ReadTextFile(Path(0));
     const Result<std::string> bytes = ReadTextFile(Path(rank));
-    return bytes.ok() && bytes.value() == rank0_bytes_->value();
+    return rank0.ok() && bytes.ok() && bytes.value() == rank0.value();
+  }
+
+  // One pass over the files: each file's bytes hashed (FNV-1a, 64 bits) and
+  // compared with rank 0's. An unreadable file is left to Load to report.
+  Result<SourceDigest> Digest(int npus) const override {
+    SourceDigest d;
+    d.same_as_rank0.assign(npus, false);
+    const Result<std::string> rank0 = ReadTextFile(Path(0));
+    uint64_t all = kFnvOffset;
+    for (int r = 0; r < npus; ++r) {
+      const Result<std::string> bytes = r == 0 ? rank0 : ReadTextFile(Path(r));
+      const uint64_t h = bytes.ok() ? Fnv1a(kFnvOffset, bytes.value()) : 0;
+      all = Fnv1a(all, std::to_string(h) + ";");
+      d.same_as_rank0[r] = rank0.ok() && bytes.ok() && (r == 0 || bytes.value() == rank0.value());
+    }
+    d.text = "traces of " + std::to_string(npus) + " ranks, fnv1a64 " + HexU64(all);
+    return d;
   }
 
  private:
   std::string Path(int rank) const { return prefix_ + "." + std::to_string(rank) + ".et"; }
-  Status Missing(int rank) const {
+  Status Missing(int rank, int npus, const std::string& network) const {
     std::string what = Path(rank) + ": trace file for rank " + std::to_string(rank) + " does not exist";
-    if (npus_ > 0) {
-      what += "; the network (" + network_ + ") has " + std::to_string(npus_) + " NPUs, so traces " + prefix_ +
-              ".0.et .. ." + std::to_string(npus_ - 1) + ".et are needed";
+    if (npus > 0) {
+      what += "; the network" + (network.empty() ? std::string() : " (" + network + ")") + " has " +
+              std::to_string(npus) + " NPUs, so traces " + prefix_ + ".0.et .. ." + std::to_string(npus - 1) +
+              ".et are needed";
     }
     return Status::Invalid(what);
   }
 
-  std::string prefix_;
-  mutable int npus_ = 0;
-  mutable std::string network_;
-  mutable std::optional<Result<std::string>> rank0_bytes_;
+  std::string prefix_;  // the only state: a source is shared by threads
 };
 
 }  // namespace
+
+Result<SourceDigest> GraphSource::Digest(int npus) const {
+  SourceDigest d;
+  d.text = Describe();
+  d.same_as_rank0.assign(npus, false);
+  for (int r = 0; r < npus; ++r) d.same_as_rank0[r] = r == 0 || SameInputAsRank0(r);
+  return d;
+}
 
 std::unique_ptr<GraphSource> TraceFileSource(std::string prefix) { return std::make_unique<TraceFiles>(std::move(prefix)); }
 

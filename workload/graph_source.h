@@ -14,6 +14,14 @@
 
 namespace orrery {
 
+// What a source's graphs hold, without building them.
+struct SourceDigest {
+  // Canonical: equal text, equal graphs, whatever the inputs are called
+  // ("traces 8 ranks fnv1a64=..." over the files' bytes, a generator's arguments).
+  std::string text;
+  std::vector<bool> same_as_rank0;  // rank r's input is known to give rank 0's graph
+};
+
 class GraphSource {
  public:
   virtual ~GraphSource() = default;
@@ -37,6 +45,10 @@ class GraphSource {
   virtual bool RankPeers(int rank, std::vector<int>* peers) const { return false; }
   // Communicator groups the source defines (name -> ranks); empty: none.
   virtual std::map<std::string, std::vector<int>> CommGroups() const { return {}; }
+  // For a run of `npus` NPUs (after Check): what the graphs hold, for the
+  // run's configuration hash, and which ranks' inputs are rank 0's. The
+  // default: Describe() and SameInputAsRank0 for every rank.
+  virtual Result<SourceDigest> Digest(int npus) const;
 };
 
 // PREFIX.<rank>.et, one file per NPU.

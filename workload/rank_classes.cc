@@ -75,16 +75,17 @@ std::vector<GroupShape> Shapes(const Topology& t, const std::vector<std::vector<
 }
 
 std::string ConfigReason(const ClassInputs& in) {
-  const RunConfig& c = *in.config;
+  const Spec& c = *in.spec;
   if (c.backend != "analytical") return "backend " + c.backend + " is not symmetric (only analytical is)";
-  if (in.mem == RemoteMemoryKind::kPool || in.mem == RemoteMemoryKind::kPerNode || !c.memory_config_path.empty()) {
+  const RemoteMemoryKind mem = c.remote_memory.kind;
+  if (mem == RemoteMemoryKind::kPool || mem == RemoteMemoryKind::kPerNode || !c.files.memory_config.empty()) {
     return "remote memory is shared between ranks";
   }
   for (const Dim& d : in.topology->dims()) {
     if (d.block == Block::kMesh) return "a Mesh dimension (its hop counts depend on the position)";
   }
-  if (c.critical_path) return "--critical-path records every rank";
-  if (!c.timeline_path.empty()) return "--timeline draws every rank";
+  if (c.observe.critical_path) return "--critical-path records every rank";
+  if (!c.observe.timeline_path.empty()) return "--timeline draws every rank";
   return "";
 }
 
@@ -153,7 +154,7 @@ Status ClassesFromGraphs(const ClassInputs& in, const std::vector<GroupShape>& s
   for (int r = 0; r < t.npus(); ++r) {
     auto g = in.load(r);
     if (!g.ok()) return g.status();
-    *reason = GraphReason(g.value(), *in.so, shapes);
+    *reason = GraphReason(g.value(), in.spec->options, shapes);
     if (!reason->empty()) return Status::Ok();
     for (const WorkNode& n : g->nodes) {
       if (n.kind == NodeKind::kColl && n.group >= 0) (*group_used)[n.group] = 1;
@@ -291,7 +292,7 @@ Result<ClassDecision> DecideRankClasses(const ClassInputs& in) {
       queue.pop_front();
       auto g = in.load(rep);
       if (!g.ok()) return g.status();
-      d.note = GraphReason(g.value(), *in.so, shapes);
+      d.note = GraphReason(g.value(), in.spec->options, shapes);
       if (!d.note.empty()) return d;
       const int c = m.class_of[rep];
       for (const WorkNode& n : g->nodes) {
@@ -409,14 +410,8 @@ Result<ClassDecision> DecideRankClasses(const ClassInputs& in) {
   return d;
 }
 
-Result<ClassDecision> DecideRankClassesForRun(const RunConfig& config, const SystemOptions& so, RemoteMemoryKind mem,
-                                              const Topology& topology, const GraphSource& source, GraphLoadOptions lo) {
-  std::map<std::string, std::vector<int>> named = source.CommGroups();
-  if (!config.comm_group_path.empty() && named.empty()) {
-    auto read = ReadCommGroupJson(config.comm_group_path, topology.npus());
-    if (!read.ok()) return read.status();
-    named = std::move(read.value());
-  }
+Result<ClassDecision> DecideRankClassesForRun(const Spec& spec, const Topology& topology, GraphLoadOptions lo) {
+  std::map<std::string, std::vector<int>> named = spec.comm_groups;
   std::map<std::string, int> index;
   std::vector<std::vector<int>> groups;
   for (auto& [name, ranks] : named) {
@@ -426,13 +421,11 @@ Result<ClassDecision> DecideRankClassesForRun(const RunConfig& config, const Sys
   }
   lo.groups = &index;
   ClassInputs in;
-  in.config = &config;
-  in.so = &so;
-  in.mem = mem;
+  in.spec = &spec;
   in.topology = &topology;
-  in.source = &source;
+  in.source = spec.source.get();
   in.groups = &groups;
-  in.load = [&](int r) { return source.Load(r, lo); };
+  in.load = [&](int r) { return spec.source->Load(r, lo); };
   return DecideRankClasses(in);
 }
 

@@ -17,14 +17,12 @@
 #include "system/rank_class_map.h"
 #include "workload/graph.h"
 #include "workload/graph_source.h"
-#include "workload/simulation.h"
+#include "workload/spec.h"
 
 namespace orrery {
 
 struct ClassInputs {
-  const RunConfig* config = nullptr;
-  const SystemOptions* so = nullptr;
-  RemoteMemoryKind mem = RemoteMemoryKind::kNone;
+  const Spec* spec = nullptr;
   const Topology* topology = nullptr;
   const GraphSource* source = nullptr;
   // Communicator groups by index (the order the engine registers them), sorted ranks.
@@ -46,10 +44,8 @@ struct ClassDecision {
 // Errors only for unreadable inputs; every other obstacle is a note.
 Result<ClassDecision> DecideRankClasses(const ClassInputs& in);
 
-// For a run: the communicator groups from `source` or the run's
-// --comm-group-configuration, indexed as the engine registers them (by name);
-// graphs read with `lo` and those indices.
-Result<ClassDecision> DecideRankClassesForRun(const RunConfig& config, const SystemOptions& so, RemoteMemoryKind mem,
-                                              const Topology& topology, const GraphSource& source, GraphLoadOptions lo);
+// For a run: the Spec's communicator groups, indexed as the engine registers
+// them (by name); graphs read from the Spec's source with `lo` and those indices.
+Result<ClassDecision> DecideRankClassesForRun(const Spec& spec, const Topology& topology, GraphLoadOptions lo);
 
 }  // namespace orrery

@@ -158,6 +158,7 @@ std::string FormatReportText(const RunReport& r) {
     out += buf;
   }
   out += "\n";
+  if (!r.config_hash.empty()) out += "config hash: " + r.config_hash + "\n";
   if (r.rank_classes > 0) {
     out += "rank classes: " + r.symmetry_note + "\n";
   } else if (!r.symmetry_note.empty()) {
@@ -240,6 +241,8 @@ std::string FormatReportText(const RunReport& r) {
 
 std::string FormatReportJson(const RunReport& r) {
   nlohmann::ordered_json j;
+  // What produced the report: every input resolved, and its hash (workload/spec.h).
+  if (!r.config_json.empty()) j["config"] = nlohmann::ordered_json::parse(r.config_json);
   j["backend"] = r.backend;
   j["npu_count"] = r.npus;
   j["iterations"] = r.iterations;

@@ -1,5 +1,7 @@
 // One run: reads the inputs, builds the network, memory, system layer and
-// per-NPU executors on one event queue, runs it, and returns the report.
+// per-NPU executors on one event queue, runs it, and returns the report
+// (the stages of workload/spec.h and workload/build.h in one call), and the
+// report's types and formats. RunConfig lives in workload/spec.h.
 // No global state: several simulations can run in one process.
 #pragma once
 #include <cstdint>
@@ -13,45 +15,10 @@
 #include "extern/astra_config.h"
 #include "network/backend.h"
 #include "workload/critical_path.h"
+#include "workload/spec.h"
 
 namespace orrery {
 
-class GraphSource;
-
-struct RunConfig {
-  std::string workload_prefix;      // PREFIX: reads PREFIX.<rank>.et
-  // Graphs from elsewhere (a generator in memory, workload/graph_source.h);
-  // when set, `workload_prefix` must be empty.
-  std::shared_ptr<const GraphSource> source;
-  // Inputs already parsed (a sweep point replaces fields of a base without
-  // files): when set they are used instead of reading system_path /
-  // network_path, which then only name them in messages.
-  std::shared_ptr<const AstraSystemConfig> system;
-  std::shared_ptr<const std::vector<Dim>> network_dims;
-  std::string system_path;          // ASTRA-sim system JSON
-  std::string network_path;         // ASTRA-sim network YAML
-  std::string memory_path;          // ASTRA-sim remote-memory JSON (optional)
-  std::string memory_config_path;   // Orrery memory YAML (optional; overrides memory_path)
-  std::string comm_group_path;      // communicator groups JSON (optional)
-  std::string backend = "analytical";
-  int iterations = 1;
-  // "auto": when every rank runs the same trace on a symmetric network with the
-  // congestion-unaware backend, simulate one representative rank (exact, much
-  // faster); "off": always simulate every rank.
-  std::string symmetry = "auto";
-  bool link_stats = false;  // per-link bytes and busy time (backends that model links)
-  bool allow_oversubscription = false;  // over-capacity memory is a warning, not an error
-  std::map<std::string, std::string> backend_params;  // e.g. remote-endpoint
-  // ASTRA-sim's --injection-scale: a given endpoint-delay x scale, truncated to whole ns as ASTRA-sim does.
-  double injection_scale = 1.0;
-  // Record every node's start, end and what it waited for, and find the critical
-  // path (RunReport::critical_path): 32 bytes per node and iteration of each simulated rank.
-  bool critical_path = false;
-  // --timeline, --timeline-ranks, --timeline-window (workload/timeline.h); no timeline when the path is empty.
-  std::string timeline_path, timeline_ranks, timeline_window;
-  bool all_collectives = false;  // RunReport::all_collectives: every simulated rank's collectives
-  bool collect_links = false;    // fill RunReport::links (as link_stats does) without listing them in the report
-};
 
 struct NpuReport {
   int rank = 0;
@@ -117,14 +84,17 @@ struct RunReport {
   // With RunConfig::all_collectives: every simulated rank's collectives by rank, then
   // issue order (in a symmetric run rank 0's, which are every rank's).
   std::vector<CollectiveReport> all_collectives;
+  // What produced the report (workload/spec.h): SpecHash, and the "config"
+  // object of the JSON report (SpecConfigJson).
+  std::string config_hash;
+  std::string config_json;
 };
 
 BackendRegistry DefaultBackends();
-// The network's dimensions from ASTRA-sim's or Orrery's network YAML, or a
-// topology notation string ("Ring(8,50GB/s,500ns)_Switch(4,25GB/s,1us)").
-Result<std::vector<Dim>> ReadNetworkDims(const std::string& path_or_notation);
 class CollectiveRegistry;
 class MemoryRegistry;
+// The stages in one call: ResolveSpec, BuildSimulation, Run, Report
+// (workload/spec.h, workload/build.h).
 // `algorithms`: collective algorithms registered by plugins (optional);
 // `memories`: memory backends (optional; the built-ins when null).
 Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& backends,

@@ -9,14 +9,15 @@ namespace {
 
 // Why the configuration (not the traces) rules out one representative rank;
 // "" when it does not.
-std::string ConfigBlocker(const RunConfig& config, RemoteMemoryKind mem, bool has_groups) {
-  if (config.backend != "analytical") {
-    return "backend " + config.backend + " is not symmetric (only analytical treats every rank alike; " +
-           (config.backend == "congestion-aware" ? std::string("congestion-aware models contention between ranks)")
+std::string ConfigBlocker(const Spec& spec) {
+  if (spec.backend != "analytical") {
+    return "backend " + spec.backend + " is not symmetric (only analytical treats every rank alike; " +
+           (spec.backend == "congestion-aware" ? std::string("congestion-aware models contention between ranks)")
                                                  : std::string("the others may model contention between ranks)"));
   }
-  if (has_groups) return "communicator groups are configured";
-  if (mem == RemoteMemoryKind::kPool || mem == RemoteMemoryKind::kPerNode || !config.memory_config_path.empty()) {
+  if (!spec.comm_groups.empty() || spec.groups_from_file) return "communicator groups are configured";
+  const RemoteMemoryKind mem = spec.remote_memory.kind;
+  if (mem == RemoteMemoryKind::kPool || mem == RemoteMemoryKind::kPerNode || !spec.files.memory_config.empty()) {
     return "remote memory is shared between ranks";
   }
   return "";
@@ -130,29 +131,28 @@ std::string GraphDifference(const NpuGraph& a, const NpuGraph& b) {
   return "";
 }
 
-Result<SymmetryDecision> DecideSymmetry(const RunConfig& config, const SystemOptions& so, RemoteMemoryKind mem,
-                                        bool has_groups, int npus, const GraphSource& source,
-                                        const std::function<Result<NpuGraph>(int)>& load_rank,
+Result<SymmetryDecision> DecideSymmetry(const Spec& spec, const std::function<Result<NpuGraph>(int)>& load_rank,
                                         std::vector<NpuGraph>* graphs) {
   SymmetryDecision d;
-  if (config.symmetry == "off") {
+  const int npus = spec.npus;
+  if (spec.symmetry == "off") {
     d.note = "turned off by --symmetry=off";
     return d;
   }
-  d.note = ConfigBlocker(config, mem, has_groups);
+  d.note = ConfigBlocker(spec);
   if (!d.note.empty()) return d;
   auto g0 = load_rank(0);
   if (!g0.ok()) return g0.status();
   graphs->push_back(std::move(g0.value()));
   const NpuGraph& first = graphs->front();
-  d.note = GraphBlocker(first, so);
+  d.note = GraphBlocker(first, spec.options);
   if (!d.note.empty()) return d;
   // Byte-identical inputs are equal graphs and the source can tell cheaply;
   // only a rank whose input differs is built and compared as a graph (a
   // hash, then a full comparison).
   const uint64_t h0 = GraphShapeHash(first);
   for (int r = 1; r < npus; ++r) {
-    if (source.SameInputAsRank0(r)) continue;
+    if (spec.graphs.same_as_rank0[r]) continue;
     auto g = load_rank(r);
     if (!g.ok()) return g.status();
     // Equal hashes: a full comparison still guards against a collision.

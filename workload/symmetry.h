@@ -15,7 +15,7 @@
 #include "system/options.h"
 #include "workload/graph_source.h"
 #include "workload/graph.h"
-#include "workload/simulation.h"
+#include "workload/spec.h"
 
 namespace orrery {
 
@@ -26,13 +26,12 @@ struct SymmetryDecision {
   std::string note;
 };
 
-// Decides whether the run may simulate rank 0 alone. `has_groups`: the run
-// configures communicator groups. `load_rank` reads one rank's graph from
-// `source`. Graphs read along the way are appended to `graphs`: rank 0's only
-// (the others are compared and dropped; a full run reads them again).
-Result<SymmetryDecision> DecideSymmetry(const RunConfig& config, const SystemOptions& so, RemoteMemoryKind mem,
-                                        bool has_groups, int npus, const GraphSource& source,
-                                        const std::function<Result<NpuGraph>(int)>& load_rank,
+// Decides whether the run of `spec` may simulate rank 0 alone. `load_rank`
+// reads one rank's graph from the spec's source; a rank whose input the
+// source's digest knows to be rank 0's is not read. Graphs read along the way
+// are appended to `graphs`: rank 0's only (the others are compared and
+// dropped; a full run reads them again).
+Result<SymmetryDecision> DecideSymmetry(const Spec& spec, const std::function<Result<NpuGraph>(int)>& load_rank,
                                         std::vector<NpuGraph>* graphs);
 
 // True when every algorithm of the list treats every rank alike (ring,

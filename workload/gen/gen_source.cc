@@ -3,6 +3,8 @@
 #include <sstream>
 
 #include "core/tick.h"
+#include "extern/json_util.h"
+#include "workload/fnv.h"
 #include "workload/gen/dlrm.h"
 #include "workload/gen/gen_args.h"
 #include "workload/gen/model.h"
@@ -18,7 +20,8 @@ constexpr uint64_t kInputBytesPerNode = 64;
 
 class Generated : public GraphSource {
  public:
-  Generated(Workload w, std::string description) : w_(std::move(w)), description_(std::move(description)) {}
+  Generated(Workload w, std::string description, std::string canonical)
+      : w_(std::move(w)), description_(std::move(description)), canonical_(std::move(canonical)) {}
 
   std::string Describe() const override { return description_; }
 
@@ -52,15 +55,39 @@ class Generated : public GraphSource {
 
   std::map<std::string, std::vector<int>> CommGroups() const override { return w_.layout.AllGroups(); }
 
+  Result<SourceDigest> Digest(int npus) const override {
+    SourceDigest d;
+    d.text = canonical_;
+    d.same_as_rank0.assign(npus, false);
+    for (int r = 0; r < npus && r < static_cast<int>(w_.class_of_rank.size()); ++r) d.same_as_rank0[r] = SameInputAsRank0(r);
+    return d;
+  }
+
  private:
   Workload w_;
   std::string description_;
+  std::string canonical_;
 };
+
+// The generator's arguments in one canonical form: split at whitespace, one
+// space between; a model given as a file enters by its content's hash.
+std::string CanonicalArguments(const std::vector<std::string>& args) {
+  std::string out = "generated:";
+  for (const std::string& a : args) {
+    std::string token = a;
+    if (a.rfind("--model=", 0) == 0) {
+      if (auto text = ReadTextFile(a.substr(8)); text.ok()) token = "--model=file:fnv1a64:" + HexU64(Fnv1a(kFnvOffset, text.value()));
+    }
+    out += " " + token;
+  }
+  return out;
+}
 
 }  // namespace
 
 std::shared_ptr<const GraphSource> WorkloadSource(Workload workload, std::string description) {
-  return std::make_shared<Generated>(std::move(workload), std::move(description));
+  std::string canonical = "workload: " + description;
+  return std::make_shared<Generated>(std::move(workload), std::move(description), std::move(canonical));
 }
 
 Result<std::shared_ptr<const GraphSource>> GeneratedSource(const std::string& arguments, const std::string& network) {
@@ -95,7 +122,8 @@ Result<std::shared_ptr<const GraphSource>> GeneratedSource(const std::string& ar
   if (model->kind == ModelKind::kDlrm) {
     auto d = GenerateDlrmFromOptions(model.value(), o);
     if (!d.ok()) return d.status().Prefixed(what + ": ");
-    return WorkloadSource(std::move(d->workload), "generated workload " + what);
+    return std::shared_ptr<const GraphSource>(
+        std::make_shared<Generated>(std::move(d->workload), "generated workload " + what, CanonicalArguments(args)));
   }
   if (Status st = ValidateStrategy(model.value(), o.strategy); !st.ok()) return st.Prefixed(what + ": ");
   if (!o.allow_over_capacity) {
@@ -105,7 +133,8 @@ Result<std::shared_ptr<const GraphSource>> GeneratedSource(const std::string& ar
   }
   auto w = GenerateDense(model.value(), o.strategy);
   if (!w.ok()) return w.status().Prefixed(what + ": ");
-  return WorkloadSource(std::move(w.value()), "generated workload " + what);
+  return std::shared_ptr<const GraphSource>(
+      std::make_shared<Generated>(std::move(w.value()), "generated workload " + what, CanonicalArguments(args)));
 }
 
 }  // namespace orrery::gen

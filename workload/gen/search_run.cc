@@ -8,26 +8,33 @@
 #include <thread>
 
 #include "workload/gen/gen_source.h"
+#include "workload/build.h"
 #include "workload/simulation.h"
+#include "workload/spec.h"
 
 namespace orrery::gen {
 namespace {
 
-Simulated SimulateOne(const ModelDesc& m, const Candidate& c, const SimulateOptions& o) {
+// A candidate is the base Spec (the files, read once) with its workload as
+// the graph source, completed and run (workload/spec.h, workload/build.h).
+Simulated SimulateOne(const ModelDesc& m, const Candidate& c, const Result<Spec>& base) {
   Simulated out;
+  if (!base.ok()) {
+    out.error = base.status().message();
+    return out;
+  }
   auto w = GenerateDense(m, c.strategy);
   if (!w.ok()) {
     out.error = w.status().message();
     return out;
   }
-  RunConfig rc;
-  rc.source = WorkloadSource(std::move(w.value()), "search candidate " + std::to_string(c.index) + " (" +
-                                                       StrategyText(c.strategy) + ")");
-  rc.system_path = o.system_path;
-  rc.network_path = o.network;
-  rc.memory_path = o.memory_path;
-  rc.memory_config_path = o.memory_config_path;
-  auto r = RunSimulation(rc, DefaultBackends());
+  Spec spec = base.value();
+  spec.source = WorkloadSource(std::move(w.value()), "search candidate " + std::to_string(c.index) + " (" +
+                                                         StrategyText(c.strategy) + ")");
+  const BackendRegistry backends = DefaultBackends();  // each simulation its own: nothing shared
+  const Registries registries{&backends};
+  const Status completed = CompleteSpec(&spec, registries);
+  Result<RunReport> r = completed.ok() ? RunSpec(spec, registries) : Result<RunReport>(completed);
   if (!r.ok()) {
     out.error = r.status().message();
     return out;
@@ -57,6 +64,14 @@ const char* RecomputeText(Recompute r) {
 std::vector<Simulated> SimulateCandidates(const ModelDesc& m, const std::vector<Candidate>& candidates,
                                           const SimulateOptions& o) {
   std::vector<Simulated> out(candidates.size());
+  // The inputs every candidate shares, read and parsed once.
+  RunConfig rc;
+  rc.system_path = o.system_path;
+  rc.network_path = o.network;
+  rc.memory_path = o.memory_path;
+  rc.memory_config_path = o.memory_config_path;
+  const BackendRegistry backends = DefaultBackends();
+  const Result<Spec> base = ReadSpecInputs(rc, Registries{&backends});
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t i = next++; i < candidates.size(); i = next++) {
@@ -64,7 +79,7 @@ std::vector<Simulated> SimulateCandidates(const ModelDesc& m, const std::vector<
         const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - o.start).count();
         if (elapsed >= o.time_limit_s) return;
       }
-      out[i] = SimulateOne(m, candidates[i], o);  // each thread writes only its own slots
+      out[i] = SimulateOne(m, candidates[i], base);  // each thread writes only its own slots
     }
   };
   std::vector<std::thread> pool;

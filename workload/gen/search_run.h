@@ -29,8 +29,9 @@ struct Simulated {
   std::string error;      // a failed generation or run (done stays false)
 };
 
-// Builds each candidate with GenerateDense and runs RunSimulation on it
-// (RunConfig::source = WorkloadSource), `jobs` threads taking candidates in
+// Reads the inputs once into a Spec (workload/spec.h), builds each candidate
+// with GenerateDense and runs the Spec with the candidate as its graph source
+// (WorkloadSource), `jobs` threads taking candidates in
 // list order. Result i belongs to candidates[i]; the values do not depend on
 // `jobs` (each run is deterministic and shares no state).
 std::vector<Simulated> SimulateCandidates(const ModelDesc& m, const std::vector<Candidate>& candidates,

@@ -348,6 +348,9 @@ Result<ClassDecision> DecideRankClasses(const ClassInputs& in) {
     for (size_t g = 0; g < in.groups->size(); ++g) {
       for (int r : (*in.groups)[g]) groups_of[r].push_back(static_cast<int>(g));
     }
+    // Each group's members are checked once (the members of a group share its
+    // answer), so this is O(NPUs + groups x members), not NPUs x group size.
+    std::vector<uint8_t> checked(in.groups->size(), 0);
     for (int r = 0; r < npus; ++r) {
       const int c = m.class_of[r];
       for (int key : fine_used[c]) {
@@ -355,6 +358,8 @@ Result<ClassDecision> DecideRankClasses(const ClassInputs& in) {
         for (int g : groups_of[r]) {
           if (fine[g] != key) continue;
           found = true;
+          if (checked[g]) continue;
+          checked[g] = 1;
           for (int x : (*in.groups)[g]) {
             if (m.class_of[x] != c) {
               d.note = "rank " + std::to_string(r) + "'s communicator group " + std::to_string(g) + " spans rank classes " +

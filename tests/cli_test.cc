@@ -27,12 +27,7 @@ struct Cli {
   std::string out, err;
 };
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using orrery::testing::ReadFileText;
 
 Cli Orrery(const std::string& args) {
   TempDir d;
@@ -40,8 +35,8 @@ Cli Orrery(const std::string& args) {
   Cli r;
   const int status = std::system(cmd.c_str());
   r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = Slurp(d.File("out"));
-  r.err = Slurp(d.File("err"));
+  r.out = ReadFileText(d.File("out"));
+  r.err = ReadFileText(d.File("err"));
   return r;
 }
 

@@ -23,12 +23,7 @@ bool HaveGnuplot() { return std::system("command -v gnuplot >/dev/null 2>&1") ==
 #define SKIP_WITHOUT_GNUPLOT() \
   if (!HaveGnuplot()) GTEST_SKIP() << "gnuplot is not installed (Debian: gnuplot-nox); the drawing tests need it"
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using orrery::testing::ReadFileText;
 
 bool Has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
 
@@ -196,13 +191,13 @@ TEST(Plot, HeatmapSvgHasOneCellPerRowAndNamesItsAxes) {
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.err, "orrery: note: plot: skipped 1 of 7 row(s) whose status is not ok (first: " + d.File("sweep.csv") +
                        ":8: status = \"error: network.yml:3: bandwidth = \"x\"\")\n");
-  const std::string svg = Slurp(d.File("heat.svg"));
+  const std::string svg = ReadFileText(d.File("heat.svg"));
   ExpectSvg(svg);
   for (const char* label : {">network.dim1.bandwidth_gbps<", ">system.all-reduce-implementation<", ">iteration_s<",
                             ">direct, 2<", ">halvingDoubling<"}) {
     EXPECT_TRUE(Has(svg, label)) << label;
   }
-  EXPECT_EQ(DataLines(Slurp(d.File("heat.dat"))), 6);
+  EXPECT_EQ(DataLines(ReadFileText(d.File("heat.dat"))), 6);
   EXPECT_EQ(Count(PlotGroup(svg, 1), "<polygon"), 6);  // one filled cell per ok row
   EXPECT_TRUE(std::filesystem::exists(d.File("heat.gp")));
 }
@@ -215,7 +210,7 @@ TEST(Plot, LinesDrawOnePointPerRowInEachSeries) {
                     " --kind=lines --x=network.dim1.bandwidth_gbps --y=iteration_s "
                     "--series=system.all-reduce-implementation --title=\"bandwidth sweep\" -o " + d.File("l.svg"));
   ASSERT_EQ(r.rc, 0) << r.err;
-  const std::string svg = Slurp(d.File("l.svg"));
+  const std::string svg = ReadFileText(d.File("l.svg"));
   ExpectSvg(svg);
   EXPECT_TRUE(Has(svg, ">bandwidth sweep<"));
   EXPECT_TRUE(Has(svg, ">system.all-reduce-implementation<"));  // the key's title
@@ -225,7 +220,7 @@ TEST(Plot, LinesDrawOnePointPerRowInEachSeries) {
     EXPECT_EQ(Count(PlotGroup(svg, k), "<use xlink:href='#gpPt"), 2 + 1) << "series " << k;
   }
   EXPECT_EQ(PlotGroup(svg, 4), "");
-  const std::string dat = Slurp(d.File("l.dat"));
+  const std::string dat = ReadFileText(d.File("l.dat"));
   EXPECT_TRUE(Has(dat, "# ring\n50 0.0013 3\n100 0.001 2\n")) << dat;
 }
 
@@ -235,16 +230,16 @@ TEST(Plot, StackedDrawsOneSegmentPerRowAndLayer) {
   d.Write("sweep.csv", kSweep);
   const CliRun r = Cli("plot " + d.File("sweep.csv") + " --kind=stacked --x=hash -o " + d.File("s.svg"));
   ASSERT_EQ(r.rc, 0) << r.err;
-  const std::string svg = Slurp(d.File("s.svg"));
+  const std::string svg = ReadFileText(d.File("s.svg"));
   ExpectSvg(svg);
   for (const char* label : {">compute_ns<", ">exposed_comm_ns<", ">mem_stall_ns<", ">idle_ns<", ">hash<", ">h6<"}) {
     EXPECT_TRUE(Has(svg, label)) << label;
   }
   for (int k = 1; k <= 4; ++k) EXPECT_EQ(Count(PlotGroup(svg, k), "<polygon"), 6 + 1) << "layer " << k;  // + key
-  const std::string dat = Slurp(d.File("s.dat"));
+  const std::string dat = ReadFileText(d.File("s.dat"));
   EXPECT_EQ(DataLines(dat), 6);
   EXPECT_TRUE(Has(dat, "\n1 600 600 50 50 3\n")) << dat;  // h2: position 1, CSV line 3
-  EXPECT_TRUE(Has(Slurp(d.File("s.gp")), "using 1:(0):($1-0.4):($1+0.4):($2+$3):($2+$3+$4) with boxxyerror"));
+  EXPECT_TRUE(Has(ReadFileText(d.File("s.gp")), "using 1:(0):($1-0.4):($1+0.4):($2+$3):($2+$3+$4) with boxxyerror"));
 }
 
 TEST(Plot, ParetoSvgMarksEveryRowAndTheFront) {
@@ -260,7 +255,7 @@ TEST(Plot, ParetoSvgMarksEveryRowAndTheFront) {
                        ": 1 of 6 row(s), minimising finished_ns and exposed_comm_ns\n"
                        "  line 4: finished_ns=900 exposed_comm_ns=200 | network.dim1.bandwidth_gbps=100 "
                        "system.all-reduce-implementation=\"direct, 2\" gen.tp=1\n");
-  const std::string svg = Slurp(d.File("p.svg"));
+  const std::string svg = ReadFileText(d.File("p.svg"));
   ExpectSvg(svg);
   EXPECT_EQ(Count(PlotGroup(svg, 1), "<use xlink:href='#gpPt"), 6 + 1);
   EXPECT_EQ(Count(PlotGroup(svg, 2), "<use xlink:href='#gpPt"), 1 + 1);
@@ -277,13 +272,13 @@ TEST(Plot, SameCsvGivesByteIdenticalScriptAndData) {
   ASSERT_EQ(Cli("plot " + a.File("sweep.csv") + flags + a.File("out.svg")).rc, 0);
   ASSERT_EQ(Cli("plot " + b.File("sweep.csv") + flags + b.File("out.svg")).rc, 0);
   for (const char* f : {"out.gp", "out.dat", "out.svg"}) {
-    EXPECT_FALSE(Slurp(a.File(f)).empty()) << f;
-    EXPECT_EQ(Slurp(a.File(f)), Slurp(b.File(f))) << f;
+    EXPECT_FALSE(ReadFileText(a.File(f)).empty()) << f;
+    EXPECT_EQ(ReadFileText(a.File(f)), ReadFileText(b.File(f))) << f;
   }
   // The script reruns by hand in its folder and draws the same image.
   std::filesystem::remove(a.File("out.svg"));
   ASSERT_EQ(std::system(("cd " + a.path() + " && gnuplot out.gp").c_str()), 0);
-  EXPECT_EQ(Slurp(a.File("out.svg")), Slurp(b.File("out.svg")));
+  EXPECT_EQ(ReadFileText(a.File("out.svg")), ReadFileText(b.File("out.svg")));
 }
 
 TEST(Plot, PngThroughPngcairo) {
@@ -293,8 +288,8 @@ TEST(Plot, PngThroughPngcairo) {
   const CliRun r = Cli("plot " + d.File("sweep.csv") + " --kind=stacked --x=hash --stack=compute_ns,idle_ns -o " +
                     d.File("s.png"));
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_EQ(Slurp(d.File("s.png")).substr(0, 8), "\x89PNG\r\n\x1a\n");
-  EXPECT_TRUE(Has(Slurp(d.File("s.gp")), "set terminal pngcairo"));
+  EXPECT_EQ(ReadFileText(d.File("s.png")).substr(0, 8), "\x89PNG\r\n\x1a\n");
+  EXPECT_TRUE(Has(ReadFileText(d.File("s.gp")), "set terminal pngcairo"));
 }
 
 TEST(Plot, MissingGnuplotNamesThePackage) {
@@ -305,7 +300,7 @@ TEST(Plot, MissingGnuplotNamesThePackage) {
   EXPECT_EQ(r.rc, 1) << r.err;
   EXPECT_TRUE(Has(r.err, "orrery: cannot run 'gnuplot': not found on PATH")) << r.err;
   EXPECT_TRUE(Has(r.err, "install Debian's gnuplot-nox")) << r.err;
-  EXPECT_EQ(DataLines(Slurp(d.File("s.dat"))), 6);  // the script and data are there to run later
+  EXPECT_EQ(DataLines(ReadFileText(d.File("s.dat"))), 6);  // the script and data are there to run later
   EXPECT_FALSE(std::filesystem::exists(d.File("s.svg")));
 }
 

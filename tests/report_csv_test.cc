@@ -19,12 +19,7 @@ namespace {
 using nlohmann::json;
 using testing::TempDir;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using orrery::testing::ReadFileText;
 
 // A JSON value as the CSV writes it: strings bare, integers in decimal.
 std::string AsCsv(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
@@ -72,8 +67,8 @@ Exports RunAndExport(const std::string& args) {
     *t = r.value();
   };
   parse(csv, "per-rank.csv", &e.per_rank);
-  parse(Slurp(d.File("c.csv")), "c.csv", &e.collectives);
-  parse(Slurp(d.File("l.csv")), "l.csv", &e.links);
+  parse(ReadFileText(d.File("c.csv")), "c.csv", &e.collectives);
+  parse(ReadFileText(d.File("l.csv")), "l.csv", &e.links);
   return e;
 }
 

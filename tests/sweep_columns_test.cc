@@ -20,12 +20,7 @@ namespace {
 
 using orrery::testing::TempDir;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using orrery::testing::ReadFileText;
 
 const char kModel[] = "name: small\nlayers: 4\nhidden: 256\nheads: 8\nvocab: 1024\nseq_len: 128\n";
 const char kSystem[] = R"({"roofline-enabled": 1, "peak-perf": 100, "local-mem-bw": 2000, "preferred-dataset-splits": 2})";
@@ -50,7 +45,7 @@ std::vector<nlohmann::json> Rows(const TempDir& d, const std::string& out, bool 
   auto sum = RunSweep(spec.value(), o, &dry);
   EXPECT_TRUE(sum.ok()) << sum.status().message();
   std::vector<nlohmann::json> rows;
-  std::istringstream in(Slurp(d.File(out + "/sweep.jsonl")));
+  std::istringstream in(ReadFileText(d.File(out + "/sweep.jsonl")));
   for (std::string line; std::getline(in, line);) rows.push_back(nlohmann::json::parse(line));
   return rows;
 }
@@ -190,7 +185,7 @@ TEST(SweepColumns, CsvAndJsonLinesAgree) {
   TempDir d;
   WriteSpec(d, "", "axes:\n  gen.tp: [4, 3]\n  network.dim1.bandwidth_gbps: [10, 25]\n");
   auto rows = Rows(d, "out", true);
-  std::istringstream csv(Slurp(d.File("out/sweep.csv")));
+  std::istringstream csv(ReadFileText(d.File("out/sweep.csv")));
   std::string line;
   std::getline(csv, line);
   const std::vector<std::string> header = Split(line);
@@ -291,8 +286,8 @@ TEST(SweepColumns, ACustomRunnerGivesThePoolsBytes) {
   auto sum = RunSweep(spec.value(), o, &dry, runner);
   ASSERT_TRUE(sum.ok()) << sum.status().message();
   EXPECT_EQ(calls, 4u);
-  EXPECT_EQ(Slurp(d.File("custom/sweep.csv")), Slurp(d.File("pool/sweep.csv")));
-  EXPECT_EQ(Slurp(d.File("custom/sweep.jsonl")), Slurp(d.File("pool/sweep.jsonl")));
+  EXPECT_EQ(ReadFileText(d.File("custom/sweep.csv")), ReadFileText(d.File("pool/sweep.csv")));
+  EXPECT_EQ(ReadFileText(d.File("custom/sweep.jsonl")), ReadFileText(d.File("pool/sweep.jsonl")));
 }
 
 }  // namespace

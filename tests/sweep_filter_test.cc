@@ -17,12 +17,7 @@ namespace {
 
 using orrery::testing::TempDir;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using orrery::testing::ReadFileText;
 
 const char kModel[] = "name: small\nlayers: 4\nhidden: 256\nheads: 8\nvocab: 1024\nseq_len: 128\n";
 const char kSystem[] = R"({"roofline-enabled": 1, "peak-perf": 100, "local-mem-bw": 2000, "preferred-dataset-splits": 2, "all-reduce-implementation": ["ring", "ring"]})";
@@ -214,7 +209,7 @@ TEST(SweepFilter, FilteredPointsAreNotRunAndNotRows) {
   auto sum = RunSweep(spec.value(), o, &dry);
   ASSERT_TRUE(sum.ok()) << sum.status().message();
   EXPECT_EQ(sum->ran, 12u);
-  const std::string csv = Slurp(d.File("out/sweep.csv"));
+  const std::string csv = ReadFileText(d.File("out/sweep.csv"));
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 13);  // header + 12
   std::istringstream lines(csv);
   std::string line;
@@ -255,7 +250,7 @@ TEST(SweepFilter, ShardsOfAFilteredSweepMerge) {
     EXPECT_EQ(s->in_shard, 2u);  // every enumeration index is even (zero == 0), yet the shards are equal
   }
   ASSERT_TRUE(MergeShards(d.File("sharded")).ok());
-  EXPECT_EQ(Slurp(d.File("sharded/sweep.csv")), Slurp(d.File("single/sweep.csv")));
+  EXPECT_EQ(ReadFileText(d.File("sharded/sweep.csv")), ReadFileText(d.File("single/sweep.csv")));
 }
 
 // --mpi in a binary built without MPI: exit 2 saying how to build it. (With

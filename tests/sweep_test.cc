@@ -18,12 +18,7 @@ namespace {
 
 using orrery::testing::TempDir;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using orrery::testing::ReadFileText;
 
 // A 4-layer model small enough to simulate in milliseconds.
 const char kModel[] = "name: small\nlayers: 4\nhidden: 256\nheads: 8\nvocab: 1024\nseq_len: 128\n";
@@ -105,7 +100,7 @@ TEST(Sweep, PointsEqualTheirOwnRuns) {
   WriteBase(d, "axes:\n  network.dim1.bandwidth_gbps: [10, 50]\n");
   auto sum = Sweep(d, "out", 2);
   ASSERT_TRUE(sum.ok()) << sum.status().message();
-  const std::string csv = Slurp(d.File("out/sweep.csv"));
+  const std::string csv = ReadFileText(d.File("out/sweep.csv"));
   for (const char* bw : {"10", "50"}) {
     RunConfig c;
     c.network_path = std::string("Ring(4,100GB/s,500ns)_Switch(2,") + bw + "GB/s,2us)";
@@ -132,8 +127,8 @@ TEST(Sweep, OutputIsByteIdenticalForAnyJobs) {
   auto four = Sweep(d, "four", 4);
   ASSERT_TRUE(four.ok()) << four.status().message();
   EXPECT_EQ(one->ran, 12u);
-  EXPECT_EQ(Slurp(d.File("one/sweep.csv")), Slurp(d.File("four/sweep.csv")));
-  EXPECT_EQ(Slurp(d.File("one/sweep.jsonl")), Slurp(d.File("four/sweep.jsonl")));
+  EXPECT_EQ(ReadFileText(d.File("one/sweep.csv")), ReadFileText(d.File("four/sweep.csv")));
+  EXPECT_EQ(ReadFileText(d.File("one/sweep.jsonl")), ReadFileText(d.File("four/sweep.jsonl")));
 }
 
 // Killed mid-sweep (two whole rows and half a third on disk), the same
@@ -144,7 +139,7 @@ TEST(Sweep, ResumesAfterAKill) {
   WriteBase(d, kAxes);
   auto full = Sweep(d, "full", 2);
   ASSERT_TRUE(full.ok()) << full.status().message();
-  const std::string jsonl = Slurp(d.File("full/sweep.jsonl"));
+  const std::string jsonl = ReadFileText(d.File("full/sweep.jsonl"));
   size_t cut = 0;
   for (int i = 0; i < 2; ++i) cut = jsonl.find('\n', cut) + 1;
   std::filesystem::create_directories(d.File("killed"));
@@ -153,8 +148,8 @@ TEST(Sweep, ResumesAfterAKill) {
   ASSERT_TRUE(resumed.ok()) << resumed.status().message();
   EXPECT_EQ(resumed->skipped, 2u);
   EXPECT_EQ(resumed->ran, 10u);
-  EXPECT_EQ(Slurp(d.File("killed/sweep.csv")), Slurp(d.File("full/sweep.csv")));
-  EXPECT_EQ(Slurp(d.File("killed/sweep.jsonl")), jsonl);
+  EXPECT_EQ(ReadFileText(d.File("killed/sweep.csv")), ReadFileText(d.File("full/sweep.csv")));
+  EXPECT_EQ(ReadFileText(d.File("killed/sweep.jsonl")), jsonl);
   // A second rerun has nothing to do.
   auto again = Sweep(d, "killed", 2);
   ASSERT_TRUE(again.ok());
@@ -175,7 +170,7 @@ TEST(Sweep, ShardsMergeToTheSingleRunsTable) {
   auto merged = MergeShards(d.File("sharded"));
   ASSERT_TRUE(merged.ok()) << merged.status().message();
   EXPECT_EQ(merged->points, 12u);
-  EXPECT_EQ(Slurp(d.File("sharded/sweep.csv")), Slurp(d.File("single/sweep.csv")));
+  EXPECT_EQ(ReadFileText(d.File("sharded/sweep.csv")), ReadFileText(d.File("single/sweep.csv")));
   // The same shard twice: refused.
   std::filesystem::copy_file(d.File("sharded/sweep.shard-1-of-5.jsonl"), d.File("sharded/sweep.shard-9-of-5.jsonl"));
   auto dup = MergeShards(d.File("sharded"));
@@ -191,7 +186,7 @@ TEST(Sweep, BadPointsAreRows) {
   auto sum = Sweep(d, "out", 2);
   ASSERT_TRUE(sum.ok()) << sum.status().message();
   EXPECT_EQ(sum->failed, 1u);
-  const std::string csv = Slurp(d.File("out/sweep.csv"));
+  const std::string csv = ReadFileText(d.File("out/sweep.csv"));
   EXPECT_NE(csv.find("\n0,4,"), std::string::npos) << csv;
   EXPECT_NE(csv.find(",ok,"), std::string::npos) << csv;
   EXPECT_NE(csv.find("--tp = 3 does not divide the 8 attention heads"), std::string::npos) << csv;

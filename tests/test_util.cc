@@ -23,6 +23,13 @@ void TempDir::Write(const std::string& name, const std::string& text) const {
   std::ofstream(File(name)) << text;
 }
 
+std::string ReadFileText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 std::string NetworkYaml(const std::string& block, int npus, double bw, double lat) {
   std::ostringstream o;
   o << "topology: [ " << block << " ]\nnpus_count: [ " << npus << " ]\nbandwidth: [ " << bw << " ]\nlatency: [ " << lat

@@ -22,6 +22,9 @@ class TempDir {
   std::string path_;
 };
 
+// The whole file's bytes ("" when it cannot be read).
+std::string ReadFileText(const std::string& path);
+
 std::string NetworkYaml(const std::string& block, int npus, double bw, double lat);
 std::string SystemJson(const std::string& algo, int splits, int endpoint_delay, double local_mem_bw,
                        int active_chunks = 1, const std::string& extra = "");

@@ -21,12 +21,7 @@ using testing::TempDir;
 using Json = nlohmann::json;
 using Nodes = std::vector<ChakraProtoMsg::Node>;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using orrery::testing::ReadFileText;
 
 ChakraProtoMsg::Node Comp(uint64_t id, uint64_t us, std::vector<uint64_t> deps, const std::string& name) {
   auto n = MakeNode(id, ChakraProtoMsg::COMP_NODE);
@@ -91,7 +86,7 @@ int64_t Ns(const Json& v) { return static_cast<int64_t>(v.get<double>() * 1000.0
 
 // The checks every timeline must pass; returns the events.
 Json CheckWellFormed(const std::string& path) {
-  Json j = Json::parse(Slurp(path));
+  Json j = Json::parse(ReadFileText(path));
   EXPECT_TRUE(j.contains("traceEvents"));
   const Json& ev = j["traceEvents"];
   std::map<std::pair<int, int>, std::vector<std::pair<int64_t, int64_t>>> tracks;
@@ -149,7 +144,7 @@ TEST(Timeline, AllRanksWellFormedWithExactTimesLanesAndFlows) {
   EXPECT_EQ(Ns((*recv_a)["dur"]), 30031);
   EXPECT_EQ(Ns((*recv_b)["dur"]), 50062);
   EXPECT_NE((*recv_a)["tid"], (*recv_b)["tid"]);  // they overlap: two lanes
-  EXPECT_NE(Slurp(d.File("t.json")).find("\"dur\":30.031,"), std::string::npos);
+  EXPECT_NE(ReadFileText(d.File("t.json")).find("\"dur\":30.031,"), std::string::npos);
   const Json* send_b = FindSpan(ev, 0, "send", 1);
   ASSERT_NE(send_b, nullptr);
   EXPECT_EQ(Ns((*send_b)["ts"]), 30031);  // waited for the communication slot
@@ -183,7 +178,7 @@ TEST(Timeline, AllRanksWellFormedWithExactTimesLanesAndFlows) {
   }
   // Same inputs, same bytes.
   ASSERT_TRUE(RunTl(d, "t2.json").ok());
-  EXPECT_EQ(Slurp(d.File("t.json")), Slurp(d.File("t2.json")));
+  EXPECT_EQ(ReadFileText(d.File("t.json")), ReadFileText(d.File("t2.json")));
 }
 
 TEST(Timeline, RankSelectionAndWindowLimitWhatIsWritten) {

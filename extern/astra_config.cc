@@ -34,39 +34,29 @@ Status ImplList(const std::string& path, const nlohmann::json& j, const std::str
     ORRERY_PARSE_OR_RETURN(const std::string s, JsonString(path, v[i], at, custom ? "a trace prefix" : "an algorithm name"));
     CollectiveImplSpec spec;
     spec.name = s;
+    const BuiltinAlgorithm* builtin = FindBuiltinAlgorithm(s);
     if (custom) {
-      spec.kind = CollectiveImplKind::kCustom;
+      spec.kind = AlgoKind::kCustom;
       spec.custom_prefix = s;
     } else if (std::find(plugin_algorithms.begin(), plugin_algorithms.end(), s) != plugin_algorithms.end()) {
-      spec.kind = CollectiveImplKind::kPlugin;
-    } else if (s == "ring") {
-      spec.kind = CollectiveImplKind::kRing;
-    } else if (s == "oneRing") {
-      spec.kind = CollectiveImplKind::kOneRing;
-    } else if (s == "inSwitch") {
-      spec.kind = CollectiveImplKind::kInSwitch;
-    } else if (s == "halvingDoubling") {
-      spec.kind = CollectiveImplKind::kHalvingDoubling;
-    } else if (s == "oneHalvingDoubling") {
-      spec.kind = CollectiveImplKind::kOneHalvingDoubling;
-    } else if (s == "doubleBinaryTree") {
-      spec.kind = CollectiveImplKind::kDoubleBinaryTree;
-    } else if (s.rfind("oneDirect", 0) == 0 || s.rfind("direct", 0) == 0) {
+      spec.kind = AlgoKind::kPlugin;
+    } else if (builtin) {
+      spec.kind = builtin->kind;
+      spec.one = builtin->one;
+    } else if (s.rfind("oneDirect", 0) == 0 || s.rfind("direct", 0) == 0) {  // direct<N>, oneDirect<N>
       const bool one = s.rfind("oneDirect", 0) == 0;
-      spec.kind = one ? CollectiveImplKind::kOneDirect : CollectiveImplKind::kDirect;
+      spec.kind = AlgoKind::kDirect;
+      spec.one = one;
       const std::string rest = s.substr(one ? 9 : 6);
-      if (!rest.empty()) {
-        const Where where{path, 0, at + " (direct window)"};
-        if (rest.find_first_not_of("0123456789") != std::string::npos) {
-          return ValueError(where, "\"" + s + "\"", "a direct window must be a positive integer, e.g. direct4",
-                            DescribeIntRange(1, kMaxNpus));
-        }
-        ORRERY_PARSE_OR_RETURN(const int64_t window, ParseInt(rest, where, 1, kMaxNpus));
-        spec.window = static_cast<int>(window);
+      const Where where{path, 0, at + " (direct window)"};
+      if (rest.find_first_not_of("0123456789") != std::string::npos) {
+        return ValueError(where, "\"" + s + "\"", "a direct window must be a positive integer, e.g. direct4",
+                          DescribeIntRange(1, kMaxNpus));
       }
+      ORRERY_PARSE_OR_RETURN(const int64_t window, ParseInt(rest, where, 1, kMaxNpus));
+      spec.window = static_cast<int>(window);
     } else {
-      std::vector<std::string> valid = {"ring", "direct", "halvingDoubling", "doubleBinaryTree",
-                                        "oneRing", "oneDirect", "oneHalvingDoubling", "inSwitch"};
+      std::vector<std::string> valid = BuiltinAlgorithmNames();
       valid.insert(valid.end(), plugin_algorithms.begin(), plugin_algorithms.end());
       std::string msg = path + ": \"" + key + "\"[" + std::to_string(i) + "] = \"" + s + "\": unknown algorithm";
       const std::string near = ClosestMatch(s, valid);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "core/algorithm_kind.h"
 #include "core/status.h"
 
 namespace orrery {
@@ -35,10 +36,11 @@ struct AstraNetworkConfig {
 Result<AstraNetworkConfig> ReadAstraNetworkYaml(const std::string& path);
 
 // --- system JSON -------------------------------------------------------------
-enum class CollectiveImplKind { kRing, kOneRing, kDirect, kOneDirect, kHalvingDoubling,
-                                kOneHalvingDoubling, kDoubleBinaryTree, kCustom, kPlugin, kInSwitch };
+// One entry of a *-implementation list; the algorithm names are those of
+// core/algorithm_kind.h.
 struct CollectiveImplSpec {
-  CollectiveImplKind kind = CollectiveImplKind::kRing;
+  AlgoKind kind = AlgoKind::kRing;
+  bool one = false;           // one* variants
   int window = -1;            // direct<N>: at most N messages in flight
   std::string custom_prefix;  // custom: per-rank Chakra traces of the algorithm
   std::string name;           // as written

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/names.h"  // ClosestMatch, JoinStrings
 #include "core/status.h"
 
 namespace orrery {
@@ -13,10 +14,7 @@ Result<nlohmann::json> ReadJsonFile(const std::string& path);
 // Reads a whole file into a string.
 Result<std::string> ReadTextFile(const std::string& path);
 
-// The closest candidate by edit distance, or "" when nothing is close.
-std::string ClosestMatch(const std::string& word, const std::vector<std::string>& candidates);
 // "unknown key 'x' (did you mean 'y'?); valid keys: a, b, c"
 std::string UnknownKeyMessage(const std::string& key, const std::vector<std::string>& valid);
-std::string JoinStrings(const std::vector<std::string>& items, const std::string& sep);
 
 }  // namespace orrery

@@ -10,27 +10,16 @@
 namespace orrery {
 
 Status MemoryRegistry::Register(const std::string& name, std::string description, MemoryFactory factory) {
-  if (entries_.count(name)) return Status::Invalid("memory backend '" + name + "' is already registered");
-  entries_[name] = Entry{std::move(description), std::move(factory)};
-  return Status::Ok();
+  return entries_.Add(name, Entry{std::move(description), std::move(factory)});
 }
 
-const MemoryRegistry::Entry* MemoryRegistry::Find(const std::string& name) const {
-  auto it = entries_.find(name);
-  return it == entries_.end() ? nullptr : &it->second;
-}
+const MemoryRegistry::Entry* MemoryRegistry::Find(const std::string& name) const { return entries_.Find(name); }
 
-std::vector<std::string> MemoryRegistry::Names() const {
-  std::vector<std::string> v;
-  for (const auto& [n, e] : entries_) v.push_back(n);
-  return v;
-}
+std::vector<std::string> MemoryRegistry::Names() const { return entries_.Names(); }
 
-std::string MemoryRegistry::Help() const {
-  std::string out;
-  for (const auto& [name, e] : entries_) out += "  " + name + std::string(20 - std::min<size_t>(19, name.size()), ' ') + e.description + "\n";
-  return out;
-}
+std::string MemoryRegistry::Help() const { return entries_.Help(); }
+
+std::string MemoryRegistry::Unknown(const std::string& name) const { return entries_.Unknown(name); }
 
 Where MemoryContext::At(const std::string& key) const {
   int line = 0;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/event_queue.h"
+#include "core/registry.h"
 #include "core/status.h"
 
 namespace orrery {
@@ -66,9 +67,11 @@ class MemoryRegistry {
   const Entry* Find(const std::string& name) const;
   std::vector<std::string> Names() const;
   std::string Help() const;
+  // "unknown memory backend (did you mean ...?); valid: ..."
+  std::string Unknown(const std::string& name) const;
 
  private:
-  std::map<std::string, Entry> entries_;
+  NameRegistry<Entry> entries_{"memory backend"};
 };
 
 // Registers "astra-sim": ASTRA-sim's remote memory (none, per-NPU, per-node, pool).

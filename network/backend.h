@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/event_queue.h"
+#include "core/registry.h"
 #include "core/status.h"
 #include "network/topology.h"
 
@@ -64,9 +65,11 @@ class BackendRegistry {
   const Entry* Find(const std::string& name) const;
   std::string Help() const;  // one line per backend
   std::vector<std::string> Names() const;
+  // "unknown network backend (did you mean ...?); valid: ..."
+  std::string Unknown(const std::string& name) const;
 
  private:
-  std::map<std::string, Entry> entries_;
+  NameRegistry<Entry> entries_{"network backend"};
 };
 
 // Registers analytical (congestion-unaware) and congestion-aware.

@@ -6,6 +6,10 @@
 #include <algorithm>
 #include <exception>
 
+#include "memory/backend.h"
+#include "network/backend.h"
+#include "system/collective_plugin.h"
+
 namespace orrery {
 
 Result<LoadedPlugin> LoadPlugin(const std::string& path, PluginRegistries* registries) {

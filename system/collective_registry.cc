@@ -1,35 +1,22 @@
-#include "system/options.h"
+#include "core/algorithm_kind.h"
+#include "system/collective_plugin.h"
 
 namespace orrery {
 
 bool CollectiveRegistry::Register(const std::string& name, std::string description, CollectiveAlgorithmFn build,
                                   std::string* error) {
-  // Every name extern/astra_config.cc maps to a built-in (a plugin of the same name would win there).
-  static const char* kBuiltin[] = {"ring",      "direct",    "halvingDoubling",    "doubleBinaryTree",
-                                   "oneRing",   "oneDirect", "oneHalvingDoubling", "inSwitch"};
-  for (const char* b : kBuiltin) {
-    if (name == b) {
-      *error = "collective algorithm '" + name + "' is built in";
-      return false;
-    }
-  }
-  if (name.empty() || entries_.count(name)) {
-    *error = "collective algorithm '" + name + "' is already registered";
+  // Every built-in name (extern/astra_config.cc would map it to the built-in).
+  if (FindBuiltinAlgorithm(name)) {
+    *error = "collective algorithm '" + name + "' is built in";
     return false;
   }
-  entries_[name] = Entry{std::move(description), std::move(build)};
-  return true;
+  const Status st = entries_.Add(name, Entry{std::move(description), std::move(build)});
+  if (!st.ok()) *error = st.message();
+  return st.ok();
 }
 
-const CollectiveRegistry::Entry* CollectiveRegistry::Find(const std::string& name) const {
-  auto it = entries_.find(name);
-  return it == entries_.end() ? nullptr : &it->second;
-}
+const CollectiveRegistry::Entry* CollectiveRegistry::Find(const std::string& name) const { return entries_.Find(name); }
 
-std::vector<std::string> CollectiveRegistry::Names() const {
-  std::vector<std::string> v;
-  for (const auto& [name, e] : entries_) v.push_back(name);
-  return v;
-}
+std::vector<std::string> CollectiveRegistry::Names() const { return entries_.Names(); }
 
 }  // namespace orrery

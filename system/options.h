@@ -8,52 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "core/algorithm_kind.h"
+#include "system/collective_plugin.h"
+
 namespace orrery {
 
-enum class ComType { kAllReduce, kAllGather, kReduceScatter, kAllToAll };
-const char* ComTypeName(ComType t);
-
-enum class AlgoKind { kRing, kDirect, kHalvingDoubling, kDoubleBinaryTree, kCustom, kPlugin, kInSwitch };
-
-// A collective algorithm given as one small graph per rank (ASTRA-sim's
-// "*-implementation-custom": per-rank Chakra traces of sends, receives and
-// compute steps). Ops are in id order; `children` index into the same list.
-struct CustomOp {
-  enum Kind : uint8_t { kSend, kRecv, kComp, kNop } kind = kNop;
-  int peer = -1;
-  uint64_t bytes = 0;
-  uint64_t tag = 0;
-  uint64_t duration_ns = 0;
-  uint32_t num_deps = 0;
-  std::vector<uint32_t> children;
-};
-using CustomGraph = std::vector<CustomOp>;
-
-// A collective algorithm from a plugin: given one phase (the collective type,
-// the members of the ring or group in order, this rank, the bytes per rank),
-// it returns this rank's graph of sends, receives and compute steps.
-struct CollectiveRequest {
-  ComType type;
-  std::vector<int> members;  // ranks taking part, in ring order
-  int self;                  // this rank (one of members)
-  uint64_t bytes;            // data per rank entering the phase
-};
-using CollectiveAlgorithmFn = std::function<CustomGraph(const CollectiveRequest&)>;
-
-class CollectiveRegistry {
- public:
-  struct Entry {
-    std::string description;
-    CollectiveAlgorithmFn build;
-  };
-  // Fails when the name is taken (built-in algorithm names included).
-  bool Register(const std::string& name, std::string description, CollectiveAlgorithmFn build, std::string* error);
-  const Entry* Find(const std::string& name) const;
-  std::vector<std::string> Names() const;
-
- private:
-  std::map<std::string, Entry> entries_;
-};
+// AlgoKind and the built-in names: core/algorithm_kind.h. The plugin-facing
+// types (ComType, CustomGraph, CollectiveRegistry): system/collective_plugin.h.
 
 struct AlgoSpec {
   AlgoKind kind = AlgoKind::kRing;

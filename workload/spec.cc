@@ -23,21 +23,9 @@ std::vector<AlgoSpec> MapImpls(const std::vector<CollectiveImplSpec>& in, const 
     AlgoSpec a;
     a.name = c.name;
     a.window = c.window;
-    switch (c.kind) {
-      case CollectiveImplKind::kRing: a.kind = AlgoKind::kRing; break;
-      case CollectiveImplKind::kOneRing: a.kind = AlgoKind::kRing; a.one = true; break;
-      case CollectiveImplKind::kDirect: a.kind = AlgoKind::kDirect; break;
-      case CollectiveImplKind::kOneDirect: a.kind = AlgoKind::kDirect; a.one = true; break;
-      case CollectiveImplKind::kHalvingDoubling: a.kind = AlgoKind::kHalvingDoubling; break;
-      case CollectiveImplKind::kOneHalvingDoubling: a.kind = AlgoKind::kHalvingDoubling; a.one = true; break;
-      case CollectiveImplKind::kDoubleBinaryTree: a.kind = AlgoKind::kDoubleBinaryTree; break;
-      case CollectiveImplKind::kCustom: a.kind = AlgoKind::kCustom; break;
-      case CollectiveImplKind::kInSwitch: a.kind = AlgoKind::kInSwitch; break;
-      case CollectiveImplKind::kPlugin:
-        a.kind = AlgoKind::kPlugin;
-        a.plugin = algorithms ? algorithms->Find(c.name) : nullptr;
-        break;
-    }
+    a.kind = c.kind;
+    a.one = c.one;
+    if (c.kind == AlgoKind::kPlugin) a.plugin = algorithms ? algorithms->Find(c.name) : nullptr;
     out.push_back(a);
   }
   return out;
@@ -193,8 +181,7 @@ Status DeriveMemory(Spec* s, const Registries& reg) {
   RegisterBuiltinMemoryBackends(&builtin);
   const MemoryRegistry& registry = reg.memories ? *reg.memories : builtin;
   if (!registry.Find(m.backend)) {
-    return Status::Invalid(m.source + ": backend = \"" + m.backend + "\": unknown memory backend; valid: " +
-                           JoinStrings(registry.Names(), ", "));
+    return Status::Invalid(m.source + ": backend = \"" + m.backend + "\": " + registry.Unknown(m.backend));
   }
   s->memory = std::move(m);
   return Status::Ok();
@@ -266,8 +253,7 @@ Status CompleteSpec(Spec* s, const Registries& reg) {
 Result<Spec> ResolveSpec(const RunConfig& config, const Registries& reg) {
   if (config.iterations < 1) return Status::Invalid("--iterations = " + std::to_string(config.iterations) + ": must be >= 1");
   if (!reg.backends->Find(config.backend)) {
-    return Status::Invalid("--network-backend = \"" + config.backend + "\": unknown backend; valid: " +
-                           JoinStrings(reg.backends->Names(), ", "));
+    return Status::Invalid("--network-backend = \"" + config.backend + "\": " + reg.backends->Unknown(config.backend));
   }
   if (config.network_path.empty()) return Status::Invalid("--network-configuration is required (ASTRA-sim network YAML)");
   if (config.system_path.empty()) return Status::Invalid("--system-configuration is required (ASTRA-sim system JSON)");

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "network/backend.h"
 #include "plugins/sdk/orrery_plugin.h"
 
 namespace {

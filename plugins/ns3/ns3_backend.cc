@@ -24,6 +24,7 @@
 #include "ns3/network-module.h"
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
+#include "network/backend.h"
 #include "plugins/sdk/orrery_plugin.h"
 
 namespace {

@@ -1,20 +1,27 @@
 // The whole plugin ABI. A plugin is a shared library exporting one C symbol,
 // `orrery_plugin_info`, that returns a versioned description; the host checks
 // the version, then calls `register_fn` with the registries it may add to.
+//
+// This header needs only the standard library (a test compiles it with
+// `-I plugins/sdk` alone). A plugin includes, beside it, the interface of what
+// it provides:
+//   a network backend     network/backend.h          (NetworkBackend, BackendRegistry)
+//   a memory backend      memory/backend.h           (MemoryBackend, MemoryRegistry)
+//   a collective algorithm system/collective_plugin.h (CollectiveRequest, CustomGraph, CollectiveRegistry)
 // Bump ORRERY_PLUGIN_ABI_VERSION on any change to this file or to an interface
-// a plugin implements (network/backend.h, core/event_queue.h, ...).
+// a plugin implements (those three, core/event_queue.h, core/registry.h, ...).
 #pragma once
 #include <cstddef>
 #include <cstdint>
-
-#include "memory/backend.h"
-#include "network/backend.h"
-#include "system/options.h"
 
 #define ORRERY_PLUGIN_ABI_VERSION 1
 #define ORRERY_EXPORT __attribute__((visibility("default")))
 
 namespace orrery {
+
+class BackendRegistry;     // network/backend.h
+class CollectiveRegistry;  // system/collective_plugin.h
+class MemoryRegistry;      // memory/backend.h
 
 // What a plugin may register into.
 struct PluginRegistries {

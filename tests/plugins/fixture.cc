@@ -3,7 +3,10 @@
 #include <memory>
 #include <stdexcept>
 
+#include "memory/backend.h"
+#include "network/backend.h"
 #include "plugins/sdk/orrery_plugin.h"
+#include "system/collective_plugin.h"
 
 namespace {
 

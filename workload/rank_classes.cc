@@ -230,6 +230,7 @@ Result<ClassDecision> DecideRankClasses(const ClassInputs& in) {
   // Per declared class: the kinds of non-uniform groups its collectives run a flat ring on.
   std::vector<std::vector<int>> flat_kinds;
   std::vector<std::vector<int>> flat_groups_of;  // per rank: its non-uniform flat groups
+  std::map<int, NpuGraph> loaded;                 // graphs read for that, kept for the representatives
   if (declared) {
     std::map<std::vector<int>, int> ids;
     std::vector<int> offs;
@@ -263,6 +264,7 @@ Result<ClassDecision> DecideRankClasses(const ClassInputs& in) {
         }
       }
       std::sort(flat_kinds[c].begin(), flat_kinds[c].end());
+      loaded.emplace(r, std::move(g.value()));
     }
     // The source's classes, split by the network distance of each rank's
     // peers (node by node, then its flat rings' neighbours) and by which of
@@ -271,16 +273,22 @@ Result<ClassDecision> DecideRankClasses(const ClassInputs& in) {
     std::map<std::pair<int, std::vector<int64_t>>, int32_t> ids_by_key;
     std::vector<int64_t> key;
     std::vector<int> mine;
+    std::vector<int64_t> mine_distance;
     graph_class.resize(npus);
     for (int r = 0; r < npus; ++r) {
       in.source->RankPeers(r, &probe);
       key.clear();
       mine.clear();
+      mine_distance.clear();
       auto add = [&](int p) {
-        const auto it = std::find(mine.begin(), mine.end(), p);
-        key.push_back(Distance(t, r, p));
-        key.push_back(it - mine.begin());
-        if (it == mine.end()) mine.push_back(p);
+        size_t i = 0;
+        while (i < mine.size() && mine[i] != p) ++i;
+        if (i == mine.size()) {
+          mine.push_back(p);
+          mine_distance.push_back(Distance(t, r, p));
+        }
+        key.push_back(mine_distance[i]);
+        key.push_back(static_cast<int64_t>(i));
       };
       for (int p : probe) add(p);
       for (int kind : flat_kinds.empty() ? std::vector<int>{} : flat_kinds[(*declared)[r]]) {
@@ -353,7 +361,8 @@ Result<ClassDecision> DecideRankClasses(const ClassInputs& in) {
     while (!queue.empty()) {
       const int rep = queue.front();
       queue.pop_front();
-      auto g = in.load(rep);
+      const auto kept = loaded.find(rep);
+      auto g = kept != loaded.end() ? Result<NpuGraph>(std::move(kept->second)) : in.load(rep);
       if (!g.ok()) return g.status();
       d.note = GraphReason(g.value(), in.spec->options, shapes, declared != nullptr);
       if (!d.note.empty()) return d;

@@ -463,12 +463,12 @@ void CollectiveEngine::SendP2P(int src, int dst, uint64_t bytes, uint64_t tag, R
                 sent_cookie);
     return;
   }
-  ORRERY_CHECK(!classes_ || classes_->RepOf(dst) == dst, "rank classes: a message to a rank that is not simulated");
+  // Rank classes: to another class's member that is not simulated, it goes to that class's representative.
   SendMessage(src, dst, bytes, tags::PointToPoint(tag), 0, on_sent, sent_cookie);
 }
 
 void CollectiveEngine::PostRecvP2P(int dst, int src, uint64_t tag, RecvClient* client, uint64_t cookie) {
-  npus_[dst]->PostRecv(src, tags::PointToPoint(tag), 0, client, cookie);
+  npus_[dst]->PostRecv(SimulatedPeer(dst, src), tags::PointToPoint(tag), 0, client, cookie);
 }
 
 void CollectiveEngine::HandleEvent(uint32_t kind, uint64_t token) {

@@ -160,6 +160,31 @@ TEST(RankClasses, FlatRingSpanningTwoClassesEqualsFullEngine) {
   }
 }
 
+// CP 4 over ranks {0, 4, 8, 12} of Switch(8) x Switch(2) (TP 2, DP 2 inside,
+// order tp-dp-cp): the ring-attention ring alternates one-dimension and
+// two-dimension links, so even and odd CP positions differ, and each
+// exchanges messages with two members of the other kind. A message to a
+// member that is not simulated goes to its class's representative (its
+// sender's representative standing for the real sender). The ZeRO-3 group
+// over DP x CP is a flat ring 2d + 4c ordered (d, c) = (0,0) (1,0) (0,1) ...
+// whose two-dimension links are 6 -> 8 and 14 -> 0: (d, c even) splits into
+// d = 0 (a two-dimension link in) and d = 1 (none), (d, c odd) into d = 1
+// (one out) and d = 0 (none): 4 classes. Every rank equals the full engine.
+TEST(RankClasses, ContextParallelRingAcrossTwoDimensionsEqualsFullEngine) {
+  TempDir d;
+  d.Write("system.json", kSystem);
+  auto source = gen::GeneratedSource("--model=llama3-8b --tp=2 --cp=4 --dp=2 --microbatches=2 --recompute=full "
+                                     "--zero=3 --order=tp-dp-cp-ep-pp");
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  RunConfig c;
+  c.source = source.value();
+  c.system_path = d.File("system.json");
+  c.network_path = "Switch(8,300GB/s,1us)_Switch(2,25GB/s,2us)";
+  auto [with, off] = RunBoth(c);
+  EXPECT_EQ(with.rank_classes, 4) << with.symmetry_note;
+  ExpectSameAsFull(with, off);
+}
+
 // Switch(4) x Ring(2): ring on both dimensions.
 const char kSystem2D[] = R"({"scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
     "preferred-dataset-splits": 2, "all-reduce-implementation": ["ring", "ring"],

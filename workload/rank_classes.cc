@@ -411,7 +411,7 @@ Result<ClassDecision> DecideRankClasses(const ClassInputs& in) {
         if (other < 0) {
           other = p;
           queue.push_back(p);
-        } else if (other != p) {
+        } else if (other != p && !declared) {  // a generator's: checked below (step 5b)
           d.note = "rank " + std::to_string(rep) + " (representing class " + std::to_string(c) + ") exchanges messages "
                    "with rank " + std::to_string(p) + ", but rank " + std::to_string(other) + " represents its class";
           return d;
@@ -464,6 +464,41 @@ Result<ClassDecision> DecideRankClasses(const ClassInputs& in) {
           return d;
         }
       }
+    }
+  }
+  // 5b. A generator's point-to-point message to another class's member that
+  // is not simulated goes to that class's representative (RankClassMap::
+  // Simulated), as if from the sender's representative. Exact when each
+  // representative receives a tag from one member of a class only (so the
+  // representative's messages stand for that member's, node for node: same
+  // class graph, same instant, same distance) and as many as the sending
+  // class's representative sends into its class with that tag.
+  if (declared) {
+    std::map<std::tuple<int, int, uint64_t>, int> sender;     // (rep, sending class, tag): the one member
+    std::map<std::tuple<int, int, uint64_t>, int64_t> count;  // receives minus the sending rep's sends
+    for (const NpuGraph& g : d.rep_graphs) {
+      const int c = m.class_of[g.rank];
+      for (const WorkNode& n : g.nodes) {
+        if (n.kind == NodeKind::kRecv && m.class_of[n.comm_src] != c) {
+          const auto key = std::make_tuple(g.rank, static_cast<int>(m.class_of[n.comm_src]), n.comm_tag);
+          const auto [it, added] = sender.emplace(key, n.comm_src);
+          if (!added && it->second != n.comm_src) {
+            d.note = "rank " + std::to_string(g.rank) + " receives tag " + std::to_string(n.comm_tag) + " from ranks " +
+                     std::to_string(it->second) + " and " + std::to_string(n.comm_src) + " of one class";
+            return d;
+          }
+          count[key] += 1;
+        } else if (n.kind == NodeKind::kSend && m.class_of[n.comm_dst] != c) {
+          count[std::make_tuple(m.rep[m.class_of[n.comm_dst]], c, n.comm_tag)] -= 1;
+        }
+      }
+    }
+    for (const auto& [key, left] : count) {
+      if (left == 0) continue;
+      d.note = "rank " + std::to_string(std::get<0>(key)) + " receives tag " + std::to_string(std::get<2>(key)) +
+               " from class " + std::to_string(std::get<1>(key)) + " a different number of times than that class's "
+               "representative sends it into its class";
+      return d;
     }
   }
   // A collective on all NPUs (or whole dimensions of each rank): neighbours

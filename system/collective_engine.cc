@@ -415,7 +415,8 @@ void CollectiveEngine::SendMessage(int src, int dst, uint64_t bytes, uint64_t ta
     slot = static_cast<uint32_t>(msgs_.size());
     msgs_.emplace_back();
   }
-  msgs_[slot] = Msg{src, dst, tag, sub, on_sent, sent_cookie};
+  // Rank classes: a message to a member that is not simulated goes (over its own path) to the member's representative.
+  msgs_[slot] = Msg{src, classes_ ? classes_->Simulated(src, dst) : dst, tag, sub, on_sent, sent_cookie};
   ++messages_sent_;
   if (!classes_) {
     backend_->Send(src, dst, bytes, slot);
@@ -454,17 +455,20 @@ static int MirrorSender(const Topology& t, int src, int dst) {
 void CollectiveEngine::SendP2P(int src, int dst, uint64_t bytes, uint64_t tag, RecvClient* on_sent,
                                uint64_t sent_cookie) {
   if (classes_ && classes_->SameClass(src, dst)) {
-    // `dst` is not simulated; the member at the same offset behind `src` sends
-    // `src` the same message at this instant, over an equal network path.
-    SendMessage(MirrorSender(*topology_, src, dst), src, bytes, tags::PointToPoint(tag), 0, on_sent, sent_cookie);
+    // `dst` is not simulated; the class member that sends `src` this message
+    // (same node, same instant, equal delay: RankClassMap::MirrorFrom; else the
+    // member at the same offset behind `src`) stands for it.
+    const int from = classes_->MirrorFrom(src, dst);
+    SendMessage(from >= 0 ? from : MirrorSender(*topology_, src, dst), src, bytes, tags::PointToPoint(tag), 0, on_sent,
+                sent_cookie);
     return;
   }
-  ORRERY_CHECK(!classes_ || classes_->RepOf(dst) == dst, "rank classes: a message to a rank that is not simulated");
+  // Rank classes: to another class's member that is not simulated, it goes to that class's representative.
   SendMessage(src, dst, bytes, tags::PointToPoint(tag), 0, on_sent, sent_cookie);
 }
 
 void CollectiveEngine::PostRecvP2P(int dst, int src, uint64_t tag, RecvClient* client, uint64_t cookie) {
-  npus_[dst]->PostRecv(src, tags::PointToPoint(tag), 0, client, cookie);
+  npus_[dst]->PostRecv(SimulatedPeer(dst, src), tags::PointToPoint(tag), 0, client, cookie);
 }
 
 void CollectiveEngine::HandleEvent(uint32_t kind, uint64_t token) {

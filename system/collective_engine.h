@@ -62,6 +62,8 @@ class CollectiveEngine : public EventHandler {
   // True when `peer` does what `rank` does at the same time (a symmetric run,
   // or both in one rank class): its message to `rank` is modelled at the receive.
   bool Mirrored(int rank, int peer) const { return mirror_ || (classes_ && classes_->SameClass(rank, peer)); }
+  // The simulated rank that stands for `peer` when `rank` exchanges with it (RankClassMap::Simulated).
+  int SimulatedPeer(int rank, int peer) const { return classes_ ? classes_->Simulated(rank, peer) : peer; }
   void SetBackend(NetworkBackend* backend) { backend_ = backend; }
   // Observers of collective phases (the critical path's recorder, the timeline); none by default.
   void AddPhaseObserver(PhaseObserver* observer) { phase_observers_.push_back(observer); }

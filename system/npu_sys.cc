@@ -40,7 +40,7 @@ void Algorithm::Recv(int src, uint64_t bytes) {
   // Symmetric run: `src` sends us this message at this very instant (it runs
   // the same schedule), so it arrives after the network delay from src to us.
   if (e->Mirrored(rank(), src)) e->SendMessage(src, rank(), bytes, stream_->tag_);
-  stream_->owner_->PostRecv(src, stream_->tag_, 0, stream_, 0);
+  stream_->owner_->PostRecv(e->SimulatedPeer(rank(), src), stream_->tag_, 0, stream_, 0);
 }
 
 void Algorithm::StartTimer(uint64_t delay_ns, uint64_t arg) {

@@ -105,10 +105,11 @@ TEST(RankClasses, GeneratedPipelineEqualsFullEngine2D) {
 }
 
 // Context parallelism: ring-attention messages go to cp + 1 (wrapping), so
-// the peer's rank distance depends on the rank. The generator's stage
-// classes are split by their network offsets; where CP is a whole Ring
-// dimension the offsets agree and the stages stay classes, where it is part
-// of a Switch the split classes share a data-parallel group: a fall back.
+// the peer's rank offset depends on the rank. The generator's stage classes
+// are split by their peers' network distances (hops per dimension); where CP
+// is a whole Ring dimension the distances agree; where it is part of a Switch
+// the peer is at +1 or -1, both two hops: the stages stay classes, and the
+// pair's exchange is mirrored from the message's real sender (the peer).
 TEST(RankClasses, GeneratedContextParallelEqualsFullEngine) {
   TempDir d;
   d.Write("system.json", kSystem);
@@ -123,10 +124,65 @@ TEST(RankClasses, GeneratedContextParallelEqualsFullEngine) {
   ExpectSameAsFull(with, off);
   c.network_path = "Ring(2,300GB/s,500ns)_Switch(16,50GB/s,2us)";
   auto [flat, flat_off] = RunBoth(c);
-  EXPECT_EQ(flat.rank_classes, 0);
-  EXPECT_NE(flat.symmetry_note.find("rank classes: communicator group"), std::string::npos) << flat.symmetry_note;
-  EXPECT_NE(flat.symmetry_note.find("spans rank classes"), std::string::npos) << flat.symmetry_note;
+  EXPECT_EQ(flat.rank_classes, 4) << flat.symmetry_note;
   ExpectSameAsFull(flat, flat_off);
+  // On a RingUni dimension the two directions differ (1 hop and 15): the
+  // classes split by direction, and the groups over them (flat rings, not
+  // uniform) span classes; still on the class path, every rank exact.
+  c.network_path = "Ring(2,300GB/s,500ns)_RingUni(16,50GB/s,2us)";
+  auto [uni, uni_off] = RunBoth(c);
+  EXPECT_GT(uni.rank_classes, 4) << uni.symmetry_note;
+  ExpectSameAsFull(uni, uni_off);
+}
+
+// TP 2 x CP 2 on a Switch(4), DP 4 x PP 2 on a Switch(8): the gradient group
+// over DP x CP holds ranks {t + 2c + 4d} (c < 2, d < 4), part of both
+// dimensions, so the engine runs a flat ring over it whose links alternate
+// between one and two dimensions. The CP halves see different neighbours:
+// each stage splits into two classes that share the ring; a message to a
+// member that is not simulated goes to its class's representative, which
+// stands at the same place in the ring. Every rank equals the full engine.
+TEST(RankClasses, FlatRingSpanningTwoClassesEqualsFullEngine) {
+  TempDir d;
+  d.Write("system.json", kSystem);
+  for (const char* zero : {"0", "3"}) {
+    auto source = gen::GeneratedSource(std::string("--model=llama3-8b --tp=2 --cp=2 --dp=4 --pp=2 --microbatches=2 --recompute=full "
+                                                   "--order=tp-cp-ep-dp-pp --zero=") + zero);
+    ASSERT_TRUE(source.ok()) << source.status().message();
+    RunConfig c;
+    c.source = source.value();
+    c.system_path = d.File("system.json");
+    c.network_path = "Switch(4,300GB/s,1us)_Switch(8,25GB/s,2us)";
+    auto [with, off] = RunBoth(c);
+    // Two stages, each split into its CP halves.
+    EXPECT_EQ(with.rank_classes, 4) << with.symmetry_note;
+    ExpectSameAsFull(with, off);
+  }
+}
+
+// CP 4 over ranks {0, 4, 8, 12} of Switch(8) x Switch(2) (TP 2, DP 2 inside,
+// order tp-dp-cp): the ring-attention ring alternates one-dimension and
+// two-dimension links, so even and odd CP positions differ, and each
+// exchanges messages with two members of the other kind. A message to a
+// member that is not simulated goes to its class's representative (its
+// sender's representative standing for the real sender). The ZeRO-3 group
+// over DP x CP is a flat ring 2d + 4c ordered (d, c) = (0,0) (1,0) (0,1) ...
+// whose two-dimension links are 6 -> 8 and 14 -> 0: (d, c even) splits into
+// d = 0 (a two-dimension link in) and d = 1 (none), (d, c odd) into d = 1
+// (one out) and d = 0 (none): 4 classes. Every rank equals the full engine.
+TEST(RankClasses, ContextParallelRingAcrossTwoDimensionsEqualsFullEngine) {
+  TempDir d;
+  d.Write("system.json", kSystem);
+  auto source = gen::GeneratedSource("--model=llama3-8b --tp=2 --cp=4 --dp=2 --microbatches=2 --recompute=full "
+                                     "--zero=3 --order=tp-dp-cp-ep-pp");
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  RunConfig c;
+  c.source = source.value();
+  c.system_path = d.File("system.json");
+  c.network_path = "Switch(8,300GB/s,1us)_Switch(2,25GB/s,2us)";
+  auto [with, off] = RunBoth(c);
+  EXPECT_EQ(with.rank_classes, 4) << with.symmetry_note;
+  ExpectSameAsFull(with, off);
 }
 
 // Switch(4) x Ring(2): ring on both dimensions.

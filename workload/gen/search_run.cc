@@ -41,6 +41,7 @@ Simulated SimulateOne(const ModelDesc& m, const Candidate& c, const Result<Spec>
   }
   for (const NpuReport& n : r->per_npu) out.iteration_ns = std::max(out.iteration_ns, n.finished_ns);
   out.done = true;
+  if (!r->symmetric && r->rank_classes == 0) out.full_engine = r->symmetry_note;
   return out;
 }
 
@@ -132,6 +133,18 @@ std::string FormatSearchText(const SearchHeader& h, const SearchResult& r, const
   }
   for (size_t i : order) {
     if (!sims[i].error.empty()) o << "error (index " << r.top[i].index << "): " << sims[i].error << "\n";
+  }
+  // Which engine ran them: a full-engine run costs far more (the reasons say what to lift next).
+  size_t full = 0;
+  std::string first_full;
+  for (size_t i : order) {
+    if (!sims[i].done || sims[i].full_engine.empty()) continue;
+    if (full++ == 0) first_full = "index " + std::to_string(r.top[i].index) + ": " + sims[i].full_engine;
+  }
+  if (simulated > 0) {
+    o << "engine: " << simulated - full << " of " << simulated << " simulated by rank classes or one symmetric rank";
+    if (full > 0) o << ", " << full << " on the full engine (first, " << first_full << ")";
+    o << "\n";
   }
   if (simulated == 0) {
     o << "winner: none simulated (--time-limit); the symbolic best is index " << r.top.front().index << ": "

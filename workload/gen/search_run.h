@@ -27,6 +27,8 @@ struct Simulated {
   bool done = false;
   Tick iteration_ns = 0;  // the last rank's finish time
   std::string error;      // a failed generation or run (done stays false)
+  // Done on the full engine (neither symmetric nor rank classes): why (the report's symmetry note).
+  std::string full_engine;
 };
 
 // Reads the inputs once into a Spec (workload/spec.h), builds each candidate

@@ -473,6 +473,13 @@ void CollectiveEngine::HandleEvent(uint32_t kind, uint64_t token) {
   free_msgs_.push_back(static_cast<uint32_t>(token));
   if (m.on_sent) m.on_sent->OnRecv(m.sent_cookie);
   if (tags::IsRaw(m.tag)) return;  // transport only (memory traffic): nobody posts a receive
+  if (m.sub == 0 && !m.on_sent && !tags::IsPointToPoint(m.tag) && directory_on()) {
+    // A built-in algorithm's message: straight to the receiving stream when it has started.
+    if (Stream* s = directory_.Find(m.tag, DirectoryPos(m.tag, m.dst))) {
+      s->Deliver(m.src);
+      return;
+    }
+  }
   npus_[m.dst]->OnArrival(m.src, m.tag, m.sub);
 }
 
@@ -487,12 +494,20 @@ Stream* CollectiveEngine::Adopt(std::unique_ptr<Stream> s) {
   Stream* raw = s.get();
   raw->engine_slot = live_streams_.size();
   live_streams_.push_back(std::move(s));
+  if (directory_on() && raw->MailboxEligible()) {
+    // Before the stream posts anything: messages that came early move into its mailbox.
+    const int rank = raw->owner()->rank();
+    directory_.Register(raw->tag(), DirectoryPos(raw->tag(), rank), raw);
+    raw->in_directory_ = true;
+    raw->owner()->TakeEarlyArrivals(raw->tag(), &raw->mail_);
+  }
   return raw;
 }
 
 void CollectiveEngine::Release(Stream* s) {
   const size_t i = s->engine_slot;
   ORRERY_CHECK(i < live_streams_.size() && live_streams_[i].get() == s, "stream released twice");
+  if (s->in_directory_) directory_.Unregister(s->tag(), DirectoryPos(s->tag(), s->owner()->rank()));
   dead_streams_.push_back(std::move(live_streams_[i]));
   if (i + 1 != live_streams_.size()) {
     live_streams_[i] = std::move(live_streams_.back());

@@ -115,6 +115,16 @@ class Stream : public EventHandler, public RecvClient, public Pooled {
   void HandleEvent(uint32_t kind, uint64_t arg) override;
   void OnRecv(uint64_t cookie) override;
   void Init();
+  // A receive from `src` for this stream's tag (sub 0): in the stream's own
+  // Mailbox when it is in the engine's StreamDirectory, else the NPU's table.
+  void PostRecvFrom(int src);
+  // A message for this stream arrived from `src` (the directory found it).
+  void Deliver(int src) {
+    if (mail_.Arrive(src)) OnRecv(0);
+  }
+  // Built-in algorithms only (ring, halving-doubling, double binary tree):
+  // every receive waits in the Mailbox, so the directory may deliver here.
+  bool MailboxEligible() const;
 
   NpuSys* owner() const { return owner_; }
   size_t engine_slot = 0;  // position in the engine's list of live streams
@@ -122,6 +132,7 @@ class Stream : public EventHandler, public RecvClient, public Pooled {
 
  private:
   friend class NpuSys;
+  friend class CollectiveEngine;  // the directory: in_directory_, mail_
   friend class Algorithm;
   NpuSys* owner_;
   CollectiveEngine* engine_;  // owner_->engine(), kept here: one load on the hot path, not a chain
@@ -133,7 +144,9 @@ class Stream : public EventHandler, public RecvClient, public Pooled {
   int queue_id_ = -1;
   int phase_dim_ = PhaseObserver::kNoPhase;  // for the PhaseObserver
   bool initialized_ = false;
+  bool in_directory_ = false;  // registered in the engine's StreamDirectory: receives use mail_
   std::unique_ptr<Algorithm> algo_;
+  Mailbox mail_;
 };
 
 class NpuSys {
@@ -152,6 +165,9 @@ class NpuSys {
   void PostRecv(int src, uint64_t tag, uint64_t sub, RecvClient* client, uint64_t cookie);
   void OnArrival(int src, uint64_t tag, uint64_t sub);
   void DescribePending(std::vector<std::string>* out) const;
+  // A stream that enters the engine's directory takes the messages for `tag`
+  // (sub 0) that arrived before it started.
+  void TakeEarlyArrivals(uint64_t tag, Mailbox* mail);
   // Point-to-point messages that arrived but no receive ever took.
   void DescribeUnmatched(std::vector<std::string>* out) const;
 
@@ -170,6 +186,7 @@ class NpuSys {
   std::vector<int> running_;
   std::vector<uint8_t> mixed_;  // per queue: a waiting stream was placed by size (SmallestFirst)
   MatchTable match_;
+  std::vector<std::pair<int, uint32_t>> early_;  // scratch for TakeEarlyArrivals
 };
 
 }  // namespace orrery

@@ -498,7 +498,7 @@ Stream* CollectiveEngine::Adopt(std::unique_ptr<Stream> s) {
     // Before the stream posts anything: messages that came early move into its mailbox.
     const int rank = raw->owner()->rank();
     directory_.Register(raw->tag(), DirectoryPos(raw->tag(), rank), raw);
-    raw->in_directory_ = true;
+    raw->mail_.TurnOn();
     raw->owner()->TakeEarlyArrivals(raw->tag(), &raw->mail_);
   }
   return raw;
@@ -507,7 +507,7 @@ Stream* CollectiveEngine::Adopt(std::unique_ptr<Stream> s) {
 void CollectiveEngine::Release(Stream* s) {
   const size_t i = s->engine_slot;
   ORRERY_CHECK(i < live_streams_.size() && live_streams_[i].get() == s, "stream released twice");
-  if (s->in_directory_) directory_.Unregister(s->tag(), DirectoryPos(s->tag(), s->owner()->rank()));
+  if (s->mail_.on()) directory_.Unregister(s->tag(), DirectoryPos(s->tag(), s->owner()->rank()));
   dead_streams_.push_back(std::move(live_streams_[i]));
   if (i + 1 != live_streams_.size()) {
     live_streams_[i] = std::move(live_streams_.back());

@@ -76,11 +76,14 @@ class MatchTable {
 // halving-doubling, double binary tree), where every waiter is the stream
 // itself: a signed count per source is the whole state (> 0: messages here,
 // < 0: receives waiting). Such a stream talks to a few sources at a time, so a
-// short flat list (four inline, spilling to the heap) with settled entries
+// short flat list (two inline, spilling to the heap) with settled entries
 // removed at once; O(live sources) per operation, a small constant for
-// these algorithms.
+// these algorithms. Laid out to fill the rest of the stream's first cache line.
 class Mailbox {
  public:
+  // The stream receives here (it is in the engine's directory), not in its NPU's table.
+  bool on() const { return on_; }
+  void TurnOn() { on_ = true; }
   // A receive from `src` is posted: true when its message was already here (taken).
   bool Post(int src) { return Step(src, -1); }
   // A message from `src` arrived: true when a receive was waiting for it (taken).
@@ -102,7 +105,7 @@ class Mailbox {
     int32_t src;
     int32_t count;
   };
-  static constexpr uint32_t kInline = 4;
+  static constexpr uint32_t kInline = 2;
   Slot& At(uint32_t i) { return i < kInline ? inline_[i] : spill_[i - kInline]; }
   const Slot& At(uint32_t i) const { return i < kInline ? inline_[i] : spill_[i - kInline]; }
   // +1 an arrival, -1 a receive: true when it settles one of the other kind.
@@ -126,8 +129,9 @@ class Mailbox {
     ++size_;
     return false;
   }
-  Slot inline_[kInline];
   uint32_t size_ = 0;
+  Slot inline_[kInline];
+  bool on_ = false;
   std::vector<Slot> spill_;
 };
 

@@ -52,10 +52,10 @@ void Algorithm::Exit() { stream_->owner_->ProceedToNextPhase(stream_); }
 // --- Stream --------------------------------------------------------------------
 
 Stream::Stream(NpuSys* owner, CollectiveHandle* coll, uint64_t tag, int priority, std::vector<PhaseSpec> phases)
-    : owner_(owner),
-      engine_(owner->engine()),
-      coll_(coll),
+    : engine_(owner->engine()),
       tag_(tag),
+      owner_(owner),
+      coll_(coll),
       priority_(priority),
       phases_(std::move(phases)) {}
 
@@ -76,7 +76,7 @@ void Stream::HandleEvent(uint32_t kind, uint64_t arg) {
 void Stream::OnRecv(uint64_t) { algo_->OnPacketReceived(); }
 
 void Stream::PostRecvFrom(int src) {
-  if (in_directory_) {
+  if (mail_.on()) {
     if (mail_.Post(src)) OnRecv(0);
     return;
   }

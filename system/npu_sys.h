@@ -127,26 +127,29 @@ class Stream : public EventHandler, public RecvClient, public Pooled {
   bool MailboxEligible() const;
 
   NpuSys* owner() const { return owner_; }
-  size_t engine_slot = 0;  // position in the engine's list of live streams
   uint64_t tag() const { return tag_; }
 
  private:
   friend class NpuSys;
-  friend class CollectiveEngine;  // the directory: in_directory_, mail_
+  friend class CollectiveEngine;  // the directory: mail_
   friend class Algorithm;
-  NpuSys* owner_;
+  // First, in the cache line of the vtable pointers (pooled objects are
+  // 64-byte aligned): what every delivery and event of the stream touches.
+  std::unique_ptr<Algorithm> algo_;
   CollectiveEngine* engine_;  // owner_->engine(), kept here: one load on the hot path, not a chain
-  CollectiveHandle* coll_;
   uint64_t tag_;
+  Mailbox mail_;  // used when the stream is in the engine's StreamDirectory (mail_.on())
+  NpuSys* owner_;
+  CollectiveHandle* coll_;
   int priority_;
   std::vector<PhaseSpec> phases_;
   size_t next_phase_ = 0;
   int queue_id_ = -1;
   int phase_dim_ = PhaseObserver::kNoPhase;  // for the PhaseObserver
   bool initialized_ = false;
-  bool in_directory_ = false;  // registered in the engine's StreamDirectory: receives use mail_
-  std::unique_ptr<Algorithm> algo_;
-  Mailbox mail_;
+
+ public:
+  size_t engine_slot = 0;  // position in the engine's list of live streams
 };
 
 class NpuSys {

@@ -109,6 +109,12 @@ bool EventQueue::RunNext(Tick limit) {
       continue;
     }
     const Event ev = bucket.events[bucket.head++];
+    // The handlers of a large bucket are usually many different objects (one
+    // per NPU) whose first cache line is cold: ask for the one a few events
+    // ahead now, so it is in cache when its turn comes (no effect on order).
+    if (bucket.head + kPrefetchAhead < bucket.events.size()) {
+      __builtin_prefetch(bucket.events[bucket.head + kPrefetchAhead].handler);
+    }
     --pending_;
     if (!cancelled_.empty()) {
       auto it = cancelled_.find(ev.seq);

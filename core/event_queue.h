@@ -131,6 +131,7 @@ class EventQueue {
     uint32_t bucket = 0;
   };
   static constexpr size_t kRecent = 1024;  // power of two
+  static constexpr size_t kPrefetchAhead = 4;  // events
   void PushHeap(HeapEntry e);
   void PopHeap();
   Bucket* BucketFor(Tick t, uint64_t seq);

@@ -16,6 +16,21 @@ CollectiveEngine::CollectiveEngine(EventQueue* queue, const Topology* topology, 
   stream_counters_.emplace_back(n, first_stream_number_for_test);
   dbt_counter_.assign(static_cast<size_t>(n) * std::max(1, topology->num_dims()), 0);
   switch_stats_.resize(std::max(1, topology->num_dims()));
+  queue_->SetPrefetcher(this, &CollectiveEngine::PrefetchDelivery, this);
+}
+
+// Reads only: the message's slot (stage 0), then the receiving stream's first
+// line, found as HandleEvent will find it (stage 1).
+void CollectiveEngine::PrefetchDelivery(void* ctx, uint64_t token, int stage) {
+  CollectiveEngine* e = static_cast<CollectiveEngine*>(ctx);
+  if (token >= e->msgs_.size()) return;
+  const Msg& m = e->msgs_[token];
+  if (stage == 0) {
+    __builtin_prefetch(&m);
+    return;
+  }
+  if (m.sub != 0 || m.on_sent || (m.tag & (tags::kPointToPoint | tags::kRaw)) || !e->directory_on()) return;
+  if (Stream* s = e->directory_.Find(m.tag, e->DirectoryPos(m.tag, m.dst))) __builtin_prefetch(s);
 }
 
 Status CollectiveEngine::Validate() const {

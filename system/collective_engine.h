@@ -142,6 +142,7 @@ class CollectiveEngine : public EventHandler {
     const std::vector<int>& m = groups_[g].ranks;
     return static_cast<int>(std::lower_bound(m.begin(), m.end(), rank) - m.begin());
   }
+  static void PrefetchDelivery(void* ctx, uint64_t token, int stage);
   // The directory serves the full engine; symmetric and rank-class runs keep
   // every message on the match tables (a mirrored message has no real sender).
   bool directory_on() const { return !mirror_ && !classes_; }

@@ -109,6 +109,24 @@ bool EventQueue::RunNext(Tick limit) {
       continue;
     }
     const Event ev = bucket.events[bucket.head++];
+    // The handlers of a large bucket are usually many different objects (one
+    // per NPU) whose first cache line is cold: ask for the one a few events
+    // ahead now, so it is in cache when its turn comes (no effect on order).
+    // A handler with a prefetcher (the engine's deliveries) names the cold
+    // object itself, in two stages: its record first, then what the record points to.
+    const size_t n = bucket.events.size();
+    if (bucket.head + 2 * kPrefetchAhead < n) {
+      const Event& a = bucket.events[bucket.head + 2 * kPrefetchAhead];
+      if (a.handler == prefetch_handler_) prefetch_fn_(prefetch_ctx_, a.arg, 0);
+    }
+    if (bucket.head + kPrefetchAhead < n) {
+      const Event& a = bucket.events[bucket.head + kPrefetchAhead];
+      if (a.handler == prefetch_handler_) {
+        prefetch_fn_(prefetch_ctx_, a.arg, 1);
+      } else {
+        __builtin_prefetch(a.handler);
+      }
+    }
     --pending_;
     if (!cancelled_.empty()) {
       auto it = cancelled_.find(ev.seq);

@@ -71,6 +71,16 @@ class EventQueue {
     if (delay == kTickMax || delay > kTickMax - now_) NoteOverflow(delay);
     return ScheduleAt(SatAdd(now_, delay), handler, kind, arg);
   }
+  // Optional, one handler: before an event of `handler` runs, `fn(ctx, arg,
+  // stage)` is called for it 2 * kPrefetchAhead events ahead (stage 0) and
+  // kPrefetchAhead events ahead (stage 1) to prefetch what it will touch. It
+  // must only read (and prefetch): it cannot change the schedule.
+  using PrefetchFn = void (*)(void* ctx, uint64_t arg, int stage);
+  void SetPrefetcher(EventHandler* handler, PrefetchFn fn, void* ctx) {
+    prefetch_handler_ = handler;
+    prefetch_fn_ = fn;
+    prefetch_ctx_ = ctx;
+  }
   // Cold-path convenience: a move-only closure.
   EventId ScheduleClosureAt(Tick at, Closure fn);
 
@@ -131,6 +141,7 @@ class EventQueue {
     uint32_t bucket = 0;
   };
   static constexpr size_t kRecent = 1024;  // power of two
+  static constexpr size_t kPrefetchAhead = 4;  // events
   void PushHeap(HeapEntry e);
   void PopHeap();
   Bucket* BucketFor(Tick t, uint64_t seq);
@@ -140,6 +151,9 @@ class EventQueue {
   std::vector<uint32_t> free_buckets_;
   std::array<Recent, kRecent> recent_;  // [time % kRecent]: the newest bucket of that time, if open
   std::unordered_set<uint64_t> cancelled_;
+  EventHandler* prefetch_handler_ = nullptr;
+  PrefetchFn prefetch_fn_ = nullptr;
+  void* prefetch_ctx_ = nullptr;
   ClosureRunner closures_;
   Tick now_ = 0;
   uint64_t next_seq_ = 0;

@@ -8,22 +8,45 @@ namespace orrery {
 
 namespace {
 
+// Exact division of 32-bit values by a fixed divisor without a divide
+// instruction (Lemire, Kaser, Kurz: "Faster remainder by direct computation",
+// 2019): q = high 64 bits of M * a with M = floor((2^64 - 1) / d) + 1, exact
+// for every a and d below 2^32 (d = 1 is taken apart: M would wrap to 0).
+struct FastDiv {
+  uint64_t m = 0;
+  uint32_t d = 1;
+  explicit FastDiv(uint32_t divisor) : m(divisor > 1 ? ~uint64_t{0} / divisor + 1 : 0), d(divisor) {}
+  uint32_t Div(uint32_t a) const {
+    return d == 1 ? a : static_cast<uint32_t>((static_cast<unsigned __int128>(m) * a) >> 64);
+  }
+};
+
 class AnalyticalBackend : public NetworkBackend {
  public:
-  explicit AnalyticalBackend(const BackendContext& ctx) : ctx_(ctx), stats_(ctx.topology->num_dims()) {}
+  explicit AnalyticalBackend(const BackendContext& ctx) : ctx_(ctx), stats_(ctx.topology->num_dims()) {
+    for (const Dim& d : ctx.topology->dims()) radix_.emplace_back(static_cast<uint32_t>(d.npus));
+  }
 
   void Send(int src, int dst, uint64_t bytes, uint64_t token) override {
     const Topology& t = *ctx_.topology;
     Tick delay = 0;
-    for (int d = 0; d < t.num_dims(); ++d) {
-      const int a = t.Coord(src, d), b = t.Coord(dst, d);
+    // The coordinates, dimension 0 first (mixed radix); once the remaining
+    // digits agree no further dimension is crossed.
+    uint32_t s = static_cast<uint32_t>(src), r = static_cast<uint32_t>(dst);
+    for (int d = 0; d < t.num_dims() && s != r; ++d) {
+      const FastDiv& n = radix_[d];
+      const uint32_t qs = n.Div(s), qr = n.Div(r);
+      const int a = static_cast<int>(s - qs * n.d), b = static_cast<int>(r - qr * n.d);
+      s = qs;
+      r = qr;
       if (a == b) continue;
+      const int hops = t.Hops(d, a, b);
       const double ser = static_cast<double>(bytes) / t.BytesPerNs(d);
       // Saturating: a delay past 2^64 ns reaches the queue as kTickMax, an error.
-      delay = SatAdd(delay, TicksFromDouble(t.Hops(d, a, b) * t.dims()[d].latency_ns + ser));
+      delay = SatAdd(delay, TicksFromDouble(hops * t.dims()[d].latency_ns + ser));
       stats_[d].messages++;
       stats_[d].bytes += bytes;
-      stats_[d].busy_ns = SatAdd(stats_[d].busy_ns, SatMul(TicksFromDouble(ser), static_cast<Tick>(t.Hops(d, a, b))));
+      stats_[d].busy_ns = SatAdd(stats_[d].busy_ns, SatMul(TicksFromDouble(ser), static_cast<Tick>(hops)));
     }
     ctx_.queue->ScheduleAfter(delay, ctx_.sink, ctx_.delivered_kind, token);
   }
@@ -32,6 +55,7 @@ class AnalyticalBackend : public NetworkBackend {
  private:
   BackendContext ctx_;
   std::vector<DimStats> stats_;
+  std::vector<FastDiv> radix_;  // per dimension: its size
 };
 
 }  // namespace

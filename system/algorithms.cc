@@ -43,14 +43,14 @@ class PacketQueue {
     head_ = 0;
     cap_ *= 2;
   }
+  uint32_t head_ = 0, size_ = 0, cap_ = 4;
   T inline_[4];
   std::unique_ptr<T[]> heap_;
-  uint32_t head_ = 0, size_ = 0, cap_ = 4;
 };
 
 class PacketAlgorithm : public Algorithm {
  public:
-  PacketAlgorithm(Stream* stream, const PhaseSpec& spec) : Algorithm(stream), ring_(spec.ring), type_(spec.type) {
+  PacketAlgorithm(Stream* stream, const PhaseSpec& spec) : Algorithm(stream), type_(spec.type), ring_(spec.ring) {
     kind_ = spec.algo.kind;
     const int p = ring_.size;
     const uint64_t data = spec.size;
@@ -181,23 +181,25 @@ class PacketAlgorithm : public Algorithm {
     if (stream_count_ == 0 && free_packets_ == parallel_reduce_) Exit();  // `this` is retired
   }
 
-  RingView ring_;
+  // What every packet touches first (with the vtable pointer and stream_, one
+  // cache line of the 64-byte aligned object), then the queue, then the ring.
   ComType type_;
   AlgoKind kind_;
   int stream_count_ = 0;
+  int free_packets_ = 0;
+  int zero_ = 0, nonzero_ = 0;
+  int total_received_ = 0;
+  int receiver_ = 0, sender_ = 0;  // ring positions
+  bool toggle_ = false;
+  bool processed_ = false;
+  uint64_t msg_size_ = 0;
   int nonzero_per_round_ = 0;
   int parallel_reduce_ = 1;
   int middle_point_ = 0;
-  int zero_ = 0, nonzero_ = 0;
-  bool toggle_ = false;
-  bool processed_ = false;
-  int free_packets_ = 0;
-  int total_received_ = 0;
-  uint64_t msg_size_ = 0;
-  int receiver_ = 0, sender_ = 0;  // ring positions
   int rank_offset_ = 0;
   double offset_multiplier_ = 1;
   PacketQueue<Packet> packets_;
+  RingView ring_;
 };
 
 // Double binary tree all-reduce on one dimension: reduce up the tree, then

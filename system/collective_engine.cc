@@ -16,6 +16,21 @@ CollectiveEngine::CollectiveEngine(EventQueue* queue, const Topology* topology, 
   stream_counters_.emplace_back(n, first_stream_number_for_test);
   dbt_counter_.assign(static_cast<size_t>(n) * std::max(1, topology->num_dims()), 0);
   switch_stats_.resize(std::max(1, topology->num_dims()));
+  queue_->SetPrefetcher(this, &CollectiveEngine::PrefetchDelivery, this);
+}
+
+// Reads only: the message's slot (stage 0), then the receiving stream's first
+// line, found as HandleEvent will find it (stage 1).
+void CollectiveEngine::PrefetchDelivery(void* ctx, uint64_t token, int stage) {
+  CollectiveEngine* e = static_cast<CollectiveEngine*>(ctx);
+  if (token >= e->msgs_.size()) return;
+  const Msg& m = e->msgs_[token];
+  if (stage == 0) {
+    __builtin_prefetch(&m);
+    return;
+  }
+  if (m.sub != 0 || m.on_sent || (m.tag & (tags::kPointToPoint | tags::kRaw)) || !e->directory_on()) return;
+  if (Stream* s = e->directory_.Find(m.tag, e->DirectoryPos(m.tag, m.dst))) __builtin_prefetch(s);
 }
 
 Status CollectiveEngine::Validate() const {
@@ -477,6 +492,13 @@ void CollectiveEngine::HandleEvent(uint32_t kind, uint64_t token) {
   free_msgs_.push_back(static_cast<uint32_t>(token));
   if (m.on_sent) m.on_sent->OnRecv(m.sent_cookie);
   if (tags::IsRaw(m.tag)) return;  // transport only (memory traffic): nobody posts a receive
+  if (m.sub == 0 && !m.on_sent && !tags::IsPointToPoint(m.tag) && directory_on()) {
+    // A built-in algorithm's message: straight to the receiving stream when it has started.
+    if (Stream* s = directory_.Find(m.tag, DirectoryPos(m.tag, m.dst))) {
+      s->Deliver(m.src);
+      return;
+    }
+  }
   npus_[m.dst]->OnArrival(m.src, m.tag, m.sub);
 }
 
@@ -491,12 +513,20 @@ Stream* CollectiveEngine::Adopt(std::unique_ptr<Stream> s) {
   Stream* raw = s.get();
   raw->engine_slot = live_streams_.size();
   live_streams_.push_back(std::move(s));
+  if (directory_on() && raw->MailboxEligible()) {
+    // Before the stream posts anything: messages that came early move into its mailbox.
+    const int rank = raw->owner()->rank();
+    directory_.Register(raw->tag(), DirectoryPos(raw->tag(), rank), raw);
+    raw->mail_.TurnOn();
+    raw->owner()->TakeEarlyArrivals(raw->tag(), &raw->mail_);
+  }
   return raw;
 }
 
 void CollectiveEngine::Release(Stream* s) {
   const size_t i = s->engine_slot;
   ORRERY_CHECK(i < live_streams_.size() && live_streams_[i].get() == s, "stream released twice");
+  if (s->mail_.on()) directory_.Unregister(s->tag(), DirectoryPos(s->tag(), s->owner()->rank()));
   dead_streams_.push_back(std::move(live_streams_[i]));
   if (i + 1 != live_streams_.size()) {
     live_streams_[i] = std::move(live_streams_.back());

@@ -1,6 +1,7 @@
 // Owns the per-NPU system layers, turns collectives into phases, carries
 // messages through the network backend and back to the receiver's matcher.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <tuple>
@@ -16,6 +17,7 @@
 #include "system/options.h"
 #include "system/rank_class_map.h"
 #include "system/rooted_collectives.h"
+#include "system/stream_directory.h"
 #include "system/tag.h"
 
 namespace orrery {
@@ -134,6 +136,18 @@ class CollectiveEngine : public EventHandler {
                                                    const std::vector<bool>& involved, int group,
                                                    std::string* algorithm_used);
   RingView DimRing(int rank, int dim, const AlgoSpec& algo) const;
+  // A rank's position among the members of a stream tag's group (its rank
+  // without a group): the index of StreamDirectory.
+  int DirectoryPos(uint64_t tag, int rank) const {
+    const int g = static_cast<int>((tag >> tags::kStreamBits) & ((uint64_t{1} << 22) - 1)) - 1;
+    if (g < 0) return rank;
+    const std::vector<int>& m = groups_[g].ranks;
+    return static_cast<int>(std::lower_bound(m.begin(), m.end(), rank) - m.begin());
+  }
+  static void PrefetchDelivery(void* ctx, uint64_t token, int stage);
+  // The directory serves the full engine; symmetric and rank-class runs keep
+  // every message on the match tables (a mirrored message has no real sender).
+  bool directory_on() const { return !mirror_ && !classes_; }
 
   struct Msg {
     int src, dst;
@@ -167,6 +181,7 @@ class CollectiveEngine : public EventHandler {
   std::vector<std::unique_ptr<Stream>> live_streams_;
   std::vector<uint32_t> free_stream_slots_;
   uint64_t messages_sent_ = 0;
+  StreamDirectory directory_;
   struct Rendezvous {
     int arrived = 0;
     std::vector<Algorithm*> waiters;

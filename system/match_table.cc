@@ -92,6 +92,16 @@ bool MatchTable::Arrive(uint64_t tag, uint64_t sub, int src, RecvClient** client
   return true;
 }
 
+void MatchTable::TakeArrived(uint64_t tag, uint64_t sub, std::vector<std::pair<int, uint32_t>>* out) {
+  const size_t first = out->size();
+  for (const Slot& s : slots_) {
+    if (s.src >= 0 && s.tag == tag && s.sub == sub && s.arrived > 0 && s.waiting == 0) {
+      out->emplace_back(s.src, s.arrived);
+    }
+  }
+  for (size_t i = first; i < out->size(); ++i) Erase(&Find(tag, sub, (*out)[i].first));
+}
+
 void MatchTable::Sweep() {
   // Every used slot is live; shrink a table that a burst left at most 1/8 full.
   if (slots_.size() <= 8 || used_ * 8 > slots_.size()) return;

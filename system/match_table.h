@@ -9,6 +9,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace orrery {
@@ -24,6 +25,10 @@ class MatchTable {
   bool Arrive(uint64_t tag, uint64_t sub, int src, RecvClient** client, uint64_t* cookie);
   void Sweep();
   size_t size() const { return used_; }
+  // Removes every key (tag, sub, *) that holds arrived messages and nobody
+  // waiting, appending (source, count) to `out` (a stream that starts after
+  // some of its messages came takes them into its Mailbox).
+  void TakeArrived(uint64_t tag, uint64_t sub, std::vector<std::pair<int, uint32_t>>* out);
   template <typename F>
   void ForEachArrived(F f) const {
     for (const Slot& s : slots_) {
@@ -65,6 +70,69 @@ class MatchTable {
   std::vector<Slot> slots_;
   size_t used_ = 0;  // every used slot is live: a message or a receive pending
   std::vector<Overflow> overflow_;
+};
+
+// The receives of one collective stream of a built-in algorithm (ring,
+// halving-doubling, double binary tree), where every waiter is the stream
+// itself: a signed count per source is the whole state (> 0: messages here,
+// < 0: receives waiting). Such a stream talks to a few sources at a time, so a
+// short flat list (two inline, spilling to the heap) with settled entries
+// removed at once; O(live sources) per operation, a small constant for
+// these algorithms. Laid out to fill the rest of the stream's first cache line.
+class Mailbox {
+ public:
+  // The stream receives here (it is in the engine's directory), not in its NPU's table.
+  bool on() const { return on_; }
+  void TurnOn() { on_ = true; }
+  // A receive from `src` is posted: true when its message was already here (taken).
+  bool Post(int src) { return Step(src, -1); }
+  // A message from `src` arrived: true when a receive was waiting for it (taken).
+  bool Arrive(int src) { return Step(src, +1); }
+  // `n` messages that arrived before the stream started.
+  void AddArrived(int src, uint32_t n) {
+    for (uint32_t i = 0; i < n; ++i) Step(src, +1);
+  }
+  template <typename F>
+  void ForEachWaiting(F f) const {
+    for (uint32_t i = 0; i < size_; ++i) {
+      const Slot& s = At(i);
+      if (s.count < 0) f(s.src, static_cast<uint32_t>(-s.count));
+    }
+  }
+
+ private:
+  struct Slot {
+    int32_t src;
+    int32_t count;
+  };
+  static constexpr uint32_t kInline = 2;
+  Slot& At(uint32_t i) { return i < kInline ? inline_[i] : spill_[i - kInline]; }
+  const Slot& At(uint32_t i) const { return i < kInline ? inline_[i] : spill_[i - kInline]; }
+  // +1 an arrival, -1 a receive: true when it settles one of the other kind.
+  bool Step(int src, int32_t d) {
+    for (uint32_t i = 0; i < size_; ++i) {
+      Slot& s = At(i);
+      if (s.src != src) continue;
+      const bool settles = (s.count > 0) != (d > 0);
+      s.count += d;
+      if (s.count == 0) {  // settled: the last entry fills the hole
+        s = At(size_ - 1);
+        if (--size_ >= kInline) spill_.pop_back();
+      }
+      return settles;
+    }
+    if (size_ < kInline) {
+      inline_[size_] = Slot{src, d};
+    } else {
+      spill_.push_back(Slot{src, d});
+    }
+    ++size_;
+    return false;
+  }
+  uint32_t size_ = 0;
+  Slot inline_[kInline];
+  bool on_ = false;
+  std::vector<Slot> spill_;
 };
 
 }  // namespace orrery

@@ -40,7 +40,7 @@ void Algorithm::Recv(int src, uint64_t bytes) {
   // Symmetric run: `src` sends us this message at this very instant (it runs
   // the same schedule), so it arrives after the network delay from src to us.
   if (e->Mirrored(rank(), src)) e->SendMessage(src, rank(), bytes, stream_->tag_);
-  stream_->owner_->PostRecv(e->SimulatedPeer(rank(), src), stream_->tag_, 0, stream_, 0);
+  stream_->PostRecvFrom(e->SimulatedPeer(rank(), src));
 }
 
 void Algorithm::StartTimer(uint64_t delay_ns, uint64_t arg) {
@@ -52,10 +52,10 @@ void Algorithm::Exit() { stream_->owner_->ProceedToNextPhase(stream_); }
 // --- Stream --------------------------------------------------------------------
 
 Stream::Stream(NpuSys* owner, CollectiveHandle* coll, uint64_t tag, int priority, std::vector<PhaseSpec> phases)
-    : owner_(owner),
-      engine_(owner->engine()),
-      coll_(coll),
+    : engine_(owner->engine()),
       tag_(tag),
+      owner_(owner),
+      coll_(coll),
       priority_(priority),
       phases_(std::move(phases)) {}
 
@@ -74,6 +74,22 @@ void Stream::HandleEvent(uint32_t kind, uint64_t arg) {
 }
 
 void Stream::OnRecv(uint64_t) { algo_->OnPacketReceived(); }
+
+void Stream::PostRecvFrom(int src) {
+  if (mail_.on()) {
+    if (mail_.Post(src)) OnRecv(0);
+    return;
+  }
+  owner_->PostRecv(src, tag_, 0, this, 0);
+}
+
+bool Stream::MailboxEligible() const {
+  for (const PhaseSpec& p : phases_) {
+    const AlgoKind k = p.algo.kind;
+    if (k != AlgoKind::kRing && k != AlgoKind::kHalvingDoubling && k != AlgoKind::kDoubleBinaryTree) return false;
+  }
+  return true;
+}
 
 void Stream::Init() {
   ORRERY_CHECK(!initialized_, "stream phase initialised twice");
@@ -234,10 +250,23 @@ void NpuSys::DescribeUnmatched(std::vector<std::string>* out) const {
 }
 
 void NpuSys::DescribePending(std::vector<std::string>* out) const {
-  match_.ForEachWaiting([&](uint64_t, int src, uint32_t n) {
+  auto describe = [&](int src, uint32_t n) {
     out->push_back("rank " + std::to_string(rank_) + " waits for " + std::to_string(n) + " message(s) from rank " +
                    std::to_string(src));
-  });
+  };
+  match_.ForEachWaiting([&](uint64_t, int src, uint32_t n) { describe(src, n); });
+  // Streams in the engine's directory wait in their own mailboxes; every live
+  // stream is in the queue of its current phase.
+  for (const std::list<Stream*>& queue : active_) {
+    for (const Stream* s : queue) s->mail_.ForEachWaiting(describe);
+  }
+}
+
+void NpuSys::TakeEarlyArrivals(uint64_t tag, Mailbox* mail) {
+  if (match_.size() == 0) return;
+  early_.clear();
+  match_.TakeArrived(tag, 0, &early_);
+  for (const auto& [src, n] : early_) mail->AddArrived(src, n);
 }
 
 }  // namespace orrery

@@ -115,25 +115,41 @@ class Stream : public EventHandler, public RecvClient, public Pooled {
   void HandleEvent(uint32_t kind, uint64_t arg) override;
   void OnRecv(uint64_t cookie) override;
   void Init();
+  // A receive from `src` for this stream's tag (sub 0): in the stream's own
+  // Mailbox when it is in the engine's StreamDirectory, else the NPU's table.
+  void PostRecvFrom(int src);
+  // A message for this stream arrived from `src` (the directory found it).
+  void Deliver(int src) {
+    if (mail_.Arrive(src)) OnRecv(0);
+  }
+  // Built-in algorithms only (ring, halving-doubling, double binary tree):
+  // every receive waits in the Mailbox, so the directory may deliver here.
+  bool MailboxEligible() const;
 
   NpuSys* owner() const { return owner_; }
-  size_t engine_slot = 0;  // position in the engine's list of live streams
   uint64_t tag() const { return tag_; }
 
  private:
   friend class NpuSys;
+  friend class CollectiveEngine;  // the directory: mail_
   friend class Algorithm;
-  NpuSys* owner_;
+  // First, in the cache line of the vtable pointers (pooled objects are
+  // 64-byte aligned): what every delivery and event of the stream touches.
+  std::unique_ptr<Algorithm> algo_;
   CollectiveEngine* engine_;  // owner_->engine(), kept here: one load on the hot path, not a chain
-  CollectiveHandle* coll_;
   uint64_t tag_;
+  Mailbox mail_;  // used when the stream is in the engine's StreamDirectory (mail_.on())
+  NpuSys* owner_;
+  CollectiveHandle* coll_;
   int priority_;
   std::vector<PhaseSpec> phases_;
   size_t next_phase_ = 0;
   int queue_id_ = -1;
   int phase_dim_ = PhaseObserver::kNoPhase;  // for the PhaseObserver
   bool initialized_ = false;
-  std::unique_ptr<Algorithm> algo_;
+
+ public:
+  size_t engine_slot = 0;  // position in the engine's list of live streams
 };
 
 class NpuSys {
@@ -152,6 +168,9 @@ class NpuSys {
   void PostRecv(int src, uint64_t tag, uint64_t sub, RecvClient* client, uint64_t cookie);
   void OnArrival(int src, uint64_t tag, uint64_t sub);
   void DescribePending(std::vector<std::string>* out) const;
+  // A stream that enters the engine's directory takes the messages for `tag`
+  // (sub 0) that arrived before it started.
+  void TakeEarlyArrivals(uint64_t tag, Mailbox* mail);
   // Point-to-point messages that arrived but no receive ever took.
   void DescribeUnmatched(std::vector<std::string>* out) const;
 
@@ -170,6 +189,7 @@ class NpuSys {
   std::vector<int> running_;
   std::vector<uint8_t> mixed_;  // per queue: a waiting stream was placed by size (SmallestFirst)
   MatchTable match_;
+  std::vector<std::pair<int, uint32_t>> early_;  // scratch for TakeEarlyArrivals
 };
 
 }  // namespace orrery

@@ -20,7 +20,7 @@ class SmallPool {
     const size_t c = (bytes + kGrain - 1) / kGrain;
     if (c == 0 || c > kClasses) return ::operator new(bytes);
     std::vector<void*>& list = Lists().free[c - 1];
-    if (list.empty()) return ::operator new(c * kGrain);
+    if (list.empty()) return ::operator new(c * kGrain, std::align_val_t{kGrain});
     void* p = list.back();
     list.pop_back();
     return p;
@@ -33,13 +33,15 @@ class SmallPool {
     }
     Lists().free[c - 1].push_back(p);
   }
+  // Blocks start on a cache line (kGrain = 64): an object's first line holds
+  // its vtable pointer and the fields declared first.
 
  private:
   struct ThreadLists {
     std::vector<void*> free[kClasses];
     ~ThreadLists() {
       for (auto& l : free) {
-        for (void* p : l) ::operator delete(p);
+        for (void* p : l) ::operator delete(p, std::align_val_t{kGrain});
       }
     }
   };

@@ -12,6 +12,7 @@
 #include "system/dbt.h"
 #include "system/match_table.h"
 #include "system/npu_sys.h"
+#include "system/stream_directory.h"
 #include "system/tag.h"
 #include "tests/test_util.h"
 
@@ -223,6 +224,75 @@ TEST(HotPathMatch, TableEqualsAModelThroughErasures) {
     for (const auto& [k, v] : model) live += (v.arrived > 0 || !v.waiting.empty()) ? 1 : 0;
     ASSERT_EQ(t.size(), live) << "step " << step;  // settled keys hold no slot
   }
+}
+
+// A stream's mailbox against a model (a count per source, positive: messages
+// here, negative: receives waiting), with up to six live sources so the list
+// spills past its two inline entries and shrinks back.
+TEST(HotPathMatch, MailboxEqualsAModel) {
+  Mailbox box;
+  std::map<int, int> model;
+  uint64_t x = 777;
+  auto next = [&x] { return (x = x * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
+  for (int step = 0; step < 100000; ++step) {
+    const int src = static_cast<int>(next() % 6);
+    int& m = model[src];
+    if (next() % 2) {
+      ASSERT_EQ(box.Post(src), m > 0) << "step " << step;  // takes a message that is here
+      --m;
+    } else {
+      ASSERT_EQ(box.Arrive(src), m < 0) << "step " << step;  // meets a waiting receive
+      ++m;
+    }
+    std::map<int, uint32_t> waiting;
+    box.ForEachWaiting([&](int s, uint32_t n) { waiting[s] += n; });
+    for (const auto& [s, c] : model) {
+      ASSERT_EQ(waiting.count(s) ? static_cast<int>(waiting[s]) : 0, c < 0 ? -c : 0) << "step " << step;
+    }
+  }
+}
+
+TEST(HotPathMatch, MailboxByHand) {
+  Mailbox box;
+  box.AddArrived(3, 2);      // two messages from 3 came before the stream started
+  EXPECT_FALSE(box.Post(5)); // nothing from 5 yet
+  EXPECT_TRUE(box.Post(3));
+  EXPECT_TRUE(box.Post(3));
+  EXPECT_FALSE(box.Post(3));  // the third waits
+  EXPECT_TRUE(box.Arrive(5));
+  EXPECT_TRUE(box.Arrive(3));
+  EXPECT_FALSE(box.Arrive(3));  // nobody waits: kept
+  EXPECT_TRUE(box.Post(3));
+  int waits = 0;
+  box.ForEachWaiting([&](int, uint32_t) { ++waits; });
+  EXPECT_EQ(waits, 0);
+}
+
+TEST(HotPathDirectory, RegisterFindUnregisterByHand) {
+  StreamDirectory d;
+  Stream* const a = reinterpret_cast<Stream*>(uintptr_t{0x1000});
+  Stream* const b = reinterpret_cast<Stream*>(uintptr_t{0x2000});
+  const uint64_t t1 = tags::Stream(-1, 7), t2 = tags::Stream(4, 7);
+  EXPECT_EQ(d.Find(t1, 0), nullptr);
+  d.Register(t1, 3, a);
+  d.Register(t1, 1000, b);  // a later page
+  d.Register(t2, 3, b);     // same position, another tag
+  EXPECT_EQ(d.Find(t1, 3), a);
+  EXPECT_EQ(d.Find(t1, 1000), b);
+  EXPECT_EQ(d.Find(t1, 4), nullptr);
+  EXPECT_EQ(d.Find(t1, 5000), nullptr);  // past the pages
+  EXPECT_EQ(d.Find(t2, 3), b);
+  EXPECT_EQ(d.live_tags(), 2u);
+  d.Unregister(t1, 3);
+  EXPECT_EQ(d.Find(t1, 3), nullptr);
+  EXPECT_EQ(d.Find(t1, 1000), b);
+  d.Unregister(t1, 1000);  // the last: the tag's entry goes
+  EXPECT_EQ(d.live_tags(), 1u);
+  EXPECT_EQ(d.Find(t1, 1000), nullptr);
+  d.Register(t1, 1000, a);  // a member that starts later makes it anew, from recycled pages
+  EXPECT_EQ(d.Find(t1, 1000), a);
+  EXPECT_EQ(d.Find(t1, 999), nullptr);
+  EXPECT_EQ(d.Find(t2, 3), b);
 }
 
 }  // namespace

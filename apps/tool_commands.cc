@@ -1,5 +1,4 @@
 // `orrery trace ...`, `orrery topology ...`, `orrery plugins list`, `orrery peer`.
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +15,7 @@
 #include "network/notation.h"
 #include "plugins/remote/remote_backend.h"
 #include "workload/simulation.h"
+#include "workload/spec.h"
 
 namespace orrery::cli {
 
@@ -83,23 +83,6 @@ int GenColl(const GenFlags& f) {
   return 0;
 }
 
-Result<std::vector<Dim>> LoadDims(const std::string& what) {
-  if (what.find('(') != std::string::npos && access(what.c_str(), R_OK) != 0) return ParseTopologyNotation(what);
-  auto net = ReadAstraNetworkYaml(what);
-  if (!net.ok()) return net.status();
-  std::vector<Dim> dims;
-  for (const auto& d : net->dims) {
-    Dim x;
-    BlockFromName(d.block, &x.block);
-    x.npus = d.npus;
-    x.bandwidth_gbps = d.bandwidth_gbps;
-    x.latency_ns = d.latency_ns;
-    x.links_per_npu = d.links_per_npu;
-    dims.push_back(x);
-  }
-  return dims;
-}
-
 bool WriteText(const std::string& path, const std::string& text) {
   FILE* f = std::fopen(path.c_str(), "w");
   if (!f) return false;
@@ -109,7 +92,7 @@ bool WriteText(const std::string& path, const std::string& text) {
 
 int Generate(const std::string& network, const std::string& out) {
   if (out.empty()) return Fail(Status::Invalid("topology generate needs --out=PATH.yml"));
-  auto dims = LoadDims(network);
+  auto dims = ReadNetworkDims(network);
   if (!dims.ok()) return Fail(dims.status());
   std::string base = out;
   if (base.size() > 4 && base.substr(base.size() - 4) == ".yml") base = base.substr(0, base.size() - 4);
@@ -132,7 +115,7 @@ int Generate(const std::string& network, const std::string& out) {
 int Describe(const std::string& network, const std::string& bytes_text) {
   auto bytes = UintFlag("--bytes", bytes_text, 1, kMaxBytes);
   if (!bytes.ok()) return Fail(bytes.status());
-  auto dims = LoadDims(network);
+  auto dims = ReadNetworkDims(network);
   if (!dims.ok()) return Fail(dims.status());
   std::fputs(DescribeTopology(dims.value(), bytes.value()).c_str(), stdout);
   return 0;

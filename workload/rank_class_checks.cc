@@ -236,6 +236,7 @@ void ClassDecider::FindMirrorSenders() {
     // representative's own peers of its class.
     std::vector<int> mine, theirs;
     std::vector<std::pair<int, std::vector<int>>> cands;
+    std::map<uint64_t, int32_t> senders;  // (representative << 32 | member): the member that sends it
     for (int rep : m.rep) {
       const int c = m.class_of[rep];
       in_.source->RankPeers(rep, &mine);
@@ -256,18 +257,15 @@ void ClassDecider::FindMirrorSenders() {
           if (i < it->second.size() && it->second[i] == rep) from = x;
         }
         const uint64_t key = static_cast<uint64_t>(rep) << 32 | static_cast<uint32_t>(p);
-        const int known = m.MirrorFrom(rep, p);
-        if (from < 0 || (known >= 0 && known != from)) {
+        const auto [known, added] = senders.emplace(key, from);
+        if (from < 0 || (!added && known->second != from)) {
           d_.note = "rank " + std::to_string(rep) + " exchanges messages with rank " + std::to_string(p) +
                    " of its class, but no single member of the class sends it the matching message";
           return;
         }
-        if (known < 0) {
-          m.mirror_from.emplace_back(key, from);
-          std::sort(m.mirror_from.begin(), m.mirror_from.end());
-        }
       }
     }
+    m.mirror_from.assign(senders.begin(), senders.end());  // sorted by key, as MirrorFrom looks up
   } else {
     // Trace files: classes are translations, so the member at the opposite
     // offset does the same; it must be a member.

@@ -8,8 +8,9 @@
 #include <memory>
 
 #include "core/status.h"
-#include "system/collective_engine.h"
+#include "network/topology.h"
 #include "system/dbt.h"
+#include "system/message_transport.h"
 #include "system/npu_sys.h"
 
 namespace orrery {
@@ -320,7 +321,7 @@ class CustomAlgorithm : public Algorithm, public RecvClient {
     const CustomOp& op = graph_[i];
     switch (op.kind) {
       case CustomOp::kSend:
-        stream_->owner()->engine()->SendMessage(rank(), op.peer, op.bytes, stream_->tag(), op.tag, this, i);
+        stream_->context()->transport->Send(rank(), op.peer, op.bytes, stream_->tag(), op.tag, this, i);
         return;
       case CustomOp::kRecv: stream_->owner()->PostRecv(op.peer, stream_->tag(), op.tag, this, i); return;
       case CustomOp::kComp: StartTimer(op.duration_ns, i); return;
@@ -350,11 +351,11 @@ class CustomAlgorithm : public Algorithm, public RecvClient {
 // at `in-switch-reduction-bw` once all have arrived, and each member downloads
 // its result once. All-reduce: up S, reduce (p-1)S, down S. Reduce-scatter:
 // up S, reduce, down S/p. All-gather: up S, no reduction, down S*p.
-class InSwitchAlgorithm : public Algorithm {
+class InSwitchAlgorithm : public Algorithm, public SwitchWaiter {
  public:
   InSwitchAlgorithm(Stream* stream, const PhaseSpec& spec) : Algorithm(stream), spec_(spec) {
-    const CollectiveEngine* e = stream->owner()->engine();
-    const Topology& t = e->topology();
+    const StreamContext* c = stream->context();
+    const Topology& t = *c->topology;
     dim_ = spec.queue_id;
     const int p = spec.ring.size;
     const double bw = t.BytesPerNs(dim_);
@@ -366,20 +367,20 @@ class InSwitchAlgorithm : public Algorithm {
     down_ = TicksFromDouble(lat + static_cast<double>(down_bytes_) / bw);
     reduce_ = spec.type == ComType::kAllGather
                   ? 0
-                  : TicksFromDouble(static_cast<double>(s) * (p - 1) / e->options().in_switch_reduction_bw);
-    ed_ = e->options().endpoint_delay_ns;
+                  : TicksFromDouble(static_cast<double>(s) * (p - 1) / c->options->in_switch_reduction_bw);
+    ed_ = c->options->endpoint_delay_ns;
   }
   void OnInit() override { StartTimer(SatAdd(ed_, up_), 0); }
   void OnGeneral() override {}
   void OnPacketReceived() override {}
   void OnTimer(uint64_t arg) override {
-    CollectiveEngine* e = stream_->owner()->engine();
+    MessageTransport* t = stream_->context()->transport;
     if (arg == 0) {
-      e->CountSwitchTraffic(dim_, up_bytes_);
-      e->SwitchArrive(stream_->tag(), spec_.ring.base, dim_, spec_.ring.size, this);
+      t->CountSwitchTraffic(dim_, up_bytes_);
+      t->SwitchArrive(stream_->tag(), spec_.ring.base, dim_, spec_.ring.size, this);
       return;
     }
-    e->CountSwitchTraffic(dim_, down_bytes_);
+    t->CountSwitchTraffic(dim_, down_bytes_);
     Exit();  // `this` is retired
   }
   void OnSwitchReady() override { StartTimer(SatAdd(SatAdd(reduce_, down_), ed_), 1); }

@@ -6,16 +6,24 @@
 namespace orrery {
 
 CollectiveEngine::CollectiveEngine(EventQueue* queue, const Topology* topology, SystemOptions options, bool mirror)
-    : queue_(queue), topology_(topology), mirror_(mirror), options_(std::move(options)) {
+    : queue_(queue), topology_(topology), mirror_(mirror), options_(std::move(options)), transport_(topology, mirror) {
+  store_.set_directory_on(!mirror_);
+  ctx_.queue = queue_;
+  ctx_.store = &store_;
+  ctx_.transport = &transport_;
+  ctx_.endpoint_delay_ns = options_.endpoint_delay_ns;
+  ctx_.local_mem_bw = options_.local_mem_bw;
+  ctx_.options = &options_;
+  ctx_.topology = topology_;
+  ctx_.phase_observers = &phase_observers_;
   const int n = topology->npus();
   const int simulated = mirror ? 1 : n;
   npus_.reserve(simulated);
   for (int r = 0; r < simulated; ++r) {
-    npus_.push_back(std::make_unique<NpuSys>(this, r, std::max(1, topology->num_dims())));
+    npus_.push_back(std::make_unique<NpuSys>(&ctx_, r, std::max(1, topology->num_dims())));
   }
   stream_counters_.emplace_back(n, first_stream_number_for_test);
   dbt_counter_.assign(static_cast<size_t>(n) * std::max(1, topology->num_dims()), 0);
-  switch_stats_.resize(std::max(1, topology->num_dims()));
   queue_->SetPrefetcher(this, &CollectiveEngine::PrefetchDelivery, this);
 }
 
@@ -23,14 +31,15 @@ CollectiveEngine::CollectiveEngine(EventQueue* queue, const Topology* topology, 
 // line, found as HandleEvent will find it (stage 1).
 void CollectiveEngine::PrefetchDelivery(void* ctx, uint64_t token, int stage) {
   CollectiveEngine* e = static_cast<CollectiveEngine*>(ctx);
-  if (token >= e->msgs_.size()) return;
-  const Msg& m = e->msgs_[token];
+  const MessageTransport::Msg* msg = e->transport_.Peek(token);
+  if (!msg) return;
+  const MessageTransport::Msg& m = *msg;
   if (stage == 0) {
     __builtin_prefetch(&m);
     return;
   }
-  if (m.sub != 0 || m.on_sent || (m.tag & (tags::kPointToPoint | tags::kRaw)) || !e->directory_on()) return;
-  if (Stream* s = e->directory_.Find(m.tag, e->DirectoryPos(m.tag, m.dst))) __builtin_prefetch(s);
+  if (m.sub != 0 || m.on_sent || (m.tag & (tags::kPointToPoint | tags::kRaw)) || !e->store_.directory_on()) return;
+  if (Stream* s = e->store_.directory().Find(m.tag, e->DirectoryPos(m.tag, m.dst))) __builtin_prefetch(s);
 }
 
 Status CollectiveEngine::Validate() const {
@@ -98,12 +107,14 @@ Result<int> CollectiveEngine::AddCommGroup(const std::string& name, std::vector<
   return static_cast<int>(groups_.size()) - 1;
 }
 
-uint64_t* CollectiveEngine::StreamCounter(int group, int rank) {
+uint64_t* CollectiveEngine::StreamCounter(int group, int rank, int* pos) {
+  *pos = rank;
   if (group < 0) return &stream_counters_[0][rank];
   const std::vector<int>& m = groups_[group].ranks;
   const auto it = std::lower_bound(m.begin(), m.end(), rank);
   if (it == m.end() || *it != rank) return nullptr;
-  return &stream_counters_[group + 1][it - m.begin()];
+  *pos = static_cast<int>(it - m.begin());
+  return &stream_counters_[group + 1][*pos];
 }
 
 RingView CollectiveEngine::DimRing(int rank, int dim, const AlgoSpec& algo) const {
@@ -366,25 +377,12 @@ Status CollectiveEngine::IssueCollective(int rank, ComType type, uint64_t bytes,
     queue_->ScheduleClosureAt(queue_->Now(), [client, cookie] { client->OnCollectiveDone(cookie); });
     return Status::Ok();
   }
-  uint64_t* counter = StreamCounter(group, rank);
+  int pos;
+  uint64_t* counter = StreamCounter(group, rank, &pos);
   if (!counter) return NotAMember(rank, groups_[group]);
   CollectiveHandle* handle = NewHandle(client, cookie);
-  npus_[rank]->StartCollective(handle, std::move(plan.value()), group, counter);
+  npus_[rank]->StartCollective(handle, std::move(plan.value()), group, pos, counter);
   return Status::Ok();
-}
-
-void CollectiveEngine::SwitchArrive(uint64_t tag, int group_base, int dim, int members, Algorithm* waiter) {
-  if (mirror_ || classes_) {  // with classes every collective lies inside one class
-    waiter->OnSwitchReady();  // every member is in the same state at the same time
-    return;
-  }
-  const auto key = std::make_tuple(tag, group_base, dim);
-  Rendezvous& r = rendezvous_[key];
-  r.waiters.push_back(waiter);
-  if (++r.arrived < members) return;
-  std::vector<Algorithm*> ready = std::move(r.waiters);
-  rendezvous_.erase(key);
-  for (Algorithm* a : ready) a->OnSwitchReady();
 }
 
 Status CollectiveEngine::IssueRooted(int rank, RootedKind kind, uint64_t bytes, int root, int group,
@@ -411,49 +409,20 @@ Status CollectiveEngine::IssueRooted(int rank, RootedKind kind, uint64_t bytes, 
   ps.algo.kind = AlgoKind::kCustom;
   ps.algo.name = kNames[static_cast<int>(kind)];
   ps.algo.graph = std::make_shared<const CustomGraph>(
-      BuildRootedCollective(kind, *members, rank, root, bytes, ReduceCost(bytes)));
-  uint64_t* counter = StreamCounter(group, rank);
+      BuildRootedCollective(kind, *members, rank, root, bytes, ctx_.ReduceCost(bytes)));
+  int pos;
+  uint64_t* counter = StreamCounter(group, rank, &pos);
   if (!counter) return NotAMember(rank, groups_[group]);
   CollectiveHandle* handle = NewHandle(client, cookie);
   std::vector<std::vector<PhaseSpec>> chunks(1, std::vector<PhaseSpec>{ps});
-  npus_[rank]->StartCollective(handle, std::move(chunks), group, counter);
+  npus_[rank]->StartCollective(handle, std::move(chunks), group, pos, counter);
   return Status::Ok();
-}
-
-void CollectiveEngine::SendMessage(int src, int dst, uint64_t bytes, uint64_t tag, uint64_t sub, RecvClient* on_sent,
-                                   uint64_t sent_cookie) {
-  uint32_t slot;
-  if (!free_msgs_.empty()) {
-    slot = free_msgs_.back();
-    free_msgs_.pop_back();
-  } else {
-    slot = static_cast<uint32_t>(msgs_.size());
-    msgs_.emplace_back();
-  }
-  // Rank classes: a message to a member that is not simulated goes (over its own path) to the member's representative.
-  msgs_[slot] = Msg{src, classes_ ? classes_->Simulated(src, dst) : dst, tag, sub, on_sent, sent_cookie};
-  ++messages_sent_;
-  if (!classes_) {
-    backend_->Send(src, dst, bytes, slot);
-    return;
-  }
-  // The message stands for one per member of the sending class: count the
-  // others too (the backend's per-dimension counters grow by this one's share).
-  const uint64_t w = classes_->size[classes_->class_of[src]];
-  class_messages_ += w;
-  const std::vector<DimStats>& st = backend_->dim_stats();
-  class_before_.assign(st.begin(), st.end());
-  backend_->Send(src, dst, bytes, slot);
-  for (size_t d = 0; d < st.size() && d < class_extra_.size(); ++d) {
-    class_extra_[d].messages += (w - 1) * (st[d].messages - class_before_[d].messages);
-    class_extra_[d].bytes += (w - 1) * (st[d].bytes - class_before_[d].bytes);
-    class_extra_[d].busy_ns = SatAdd(class_extra_[d].busy_ns, SatMul(w - 1, st[d].busy_ns - class_before_[d].busy_ns));
-  }
 }
 
 void CollectiveEngine::SetRankClasses(const RankClassMap* classes) {
   classes_ = classes;
-  class_extra_.assign(std::max(1, topology_->num_dims()), DimStats{});
+  transport_.SetRankClasses(classes);
+  store_.set_directory_on(!mirror_ && !classes_);
 }
 
 // The rank that sends to `src` what `src` sends to `dst`: the same network
@@ -474,66 +443,31 @@ void CollectiveEngine::SendP2P(int src, int dst, uint64_t bytes, uint64_t tag, R
     // (same node, same instant, equal delay: RankClassMap::MirrorFrom; else the
     // member at the same offset behind `src`) stands for it.
     const int from = classes_->MirrorFrom(src, dst);
-    SendMessage(from >= 0 ? from : MirrorSender(*topology_, src, dst), src, bytes, tags::PointToPoint(tag), 0, on_sent,
-                sent_cookie);
+    transport_.Send(from >= 0 ? from : MirrorSender(*topology_, src, dst), src, bytes, tags::PointToPoint(tag), 0,
+                    on_sent, sent_cookie);
     return;
   }
   // Rank classes: to another class's member that is not simulated, it goes to that class's representative.
-  SendMessage(src, dst, bytes, tags::PointToPoint(tag), 0, on_sent, sent_cookie);
+  transport_.Send(src, dst, bytes, tags::PointToPoint(tag), 0, on_sent, sent_cookie);
 }
 
 void CollectiveEngine::PostRecvP2P(int dst, int src, uint64_t tag, RecvClient* client, uint64_t cookie) {
-  npus_[dst]->PostRecv(SimulatedPeer(dst, src), tags::PointToPoint(tag), 0, client, cookie);
+  npus_[dst]->PostRecv(transport_.SimulatedPeer(dst, src), tags::PointToPoint(tag), 0, client, cookie);
 }
 
 void CollectiveEngine::HandleEvent(uint32_t kind, uint64_t token) {
-  CollectGarbage();
-  const Msg m = msgs_[token];
-  free_msgs_.push_back(static_cast<uint32_t>(token));
+  store_.CollectGarbage();
+  const MessageTransport::Msg m = transport_.Take(token);
   if (m.on_sent) m.on_sent->OnRecv(m.sent_cookie);
   if (tags::IsRaw(m.tag)) return;  // transport only (memory traffic): nobody posts a receive
-  if (m.sub == 0 && !m.on_sent && !tags::IsPointToPoint(m.tag) && directory_on()) {
+  if (m.sub == 0 && !m.on_sent && !tags::IsPointToPoint(m.tag) && store_.directory_on()) {
     // A built-in algorithm's message: straight to the receiving stream when it has started.
-    if (Stream* s = directory_.Find(m.tag, DirectoryPos(m.tag, m.dst))) {
+    if (Stream* s = store_.directory().Find(m.tag, DirectoryPos(m.tag, m.dst))) {
       s->Deliver(m.src);
       return;
     }
   }
   npus_[m.dst]->OnArrival(m.src, m.tag, m.sub);
 }
-
-Tick CollectiveEngine::ReduceCost(uint64_t bytes) const {
-  if (options_.local_mem_bw <= 0) return 0;
-  // Two reads and one write of the message through local memory.
-  const Tick one = TicksFromDouble(static_cast<double>(bytes) / options_.local_mem_bw);
-  return SatMul(3, one);
-}
-
-Stream* CollectiveEngine::Adopt(std::unique_ptr<Stream> s) {
-  Stream* raw = s.get();
-  raw->engine_slot = live_streams_.size();
-  live_streams_.push_back(std::move(s));
-  if (directory_on() && raw->MailboxEligible()) {
-    // Before the stream posts anything: messages that came early move into its mailbox.
-    const int rank = raw->owner()->rank();
-    directory_.Register(raw->tag(), DirectoryPos(raw->tag(), rank), raw);
-    raw->mail_.TurnOn();
-    raw->owner()->TakeEarlyArrivals(raw->tag(), &raw->mail_);
-  }
-  return raw;
-}
-
-void CollectiveEngine::Release(Stream* s) {
-  const size_t i = s->engine_slot;
-  ORRERY_CHECK(i < live_streams_.size() && live_streams_[i].get() == s, "stream released twice");
-  if (s->mail_.on()) directory_.Unregister(s->tag(), DirectoryPos(s->tag(), s->owner()->rank()));
-  dead_streams_.push_back(std::move(live_streams_[i]));
-  if (i + 1 != live_streams_.size()) {
-    live_streams_[i] = std::move(live_streams_.back());
-    live_streams_[i]->engine_slot = i;
-  }
-  live_streams_.pop_back();
-}
-
 
 }  // namespace orrery

@@ -1,10 +1,10 @@
-// Owns the per-NPU system layers, turns collectives into phases, carries
-// messages through the network backend and back to the receiver's matcher.
+// Owns the per-NPU system layers, turns collectives into phases (issue and
+// plan), and hands each delivered message to its receiver (delivery). Below
+// it, one way: NpuSys (system/npu_sys.h) runs the phases through a
+// StreamContext the engine fills; messages leave through MessageTransport.
 #pragma once
 #include <algorithm>
 #include <cstdint>
-#include <map>
-#include <tuple>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,11 +13,13 @@
 #include "core/status.h"
 #include "network/backend.h"
 #include "network/topology.h"
+#include "system/message_transport.h"
 #include "system/npu_sys.h"
 #include "system/options.h"
 #include "system/rank_class_map.h"
 #include "system/rooted_collectives.h"
-#include "system/stream_directory.h"
+#include "system/stream_context.h"
+#include "system/stream_store.h"
 #include "system/tag.h"
 
 namespace orrery {
@@ -61,15 +63,9 @@ class CollectiveEngine : public EventHandler {
   // simulated; a message to a member of the sender's own class is mirrored,
   // every other message goes between representatives. Null: no classes.
   void SetRankClasses(const RankClassMap* classes);
-  // True when `peer` does what `rank` does at the same time (a symmetric run,
-  // or both in one rank class): its message to `rank` is modelled at the receive.
-  bool Mirrored(int rank, int peer) const { return mirror_ || (classes_ && classes_->SameClass(rank, peer)); }
-  // The simulated rank that stands for `peer` when `rank` exchanges with it (RankClassMap::Simulated).
-  int SimulatedPeer(int rank, int peer) const { return classes_ ? classes_->Simulated(rank, peer) : peer; }
-  void SetBackend(NetworkBackend* backend) { backend_ = backend; }
+  void SetBackend(NetworkBackend* backend) { transport_.SetBackend(backend); }
   // Observers of collective phases (the critical path's recorder, the timeline); none by default.
   void AddPhaseObserver(PhaseObserver* observer) { phase_observers_.push_back(observer); }
-  const std::vector<PhaseObserver*>& phase_observers() const { return phase_observers_; }
   Status Validate() const;
 
   // Registers a communicator group; returns its index.
@@ -88,48 +84,30 @@ class CollectiveEngine : public EventHandler {
   void SendP2P(int src, int dst, uint64_t bytes, uint64_t tag, RecvClient* on_sent, uint64_t sent_cookie);
   void PostRecvP2P(int dst, int src, uint64_t tag, RecvClient* client, uint64_t cookie);
 
-  // Used by streams and algorithms.
-  // `tag` and `sub` as system/tag.h defines them.
-  void SendMessage(int src, int dst, uint64_t bytes, uint64_t tag, uint64_t sub, RecvClient* on_sent,
-                   uint64_t sent_cookie);
+  // A message outside any collective (memory traffic with kRawTagBit); `tag`
+  // as system/tag.h defines it. The sender hears on_sent->OnRecv(sent_cookie).
   void SendMessage(int src, int dst, uint64_t bytes, uint64_t tag, RecvClient* on_sent = nullptr,
                    uint64_t sent_cookie = 0) {
-    SendMessage(src, dst, bytes, tag, 0, on_sent, sent_cookie);
+    transport_.Send(src, dst, bytes, tag, 0, on_sent, sent_cookie);
   }
   EventQueue* queue() const { return queue_; }
   const SystemOptions& options() const { return options_; }
   const Topology& topology() const { return *topology_; }
-  Tick ReduceCost(uint64_t bytes) const;
   // A fresh handle for a collective that tells `client` when it completes.
   CollectiveHandle* NewHandle(CollectiveDoneClient* client, uint64_t cookie);
   void FreeHandle(uint32_t slot) { free_handles_.push_back(slot); }
-  void Retire(std::unique_ptr<Algorithm> a) { dead_algos_.push_back(std::move(a)); }
-  void Retire(std::unique_ptr<Stream> s) { dead_streams_.push_back(std::move(s)); }
-  void CollectGarbage() {
-    if (!dead_algos_.empty()) dead_algos_.clear();
-    if (!dead_streams_.empty()) dead_streams_.clear();
-  }
-  Stream* Adopt(std::unique_ptr<Stream> s);
-  void Release(Stream* s);
   NpuSys& npu(int rank) { return *npus_[rank]; }
   int npus() const { return static_cast<int>(npus_.size()); }
 
   void HandleEvent(uint32_t kind, uint64_t token) override;
 
-  uint64_t messages_sent() const { return messages_sent_; }
+  uint64_t messages_sent() const { return transport_.messages_sent(); }
   // With rank classes: messages and per-dimension traffic counted for every
   // member of the sending class (the backend saw the representative's only).
-  uint64_t class_messages() const { return class_messages_; }
-  const std::vector<DimStats>& class_extra_stats() const { return class_extra_; }
-
-  // In-switch collectives: a member's upload reached the switch of its group;
-  // when all `members` have, every waiting algorithm hears OnSwitchReady().
-  void SwitchArrive(uint64_t tag, int group_base, int dim, int members, Algorithm* waiter);
-  void CountSwitchTraffic(int dim, uint64_t bytes) {
-    switch_stats_[dim].messages++;
-    switch_stats_[dim].bytes += bytes;
-  }
-  const std::vector<DimStats>& switch_stats() const { return switch_stats_; }
+  uint64_t class_messages() const { return transport_.class_messages(); }
+  const std::vector<DimStats>& class_extra_stats() const { return transport_.class_extra_stats(); }
+  // In-switch collectives' traffic, per dimension.
+  const std::vector<DimStats>& switch_stats() const { return transport_.switch_stats(); }
 
  private:
   Result<std::vector<std::vector<PhaseSpec>>> Plan(int rank, ComType type, uint64_t bytes,
@@ -145,49 +123,26 @@ class CollectiveEngine : public EventHandler {
     return static_cast<int>(std::lower_bound(m.begin(), m.end(), rank) - m.begin());
   }
   static void PrefetchDelivery(void* ctx, uint64_t token, int stage);
-  // The directory serves the full engine; symmetric and rank-class runs keep
-  // every message on the match tables (a mirrored message has no real sender).
-  bool directory_on() const { return !mirror_ && !classes_; }
-
-  struct Msg {
-    int src, dst;
-    uint64_t tag, sub;
-    RecvClient* on_sent;
-    uint64_t sent_cookie;
-  };
 
   EventQueue* queue_;
   const Topology* topology_;
   bool mirror_ = false;
   const RankClassMap* classes_ = nullptr;
-  uint64_t class_messages_ = 0;
-  std::vector<DimStats> class_extra_, class_before_;  // counts beyond the representative's; scratch
   SystemOptions options_;
-  NetworkBackend* backend_ = nullptr;
+  MessageTransport transport_;
   std::vector<PhaseObserver*> phase_observers_;
+  StreamContext ctx_;  // what NpuSys, its streams and their algorithms see of the world
   std::vector<std::unique_ptr<NpuSys>> npus_;
   std::vector<CommGroup> groups_;
   // The next stream number: [0][rank] without a group, [g+1][position of the rank in g]
   // (O(NPUs + groups x members), not groups x NPUs).
   std::vector<std::vector<uint64_t>> stream_counters_;
-  uint64_t* StreamCounter(int group, int rank);
+  // Null when `rank` is not in `group`; *pos: the rank's position in the group.
+  uint64_t* StreamCounter(int group, int rank, int* pos);
   std::vector<int> dbt_counter_;                        // [rank * dims + dim]: alternates the two trees
-  std::vector<Msg> msgs_;
-  std::vector<uint32_t> free_msgs_;
   std::vector<std::unique_ptr<HandleOwner>> handles_;
   std::vector<uint32_t> free_handles_;
-  std::vector<std::unique_ptr<Algorithm>> dead_algos_;
-  std::vector<std::unique_ptr<Stream>> dead_streams_;
-  std::vector<std::unique_ptr<Stream>> live_streams_;
-  std::vector<uint32_t> free_stream_slots_;
-  uint64_t messages_sent_ = 0;
-  StreamDirectory directory_;
-  struct Rendezvous {
-    int arrived = 0;
-    std::vector<Algorithm*> waiters;
-  };
-  std::map<std::tuple<uint64_t, int, int>, Rendezvous> rendezvous_;
-  std::vector<DimStats> switch_stats_;
+  StreamStore store_;  // after npus_: the streams go first
 };
 
 }  // namespace orrery

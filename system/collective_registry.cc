@@ -3,6 +3,16 @@
 
 namespace orrery {
 
+const char* ComTypeName(ComType t) {
+  switch (t) {
+    case ComType::kAllReduce: return "ALL_REDUCE";
+    case ComType::kAllGather: return "ALL_GATHER";
+    case ComType::kReduceScatter: return "REDUCE_SCATTER";
+    case ComType::kAllToAll: return "ALL_TO_ALL";
+  }
+  return "?";
+}
+
 bool CollectiveRegistry::Register(const std::string& name, std::string description, CollectiveAlgorithmFn build,
                                   std::string* error) {
   // Every built-in name (extern/astra_config.cc would map it to the built-in).

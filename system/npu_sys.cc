@@ -4,70 +4,62 @@
 #include <string>
 
 #include "core/status.h"
-#include "system/collective_engine.h"
+#include "system/message_transport.h"
+#include "system/stream_store.h"
 #include "system/tag.h"
 
 namespace orrery {
-
-const char* ComTypeName(ComType t) {
-  switch (t) {
-    case ComType::kAllReduce: return "ALL_REDUCE";
-    case ComType::kAllGather: return "ALL_GATHER";
-    case ComType::kReduceScatter: return "REDUCE_SCATTER";
-    case ComType::kAllToAll: return "ALL_TO_ALL";
-  }
-  return "?";
-}
 
 // --- Algorithm helpers ---------------------------------------------------------
 
 int Algorithm::rank() const { return stream_->owner_->rank(); }
 
 void Algorithm::Bundle(uint64_t bytes, bool processed) {
-  const CollectiveEngine* e = stream_->engine_;
-  e->queue()->ScheduleAfter(e->options().endpoint_delay_ns, stream_, Stream::kBundleArrived,
-                            (bytes << 1) | (processed ? 1 : 0));
+  const StreamContext* c = stream_->ctx_;
+  c->queue->ScheduleAfter(c->endpoint_delay_ns, stream_, Stream::kBundleArrived, (bytes << 1) | (processed ? 1 : 0));
 }
 
 void Algorithm::Send(int dst, uint64_t bytes) {
-  CollectiveEngine* e = stream_->owner_->engine();
-  if (e->Mirrored(rank(), dst)) return;  // the peer's identical send is modelled at the receive
-  e->SendMessage(rank(), dst, bytes, stream_->tag_);
+  MessageTransport* t = stream_->ctx_->transport;
+  if (t->Mirrored(rank(), dst)) return;  // the peer's identical send is modelled at the receive
+  t->Send(rank(), dst, bytes, stream_->tag_, 0, nullptr, 0);
 }
 
 void Algorithm::Recv(int src, uint64_t bytes) {
-  CollectiveEngine* e = stream_->owner_->engine();
+  MessageTransport* t = stream_->ctx_->transport;
   // Symmetric run: `src` sends us this message at this very instant (it runs
   // the same schedule), so it arrives after the network delay from src to us.
-  if (e->Mirrored(rank(), src)) e->SendMessage(src, rank(), bytes, stream_->tag_);
-  stream_->PostRecvFrom(e->SimulatedPeer(rank(), src));
+  if (t->Mirrored(rank(), src)) t->Send(src, rank(), bytes, stream_->tag_, 0, nullptr, 0);
+  stream_->PostRecvFrom(t->SimulatedPeer(rank(), src));
 }
 
 void Algorithm::StartTimer(uint64_t delay_ns, uint64_t arg) {
-  stream_->engine_->queue()->ScheduleAfter(delay_ns, stream_, Stream::kTimer, arg);
+  stream_->ctx_->queue->ScheduleAfter(delay_ns, stream_, Stream::kTimer, arg);
 }
 
 void Algorithm::Exit() { stream_->owner_->ProceedToNextPhase(stream_); }
 
 // --- Stream --------------------------------------------------------------------
 
-Stream::Stream(NpuSys* owner, CollectiveHandle* coll, uint64_t tag, int priority, std::vector<PhaseSpec> phases)
-    : engine_(owner->engine()),
+Stream::Stream(NpuSys* owner, CollectiveHandle* coll, uint64_t tag, int group_pos, int priority,
+               std::vector<PhaseSpec> phases)
+    : ctx_(owner->context()),
       tag_(tag),
       owner_(owner),
       coll_(coll),
       priority_(priority),
+      group_pos_(group_pos),
       phases_(std::move(phases)) {}
 
 void Stream::HandleEvent(uint32_t kind, uint64_t arg) {
-  engine_->CollectGarbage();
+  ctx_->store->CollectGarbage();
   if (kind == kTimer) {
     algo_->OnTimer(arg);
     return;
   }
   if (kind == kBundleArrived && (arg & 1)) {
     const uint64_t bytes = arg >> 1;
-    engine_->queue()->ScheduleAfter(engine_->ReduceCost(bytes), this, kBundleProcessed, bytes << 1);
+    ctx_->queue->ScheduleAfter(ctx_->ReduceCost(bytes), this, kBundleProcessed, bytes << 1);
     return;
   }
   algo_->OnGeneral();
@@ -99,16 +91,18 @@ void Stream::Init() {
 
 // --- NpuSys --------------------------------------------------------------------
 
-NpuSys::NpuSys(CollectiveEngine* engine, int rank, int num_queues)
-    : engine_(engine), rank_(rank), active_(num_queues), running_(num_queues, 0), mixed_(num_queues, 0) {}
+NpuSys::NpuSys(const StreamContext* ctx, int rank, int num_queues)
+    : ctx_(ctx), rank_(rank), active_(num_queues), running_(num_queues, 0), mixed_(num_queues, 0) {}
 
 void NpuSys::StartCollective(CollectiveHandle* coll, std::vector<std::vector<PhaseSpec>> chunks, int group,
-                             uint64_t* stream_counter) {
-  const int priority = engine_->options().lifo ? priority_counter_++ : priority_counter_--;
+                             int group_pos, uint64_t* stream_counter) {
+  const int priority = ctx_->options->lifo ? priority_counter_++ : priority_counter_--;
   coll->total_streams = static_cast<int>(chunks.size());
+  StreamStore* store = ctx_->store;
   for (auto& phases : chunks) {
     const uint64_t tag = tags::Stream(group, (*stream_counter)++);
-    Stream* s = engine_->Adopt(std::make_unique<Stream>(this, coll, tag, priority, std::move(phases)));
+    Stream* s = store->Keep(std::make_unique<Stream>(this, coll, tag, group_pos, priority, std::move(phases)));
+    if (store->Register(s)) TakeEarlyArrivals(tag, &s->mail_);
     // With ASTRA-sim's thresholds every ready stream is scheduled at once:
     // it moves straight into the queue of its first phase.
     ProceedToNextPhase(s);
@@ -120,7 +114,7 @@ void NpuSys::InsertStream(std::list<Stream*>* queue, Stream* s) {
   const PhaseSpec& cur = s->phases_[s->next_phase_ - 1];
   uint8_t& mixed = mixed_[s->queue_id_];
   if (queue->empty() || queue->back()->initialized_) mixed = 0;  // no stream waits: ordered again
-  if (engine_->options().smallest_first && cur.type != ComType::kAllToAll && cur.type != ComType::kAllReduce) {
+  if (ctx_->options->smallest_first && cur.type != ComType::kAllToAll && cur.type != ComType::kAllReduce) {
     mixed = 1;  // ordered by size, not by priority
     // Smallest chunk first; a stream in its last phase goes to the back.
     if (s->next_phase_ == s->phases_.size()) {
@@ -162,7 +156,7 @@ void NpuSys::InsertStream(std::list<Stream*>* queue, Stream* s) {
 void NpuSys::StartWaiting(int q) {
   auto it = active_[q].begin();
   std::advance(it, running_[q]);
-  const int limit = engine_->options().active_chunks_per_dimension;
+  const int limit = ctx_->options->active_chunks_per_dimension;
   while (it != active_[q].end() && running_[q] < limit) {
     Stream* s = *it;
     ++running_[q];
@@ -191,11 +185,11 @@ void NpuSys::EraseFromQueue(int q, Stream* s) {
 
 void NpuSys::ProceedToNextPhase(Stream* s) {
   const int previous = s->queue_id_;
-  if (s->algo_) engine_->Retire(std::move(s->algo_));
-  const std::vector<PhaseObserver*>& observers = engine_->phase_observers();
+  if (s->algo_) ctx_->store->Retire(std::move(s->algo_));
+  const std::vector<PhaseObserver*>& observers = *ctx_->phase_observers;
   if (s->next_phase_ == s->phases_.size()) {
     for (PhaseObserver* o : observers) {
-      o->OnPhaseChange(rank_, s->coll_->cookie, s->phase_dim_, PhaseObserver::kNoPhase, engine_->queue()->Now());
+      o->OnPhaseChange(rank_, s->coll_->cookie, s->phase_dim_, PhaseObserver::kNoPhase, ctx_->queue->Now());
     }
     // The workload hears first, while this stream still holds its place in
     // the queue: a collective it issues now must see the queue as it is.
@@ -204,7 +198,7 @@ void NpuSys::ProceedToNextPhase(Stream* s) {
       coll->client->OnCollectiveDone(coll->cookie);  // frees `coll`
     }
     EraseFromQueue(previous, s);
-    engine_->Release(s);
+    ctx_->store->Release(s);
     SweepMatches();
     if (previous >= 0) NotifyStreamRemoved(previous);
     return;
@@ -216,7 +210,7 @@ void NpuSys::ProceedToNextPhase(Stream* s) {
     // list (a flat group), every NPU (one*), or a rooted collective's graph.
     const bool one_dim = spec.ring.members == nullptr && !spec.algo.one && spec.ring.size > 0;
     const int dim = one_dim ? spec.queue_id : PhaseObserver::kNotOneDim;
-    for (PhaseObserver* o : observers) o->OnPhaseChange(rank_, s->coll_->cookie, s->phase_dim_, dim, engine_->queue()->Now());
+    for (PhaseObserver* o : observers) o->OnPhaseChange(rank_, s->coll_->cookie, s->phase_dim_, dim, ctx_->queue->Now());
     s->phase_dim_ = dim;
   }
   s->queue_id_ = spec.queue_id;
@@ -255,7 +249,7 @@ void NpuSys::DescribePending(std::vector<std::string>* out) const {
                    std::to_string(src));
   };
   match_.ForEachWaiting([&](uint64_t, int src, uint32_t n) { describe(src, n); });
-  // Streams in the engine's directory wait in their own mailboxes; every live
+  // Streams in the StreamDirectory wait in their own mailboxes; every live
   // stream is in the queue of its current phase.
   for (const std::list<Stream*>& queue : active_) {
     for (const Stream* s : queue) s->mail_.ForEachWaiting(describe);

@@ -2,7 +2,9 @@
 // a sequence of phases (one per network dimension), keeps one queue per
 // dimension where at most `active-chunks-per-dimension` streams run at once,
 // and matches message sends with receives. The scheduling rules reproduce
-// ASTRA-sim's so that its inputs give its numbers.
+// ASTRA-sim's so that its inputs give its numbers. Everything it needs from
+// the world comes through a StreamContext (system/stream_context.h); it never
+// sees the engine that plans the collectives.
 #pragma once
 #include <cstdint>
 #include <list>
@@ -16,10 +18,10 @@
 #include "system/match_table.h"
 #include "system/options.h"
 #include "system/small_pool.h"
+#include "system/stream_context.h"
 
 namespace orrery {
 
-class CollectiveEngine;
 class NpuSys;
 class Stream;
 
@@ -91,8 +93,6 @@ class Algorithm : public Pooled {
   virtual void OnGeneral() = 0;
   virtual void OnPacketReceived() = 0;
   virtual void OnTimer(uint64_t arg) {}
-  // In-switch collectives: every member of the switch group has uploaded.
-  virtual void OnSwitchReady() {}
 
  protected:
   void StartTimer(uint64_t delay_ns, uint64_t arg);
@@ -111,12 +111,15 @@ std::unique_ptr<Algorithm> MakeAlgorithm(Stream* stream, const PhaseSpec& spec);
 class Stream : public EventHandler, public RecvClient, public Pooled {
  public:
   enum Kind : uint32_t { kBundleArrived = 1, kBundleProcessed = 2, kTimer = 3 };
-  Stream(NpuSys* owner, CollectiveHandle* coll, uint64_t tag, int priority, std::vector<PhaseSpec> phases);
+  // `group_pos`: the rank's position in the collective's group (its rank
+  // without a group), its index in the StreamDirectory.
+  Stream(NpuSys* owner, CollectiveHandle* coll, uint64_t tag, int group_pos, int priority,
+         std::vector<PhaseSpec> phases);
   void HandleEvent(uint32_t kind, uint64_t arg) override;
   void OnRecv(uint64_t cookie) override;
   void Init();
   // A receive from `src` for this stream's tag (sub 0): in the stream's own
-  // Mailbox when it is in the engine's StreamDirectory, else the NPU's table.
+  // Mailbox when it is in the StreamDirectory, else the NPU's table.
   void PostRecvFrom(int src);
   // A message for this stream arrived from `src` (the directory found it).
   void Deliver(int src) {
@@ -127,40 +130,41 @@ class Stream : public EventHandler, public RecvClient, public Pooled {
   bool MailboxEligible() const;
 
   NpuSys* owner() const { return owner_; }
+  const StreamContext* context() const { return ctx_; }
   uint64_t tag() const { return tag_; }
 
  private:
   friend class NpuSys;
-  friend class CollectiveEngine;  // the directory: mail_
+  friend class StreamStore;  // the directory: mail_, group_pos_, store_slot_
   friend class Algorithm;
   // First, in the cache line of the vtable pointers (pooled objects are
   // 64-byte aligned): what every delivery and event of the stream touches.
   std::unique_ptr<Algorithm> algo_;
-  CollectiveEngine* engine_;  // owner_->engine(), kept here: one load on the hot path, not a chain
+  const StreamContext* ctx_;  // the owner's, kept here: one load on the hot path, not a chain
   uint64_t tag_;
-  Mailbox mail_;  // used when the stream is in the engine's StreamDirectory (mail_.on())
+  Mailbox mail_;  // used when the stream is in the StreamDirectory (mail_.on())
   NpuSys* owner_;
   CollectiveHandle* coll_;
   int priority_;
+  int group_pos_;
   std::vector<PhaseSpec> phases_;
   size_t next_phase_ = 0;
   int queue_id_ = -1;
   int phase_dim_ = PhaseObserver::kNoPhase;  // for the PhaseObserver
   bool initialized_ = false;
-
- public:
-  size_t engine_slot = 0;  // position in the engine's list of live streams
+  size_t store_slot_ = 0;  // position in the StreamStore's list of live streams
 };
 
 class NpuSys {
  public:
-  NpuSys(CollectiveEngine* engine, int rank, int num_queues);
+  NpuSys(const StreamContext* ctx, int rank, int num_queues);
   int rank() const { return rank_; }
-  CollectiveEngine* engine() const { return engine_; }
+  const StreamContext* context() const { return ctx_; }
 
-  // Splits a collective into streams and schedules them.
-  // Each chunk's stream is tagged tags::Stream(group, (*stream_counter)++).
-  void StartCollective(CollectiveHandle* coll, std::vector<std::vector<PhaseSpec>> chunks, int group,
+  // Splits a collective into streams and schedules them. Each chunk's stream
+  // is tagged tags::Stream(group, (*stream_counter)++); `group_pos` is this
+  // rank's position in the group (its rank when group < 0).
+  void StartCollective(CollectiveHandle* coll, std::vector<std::vector<PhaseSpec>> chunks, int group, int group_pos,
                        uint64_t* stream_counter);
   void ProceedToNextPhase(Stream* s);
 
@@ -168,7 +172,7 @@ class NpuSys {
   void PostRecv(int src, uint64_t tag, uint64_t sub, RecvClient* client, uint64_t cookie);
   void OnArrival(int src, uint64_t tag, uint64_t sub);
   void DescribePending(std::vector<std::string>* out) const;
-  // A stream that enters the engine's directory takes the messages for `tag`
+  // A stream that enters the StreamDirectory takes the messages for `tag`
   // (sub 0) that arrived before it started.
   void TakeEarlyArrivals(uint64_t tag, Mailbox* mail);
   // Point-to-point messages that arrived but no receive ever took.
@@ -182,7 +186,7 @@ class NpuSys {
   void SweepMatches();
   void EraseFromQueue(int q, Stream* s);
 
-  CollectiveEngine* engine_;
+  const StreamContext* ctx_;
   int rank_;
   int priority_counter_ = 0;
   std::vector<std::list<Stream*>> active_;

@@ -1,0 +1,41 @@
+// What a collective's streams, their algorithms and their NPU's system layer
+// need from the world, in one place: the clock, the options, the network's
+// shape, the way out to the network (MessageTransport) and where streams live
+// (StreamStore). The engine fills one StreamContext and hands it down; nothing
+// below the engine sees the engine (docs/design.md, "The one-way rule").
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/event_queue.h"
+#include "core/tick.h"
+#include "system/options.h"
+
+namespace orrery {
+
+class MessageTransport;
+class PhaseObserver;
+class StreamStore;
+class Topology;
+
+struct StreamContext {
+  // First, in one cache line: what every event and message of a stream reads.
+  EventQueue* queue = nullptr;
+  StreamStore* store = nullptr;           // stream and algorithm lifetime, the stream directory
+  MessageTransport* transport = nullptr;  // messages to the network backend
+  uint64_t endpoint_delay_ns = 0;         // options->endpoint_delay_ns
+  double local_mem_bw = 0;                // options->local_mem_bw (bytes per ns; 0: no reduction cost)
+  const SystemOptions* options = nullptr;
+  const Topology* topology = nullptr;
+  const std::vector<PhaseObserver*>* phase_observers = nullptr;
+
+  // The cost of reducing `bytes` on an NPU: two reads and one write of the
+  // message through local memory.
+  Tick ReduceCost(uint64_t bytes) const {
+    if (local_mem_bw <= 0) return 0;
+    const Tick one = TicksFromDouble(static_cast<double>(bytes) / local_mem_bw);
+    return SatMul(3, one);
+  }
+};
+
+}  // namespace orrery

@@ -1,0 +1,69 @@
+// Where a collective's streams live: it owns every live stream (so a run that
+// stops early frees them too), keeps the retired streams and algorithms until
+// the next top-level event (an algorithm may retire itself while its code is
+// still on the stack), and holds the StreamDirectory through which the engine
+// delivers a built-in algorithm's messages straight to the receiving stream.
+// NpuSys puts streams in and takes them out; the engine only looks streams up.
+#pragma once
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "core/status.h"
+#include "system/npu_sys.h"
+#include "system/stream_directory.h"
+
+namespace orrery {
+
+class StreamStore {
+ public:
+  // The directory serves the full engine; symmetric and rank-class runs keep
+  // every message on the match tables (a mirrored message has no real sender).
+  void set_directory_on(bool on) { directory_on_ = on; }
+  bool directory_on() const { return directory_on_; }
+  StreamDirectory& directory() { return directory_; }
+
+  // Takes a new stream.
+  Stream* Keep(std::unique_ptr<Stream> s) {
+    Stream* raw = s.get();
+    raw->store_slot_ = live_.size();
+    live_.push_back(std::move(s));
+    return raw;
+  }
+  // When the directory is on and the stream's algorithms all receive through
+  // its Mailbox: registers it and turns the Mailbox on (true: the caller then
+  // moves the messages that came early into it, before the stream posts any).
+  bool Register(Stream* s) {
+    if (!directory_on_ || !s->MailboxEligible()) return false;
+    directory_.Register(s->tag_, s->group_pos_, s);
+    s->mail_.TurnOn();
+    return true;
+  }
+  // The stream has ended: out of the directory, freed at the next CollectGarbage.
+  void Release(Stream* s) {
+    const size_t i = s->store_slot_;
+    ORRERY_CHECK(i < live_.size() && live_[i].get() == s, "stream released twice");
+    if (s->mail_.on()) directory_.Unregister(s->tag_, s->group_pos_);
+    dead_streams_.push_back(std::move(live_[i]));
+    if (i + 1 != live_.size()) {
+      live_[i] = std::move(live_.back());
+      live_[i]->store_slot_ = i;
+    }
+    live_.pop_back();
+  }
+  void Retire(std::unique_ptr<Algorithm> a) { dead_algos_.push_back(std::move(a)); }
+  // At the start of every top-level event (no algorithm code is on the stack).
+  void CollectGarbage() {
+    if (!dead_algos_.empty()) dead_algos_.clear();
+    if (!dead_streams_.empty()) dead_streams_.clear();
+  }
+
+ private:
+  bool directory_on_ = true;
+  StreamDirectory directory_;
+  std::vector<std::unique_ptr<Algorithm>> dead_algos_;
+  std::vector<std::unique_ptr<Stream>> dead_streams_;
+  std::vector<std::unique_ptr<Stream>> live_;
+};
+
+}  // namespace orrery

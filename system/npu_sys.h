@@ -172,13 +172,13 @@ class NpuSys {
   void PostRecv(int src, uint64_t tag, uint64_t sub, RecvClient* client, uint64_t cookie);
   void OnArrival(int src, uint64_t tag, uint64_t sub);
   void DescribePending(std::vector<std::string>* out) const;
-  // A stream that enters the StreamDirectory takes the messages for `tag`
-  // (sub 0) that arrived before it started.
-  void TakeEarlyArrivals(uint64_t tag, Mailbox* mail);
   // Point-to-point messages that arrived but no receive ever took.
   void DescribeUnmatched(std::vector<std::string>* out) const;
 
  private:
+  // A stream that enters the StreamDirectory takes the messages for `tag`
+  // (sub 0) that arrived before it started.
+  void TakeEarlyArrivals(uint64_t tag, Mailbox* mail);
   void InsertStream(std::list<Stream*>* queue, Stream* s);
   void NotifyStreamAdded(int q);
   void NotifyStreamRemoved(int q);

@@ -1,7 +1,10 @@
 #include "core/event_queue.h"
 
 #include <algorithm>
+#include <new>
+#include <type_traits>
 
+#include "core/huge_pages.h"
 #include "core/status.h"
 
 namespace orrery {
@@ -56,6 +59,11 @@ EventQueue::Bucket* EventQueue::BucketFor(Tick t, uint64_t seq) {
   return &buckets_[b];
 }
 
+EventQueue::~EventQueue() {
+  static_assert(std::is_trivially_destructible_v<Block>);
+  for (Block* chunk : block_chunks_) FreeHuge(chunk);  // Block is trivially destructible
+}
+
 uint32_t EventQueue::NewBlock() {
   uint32_t b;
   if (!free_blocks_.empty()) {
@@ -64,7 +72,9 @@ uint32_t EventQueue::NewBlock() {
   } else {
     b = static_cast<uint32_t>(block_chunks_.size() * kBlocksPerChunk);
     ORRERY_CHECK(b < kNone - kBlocksPerChunk, "event queue: too many pending events");
-    block_chunks_.push_back(std::make_unique<Block[]>(kBlocksPerChunk));
+    Block* chunk = static_cast<Block*>(AllocateHuge(kBlocksPerChunk * sizeof(Block)));
+    for (size_t i = 0; i < kBlocksPerChunk; ++i) new (&chunk[i]) Block();
+    block_chunks_.push_back(chunk);
     for (uint32_t i = kBlocksPerChunk - 1; i > 0; --i) free_blocks_.push_back(b + i);
   }
   BlockAt(b).next = kNone;
@@ -120,25 +130,35 @@ EventQueue::Event EventQueue::WheelPop(uint32_t s) {
   const Event ev = blk.ev[sl.pos++];
   // Events in the head block: all of it, unless it is also the tail.
   const uint32_t filled = sl.head == sl.tail ? sl.count : kBlockEvents;
-  if (sl.head != sl.tail && sl.pos + 2 * kPrefetchAhead >= kBlockEvents) __builtin_prefetch(&BlockAt(blk.next));
-  // As for a bucket: ask for the handlers (and a prefetcher's objects) a few
-  // events ahead in this block now, so they are in cache when their turn comes.
-  if (sl.pos + 2 * kPrefetchAhead < filled) {
-    const Event& a = blk.ev[sl.pos + 2 * kPrefetchAhead];
-    if (a.handler == prefetch_handler_) prefetch_fn_(prefetch_ctx_, a.arg, 0);
+  const Block* next = sl.head == sl.tail ? nullptr : &BlockAt(blk.next);
+  if (next && sl.pos == 1) {
+    __builtin_prefetch(next);  // its first events are read ahead below
+    __builtin_prefetch(reinterpret_cast<const char*>(next) + 64);
   }
-  if (sl.pos + kPrefetchAhead < filled) {
-    const Event& a = blk.ev[sl.pos + kPrefetchAhead];
-    if (a.handler == prefetch_handler_) {
-      prefetch_fn_(prefetch_ctx_, a.arg, 1);
+  // As for a bucket: ask for the handlers (and a prefetcher's objects) a few
+  // events ahead now, so they are in cache when their turn comes; the look
+  // ahead continues into the next block (k < kBlockEvents).
+  auto ahead = [&](uint32_t k) -> const Event* {
+    const uint32_t i = sl.pos + k;
+    if (i < filled) return &blk.ev[i];
+    if (!next) return nullptr;
+    const uint32_t j = i - kBlockEvents;
+    return j < (blk.next == sl.tail ? sl.count : kBlockEvents) ? &next->ev[j] : nullptr;
+  };
+  if (const Event* a = ahead(2 * kPrefetchAhead); a && a->handler == prefetch_handler_) {
+    prefetch_fn_(prefetch_ctx_, a->arg, 0);
+  }
+  if (const Event* a = ahead(kPrefetchAhead)) {
+    if (a->handler == prefetch_handler_) {
+      prefetch_fn_(prefetch_ctx_, a->arg, 1);
     } else {
-      __builtin_prefetch(a.handler);
+      __builtin_prefetch(a->handler);
     }
   }
   --wheel_pending_;
   if (sl.pos == filled) {
     const uint32_t done = sl.head;
-    if (sl.head == sl.tail) {  // the slot is empty
+    if (!next) {  // the slot is empty
       sl.head = sl.tail = kNone;
       busy_[s >> 6] &= ~(uint64_t{1} << (s & 63));
       if (busy_[s >> 6] == 0) busy_words_[s >> 12] &= ~(uint64_t{1} << ((s >> 6) & 63));

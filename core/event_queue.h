@@ -66,6 +66,7 @@ class Closure {
 class EventQueue {
  public:
   EventQueue() = default;
+  ~EventQueue();
   EventQueue(const EventQueue&) = delete;
   EventQueue& operator=(const EventQueue&) = delete;
 
@@ -140,7 +141,7 @@ class EventQueue {
     uint32_t pos = 0;       // next event to run in `head`
     uint32_t count = 0;     // events in `tail`
   };
-  static constexpr size_t kBlocksPerChunk = 256;
+  static constexpr size_t kBlocksPerChunk = 4096;  // 2 MiB: one huge page (core/huge_pages.h)
   class ClosureRunner : public EventHandler {
    public:
     void HandleEvent(uint32_t kind, uint64_t arg) override;
@@ -183,7 +184,7 @@ class EventQueue {
   std::vector<Slot> slots_;               // [time % kWheelNs], allocated on first use
   std::vector<uint64_t> busy_;            // bit per slot: it holds events
   std::vector<uint64_t> busy_words_;      // bit per word of busy_: it is non-zero
-  std::vector<std::unique_ptr<Block[]>> block_chunks_;
+  std::vector<Block*> block_chunks_;  // from AllocateHuge, freed by the destructor
   std::vector<uint32_t> free_blocks_;
   size_t wheel_pending_ = 0;
   std::vector<HeapEntry> heap_;  // 4-ary min-heap of buckets with pending events

@@ -38,7 +38,7 @@ Status RemoveStale(const std::string& prefix, int npus) {
 
 struct GenFlags {
   std::string out, npus = "8", layers = "24", allreduce_bytes = std::to_string(32ull << 20), fwd_us = "500",
-                   bwd_us = "1000", activation_bytes = "0", collective = "ALL_REDUCE", bytes = std::to_string(1ull << 30);
+                   bwd_us = "1000", activation_bytes = "0", straggler = "-1", straggler_percent = "", collective = "ALL_REDUCE", bytes = std::to_string(1ull << 30);
   bool offload = false;
 };
 
@@ -51,7 +51,12 @@ int GenDp(const GenFlags& f) {
   auto fwd = UintFlag("--fwd-us", f.fwd_us, 0, uint64_t{1} << 40);
   auto bwd = UintFlag("--bwd-us", f.bwd_us, 0, uint64_t{1} << 40);
   auto act = UintFlag("--activation-bytes", f.activation_bytes, 0, kMaxBytes);
-  for (const Status* st : {&npus.status(), &layers.status(), &ar.status(), &fwd.status(), &bwd.status(), &act.status()}) {
+  auto slow = IntFlag("--straggler", f.straggler, -1, kMaxNpus - 1);
+  // --straggler alone: 20 % slower (the straggler); --straggler-percent alone is refused below.
+  const std::string pct_text = !f.straggler_percent.empty() ? f.straggler_percent : f.straggler != "-1" ? "20" : "0";
+  auto pct = UintFlag("--straggler-percent", pct_text, 0, 1000);
+  for (const Status* st : {&npus.status(), &layers.status(), &ar.status(), &fwd.status(), &bwd.status(), &act.status(),
+                           &slow.status(), &pct.status()}) {
     if (!st->ok()) return Fail(*st);
   }
   spec.npus = static_cast<int>(npus.value());
@@ -61,6 +66,8 @@ int GenDp(const GenFlags& f) {
   spec.bwd_us = bwd.value();
   spec.activation_bytes = act.value();
   spec.offload = f.offload;
+  spec.slow_rank = static_cast<int>(slow.value());
+  spec.slow_percent = pct.value();
   if (auto st = WriteDataParallelTraces(spec, f.out); !st.ok()) return Fail(st);
   if (auto st = RemoveStale(f.out, spec.npus); !st.ok()) return Fail(st);
   return 0;
@@ -225,6 +232,10 @@ void AddTraceCommands(Commands* commands, CLI::App* root) {
   dp->add_option("--activation-bytes", g->activation_bytes, "each forward layer's output kept until its backward")
       ->type_name("B")->capture_default_str();
   dp->add_flag("--offload", g->offload, "store activations to remote memory after the forward, reload before the backward");
+  dp->add_option("--straggler", g->straggler, "one slow rank: its forward and backward compute take longer (-1: none)")
+      ->type_name("RANK")->capture_default_str();
+  dp->add_option("--straggler-percent", g->straggler_percent, "how much longer the straggler computes (default 20)")
+      ->type_name("P");
   CLI::App* coll = commands->AddLeaf(trace, "gen-coll", "write one collective per rank (microbenchmarks)",
                                      [g] { return GenColl(*g); });
   coll->add_option("--out", g->out, "trace prefix to write (higher-rank files of an earlier run are removed)")

@@ -124,13 +124,41 @@ Status TraceFromJson(const std::string& json_path, const std::string& et_path) {
   return w.Close();
 }
 
+namespace {
+
+// A straggler's compute: `us` made `percent` % longer, exactly.
+Result<uint64_t> SlowedMicros(const char* flag, uint64_t us, uint64_t percent) {
+  if (us > (uint64_t{1} << 40) || (us * (100 + percent)) % 100 != 0) {
+    return Status::Invalid(std::string("--straggler-percent = ") + std::to_string(percent) + ": " + flag + " " +
+                           std::to_string(us) + " us made that much longer is not a whole number of microseconds" +
+                           " (allowed: a percentage p with " + flag + " * (100 + p) divisible by 100)");
+  }
+  return us * (100 + percent) / 100;
+}
+
+}  // namespace
+
 Status WriteDataParallelTraces(const DataParallelSpec& spec, const std::string& prefix) {
+  if (spec.slow_rank < -1 || spec.slow_rank >= spec.npus) {
+    return Status::Invalid("--straggler = " + std::to_string(spec.slow_rank) + ": not a rank of " +
+                           std::to_string(spec.npus) + " NPUs (allowed: 0.." + std::to_string(spec.npus - 1) + ")");
+  }
+  if (spec.slow_rank < 0 && spec.slow_percent != 0) {
+    return Status::Invalid("--straggler-percent = " + std::to_string(spec.slow_percent) +
+                           " needs --straggler=RANK (which rank is slower)");
+  }
+  const Result<uint64_t> slow_fwd = SlowedMicros("--fwd-us", spec.fwd_us, spec.slow_percent);
+  if (!slow_fwd.ok()) return slow_fwd.status();
+  const Result<uint64_t> slow_bwd = SlowedMicros("--bwd-us", spec.bwd_us, spec.slow_percent);
+  if (!slow_bwd.ok()) return slow_bwd.status();
+  const uint64_t slow_fwd_us = slow_fwd.value(), slow_bwd_us = slow_bwd.value();
   ChakraProtoMsg::GlobalMetadata md;
   md.set_version("0.0.4");
   const bool acts = spec.activation_bytes > 0;
   for (int r = 0; r < spec.npus; ++r) {
     EtWriter w;
     ORRERY_RETURN_IF_ERROR(w.Open(prefix + "." + std::to_string(r) + ".et", md));
+    const bool slow = r == spec.slow_rank;
     uint64_t id = 0;
     uint64_t prev = 0;
     std::vector<uint64_t> fwd_id(spec.layers), store_id(spec.layers);
@@ -139,7 +167,7 @@ Status WriteDataParallelTraces(const DataParallelSpec& spec, const std::string& 
       n.set_id(id);
       n.set_name("fwd_" + std::to_string(l));
       n.set_type(ChakraProtoMsg::COMP_NODE);
-      n.set_duration_micros(spec.fwd_us);
+      n.set_duration_micros(slow ? slow_fwd_us : spec.fwd_us);
       AddAttr(&n, "is_cpu_op")->set_bool_val(false);
       if (acts) AddAttr(&n, "output_bytes")->set_uint64_val(spec.activation_bytes);
       if (l > 0) n.add_data_deps(prev);
@@ -176,7 +204,7 @@ Status WriteDataParallelTraces(const DataParallelSpec& spec, const std::string& 
       b.set_id(id);
       b.set_name("bwd_" + std::to_string(l));
       b.set_type(ChakraProtoMsg::COMP_NODE);
-      b.set_duration_micros(spec.bwd_us);
+      b.set_duration_micros(slow ? slow_bwd_us : spec.bwd_us);
       AddAttr(&b, "is_cpu_op")->set_bool_val(false);
       b.add_data_deps(prev);
       if (acts && act != prev) b.add_data_deps(act);

@@ -28,6 +28,11 @@ struct DataParallelSpec {
   // forward and loaded back before the backward.
   uint64_t activation_bytes = 0;
   bool offload = false;
+  // A straggler: rank `slow_rank` (-1: none) computes `slow_percent` % longer
+  // (every forward and backward node). The slowed durations must be whole
+  // microseconds (500 us at 20 % is 600 us; 7 % of 500 us is refused).
+  int slow_rank = -1;
+  uint64_t slow_percent = 0;
 };
 // Writes PREFIX.<rank>.et for every rank.
 Status WriteDataParallelTraces(const DataParallelSpec& spec, const std::string& prefix);

@@ -1,7 +1,10 @@
 #include "core/event_queue.h"
 
 #include <algorithm>
+#include <new>
+#include <type_traits>
 
+#include "core/huge_pages.h"
 #include "core/status.h"
 
 namespace orrery {
@@ -56,6 +59,118 @@ EventQueue::Bucket* EventQueue::BucketFor(Tick t, uint64_t seq) {
   return &buckets_[b];
 }
 
+EventQueue::~EventQueue() {
+  static_assert(std::is_trivially_destructible_v<Block>);
+  for (Block* chunk : block_chunks_) FreeHuge(chunk);  // Block is trivially destructible
+}
+
+uint32_t EventQueue::NewBlock() {
+  uint32_t b;
+  if (!free_blocks_.empty()) {
+    b = free_blocks_.back();
+    free_blocks_.pop_back();
+  } else {
+    b = static_cast<uint32_t>(block_chunks_.size() * kBlocksPerChunk);
+    ORRERY_CHECK(b < kNone - kBlocksPerChunk, "event queue: too many pending events");
+    Block* chunk = static_cast<Block*>(AllocateHuge(kBlocksPerChunk * sizeof(Block)));
+    for (size_t i = 0; i < kBlocksPerChunk; ++i) new (&chunk[i]) Block();
+    block_chunks_.push_back(chunk);
+    for (uint32_t i = kBlocksPerChunk - 1; i > 0; --i) free_blocks_.push_back(b + i);
+  }
+  BlockAt(b).next = kNone;
+  return b;
+}
+
+void EventQueue::WheelAppend(Tick at, const Event& e) {
+  if (slots_.empty()) {
+    slots_.resize(kWheelNs);
+    busy_.assign(kWheelNs / 64, 0);
+    busy_words_.assign(kWheelNs / 64 / 64, 0);
+  }
+  const size_t s = at & kWheelMask;
+  Slot& sl = slots_[s];
+  if (sl.tail == kNone) {
+    sl.head = sl.tail = NewBlock();
+    sl.pos = sl.count = 0;
+    busy_[s >> 6] |= uint64_t{1} << (s & 63);
+    busy_words_[s >> 12] |= uint64_t{1} << ((s >> 6) & 63);
+  } else if (sl.count == kBlockEvents) {
+    const uint32_t b = NewBlock();
+    BlockAt(sl.tail).next = b;
+    sl.tail = b;
+    sl.count = 0;
+  }
+  BlockAt(sl.tail).ev[sl.count++] = e;
+  ++wheel_pending_;
+}
+
+uint32_t EventQueue::WheelFirst() const {
+  if (wheel_pending_ == 0) return kNone;
+  const size_t p = now_ & kWheelMask;
+  const size_t w = p >> 6;
+  if (const uint64_t m = busy_[w] & (~uint64_t{0} << (p & 63))) return static_cast<uint32_t>((w << 6) + __builtin_ctzll(m));
+  // The first non-empty word after w, then (wrapping) from the start: a slot
+  // below p stands for a time after every slot at or above it.
+  for (size_t from : {w + 1, size_t{0}}) {
+    for (size_t sw = from >> 6; sw < busy_words_.size(); ++sw) {
+      uint64_t m = busy_words_[sw];
+      if (sw == (from >> 6)) m &= ~uint64_t{0} << (from & 63);
+      if (m) {
+        const size_t word = (sw << 6) + __builtin_ctzll(m);
+        return static_cast<uint32_t>((word << 6) + __builtin_ctzll(busy_[word]));
+      }
+    }
+  }
+  return kNone;
+}
+
+EventQueue::Event EventQueue::WheelPop(uint32_t s) {
+  Slot& sl = slots_[s];
+  Block& blk = BlockAt(sl.head);
+  const Event ev = blk.ev[sl.pos++];
+  // Events in the head block: all of it, unless it is also the tail.
+  const uint32_t filled = sl.head == sl.tail ? sl.count : kBlockEvents;
+  const Block* next = sl.head == sl.tail ? nullptr : &BlockAt(blk.next);
+  if (next && sl.pos == 1) {
+    __builtin_prefetch(next);  // its first events are read ahead below
+    __builtin_prefetch(reinterpret_cast<const char*>(next) + 64);
+  }
+  // As for a bucket: ask for the handlers (and a prefetcher's objects) a few
+  // events ahead now, so they are in cache when their turn comes; the look
+  // ahead continues into the next block (k < kBlockEvents).
+  auto ahead = [&](uint32_t k) -> const Event* {
+    const uint32_t i = sl.pos + k;
+    if (i < filled) return &blk.ev[i];
+    if (!next) return nullptr;
+    const uint32_t j = i - kBlockEvents;
+    return j < (blk.next == sl.tail ? sl.count : kBlockEvents) ? &next->ev[j] : nullptr;
+  };
+  if (const Event* a = ahead(2 * kPrefetchAhead); a && a->handler == prefetch_handler_) {
+    prefetch_fn_(prefetch_ctx_, a->arg, 0);
+  }
+  if (const Event* a = ahead(kPrefetchAhead)) {
+    if (a->handler == prefetch_handler_) {
+      prefetch_fn_(prefetch_ctx_, a->arg, 1);
+    } else {
+      __builtin_prefetch(a->handler);
+    }
+  }
+  --wheel_pending_;
+  if (sl.pos == filled) {
+    const uint32_t done = sl.head;
+    if (!next) {  // the slot is empty
+      sl.head = sl.tail = kNone;
+      busy_[s >> 6] &= ~(uint64_t{1} << (s & 63));
+      if (busy_[s >> 6] == 0) busy_words_[s >> 12] &= ~(uint64_t{1} << ((s >> 6) & 63));
+    } else {
+      sl.head = blk.next;
+      sl.pos = 0;
+    }
+    free_blocks_.push_back(done);
+  }
+  return ev;
+}
+
 EventId EventQueue::ScheduleAt(Tick at, EventHandler* handler, uint32_t kind, uint64_t arg) {
   ORRERY_CHECK(at >= now_, "event scheduled in the past");
   if (at == kTickMax) {
@@ -63,9 +178,25 @@ EventId EventQueue::ScheduleAt(Tick at, EventHandler* handler, uint32_t kind, ui
     return next_seq_++;  // never runs
   }
   const uint64_t seq = next_seq_++;
-  BucketFor(at, seq)->events.push_back(Event{handler, arg, seq, kind});
+  if (at - now_ < kWheelNs) {
+    WheelAppend(at, Event{handler, arg, seq, kind});
+  } else {
+    BucketFor(at, seq)->events.push_back(Event{handler, arg, seq, kind});
+  }
   ++pending_;
   return seq;
+}
+
+Tick EventQueue::NextTime() const {
+  // The far tier's earliest bucket that still holds events (a drained one
+  // waits at the front until RunNext recycles it). Cold path: scans the heap.
+  Tick far = kTickMax;
+  for (const HeapEntry& h : heap_) {
+    const Bucket& b = buckets_[h.bucket];
+    if (b.head < b.events.size()) far = std::min(far, h.time);
+  }
+  const uint32_t s = WheelFirst();
+  return s == kNone ? far : std::min(far, WheelTime(s));
 }
 
 EventId EventQueue::ScheduleClosureAt(Tick at, Closure fn) {
@@ -93,7 +224,26 @@ void EventQueue::Cancel(EventId id) {
 }
 
 bool EventQueue::RunNext(Tick limit) {
-  while (!heap_.empty()) {
+  while (true) {
+    const uint32_t slot = WheelFirst();
+    const Tick wheel_t = slot == kNone ? kTickMax : WheelTime(slot);
+    if (heap_.empty() || heap_.front().time > wheel_t) {
+      // The wheel's instant comes first (the far tier has nothing at or before it).
+      if (slot == kNone || wheel_t > limit) return false;
+      const Event ev = WheelPop(slot);
+      --pending_;
+      if (!cancelled_.empty()) {
+        auto it = cancelled_.find(ev.seq);
+        if (it != cancelled_.end()) {
+          cancelled_.erase(it);
+          continue;
+        }
+      }
+      now_ = wheel_t;
+      ++executed_;
+      ev.handler->HandleEvent(ev.kind, ev.arg);
+      return true;
+    }
     const Tick t = heap_.front().time;
     if (t > limit) return false;
     const uint32_t b = heap_.front().bucket;
@@ -140,7 +290,6 @@ bool EventQueue::RunNext(Tick limit) {
     ev.handler->HandleEvent(ev.kind, ev.arg);
     return true;
   }
-  return false;
 }
 
 void EventQueue::Run(Tick until) {

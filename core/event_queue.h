@@ -3,15 +3,23 @@
 // are plain values (a handler pointer, a kind and one 64-bit argument): no heap
 // allocation per event. Closures are available for cold paths.
 //
-// Layout: FIFO buckets of events, each for one time, in a 4-ary min-heap
-// ordered by (time, the bucket's first sequence number). A new event joins
-// the newest bucket of its time when that bucket is still in `recent_`, a
-// direct-mapped table indexed by the time's low bits (no hashing); otherwise
-// it opens a new bucket. A time may so own several buckets; each holds a run
-// of consecutive-by-time events scheduled after every event of the older
-// ones, so the heap's order is still (time, sequence). Events scheduled at
-// the same instant in a row (a symmetric run's thousands) share one bucket and
-// cost one heap operation.
+// Layout, in two tiers:
+// - The near future, [Now(), Now() + kWheelNs): a timing wheel with one slot
+//   per nanosecond. A slot holds one instant's events in insertion order, in a
+//   chain of fixed blocks from a shared pool (memory follows the pending
+//   events, not the slots). A two-level bitmap finds the next busy slot. Most
+//   events (message deliveries, endpoint delays) land here: O(1) to schedule
+//   and to run, whatever the number of distinct times in flight.
+// - Further ahead (compute, long transfers): FIFO buckets of events, each for
+//   one time, in a 4-ary min-heap ordered by (time, the bucket's first
+//   sequence number). A new far event joins the newest bucket of its time when
+//   that bucket is still in `recent_`, a direct-mapped table indexed by the
+//   time's low bits; otherwise it opens a new bucket. A time may so own
+//   several buckets; each holds a run of its events scheduled after every
+//   event of the older ones, so the heap's order is still (time, sequence).
+// At one instant the far tier's events run first: they were all scheduled
+// while that instant was still beyond the wheel, so before (lower sequence)
+// any event the wheel holds for it.
 #pragma once
 #include <cstdint>
 #include <array>
@@ -58,6 +66,7 @@ class Closure {
 class EventQueue {
  public:
   EventQueue() = default;
+  ~EventQueue();
   EventQueue(const EventQueue&) = delete;
   EventQueue& operator=(const EventQueue&) = delete;
 
@@ -97,7 +106,7 @@ class EventQueue {
   bool Empty() const { return pending_ == 0; }
   size_t Pending() const { return pending_; }
   uint64_t Executed() const { return executed_; }
-  Tick NextTime() const { return heap_.empty() ? kTickMax : heap_.front().time; }
+  Tick NextTime() const;
   // Simulated time would have passed 2^64 ns: the first offending delay and
   // the time it was scheduled at (delay kTickMax: an absolute time overflowed).
   bool overflowed() const { return overflowed_; }
@@ -115,6 +124,24 @@ class EventQueue {
     std::vector<Event> events;
     size_t head = 0;
   };
+  // The wheel: kWheelNs slots (a power of two), one per nanosecond ahead.
+  static constexpr int kWheelBits = 16;
+  static constexpr Tick kWheelNs = Tick{1} << kWheelBits;
+  static constexpr size_t kWheelMask = kWheelNs - 1;
+  static constexpr uint32_t kBlockEvents = 15;  // 512-byte blocks: a sparse instant wastes little
+  static constexpr uint32_t kNone = ~uint32_t{0};
+  struct alignas(64) Block {
+    Event ev[kBlockEvents];
+    uint32_t next = kNone;  // the slot's next block (only once this one is full)
+  };
+  // Everything an append or a run reads is here (not in the cold block's tail).
+  struct Slot {
+    uint32_t head = kNone;  // block being read
+    uint32_t tail = kNone;  // block being appended to
+    uint32_t pos = 0;       // next event to run in `head`
+    uint32_t count = 0;     // events in `tail`
+  };
+  static constexpr size_t kBlocksPerChunk = 4096;  // 2 MiB: one huge page (core/huge_pages.h)
   class ClosureRunner : public EventHandler {
    public:
     void HandleEvent(uint32_t kind, uint64_t arg) override;
@@ -145,7 +172,21 @@ class EventQueue {
   void PushHeap(HeapEntry e);
   void PopHeap();
   Bucket* BucketFor(Tick t, uint64_t seq);
+  // The wheel's parts.
+  Block& BlockAt(uint32_t b) { return block_chunks_[b / kBlocksPerChunk][b % kBlocksPerChunk]; }
+  uint32_t NewBlock();
+  void WheelAppend(Tick at, const Event& e);
+  // The busy slot holding the wheel's earliest time (kNone when empty).
+  uint32_t WheelFirst() const;
+  Tick WheelTime(uint32_t slot) const { return now_ + ((slot - now_) & kWheelMask); }
+  Event WheelPop(uint32_t slot);
 
+  std::vector<Slot> slots_;               // [time % kWheelNs], allocated on first use
+  std::vector<uint64_t> busy_;            // bit per slot: it holds events
+  std::vector<uint64_t> busy_words_;      // bit per word of busy_: it is non-zero
+  std::vector<Block*> block_chunks_;  // from AllocateHuge, freed by the destructor
+  std::vector<uint32_t> free_blocks_;
+  size_t wheel_pending_ = 0;
   std::vector<HeapEntry> heap_;  // 4-ary min-heap of buckets with pending events
   std::vector<Bucket> buckets_;
   std::vector<uint32_t> free_buckets_;

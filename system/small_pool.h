@@ -4,10 +4,18 @@
 // Pooled (their operator new/delete come from here); objects over 512 bytes
 // fall through to the global heap. Per thread because sweeps run simulations
 // on a thread pool; a block freed on another thread joins that thread's list.
+// A size class grows by slabs of huge pages (core/huge_pages.h), cut into
+// blocks in address order. Slabs are kept for the process's life in one
+// registry (a block may end on another thread's list, so no thread may free
+// a slab); free lists only ever hold blocks of them, so memory does not grow
+// beyond the largest simultaneous use.
 #pragma once
 #include <cstddef>
+#include <mutex>
 #include <new>
 #include <vector>
+
+#include "core/huge_pages.h"
 
 namespace orrery {
 
@@ -19,8 +27,9 @@ class SmallPool {
   static void* Allocate(size_t bytes) {
     const size_t c = (bytes + kGrain - 1) / kGrain;
     if (c == 0 || c > kClasses) return ::operator new(bytes);
-    std::vector<void*>& list = Lists().free[c - 1];
-    if (list.empty()) return ::operator new(c * kGrain, std::align_val_t{kGrain});
+    ThreadLists& lists = Lists();
+    std::vector<void*>& list = lists.free[c - 1];
+    if (list.empty()) lists.Grow(c * kGrain, &list);
     void* p = list.back();
     list.pop_back();
     return p;
@@ -37,12 +46,28 @@ class SmallPool {
   // its vtable pointer and the fields declared first.
 
  private:
+  static constexpr size_t kSlabBytes = kHugePageBytes;
+  struct Slabs {
+    std::mutex mu;
+    std::vector<void*> all;  // reachable to the end (no leak report), never freed
+  };
+  static Slabs& AllSlabs() {
+    static Slabs* slabs = new Slabs;  // outlives every thread's lists
+    return *slabs;
+  }
   struct ThreadLists {
     std::vector<void*> free[kClasses];
-    ~ThreadLists() {
-      for (auto& l : free) {
-        for (void* p : l) ::operator delete(p, std::align_val_t{kGrain});
+    // A new slab's blocks, the lowest address on top of the list.
+    void Grow(size_t block, std::vector<void*>* list) {
+      char* slab = static_cast<char*>(AllocateHuge(kSlabBytes));
+      {
+        Slabs& s = AllSlabs();
+        std::lock_guard<std::mutex> lock(s.mu);
+        s.all.push_back(slab);
       }
+      const size_t n = kSlabBytes / block;
+      list->reserve(list->size() + n);
+      for (size_t i = n; i > 0; --i) list->push_back(slab + (i - 1) * block);
     }
   };
   static ThreadLists& Lists() {

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "core/event_queue.h"
@@ -99,6 +101,91 @@ TEST(EventQueue, RunUntilStopsAtTheLimitEvenAfterADrainedInstant) {
   EXPECT_EQ(q.Now(), 30u);
   q.Run();
   EXPECT_EQ(r.at, (std::vector<Tick>{10, 30}));
+}
+
+}  // namespace
+}  // namespace orrery
+
+namespace orrery {
+namespace {
+
+// The two tiers (a wheel for the next 2^16 ns, buckets beyond) against a
+// model: a sorted set of (time, sequence). Handlers schedule more events at
+// delays that land on both tiers and on the boundary between them, at the
+// same instant (delay 0), and cancel some; Run(limit) and AdvanceTo cut in.
+TEST(EventQueue, TwoTiersRunInTimeThenSequenceOrderLikeASortedModel) {
+  struct Model : EventHandler {
+    EventQueue* q = nullptr;
+    std::set<std::pair<Tick, uint64_t>> pending;  // (time, sequence)
+    std::vector<std::pair<Tick, uint64_t>> ran;
+    std::vector<EventId> ids;
+    uint64_t rng = 12345;
+    int budget = 200000;
+    uint64_t Next() {
+      rng ^= rng << 13;
+      rng ^= rng >> 7;
+      rng ^= rng << 17;
+      return rng;
+    }
+    Tick Delay() {
+      switch (Next() % 8) {
+        case 0: return 0;
+        case 1: return Next() % 4;
+        case 2: return (Tick{1} << 16) - 1 - Next() % 3;  // the wheel's last slots
+        case 3: return (Tick{1} << 16) + Next() % 3;      // just beyond it
+        case 4: return Next() % 1000000;                   // far
+        default: return Next() % 3000;
+      }
+    }
+    void Add(Tick delay) {
+      const Tick at = q->Now() + delay;
+      const EventId id = q->ScheduleAt(at, this, 0, 0);
+      pending.insert({at, id});
+      ids.push_back(id);
+    }
+    void HandleEvent(uint32_t, uint64_t) override {
+      ASSERT_FALSE(pending.empty());
+      const auto first = *pending.begin();
+      pending.erase(pending.begin());
+      ran.push_back(first);
+      EXPECT_EQ(q->Now(), first.first);
+      const int children = budget > 0 ? static_cast<int>(Next() % 3) : 0;
+      for (int i = 0; i < children; ++i, --budget) Add(Delay());
+      if (Next() % 16 == 0 && !ids.empty()) {  // cancel a random earlier event (a no-op if it ran)
+        const EventId id = ids[Next() % ids.size()];
+        q->Cancel(id);
+        for (auto it = pending.begin(); it != pending.end(); ++it) {
+          if (it->second == id) {
+            pending.erase(it);
+            break;
+          }
+        }
+      }
+    }
+  };
+  EventQueue q;
+  Model m;
+  m.q = &q;
+  for (int i = 0; i < 64; ++i) m.Add(m.Delay());
+  size_t ran_before = 0;
+  for (int round = 0; !q.Empty(); ++round) {
+    const Tick next = m.pending.empty() ? kTickMax : m.pending.begin()->first;
+    // A cancelled event is dropped when its turn comes: until then it may be the next time.
+    EXPECT_LE(q.NextTime(), next) << round;
+    EXPECT_GE(q.NextTime(), q.Now()) << round;
+    if (round % 3 == 0) {
+      q.Run(q.Now() + 500);
+    } else if (round % 3 == 1 && next != kTickMax) {
+      q.AdvanceTo(next + 1);  // runs everything at `next`, then moves the clock past it
+    } else {
+      q.RunOne();
+    }
+    if (m.ran.size() == ran_before && m.pending.empty()) break;  // only cancelled events were left
+    ran_before = m.ran.size();
+  }
+  EXPECT_TRUE(m.pending.empty());
+  EXPECT_GT(m.ran.size(), 100000u);
+  for (size_t i = 1; i < m.ran.size(); ++i) ASSERT_LT(m.ran[i - 1], m.ran[i]) << i;
 }
 
 }  // namespace

@@ -12,7 +12,7 @@ namespace orrery {
 
 // --- Algorithm helpers ---------------------------------------------------------
 
-int Algorithm::rank() const { return stream_->owner_->rank(); }
+int Algorithm::rank() const { return stream_->rank_; }
 
 void Algorithm::Bundle(uint64_t bytes, bool processed) {
   const StreamContext* c = stream_->ctx_;
@@ -45,6 +45,7 @@ Stream::Stream(NpuSys* owner, CollectiveHandle* coll, uint64_t tag, int group_po
                std::vector<PhaseSpec> phases)
     : ctx_(owner->context()),
       tag_(tag),
+      rank_(owner->rank()),
       owner_(owner),
       coll_(coll),
       priority_(priority),

@@ -142,6 +142,7 @@ class Stream : public EventHandler, public RecvClient, public Pooled {
   std::unique_ptr<Algorithm> algo_;
   const StreamContext* ctx_;  // the owner's, kept here: one load on the hot path, not a chain
   uint64_t tag_;
+  int rank_;      // owner_->rank(), kept here: the algorithms ask for it on every step
   Mailbox mail_;  // used when the stream is in the StreamDirectory (mail_.on())
   NpuSys* owner_;
   CollectiveHandle* coll_;

@@ -10,7 +10,8 @@
 # halving-doubling on both), COMPARE=4096, RANK=straggler rank (default N/2 + 3).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-BIN="${BIN:-$ROOT/build/apps/orrery}"
+BIN="${BIN:-$ROOT/build/apps/orrery}"     # BIN=path: the binary that simulates
+GEN_BIN="${GEN_BIN:-$BIN}"               # GEN_BIN=path: the one that writes the traces (has --straggler)
 SIZES=("$@")
 [ $# -eq 0 ] && SIZES=(4096 16384)
 TOPOS=(${TOPOS:-1d 2d})
@@ -33,7 +34,7 @@ J
 printf "%-5s %-6s %-6s %-34s %14s %14s %8s %9s %12s\n" topo npus rank engine finished_ns messages cpu_s wall_s maxrss_MiB
 for n in "${SIZES[@]}"; do
   rank="${RANK:-$((n / 2 + 3))}"
-  "$BIN" trace gen-dp --npus="$n" --layers=24 --allreduce-bytes=33554432 --straggler="$rank" --out="$W/dp$n"
+  "$GEN_BIN" trace gen-dp --npus="$n" --layers=24 --allreduce-bytes=33554432 --straggler="$rank" --out="$W/dp$n"
   printf "topology: [ Switch ]\nnpus_count: [ %d ]\nbandwidth: [ 50 ]\nlatency: [ 1000 ]\n" "$n" > "$W/net1d_$n.yml"
   printf "topology: [ Switch, Switch ]\nnpus_count: [ 8, %d ]\nbandwidth: [ 400, 50 ]\nlatency: [ 936.25, 1000 ]\n" \
     "$((n / 8))" > "$W/net2d_$n.yml"

@@ -124,6 +124,21 @@ uint32_t EventQueue::WheelFirst() const {
   return kNone;
 }
 
+// The handlers of a busy instant are usually many different objects (one per
+// NPU) whose first cache line is cold: ask for the one a few events ahead now,
+// so it is in cache when its turn comes (no effect on order). A handler with a
+// prefetcher (the engine's deliveries) names the cold object itself, in two
+// stages: its record first (`far`), then what the record points to (`near`).
+void EventQueue::PrefetchFor(const Event* far, const Event* near) const {
+  if (far && far->handler == prefetch_handler_) prefetch_fn_(prefetch_ctx_, far->arg, 0);
+  if (!near) return;
+  if (near->handler == prefetch_handler_) {
+    prefetch_fn_(prefetch_ctx_, near->arg, 1);
+  } else {
+    __builtin_prefetch(near->handler);
+  }
+}
+
 EventQueue::Event EventQueue::WheelPop(uint32_t s) {
   Slot& sl = slots_[s];
   Block& blk = BlockAt(sl.head);
@@ -135,9 +150,8 @@ EventQueue::Event EventQueue::WheelPop(uint32_t s) {
     __builtin_prefetch(next);  // its first events are read ahead below
     __builtin_prefetch(reinterpret_cast<const char*>(next) + 64);
   }
-  // As for a bucket: ask for the handlers (and a prefetcher's objects) a few
-  // events ahead now, so they are in cache when their turn comes; the look
-  // ahead continues into the next block (k < kBlockEvents).
+  // Prefetch as for a bucket; the look ahead continues into the next block
+  // (k < kBlockEvents).
   auto ahead = [&](uint32_t k) -> const Event* {
     const uint32_t i = sl.pos + k;
     if (i < filled) return &blk.ev[i];
@@ -145,16 +159,7 @@ EventQueue::Event EventQueue::WheelPop(uint32_t s) {
     const uint32_t j = i - kBlockEvents;
     return j < (blk.next == sl.tail ? sl.count : kBlockEvents) ? &next->ev[j] : nullptr;
   };
-  if (const Event* a = ahead(2 * kPrefetchAhead); a && a->handler == prefetch_handler_) {
-    prefetch_fn_(prefetch_ctx_, a->arg, 0);
-  }
-  if (const Event* a = ahead(kPrefetchAhead)) {
-    if (a->handler == prefetch_handler_) {
-      prefetch_fn_(prefetch_ctx_, a->arg, 1);
-    } else {
-      __builtin_prefetch(a->handler);
-    }
-  }
+  PrefetchFor(ahead(2 * kPrefetchAhead), ahead(kPrefetchAhead));
   --wheel_pending_;
   if (sl.pos == filled) {
     const uint32_t done = sl.head;
@@ -227,55 +232,32 @@ bool EventQueue::RunNext(Tick limit) {
   while (true) {
     const uint32_t slot = WheelFirst();
     const Tick wheel_t = slot == kNone ? kTickMax : WheelTime(slot);
+    Event ev;
+    Tick t;
     if (heap_.empty() || heap_.front().time > wheel_t) {
       // The wheel's instant comes first (the far tier has nothing at or before it).
       if (slot == kNone || wheel_t > limit) return false;
-      const Event ev = WheelPop(slot);
-      --pending_;
-      if (!cancelled_.empty()) {
-        auto it = cancelled_.find(ev.seq);
-        if (it != cancelled_.end()) {
-          cancelled_.erase(it);
-          continue;
-        }
+      ev = WheelPop(slot);
+      t = wheel_t;
+    } else {
+      t = heap_.front().time;
+      if (t > limit) return false;
+      const uint32_t b = heap_.front().bucket;
+      Bucket& bucket = buckets_[b];
+      if (bucket.head == bucket.events.size()) {
+        // This bucket is drained: recycle it (closed to new events first).
+        bucket.events.clear();
+        bucket.head = 0;
+        Recent& r = recent_[t & (kRecent - 1)];
+        if (r.time == t && r.bucket == b) r.time = kTickMax;
+        free_buckets_.push_back(b);
+        PopHeap();
+        continue;
       }
-      now_ = wheel_t;
-      ++executed_;
-      ev.handler->HandleEvent(ev.kind, ev.arg);
-      return true;
-    }
-    const Tick t = heap_.front().time;
-    if (t > limit) return false;
-    const uint32_t b = heap_.front().bucket;
-    Bucket& bucket = buckets_[b];
-    if (bucket.head == bucket.events.size()) {
-      // This bucket is drained: recycle it (closed to new events first).
-      bucket.events.clear();
-      bucket.head = 0;
-      Recent& r = recent_[t & (kRecent - 1)];
-      if (r.time == t && r.bucket == b) r.time = kTickMax;
-      free_buckets_.push_back(b);
-      PopHeap();
-      continue;
-    }
-    const Event ev = bucket.events[bucket.head++];
-    // The handlers of a large bucket are usually many different objects (one
-    // per NPU) whose first cache line is cold: ask for the one a few events
-    // ahead now, so it is in cache when its turn comes (no effect on order).
-    // A handler with a prefetcher (the engine's deliveries) names the cold
-    // object itself, in two stages: its record first, then what the record points to.
-    const size_t n = bucket.events.size();
-    if (bucket.head + 2 * kPrefetchAhead < n) {
-      const Event& a = bucket.events[bucket.head + 2 * kPrefetchAhead];
-      if (a.handler == prefetch_handler_) prefetch_fn_(prefetch_ctx_, a.arg, 0);
-    }
-    if (bucket.head + kPrefetchAhead < n) {
-      const Event& a = bucket.events[bucket.head + kPrefetchAhead];
-      if (a.handler == prefetch_handler_) {
-        prefetch_fn_(prefetch_ctx_, a.arg, 1);
-      } else {
-        __builtin_prefetch(a.handler);
-      }
+      ev = bucket.events[bucket.head++];
+      const size_t n = bucket.events.size();
+      const size_t far = bucket.head + 2 * kPrefetchAhead, near = bucket.head + kPrefetchAhead;
+      PrefetchFor(far < n ? &bucket.events[far] : nullptr, near < n ? &bucket.events[near] : nullptr);
     }
     --pending_;
     if (!cancelled_.empty()) {

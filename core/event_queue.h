@@ -180,6 +180,9 @@ class EventQueue {
   uint32_t WheelFirst() const;
   Tick WheelTime(uint32_t slot) const { return now_ + ((slot - now_) & kWheelMask); }
   Event WheelPop(uint32_t slot);
+  // Prefetches for the events 2 * kPrefetchAhead (`far`) and kPrefetchAhead
+  // (`near`) places ahead of the one about to run; either may be null.
+  void PrefetchFor(const Event* far, const Event* near) const;
 
   std::vector<Slot> slots_;               // [time % kWheelNs], allocated on first use
   std::vector<uint64_t> busy_;            // bit per slot: it holds events

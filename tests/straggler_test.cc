@@ -13,12 +13,7 @@ namespace {
 using testing::TempDir;
 
 RunReport RunLoop(const TempDir& d, const std::string& symmetry) {
-  RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
-  c.symmetry = symmetry;
-  auto r = RunSimulation(c, DefaultBackends());
+  auto r = testing::RunIn(d, "analytical", symmetry);
   EXPECT_TRUE(r.ok()) << r.status().message();
   return r.ok() ? r.value() : RunReport();
 }

@@ -109,12 +109,13 @@ void WriteP2PTraces(const TempDir& dir, int npus, const std::vector<P2PMsg>& msg
   });
 }
 
-Result<RunReport> RunIn(const TempDir& dir, const std::string& backend) {
+Result<RunReport> RunIn(const TempDir& dir, const std::string& backend, const std::string& symmetry) {
   RunConfig c;
   c.workload_prefix = dir.File("trace");
   c.network_path = dir.File("network.yml");
   c.system_path = dir.File("system.json");
   c.backend = backend;
+  c.symmetry = symmetry;
   return RunSimulation(c, DefaultBackends());
 }
 

@@ -49,8 +49,9 @@ struct P2PMsg {
 // Writes dir/trace.<rank>.et for `npus` ranks with these messages (in order; all independent).
 void WriteP2PTraces(const TempDir& dir, int npus, const std::vector<P2PMsg>& msgs);
 
-// Runs a simulation over files in `dir`: trace prefix dir/trace.
-Result<RunReport> RunIn(const TempDir& dir, const std::string& backend = "analytical");
+// Runs a simulation over files in `dir`: trace prefix dir/trace, network.yml, system.json.
+Result<RunReport> RunIn(const TempDir& dir, const std::string& backend = "analytical",
+                        const std::string& symmetry = "auto");
 // The same with the communicator groups of dir/groups.json.
 Result<RunReport> RunInWithGroups(const TempDir& dir);
 Tick MaxFinished(const RunReport& r);

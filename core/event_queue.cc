@@ -81,7 +81,7 @@ uint32_t EventQueue::NewBlock() {
   return b;
 }
 
-void EventQueue::WheelAppend(Tick at, const Event& e) {
+void EventQueue::WheelAppend(Tick at, EventHandler* handler, uint64_t arg, uint64_t seq, uint32_t kind) {
   if (slots_.empty()) {
     slots_.resize(kWheelNs);
     busy_.assign(kWheelNs / 64, 0);
@@ -100,7 +100,11 @@ void EventQueue::WheelAppend(Tick at, const Event& e) {
     sl.tail = b;
     sl.count = 0;
   }
-  BlockAt(sl.tail).ev[sl.count++] = e;
+  Event& e = BlockAt(sl.tail).ev[sl.count++];
+  e.handler = handler;
+  e.arg = arg;
+  e.seq = seq;
+  e.kind = kind;
   ++wheel_pending_;
 }
 
@@ -125,15 +129,28 @@ uint32_t EventQueue::WheelFirst() const {
 }
 
 // The handlers of a busy instant are usually many different objects (one per
-// NPU) whose first cache line is cold: ask for the one a few events ahead now,
-// so it is in cache when its turn comes (no effect on order). A handler with a
-// prefetcher (the engine's deliveries) names the cold object itself, in two
-// stages: its record first (`far`), then what the record points to (`near`).
-void EventQueue::PrefetchFor(const Event* far, const Event* near) const {
+// NPU) whose first cache line is cold: ask for the ones a few events ahead
+// now, so they are in cache when their turn comes (no effect on order). Three
+// distances, each reading only what the farther one fetched: a hinted handler
+// (HintedEventHandler) is fetched at `mid` and its hint at `near`; the
+// registered prefetcher (the engine's deliveries) names its cold objects in
+// three stages; any other handler is fetched at `near`.
+void EventQueue::PrefetchFor(const Event* far, const Event* mid, const Event* near) const {
   if (far && far->handler == prefetch_handler_) prefetch_fn_(prefetch_ctx_, far->arg, 0);
+  if (mid) {
+    if (mid->handler == prefetch_handler_) {
+      prefetch_fn_(prefetch_ctx_, mid->arg, 1);
+    } else if (mid->kind & HintedEventHandler::kHintedKind) {
+      __builtin_prefetch(mid->handler);
+    }
+  }
   if (!near) return;
   if (near->handler == prefetch_handler_) {
-    prefetch_fn_(prefetch_ctx_, near->arg, 1);
+    prefetch_fn_(prefetch_ctx_, near->arg, 2);
+  } else if (near->kind & HintedEventHandler::kHintedKind) {
+    if (const void* hint = static_cast<const HintedEventHandler*>(near->handler)->prefetch_hint_) {
+      __builtin_prefetch(hint);
+    }
   } else {
     __builtin_prefetch(near->handler);
   }
@@ -159,7 +176,7 @@ EventQueue::Event EventQueue::WheelPop(uint32_t s) {
     const uint32_t j = i - kBlockEvents;
     return j < (blk.next == sl.tail ? sl.count : kBlockEvents) ? &next->ev[j] : nullptr;
   };
-  PrefetchFor(ahead(2 * kPrefetchAhead), ahead(kPrefetchAhead));
+  PrefetchFor(ahead(3 * kPrefetchAhead), ahead(2 * kPrefetchAhead), ahead(kPrefetchAhead));
   --wheel_pending_;
   if (sl.pos == filled) {
     const uint32_t done = sl.head;
@@ -184,7 +201,7 @@ EventId EventQueue::ScheduleAt(Tick at, EventHandler* handler, uint32_t kind, ui
   }
   const uint64_t seq = next_seq_++;
   if (at - now_ < kWheelNs) {
-    WheelAppend(at, Event{handler, arg, seq, kind});
+    WheelAppend(at, handler, arg, seq, kind);
   } else {
     BucketFor(at, seq)->events.push_back(Event{handler, arg, seq, kind});
   }
@@ -256,8 +273,8 @@ bool EventQueue::RunNext(Tick limit) {
       }
       ev = bucket.events[bucket.head++];
       const size_t n = bucket.events.size();
-      const size_t far = bucket.head + 2 * kPrefetchAhead, near = bucket.head + kPrefetchAhead;
-      PrefetchFor(far < n ? &bucket.events[far] : nullptr, near < n ? &bucket.events[near] : nullptr);
+      auto ahead = [&](size_t k) { return bucket.head + k < n ? &bucket.events[bucket.head + k] : nullptr; };
+      PrefetchFor(ahead(3 * kPrefetchAhead), ahead(2 * kPrefetchAhead), ahead(kPrefetchAhead));
     }
     --pending_;
     if (!cancelled_.empty()) {

@@ -38,6 +38,21 @@ class EventHandler {
   virtual void HandleEvent(uint32_t kind, uint64_t arg) = 0;
 };
 
+// A handler whose events also touch a second object (a stream's algorithm):
+// it keeps `prefetch_hint_` pointing there, and schedules its events with
+// kinds that carry kHintedKind, so the queue can fetch that object into the
+// cache a few events before the handler runs. Only the queue reads the hint.
+class HintedEventHandler : public EventHandler {
+ public:
+  static constexpr uint32_t kHintedKind = 0x80000000u;
+
+ protected:
+  const void* prefetch_hint_ = nullptr;
+
+ private:
+  friend class EventQueue;
+};
+
 using EventId = uint64_t;
 
 // A move-only callable (std::function needs copyable targets).
@@ -81,9 +96,10 @@ class EventQueue {
     return ScheduleAt(SatAdd(now_, delay), handler, kind, arg);
   }
   // Optional, one handler: before an event of `handler` runs, `fn(ctx, arg,
-  // stage)` is called for it 2 * kPrefetchAhead events ahead (stage 0) and
-  // kPrefetchAhead events ahead (stage 1) to prefetch what it will touch. It
-  // must only read (and prefetch): it cannot change the schedule.
+  // stage)` is called for it 3, 2 and 1 times kPrefetchAhead events ahead
+  // (stages 0, 1, 2) to prefetch what it will touch, each stage reading what
+  // the one before fetched. It must only read (and prefetch): it cannot
+  // change the schedule.
   using PrefetchFn = void (*)(void* ctx, uint64_t arg, int stage);
   void SetPrefetcher(EventHandler* handler, PrefetchFn fn, void* ctx) {
     prefetch_handler_ = handler;
@@ -175,14 +191,16 @@ class EventQueue {
   // The wheel's parts.
   Block& BlockAt(uint32_t b) { return block_chunks_[b / kBlocksPerChunk][b % kBlocksPerChunk]; }
   uint32_t NewBlock();
-  void WheelAppend(Tick at, const Event& e);
+  // Fields by value: the caller's Event would reach here through a store the
+  // load cannot forward from (a measured stall on every schedule).
+  void WheelAppend(Tick at, EventHandler* handler, uint64_t arg, uint64_t seq, uint32_t kind);
   // The busy slot holding the wheel's earliest time (kNone when empty).
   uint32_t WheelFirst() const;
   Tick WheelTime(uint32_t slot) const { return now_ + ((slot - now_) & kWheelMask); }
   Event WheelPop(uint32_t slot);
-  // Prefetches for the events 2 * kPrefetchAhead (`far`) and kPrefetchAhead
-  // (`near`) places ahead of the one about to run; either may be null.
-  void PrefetchFor(const Event* far, const Event* near) const;
+  // Prefetches for the events 3, 2 and 1 times kPrefetchAhead places ahead of
+  // the one about to run (`far`, `mid`, `near`); any may be null.
+  void PrefetchFor(const Event* far, const Event* mid, const Event* near) const;
 
   std::vector<Slot> slots_;               // [time % kWheelNs], allocated on first use
   std::vector<uint64_t> busy_;            // bit per slot: it holds events

@@ -27,8 +27,9 @@ CollectiveEngine::CollectiveEngine(EventQueue* queue, const Topology* topology, 
   queue_->SetPrefetcher(this, &CollectiveEngine::PrefetchDelivery, this);
 }
 
-// Reads only: the message's slot (stage 0), then the receiving stream's first
-// line, found as HandleEvent will find it (stage 1).
+// Reads only: the message's slot (stage 0), the receiving stream's first
+// line, found as HandleEvent will find it (stage 1), then the algorithm the
+// stream points to (stage 2: OnRecv goes straight there).
 void CollectiveEngine::PrefetchDelivery(void* ctx, uint64_t token, int stage) {
   CollectiveEngine* e = static_cast<CollectiveEngine*>(ctx);
   const MessageTransport::Msg* msg = e->transport_.Peek(token);
@@ -39,7 +40,13 @@ void CollectiveEngine::PrefetchDelivery(void* ctx, uint64_t token, int stage) {
     return;
   }
   if (m.sub != 0 || m.on_sent || (m.tag & (tags::kPointToPoint | tags::kRaw)) || !e->store_.directory_on()) return;
-  if (Stream* s = e->store_.directory().Find(m.tag, e->DirectoryPos(m.tag, m.dst))) __builtin_prefetch(s);
+  Stream* s = e->store_.directory().Find(m.tag, e->DirectoryPos(m.tag, m.dst));
+  if (!s) return;
+  if (stage == 1) {
+    __builtin_prefetch(s);
+  } else if (const void* algo = s->algorithm()) {
+    __builtin_prefetch(algo);
+  }
 }
 
 Status CollectiveEngine::Validate() const {

@@ -186,7 +186,7 @@ void NpuSys::EraseFromQueue(int q, Stream* s) {
 
 void NpuSys::ProceedToNextPhase(Stream* s) {
   const int previous = s->queue_id_;
-  if (s->algo_) ctx_->store->Retire(std::move(s->algo_));
+  if (s->algo_) ctx_->store->Retire(s->TakeAlgorithm());
   const std::vector<PhaseObserver*>& observers = *ctx_->phase_observers;
   if (s->next_phase_ == s->phases_.size()) {
     for (PhaseObserver* o : observers) {
@@ -216,7 +216,7 @@ void NpuSys::ProceedToNextPhase(Stream* s) {
   }
   s->queue_id_ = spec.queue_id;
   s->initialized_ = false;
-  s->algo_ = MakeAlgorithm(s, spec);
+  s->SetAlgorithm(MakeAlgorithm(s, spec));
   InsertStream(&active_[s->queue_id_], s);
   if (previous >= 0) NotifyStreamRemoved(previous);
   NotifyStreamAdded(s->queue_id_);

@@ -108,9 +108,15 @@ class Algorithm : public Pooled {
 
 std::unique_ptr<Algorithm> MakeAlgorithm(Stream* stream, const PhaseSpec& spec);
 
-class Stream : public EventHandler, public RecvClient, public Pooled {
+// The queue prefetches a stream's algorithm before the stream's events run
+// (HintedEventHandler: the hint follows algo_).
+class Stream : public HintedEventHandler, public RecvClient, public Pooled {
  public:
-  enum Kind : uint32_t { kBundleArrived = 1, kBundleProcessed = 2, kTimer = 3 };
+  enum Kind : uint32_t {
+    kBundleArrived = 1 | kHintedKind,
+    kBundleProcessed = 2 | kHintedKind,
+    kTimer = 3 | kHintedKind
+  };
   // `group_pos`: the rank's position in the collective's group (its rank
   // without a group), its index in the StreamDirectory.
   Stream(NpuSys* owner, CollectiveHandle* coll, uint64_t tag, int group_pos, int priority,
@@ -128,6 +134,16 @@ class Stream : public EventHandler, public RecvClient, public Pooled {
   // Built-in algorithms only (ring, halving-doubling, double binary tree):
   // every receive waits in the Mailbox, so the directory may deliver here.
   bool MailboxEligible() const;
+  // The algorithm of the phase the stream is in (null between phases).
+  void SetAlgorithm(std::unique_ptr<Algorithm> a) {
+    algo_ = std::move(a);
+    prefetch_hint_ = algo_.get();
+  }
+  const Algorithm* algorithm() const { return algo_.get(); }
+  std::unique_ptr<Algorithm> TakeAlgorithm() {
+    prefetch_hint_ = nullptr;
+    return std::move(algo_);
+  }
 
   NpuSys* owner() const { return owner_; }
   const StreamContext* context() const { return ctx_; }

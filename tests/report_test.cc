@@ -3,12 +3,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include <fstream>
 #include <sstream>
 
 #include "apps/examples.h"
 #include "apps/trace_tools.h"
 #include "tests/test_util.h"
+#include "workload/simulation.h"
 
 namespace orrery {
 namespace {
@@ -185,6 +188,60 @@ TEST(Report, LinkStatsWithoutLinksSaySo) {
   auto off = RunSimulation(c, DefaultBackends());
   ASSERT_TRUE(off.ok());
   EXPECT_EQ(FormatReportText(off.value()).find("link statistics"), std::string::npos);
+}
+
+// The JSON report writes its per-rank arrays as text, not as a tree; the text
+// must be what nlohmann's dump(1) of the whole tree gives (the same layout,
+// escaping and field order), with and without the optional fields.
+TEST(Report, JsonArraysWrittenAsTextEqualTheTreeDump) {
+  RunReport r;
+  r.backend = "analytical";
+  r.npus = 2;
+  r.symmetry_note = "off";
+  r.config_json = R"({"npus": [1, 2], "name": "npus"})";  // a nested "npus" key must not be taken for the array
+  for (bool capacity : {false, true}) {
+    for (bool empty_collectives : {false, true}) {
+      r.capacity_tracked = capacity;
+      r.per_npu.clear();
+      r.all_collectives.clear();
+      for (int i = 0; i < 3; ++i) {
+        NpuReport n;
+        n.rank = i;
+        n.finished_ns = 18446744073709551615ull - static_cast<uint64_t>(i);  // 2^64 - 1 - i: every digit
+        n.compute_ns = 7;
+        n.peak_local_bytes = 1ull << 40;
+        r.per_npu.push_back(n);
+        if (empty_collectives) continue;
+        CollectiveReport c;
+        c.rank = i;
+        c.node_id = 42;
+        c.name = "all\"reduce\n\u00e9\x01";  // quote, newline, UTF-8 and a control character
+        c.type = "ALL_REDUCE";
+        c.bytes = 1048576;
+        c.algorithm = "ring";
+        c.start_ns = 1;
+        c.end_ns = 2;
+        r.all_collectives.push_back(c);
+      }
+      // The tree the report used to build, dumped as a whole.
+      nlohmann::ordered_json want = nlohmann::ordered_json::parse(FormatReportJson(r));
+      auto& npus = want["npus"] = nlohmann::ordered_json::array();
+      for (const NpuReport& n : r.per_npu) {
+        npus.push_back({{"rank", n.rank}, {"finished_ns", n.finished_ns}, {"compute_ns", n.compute_ns},
+                        {"comm_ns", n.comm_ns}, {"exposed_comm_ns", n.exposed_comm_ns},
+                        {"mem_stall_ns", n.mem_stall_ns}, {"remote_mem_ns", n.remote_mem_ns}, {"idle_ns", n.idle_ns}});
+        if (capacity) npus.back()["peak_local_bytes"] = n.peak_local_bytes;
+      }
+      auto& colls = want["collectives"] = nlohmann::ordered_json::array();
+      for (const CollectiveReport& c : r.all_collectives) {
+        colls.push_back({{"rank", c.rank}, {"node_id", c.node_id}, {"name", c.name}, {"type", c.type},
+                         {"bytes", c.bytes}, {"algorithm", c.algorithm}, {"start_ns", c.start_ns}, {"end_ns", c.end_ns}});
+      }
+      EXPECT_EQ(FormatReportJson(r), want.dump(1) + "\n") << "capacity " << capacity << ", no collectives " << empty_collectives;
+      EXPECT_NE(FormatReportJson(r).find(empty_collectives ? "\"collectives\": []" : "\"name\": \"all\\\"reduce\\n"),
+                std::string::npos);
+    }
+  }
 }
 
 }  // namespace

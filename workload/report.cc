@@ -3,10 +3,12 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <map>
 #include <utility>
 
+#include "core/status.h"
 #include "workload/simulation.h"
 
 namespace orrery {
@@ -18,6 +20,57 @@ std::string Us(Tick ns) {
   std::snprintf(buf, sizeof(buf), "%.3f us", static_cast<double>(ns) / 1000.0);
   return buf;
 }
+
+// Where FormatReportJson's per-rank arrays go in the dumped text.
+constexpr const char* kArrayMark = "\u0001";
+
+// An array of flat records (numbers and strings) at the top level of the
+// JSON report, written as nlohmann's dump(1) writes it (one space per level:
+// entries at two, their fields at three) without building the tree: at 16,384
+// ranks the collectives array alone has hundreds of thousands of entries.
+class RecordArray {
+ public:
+  void Open() {
+    text_ += records_++ == 0 ? "[\n  {" : "\n  },\n  {";
+    first_field_ = true;
+  }
+  void Field(const char* key, uint64_t v) {
+    Key(key);
+    char buf[24];
+    const auto res = std::to_chars(buf, buf + sizeof(buf), v);
+    text_.append(buf, res.ptr);
+  }
+  void Field(const char* key, int v) {
+    Key(key);
+    char buf[16];
+    const auto res = std::to_chars(buf, buf + sizeof(buf), v);
+    text_.append(buf, res.ptr);
+  }
+  void Field(const char* key, const std::string& v) {
+    Key(key);
+    text_ += nlohmann::ordered_json(v).dump();  // quoted and escaped as the tree would be
+  }
+  size_t size() const { return text_.size() + 8; }
+  void AppendTo(std::string* out) const {
+    if (records_ == 0) {
+      *out += "[]";
+      return;
+    }
+    *out += text_;
+    *out += "\n  }\n ]";
+  }
+
+ private:
+  void Key(const char* key) {
+    text_ += first_field_ ? "\n   \"" : ",\n   \"";
+    text_ += key;
+    text_ += "\": ";
+    first_field_ = false;
+  }
+  std::string text_;
+  size_t records_ = 0;
+  bool first_field_ = true;
+};
 
 std::string Pad(const std::string& s, size_t w) { return s.size() >= w ? s : std::string(w - s.size(), ' ') + s; }
 
@@ -253,22 +306,13 @@ std::string FormatReportJson(const RunReport& r) {
   for (const auto& n : r.per_npu) finished = std::max(finished, n.finished_ns);
   j["finished_ns"] = finished;
   j["messages"] = r.messages;
-  auto& arr = j["npus"] = nlohmann::ordered_json::array();
-  for (const auto& n : r.per_npu) {
-    arr.push_back({{"rank", n.rank}, {"finished_ns", n.finished_ns}, {"compute_ns", n.compute_ns},
-                   {"comm_ns", n.comm_ns}, {"exposed_comm_ns", n.exposed_comm_ns}, {"mem_stall_ns", n.mem_stall_ns},
-                   {"remote_mem_ns", n.remote_mem_ns},
-                   {"idle_ns", n.idle_ns}});
-    if (r.capacity_tracked) arr.back()["peak_local_bytes"] = n.peak_local_bytes;
-  }
-  auto& colls = j["collectives"] = nlohmann::ordered_json::array();
+  // The two arrays with an entry per rank (and per collective) are written
+  // straight to text below, in dump(1)'s layout; here they hold a mark.
+  j["npus"] = kArrayMark;
+  j["collectives"] = kArrayMark;
   if (!r.all_collectives.empty() && r.symmetric) j["collectives_note"] = "symmetric run: rank 0's collectives are every rank's";
   if (!r.all_collectives.empty() && r.rank_classes > 0) {
     j["collectives_note"] = "rank classes: each rank's collectives are its class representative's (with its node ids)";
-  }
-  for (const auto& c : r.all_collectives.empty() ? r.collectives : r.all_collectives) {
-    colls.push_back({{"rank", c.rank}, {"node_id", c.node_id}, {"name", c.name}, {"type", c.type}, {"bytes", c.bytes},
-                     {"algorithm", c.algorithm}, {"start_ns", c.start_ns}, {"end_ns", c.end_ns}});
   }
   j["memory"] = {{"backend", r.memory_backend}, {"accesses", r.memory_accesses}, {"bytes", r.memory_bytes},
                  {"wait_ns", r.memory_wait_ns}};
@@ -305,7 +349,48 @@ std::string FormatReportJson(const RunReport& r) {
       links.push_back({{"link", l.name}, {"dim", l.dim}, {"bytes", l.bytes}, {"busy_ns", l.busy_ns}});
     }
   }
-  return j.dump(1) + "\n";
+  std::string out = j.dump(1);
+  RecordArray npus;
+  for (const auto& n : r.per_npu) {
+    npus.Open();
+    npus.Field("rank", n.rank);
+    npus.Field("finished_ns", n.finished_ns);
+    npus.Field("compute_ns", n.compute_ns);
+    npus.Field("comm_ns", n.comm_ns);
+    npus.Field("exposed_comm_ns", n.exposed_comm_ns);
+    npus.Field("mem_stall_ns", n.mem_stall_ns);
+    npus.Field("remote_mem_ns", n.remote_mem_ns);
+    npus.Field("idle_ns", n.idle_ns);
+    if (r.capacity_tracked) npus.Field("peak_local_bytes", n.peak_local_bytes);
+  }
+  RecordArray colls;
+  for (const auto& c : r.all_collectives.empty() ? r.collectives : r.all_collectives) {
+    colls.Open();
+    colls.Field("rank", c.rank);
+    colls.Field("node_id", c.node_id);
+    colls.Field("name", c.name);
+    colls.Field("type", c.type);
+    colls.Field("bytes", c.bytes);
+    colls.Field("algorithm", c.algorithm);
+    colls.Field("start_ns", c.start_ns);
+    colls.Field("end_ns", c.end_ns);
+  }
+  // Top-level keys are the only ones one space deep (the config's are deeper).
+  std::string result;
+  result.reserve(out.size() + npus.size() + colls.size() + 1);
+  size_t from = 0;
+  for (auto [key, array] : {std::pair<const char*, RecordArray*>{"npus", &npus}, {"collectives", &colls}}) {
+    const std::string mark = std::string("\n \"") + key + "\": " + nlohmann::ordered_json(kArrayMark).dump();
+    const size_t at = out.find(mark, from);
+    ORRERY_CHECK(at != std::string::npos, "JSON report: the place of an array was lost");
+    const size_t value = at + mark.size() - nlohmann::ordered_json(kArrayMark).dump().size();
+    result.append(out, from, value - from);
+    array->AppendTo(&result);
+    from = at + mark.size();
+  }
+  result.append(out, from, std::string::npos);
+  result += "\n";
+  return result;
 }
 
 std::string FormatReportCsv(const RunReport& r) {

@@ -23,7 +23,8 @@ struct FastDiv {
 
 class AnalyticalBackend : public NetworkBackend {
  public:
-  explicit AnalyticalBackend(const BackendContext& ctx) : ctx_(ctx), stats_(ctx.topology->num_dims()) {
+  explicit AnalyticalBackend(const BackendContext& ctx)
+      : ctx_(ctx), stats_(ctx.topology->num_dims()), recent_(ctx.topology->num_dims()) {
     for (const Dim& d : ctx.topology->dims()) radix_.emplace_back(static_cast<uint32_t>(d.npus));
   }
 
@@ -41,20 +42,36 @@ class AnalyticalBackend : public NetworkBackend {
       r = qr;
       if (a == b) continue;
       const int hops = t.Hops(d, a, b);
-      const double ser = static_cast<double>(bytes) / t.BytesPerNs(d);
+      // A collective's messages on one dimension mostly repeat (bytes, hops):
+      // the last pair's times are kept, computed by the same formula.
+      Recent& m = recent_[d];
+      if (m.bytes != bytes || m.hops != hops) {
+        const double ser = static_cast<double>(bytes) / t.BytesPerNs(d);
+        m.bytes = bytes;
+        m.hops = hops;
+        m.delay = TicksFromDouble(hops * t.dims()[d].latency_ns + ser);
+        m.busy = SatMul(TicksFromDouble(ser), static_cast<Tick>(hops));
+      }
       // Saturating: a delay past 2^64 ns reaches the queue as kTickMax, an error.
-      delay = SatAdd(delay, TicksFromDouble(hops * t.dims()[d].latency_ns + ser));
+      delay = SatAdd(delay, m.delay);
       stats_[d].messages++;
       stats_[d].bytes += bytes;
-      stats_[d].busy_ns = SatAdd(stats_[d].busy_ns, SatMul(TicksFromDouble(ser), static_cast<Tick>(hops)));
+      stats_[d].busy_ns = SatAdd(stats_[d].busy_ns, m.busy);
     }
     ctx_.queue->ScheduleAfter(delay, ctx_.sink, ctx_.delivered_kind, token);
   }
   const std::vector<DimStats>& dim_stats() const override { return stats_; }
 
  private:
+  // Per dimension: the last message's size and hops, its delay and busy time.
+  struct Recent {
+    uint64_t bytes = ~uint64_t{0};  // no message has this size (sizes are at most 2^48)
+    int hops = -1;
+    Tick delay = 0, busy = 0;
+  };
   BackendContext ctx_;
   std::vector<DimStats> stats_;
+  std::vector<Recent> recent_;
   std::vector<FastDiv> radix_;  // per dimension: its size
 };
 

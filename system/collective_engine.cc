@@ -8,6 +8,7 @@ namespace orrery {
 CollectiveEngine::CollectiveEngine(EventQueue* queue, const Topology* topology, SystemOptions options, bool mirror)
     : queue_(queue), topology_(topology), mirror_(mirror), options_(std::move(options)), transport_(topology, mirror) {
   store_.set_directory_on(!mirror_);
+  default_impl_.assign(std::max(1, topology->num_dims()), AlgoSpec{});
   ctx_.queue = queue_;
   ctx_.store = &store_;
   ctx_.transport = &transport_;
@@ -199,8 +200,10 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
                                                                   const std::vector<bool>& involved_in, int group,
                                                                   std::string* algorithm_used) {
   const Topology& t = *topology_;
-  std::vector<AlgoSpec> impl = options_.ImplFor(type);
-  if (impl.empty()) impl.assign(std::max(1, t.num_dims()), AlgoSpec{});
+  // The configured algorithms, or ring on every dimension (not copied: a
+  // collective is planned on every rank).
+  const std::vector<AlgoSpec>& impl =
+      options_.ImplFor(type).empty() ? default_impl_ : options_.ImplFor(type);
   for (const AlgoSpec& a : impl) {
     // Under localBWAware an all-reduce's reduce-scatter and all-gather phases
     // may run on a doubleBinaryTree dimension (as a tree all-reduce, see Plan).
@@ -235,6 +238,7 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
     int net_dim;  // -1: a flat ring over a communicator group
   };
   std::vector<LDim> ldims;
+  ldims.reserve(std::max(1, t.num_dims()));
   const CommGroup* g = group >= 0 ? &groups_[group] : nullptr;
   if (g && !g->aligned) {
     AlgoSpec a = impl[0];
@@ -279,6 +283,7 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
   }
   if (chunk == 0) chunk = bytes;  // an all-gather smaller than its splits: one chunk (ASTRA-sim never ends)
   std::vector<std::vector<PhaseSpec>> chunks;
+  if (chunk > 0) chunks.reserve(std::min<uint64_t>(left / chunk + 1, 64));
   std::string used;
   std::vector<int> order(ldims.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
@@ -304,6 +309,7 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
       if (type == ComType::kAllGather) std::reverse(order.begin(), order.end());
     }
     std::vector<PhaseSpec> phases;
+    phases.reserve(2 * ldims.size());
     auto add = [&](ComType ct, int i) {
       PhaseSpec ps;
       ps.type = ct;

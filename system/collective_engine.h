@@ -139,6 +139,7 @@ class CollectiveEngine : public EventHandler {
   std::vector<std::vector<uint64_t>> stream_counters_;
   // Null when `rank` is not in `group`; *pos: the rank's position in the group.
   uint64_t* StreamCounter(int group, int rank, int* pos);
+  std::vector<AlgoSpec> default_impl_;  // ring on every dimension, when a type has no implementation configured
   std::vector<int> dbt_counter_;                        // [rank * dims + dim]: alternates the two trees
   std::vector<std::unique_ptr<HandleOwner>> handles_;
   std::vector<uint32_t> free_handles_;

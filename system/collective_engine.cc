@@ -308,7 +308,7 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
       order = ThemisOrder(td, act, static_cast<double>(this_chunk), &load);
       if (type == ComType::kAllGather) std::reverse(order.begin(), order.end());
     }
-    std::vector<PhaseSpec> phases;
+    std::vector<PhaseSpec> phases = store_.TakePhaseList();
     phases.reserve(2 * ldims.size());
     auto add = [&](ComType ct, int i) {
       PhaseSpec ps;

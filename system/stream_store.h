@@ -55,11 +55,29 @@ class StreamStore {
   // At the start of every top-level event (no algorithm code is on the stack).
   void CollectGarbage() {
     if (!dead_algos_.empty()) dead_algos_.clear();
-    if (!dead_streams_.empty()) dead_streams_.clear();
+    if (!dead_streams_.empty()) {
+      for (std::unique_ptr<Stream>& s : dead_streams_) KeepPhaseList(std::move(s->phases_));
+      dead_streams_.clear();
+    }
+  }
+  // An empty phase list for a new stream: an ended stream's, its capacity
+  // kept, so planning a collective allocates no phase lists in steady state.
+  std::vector<PhaseSpec> TakePhaseList() {
+    if (spare_phases_.empty()) return {};
+    std::vector<PhaseSpec> v = std::move(spare_phases_.back());
+    spare_phases_.pop_back();
+    return v;
   }
 
  private:
+  static constexpr size_t kSparePhaseLists = 4096;  // enough for every stream that ends in one event
+  void KeepPhaseList(std::vector<PhaseSpec> v) {
+    if (spare_phases_.size() >= kSparePhaseLists || v.capacity() == 0) return;
+    v.clear();
+    spare_phases_.push_back(std::move(v));
+  }
   bool directory_on_ = true;
+  std::vector<std::vector<PhaseSpec>> spare_phases_;
   StreamDirectory directory_;
   std::vector<std::unique_ptr<Algorithm>> dead_algos_;
   std::vector<std::unique_ptr<Stream>> dead_streams_;

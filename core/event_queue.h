@@ -88,6 +88,9 @@ class EventQueue {
   Tick Now() const { return now_; }
 
   // Schedules handler->HandleEvent(kind, arg) at absolute time `at` (>= Now()).
+  // A kind with HintedEventHandler::kHintedKind set promises that `handler` is
+  // a HintedEventHandler (the queue reads its hint); other handlers use kinds
+  // below 2^31.
   // `at` == kTickMax means the time overflowed 2^64 ns (see SatAdd): nothing is
   // scheduled, overflowed() turns true and the run must stop with an error.
   EventId ScheduleAt(Tick at, EventHandler* handler, uint32_t kind, uint64_t arg = 0);

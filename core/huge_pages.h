@@ -6,6 +6,7 @@
 // pages (THP "never", or not Linux), this is ordinary aligned memory.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 
@@ -29,5 +30,34 @@ inline void* AllocateHuge(size_t bytes) {
 }
 
 inline void FreeHuge(void* p) { std::free(p); }
+
+// A std::vector allocator for the hot path's large arrays (message slots, the
+// event wheel's slots): arrays of kHugeArrayBytes or more come from
+// AllocateHuge, smaller ones from the global heap. Stateless, so equal.
+inline constexpr size_t kHugeArrayBytes = size_t{1} << 20;
+
+template <typename T>
+struct HugePageAllocator {
+  using value_type = T;
+  HugePageAllocator() = default;
+  template <typename U>
+  HugePageAllocator(const HugePageAllocator<U>&) {}  // NOLINT: rebinding, as std::allocator
+  T* allocate(size_t n) {
+    if (n > SIZE_MAX / sizeof(T)) throw std::bad_alloc();
+    if (n * sizeof(T) >= kHugeArrayBytes) return static_cast<T*>(AllocateHuge(n * sizeof(T)));
+    return static_cast<T*>(::operator new(n * sizeof(T)));
+  }
+  void deallocate(T* p, size_t n) {
+    if (n * sizeof(T) >= kHugeArrayBytes) {
+      FreeHuge(p);
+    } else {
+      ::operator delete(p);
+    }
+  }
+  template <typename U>
+  bool operator==(const HugePageAllocator<U>&) const { return true; }
+  template <typename U>
+  bool operator!=(const HugePageAllocator<U>&) const { return false; }
+};
 
 }  // namespace orrery

@@ -11,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include "core/huge_pages.h"
 #include "network/backend.h"
 #include "network/topology.h"
 #include "system/rank_class_map.h"
@@ -81,7 +82,7 @@ class MessageTransport {
   bool mirror_;
   const RankClassMap* classes_ = nullptr;
   NetworkBackend* backend_ = nullptr;
-  std::vector<Msg> msgs_;
+  std::vector<Msg, HugePageAllocator<Msg>> msgs_;  // read at random at 16K NPUs: huge pages
   std::vector<uint32_t> free_msgs_;
   uint64_t messages_sent_ = 0;
   uint64_t class_messages_ = 0;

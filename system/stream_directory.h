@@ -4,15 +4,18 @@
 // the member's position in the group (its rank when there is no group). A
 // message is then delivered with one cached lookup of its tag and one load
 // from a page of positions, without probing the receiver's match table.
-// Pages of 256 positions are allocated on first use and recycled, so a tag
+// Pages of 256 positions (cut from slabs of huge pages) are allocated on first use and recycled, so a tag
 // costs memory for the members that have started it only; an entry is freed
 // when its last registered stream ends (a member that starts later makes it
 // anew). O(1) per message, no allocation in steady state.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
 #include <vector>
+
+#include "core/huge_pages.h"
 
 namespace orrery {
 
@@ -100,15 +103,31 @@ class StreamDirectory {
       free_pages_.pop_back();
       return p;
     }
-    pages_.push_back(std::make_unique<Stream*[]>(size_t{1} << kPageBits));  // value-initialised: null
-    return pages_.back().get();
+    // A new page cut from a slab of huge pages (read at random at 16K NPUs).
+    if (slab_left_ == 0) {
+      slabs_.push_back(SlabPtr(static_cast<Stream**>(AllocateHuge(kHugePageBytes))));
+      slab_next_ = slabs_.back().get();
+      slab_left_ = kHugePageBytes / kPageBytes;
+    }
+    Stream** p = slab_next_;
+    slab_next_ += size_t{1} << kPageBits;
+    --slab_left_;
+    std::fill(p, p + (size_t{1} << kPageBits), nullptr);
+    return p;
   }
 
   CacheSlot cache_[kCache];
   std::unordered_map<uint64_t, Entry*> index_;
   std::vector<std::unique_ptr<Entry>> entries_;
   std::vector<Entry*> free_entries_;
-  std::vector<std::unique_ptr<Stream*[]>> pages_;
+  static constexpr size_t kPageBytes = sizeof(Stream*) << kPageBits;
+  struct FreeSlab {
+    void operator()(Stream** p) const { FreeHuge(p); }
+  };
+  using SlabPtr = std::unique_ptr<Stream*[], FreeSlab>;
+  std::vector<SlabPtr> slabs_;
+  Stream** slab_next_ = nullptr;
+  size_t slab_left_ = 0;  // pages not yet cut from the newest slab
   std::vector<Stream**> free_pages_;
 };
 

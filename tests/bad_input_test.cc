@@ -97,6 +97,16 @@ TEST_F(BadInput, DependencyOnMissingNode) {
   ExpectError({"trace.1.et", "node 2", "depends on node 99", "not in the trace"});
 }
 
+TEST_F(BadInput, RepeatedNodeIdNamesTheSmallest) {
+  WriteNodes(3, {Comp(9), Comp(4), Comp(9), Comp(7), Comp(4)});
+  ExpectError({"trace.3.et", "node id 4 appears twice", "rank 3"});
+}
+
+TEST_F(BadInput, NodeThatDependsOnItself) {
+  WriteNodes(1, {Comp(1), Comp(2, {1, 2})});
+  ExpectError({"trace.1.et", "node 2 (rank 1) depends on itself"});
+}
+
 TEST_F(BadInput, DependencyCycle) {
   WriteNodes(2, {Comp(1, {3}), Comp(2, {1}), Comp(3, {2})});
   ExpectError({"trace.2.et", "dependency cycle"});

@@ -1,7 +1,6 @@
 #include "workload/graph.h"
 
 #include <algorithm>
-#include <unordered_map>
 
 #include "core/limits.h"
 #include "core/parse.h"
@@ -23,7 +22,10 @@ Result<NpuGraph> LoadNpuGraph(const std::string& path, int rank, const GraphLoad
   NpuGraph g;
   g.rank = rank;
   g.path = path;
-  std::vector<std::vector<uint64_t>> deps;
+  // Every node's dependencies (data and control, sorted, without repeats) in
+  // one array: node k's are [dep_begin[k], dep_begin[k + 1]), in read order.
+  std::vector<uint64_t> deps;
+  std::vector<uint32_t> dep_begin{0};
   ChakraProtoMsg::Node n;
   while (true) {
     Result<bool> more = reader.Next(&n);
@@ -31,7 +33,7 @@ Result<NpuGraph> LoadNpuGraph(const std::string& path, int rank, const GraphLoad
     if (!more.value()) break;
     WorkNode w;
     w.id = n.id();
-    w.name = n.name();
+    w.name = std::move(*n.mutable_name());  // `n` is parsed afresh for the next node
     const int type = static_cast<int>(n.type());
     if (type < 0 || type > 7) {
       return Status::Invalid(NodeWhere(path, w.id, rank) + ": node type " + std::to_string(type) +
@@ -150,52 +152,66 @@ Result<NpuGraph> LoadNpuGraph(const std::string& path, int rank, const GraphLoad
         w.group = it->second;
       }
     }
-    std::vector<uint64_t> d(n.data_deps().begin(), n.data_deps().end());
-    d.insert(d.end(), n.ctrl_deps().begin(), n.ctrl_deps().end());
-    std::sort(d.begin(), d.end());
-    d.erase(std::unique(d.begin(), d.end()), d.end());
-    deps.push_back(std::move(d));
+    const size_t first = deps.size();
+    deps.insert(deps.end(), n.data_deps().begin(), n.data_deps().end());
+    deps.insert(deps.end(), n.ctrl_deps().begin(), n.ctrl_deps().end());
+    std::sort(deps.begin() + first, deps.end());
+    deps.erase(std::unique(deps.begin() + first, deps.end()), deps.end());
+    ORRERY_CHECK(deps.size() < UINT32_MAX, "trace: more than 2^32 dependencies");
+    dep_begin.push_back(static_cast<uint32_t>(deps.size()));
     g.nodes.push_back(std::move(w));
   }
-  // Sort by id (issue order) and index.
-  std::vector<uint32_t> order(g.nodes.size());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return g.nodes[a].id < g.nodes[b].id; });
-  std::vector<WorkNode> sorted;
-  std::vector<std::vector<uint64_t>> sorted_deps;
-  sorted.reserve(order.size());
-  for (uint32_t i : order) {
-    sorted.push_back(std::move(g.nodes[i]));
-    sorted_deps.push_back(std::move(deps[i]));
+  // Sort by id (issue order) and index; a trace is usually written in id order already.
+  const size_t count = g.nodes.size();
+  std::vector<uint32_t> order(count);
+  for (uint32_t i = 0; i < count; ++i) order[i] = i;
+  auto by_id = [&](const WorkNode& a, const WorkNode& b) { return a.id < b.id; };
+  if (!std::is_sorted(g.nodes.begin(), g.nodes.end(), by_id)) {
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return g.nodes[a].id < g.nodes[b].id; });
+    std::vector<WorkNode> sorted;
+    sorted.reserve(count);
+    for (uint32_t i : order) sorted.push_back(std::move(g.nodes[i]));
+    g.nodes = std::move(sorted);
   }
-  g.nodes = std::move(sorted);
-  std::unordered_map<uint64_t, uint32_t> index;
-  index.reserve(g.nodes.size() * 2);
-  for (uint32_t i = 0; i < g.nodes.size(); ++i) {
-    if (!index.emplace(g.nodes[i].id, i).second) {
+  // Sorted, a repeated id is next to its twin; the smallest one is reported.
+  for (uint32_t i = 1; i < count; ++i) {
+    if (g.nodes[i].id == g.nodes[i - 1].id) {
       return Status::Invalid(path + ": node id " + std::to_string(g.nodes[i].id) + " appears twice (rank " +
                              std::to_string(rank) + ")");
     }
   }
-  std::vector<std::vector<uint32_t>> kids(g.nodes.size());
-  for (uint32_t i = 0; i < g.nodes.size(); ++i) {
-    for (uint64_t dep : sorted_deps[i]) {
-      auto it = index.find(dep);
-      if (it == index.end()) {
+  // Children in compressed rows: a parent's children in increasing index, the
+  // order in which the nodes name it. Ids are found by binary search (sorted).
+  std::vector<uint32_t> parent_of;  // [every (node, dep) pair in node order]: the parent's index
+  parent_of.reserve(deps.size());
+  std::vector<uint32_t> kid_count(count + 1, 0);
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint32_t k = order[i];
+    for (uint32_t e = dep_begin[k]; e < dep_begin[k + 1]; ++e) {
+      const uint64_t dep = deps[e];
+      auto it = std::lower_bound(g.nodes.begin(), g.nodes.end(), dep,
+                                 [](const WorkNode& a, uint64_t id) { return a.id < id; });
+      if (it == g.nodes.end() || it->id != dep) {
         return Status::Invalid(NodeWhere(path, g.nodes[i].id, rank) + " depends on node " + std::to_string(dep) +
                                ", which is not in the trace");
       }
       if (dep == g.nodes[i].id) {
         return Status::Invalid(NodeWhere(path, g.nodes[i].id, rank) + " depends on itself");
       }
-      kids[it->second].push_back(i);
+      const uint32_t p = static_cast<uint32_t>(it - g.nodes.begin());
+      parent_of.push_back(p);
+      ++kid_count[p + 1];
       g.nodes[i].num_deps++;
     }
   }
-  for (uint32_t i = 0; i < g.nodes.size(); ++i) {
-    g.nodes[i].child_begin = static_cast<uint32_t>(g.children.size());
-    g.children.insert(g.children.end(), kids[i].begin(), kids[i].end());
-    g.nodes[i].child_end = static_cast<uint32_t>(g.children.size());
+  for (uint32_t i = 0; i < count; ++i) kid_count[i + 1] += kid_count[i];
+  g.children.assign(parent_of.size(), 0);
+  for (uint32_t i = 0; i < count; ++i) {
+    g.nodes[i].child_begin = g.nodes[i].child_end = kid_count[i];
+  }
+  size_t pair = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    for (uint32_t d = 0; d < g.nodes[i].num_deps; ++d) g.children[g.nodes[parent_of[pair++]].child_end++] = i;
   }
   // Cycle check (Kahn).
   std::vector<uint32_t> pending(g.nodes.size());

@@ -1,13 +1,11 @@
 // `orrery run`: simulate ASTRA-sim inputs (or an embedded example).
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <memory>
-#include <thread>
 
 #include "apps/commands.h"
 #include "apps/examples.h"
@@ -212,7 +210,6 @@ int Run(const RunFlags& f) {
     }
   }
   cfg.allow_oversubscription = f.allow_oversubscription;
-  cfg.load_threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
   if (f.backend == "remote") {  // only the remote backend reads them (the configuration hash has only what is used)
     cfg.backend_params["remote-endpoint"] = f.remote_endpoint;
     cfg.backend_params["remote-model"] = f.remote_model;

@@ -1,6 +1,6 @@
-// Reading a rank's trace into its graph (workload/graph.cc) and reading many
-// ranks on several threads (workload/build.cc): the graph's shape by hand, and
-// the same report and the same first error for any number of threads.
+// Reading a rank's trace into its graph (workload/graph.cc): the graph's shape
+// by hand, the same graph whatever order the file lists its nodes in, and the
+// first bad file of many named.
 #include <gtest/gtest.h>
 
 #include "extern/et_io.h"
@@ -49,8 +49,44 @@ TEST(GraphLoad, NodesSortedByIdChildrenInIndexOrderRepeatsCountedOnce) {
   EXPECT_EQ(g->children.size(), 5u);
 }
 
-// 256 ranks whose compute differs by rank (so every rank is simulated),
-// each then in one all-reduce.
+// A trace in id order takes the path without a sort: its graph must equal the
+// one read from the same nodes in reverse order.
+TEST(GraphLoad, IdOrderAndReverseOrderGiveTheSameGraph) {
+  TempDir d;
+  const std::vector<ChakraProtoMsg::Node> nodes = {Comp(1, {}), Comp(2, {1}), Comp(3, {1}, {2}), Comp(4, {3, 2})};
+  for (const char* name : {"in.0.et", "rev.0.et"}) {
+    EtWriter w;
+    ASSERT_TRUE(w.Open(d.File(name), ChakraProtoMsg::GlobalMetadata()).ok());
+    if (std::string(name) == "in.0.et") {
+      for (const auto& n : nodes) ASSERT_TRUE(w.Write(n).ok());
+    } else {
+      for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) ASSERT_TRUE(w.Write(*it).ok());
+    }
+    ASSERT_TRUE(w.Close().ok());
+  }
+  GraphLoadOptions lo;
+  lo.num_npus = 2;
+  lo.num_dims = 1;
+  auto a = LoadNpuGraph(d.File("in.0.et"), 0, lo);
+  auto b = LoadNpuGraph(d.File("rev.0.et"), 0, lo);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  // By hand: children of 1 are 2 and 3 (indices 1, 2), of 2 are 3 and 4, of 3 is 4.
+  const std::vector<std::vector<uint32_t>> kids = {{1, 2}, {2, 3}, {3}, {}};
+  const uint32_t deps[] = {0, 1, 2, 2};
+  for (const auto* g : {&a.value(), &b.value()}) {
+    ASSERT_EQ(g->nodes.size(), 4u);
+    for (size_t i = 0; i < 4; ++i) {
+      const WorkNode& n = g->nodes[i];
+      EXPECT_EQ(n.id, i + 1);
+      EXPECT_EQ(n.num_deps, deps[i]) << n.id;
+      EXPECT_EQ(std::vector<uint32_t>(g->children.begin() + n.child_begin, g->children.begin() + n.child_end), kids[i])
+          << n.id;
+    }
+  }
+}
+
+// 256 ranks, each a compute node then one all-reduce; two files are corrupt.
 void WriteLoop(const TempDir& d) {
   d.Write("network.yml", testing::NetworkYaml("Switch", 256, 50, 500));
   d.Write("system.json", testing::SystemJson("ring", 4, 10, 1600));
@@ -63,40 +99,20 @@ void WriteLoop(const TempDir& d) {
   });
 }
 
-Result<RunReport> RunWithThreads(const TempDir& d, int threads) {
+TEST(GraphLoad, TheLowestBadRankIsReported) {
+  TempDir d;
+  WriteLoop(d);
+  d.Write("trace.201.et", "not a trace");
+  d.Write("trace.70.et", "not a trace either");
   RunConfig c;
   c.workload_prefix = d.File("trace");
   c.network_path = d.File("network.yml");
   c.system_path = d.File("system.json");
   c.symmetry = "off";
-  c.load_threads = threads;
-  return RunSimulation(c, DefaultBackends());
-}
-
-TEST(GraphLoad, AnyNumberOfThreadsGivesTheSameReport) {
-  TempDir d;
-  WriteLoop(d);
-  auto one = RunWithThreads(d, 1);
-  auto four = RunWithThreads(d, 4);
-  ASSERT_TRUE(one.ok()) << one.status().message();
-  ASSERT_TRUE(four.ok()) << four.status().message();
-  ASSERT_EQ(one->per_npu.size(), 256u);
-  // Rank 6 computes 7 us, the longest; everyone waits for it in the all-reduce.
-  EXPECT_EQ(one->per_npu[6].compute_ns, 7000u);
-  EXPECT_EQ(FormatReportJson(one.value()), FormatReportJson(four.value()));
-}
-
-TEST(GraphLoad, TheLowestBadRankIsReportedWhateverTheThreads) {
-  TempDir d;
-  WriteLoop(d);
-  d.Write("trace.201.et", "not a trace");
-  d.Write("trace.70.et", "not a trace either");
-  for (int threads : {1, 2, 4}) {
-    auto r = RunWithThreads(d, threads);
-    ASSERT_FALSE(r.ok()) << threads;
-    EXPECT_NE(r.status().message().find("trace.70.et"), std::string::npos) << threads << ": " << r.status().message();
-    EXPECT_EQ(r.status().message().find("trace.201.et"), std::string::npos) << threads << ": " << r.status().message();
-  }
+  auto r = RunSimulation(c, DefaultBackends());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("trace.70.et"), std::string::npos) << r.status().message();
+  EXPECT_EQ(r.status().message().find("trace.201.et"), std::string::npos) << r.status().message();
 }
 
 }  // namespace

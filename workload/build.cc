@@ -1,11 +1,7 @@
 // BuildSimulation: a Spec made into the objects that simulate it.
 #include "workload/build.h"
 
-#include <algorithm>
-#include <atomic>
-#include <functional>
 #include <map>
-#include <thread>
 
 #include "memory/backend.h"
 #include "workload/collective_check.h"
@@ -15,45 +11,6 @@
 #include "workload/symmetry.h"
 
 namespace orrery {
-
-namespace {
-
-// Appends the graphs of ranks [from, npus) to `graphs`, read on up to
-// `threads` threads (each takes every threads-th rank; a graph depends on its
-// file only, so the result is the same for any count). On an error, the
-// lowest failing rank's, as a serial read would give.
-Status LoadGraphs(int from, int npus, const std::function<Result<NpuGraph>(int)>& load, int threads,
-                  std::vector<NpuGraph>* graphs) {
-  const int count = npus - from;
-  if (count <= 0) return Status::Ok();
-  threads = std::max(1, std::min(threads, count / 64));  // a thread for fewer ranks costs more than it saves
-  std::vector<Result<NpuGraph>> read;
-  read.reserve(count);
-  for (int i = 0; i < count; ++i) read.emplace_back(Status::Invalid("not read"));
-  std::atomic<int> first_error{count};
-  auto work = [&](int t) {
-    for (int i = t; i < count; i += threads) {
-      if (i > first_error.load(std::memory_order_relaxed)) return;  // a lower rank failed: stop early
-      read[i] = load(from + i);
-      if (!read[i].ok()) {
-        int e = first_error.load();
-        while (i < e && !first_error.compare_exchange_weak(e, i)) {
-        }
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(work, t);
-  work(0);
-  for (std::thread& t : pool) t.join();
-  for (int i = 0; i < count; ++i) {
-    if (!read[i].ok()) return read[i].status();
-    graphs->push_back(std::move(read[i].value()));
-  }
-  return Status::Ok();
-}
-
-}  // namespace
 
 Simulation::Simulation(const Spec& spec) : spec_(spec), topology_(spec.dims) {}
 
@@ -115,10 +72,10 @@ Status Simulation::BuildParts(const Registries& registries) {
     for (NpuGraph& g : graphs) g.rank = -1;
     for (NpuGraph& g : classes_.rep_graphs) graphs[g.rank] = std::move(g);
   }
-  if (!symmetric_ && !classes_.use) {
-    if (Status st = LoadGraphs(static_cast<int>(graphs.size()), npus, load_rank, s.load_threads, &graphs); !st.ok()) {
-      return st;
-    }
+  for (int r = symmetric_ || classes_.use ? npus : static_cast<int>(graphs.size()); r < npus; ++r) {
+    auto g = load_rank(r);
+    if (!g.ok()) return g.status();
+    graphs.push_back(std::move(g.value()));
   }
   if (Status st = CheckCollectiveAgreement(graphs, *engine_); !st.ok()) return st;
 

@@ -31,8 +31,6 @@ class GraphSource {
   // `npus` ranks (`network` names the network in the message). Sets the size of
   // rank 0's input and of all ranks' inputs in bytes (for the memory estimate).
   virtual Status Check(int npus, const std::string& network, uint64_t* rank0_bytes, uint64_t* total_bytes) const = 0;
-  // Rank `rank`'s graph. Called from several threads at once (the ranks are
-  // read in parallel: workload/build.cc), so it must only read shared state.
   virtual Result<NpuGraph> Load(int rank, const GraphLoadOptions& options) const = 0;
   // True when rank `rank`'s input is known to give rank 0's graph without
   // building it (byte-identical trace files, the same generated class).

@@ -1,7 +1,6 @@
 // ResolveSpec and CompleteSpec: every file of a run read and checked once.
 #include "workload/spec.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -316,7 +315,6 @@ Result<Spec> ReadSpecInputs(const RunConfig& config, const Registries& reg) {
   s.symmetry = config.symmetry;
   s.injection_scale = config.injection_scale;
   s.allow_oversubscription = config.allow_oversubscription;
-  s.load_threads = std::max(1, config.load_threads);
   s.observe.critical_path = config.critical_path;
   s.observe.link_stats = config.link_stats;
   s.observe.collect_links = config.collect_links;

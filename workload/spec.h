@@ -55,10 +55,6 @@ struct RunConfig {
   std::string symmetry = "auto";
   bool link_stats = false;  // per-link bytes and busy time (backends that model links)
   bool allow_oversubscription = false;  // over-capacity memory is a warning, not an error
-  // Threads that read the ranks' graphs (workload/build.cc); the graphs and
-  // every message are the same for any number. `orrery run` uses up to 4
-  // cores; a sweep, whose simulations already share the cores, one.
-  int load_threads = 1;
   std::map<std::string, std::string> backend_params;  // e.g. remote-endpoint
   // ASTRA-sim's --injection-scale: a given endpoint-delay x scale, truncated to whole ns as ASTRA-sim does.
   double injection_scale = 1.0;
@@ -124,7 +120,6 @@ struct Spec {
   std::string symmetry = "auto";  // auto, off
   double injection_scale = 1.0;
   bool allow_oversubscription = false;
-  int load_threads = 1;  // RunConfig::load_threads; not an input of the result (not in the hash)
   ObserveSpec observe;
 
   // --- derived (CompleteSpec) ---

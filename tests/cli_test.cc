@@ -13,6 +13,10 @@
 #include <set>
 #include <sstream>
 #include <sys/wait.h>
+#include <signal.h>
+
+#include <chrono>
+#include <thread>
 
 #include "apps/trace_tools.h"
 #include "tests/test_util.h"
@@ -29,9 +33,11 @@ struct Cli {
 
 using orrery::testing::ReadFileText;
 
-Cli Orrery(const std::string& args) {
+// `env_prefix`: VAR=value words put before the binary (empty: none).
+Cli Orrery(const std::string& args, const std::string& env_prefix) {
   TempDir d;
-  const std::string cmd = std::string(ORRERY_BIN) + " " + args + " >" + d.File("out") + " 2>" + d.File("err");
+  const std::string cmd = env_prefix + (env_prefix.empty() ? "" : " ") + std::string(ORRERY_BIN) + " " + args + " >" +
+                          d.File("out") + " 2>" + d.File("err");
   Cli r;
   const int status = std::system(cmd.c_str());
   r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -39,6 +45,8 @@ Cli Orrery(const std::string& args) {
   r.err = ReadFileText(d.File("err"));
   return r;
 }
+
+Cli Orrery(const std::string& args) { return Orrery(args, ""); }
 
 bool Has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
 
@@ -324,6 +332,54 @@ namespace {
 // Invariants abort through glog: the check, its message and a stack trace.
 TEST(CliDeathTest, OrreryCheckAbortsThroughGlogWithAStackTrace) {
   EXPECT_DEATH(ORRERY_CHECK(1 + 1 == 3, "arithmetic"), "check '1 \\+ 1 == 3' failed: arithmetic(.|\n)*stack trace");
+}
+
+// apps/main.cc starts the binary once more with glibc's huge-page malloc
+// tunable. A peer stays up, so the environment it ended with can be read
+// from /proc (execv keeps the process id). `env_args` are `env` arguments.
+#if defined(__linux__) && defined(__GLIBC__)
+std::string TunablesOfPeer(const std::string& env_args) {
+  TempDir d;
+  const std::string sock = d.File("peer.sock");
+  const std::string cmd = "env -u GLIBC_TUNABLES -u ORRERY_MALLOC_HUGE_PAGES " + env_args + " " +
+                          std::string(ORRERY_BIN) + " peer --listen=unix:" + sock + " >/dev/null 2>&1 & echo $! >" +
+                          d.File("pid");
+  if (std::system(cmd.c_str()) != 0) return "(no shell)";
+  const int pid = std::stoi(ReadFileText(d.File("pid")));
+  // The peer listens only after main() has run (and restarted, if it does).
+  for (int i = 0; i < 2000 && !std::filesystem::exists(sock); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::string environ = ReadFileText("/proc/" + std::to_string(pid) + "/environ");
+  kill(pid, SIGTERM);
+  if (!std::filesystem::exists(sock)) return "(peer never listened)";
+  std::replace(environ.begin(), environ.end(), '\0', '\n');
+  std::istringstream in(environ);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("GLIBC_TUNABLES=", 0) == 0) return line.substr(15);
+  }
+  return "(unset)";
+}
+
+TEST(Cli, RestartsOnceWithHugePageMalloc) {
+  EXPECT_EQ(TunablesOfPeer(""), "glibc.malloc.hugetlb=1");
+  // The user's own choice of this tunable is left alone (and no restart loop).
+  // (Appending to other tunables is not checked here: glibc cuts the string
+  // /proc shows at the first ':' when it parses it.)
+  EXPECT_EQ(TunablesOfPeer("GLIBC_TUNABLES=glibc.malloc.hugetlb=0"), "glibc.malloc.hugetlb=0");
+  EXPECT_EQ(TunablesOfPeer("ORRERY_MALLOC_HUGE_PAGES=0"), "(unset)");
+}
+#endif
+
+// Where memory comes from changes no value: the same report either way.
+TEST(Cli, HugePageMallocChangesNoValue) {
+  const std::string args = "run --example=data-parallel --symmetry=off --report-format=json";
+  const Cli with = Orrery(args);
+  const Cli without = Orrery(args, "ORRERY_MALLOC_HUGE_PAGES=0");
+  ASSERT_EQ(with.rc, 0) << with.err;
+  ASSERT_EQ(without.rc, 0) << without.err;
+  EXPECT_NE(with.out.find("\"finished_ns\""), std::string::npos);
+  EXPECT_EQ(with.out, without.out);
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ constexpr AddCommand kCommands[] = {
 // per-rank graphs, system state and report records take about 130,000 page
 // faults on 4 KiB pages (expensive in a VM) and miss the TLB on every rank
 // walk; with huge pages the faults fall to about 7,000 and a 1-D 16K run takes
-// about a tenth less time (docs/benchmarks.md, seventh session). Values are
+// about 13 % less time (docs/benchmarks.md, seventh session). Values are
 // unaffected (only where memory comes from). Skipped when the variable
 // already names the tunable (the user's choice, or the second start), when
 // ORRERY_MALLOC_HUGE_PAGES=0, and when the restart fails (the run goes on as

@@ -6,12 +6,31 @@
 
 namespace orrery {
 
+// One read of the file's size into the string (the trace digest reads every
+// rank's file: through a stringstream that was two copies and most of the
+// time); then whatever follows (a file that grew, or one without a size: a
+// pipe) is appended through the stream.
 Result<std::string> ReadTextFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::Invalid(path + ": cannot open file (does it exist?)");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string text;
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in ? static_cast<std::streamoff>(in.tellg()) : -1;
+  in.clear();
+  in.seekg(0);
+  in.clear();  // a pipe cannot seek: read it from where it is
+  if (size > 0) {
+    text.resize(static_cast<size_t>(size));
+    in.read(text.data(), size);
+    text.resize(static_cast<size_t>(in.gcount()));
+    in.clear();
+  }
+  if (in && in.peek() != std::char_traits<char>::eof()) {
+    std::ostringstream rest;
+    rest << in.rdbuf();
+    text += rest.str();
+  }
+  return text;
 }
 
 namespace {

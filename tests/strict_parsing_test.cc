@@ -4,11 +4,16 @@
 // in core/limits.h (README, "Input formats" > "Ranges").
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <cmath>
+#include <fstream>
+#include <thread>
 #include <limits>
 
 #include "extern/astra_config.h"
 #include "extern/et_io.h"
+#include "extern/json_util.h"
 #include "network/notation.h"
 #include "tests/test_util.h"
 #include "workload/graph.h"
@@ -358,6 +363,39 @@ TEST(StrictTraceAttributes, RooflineNodeWithNoWorkTakesOneNanosecond) {
   auto r = testing::RunIn(d);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->per_npu[0].finished_ns, 1u);  // 0 / 0 would be NaN; zero work is 1 ns (README)
+}
+
+// Every config file is read by ReadTextFile: the exact bytes of a regular
+// file (NULs, no final newline), an empty file, a pipe (no size), and the
+// message for a missing file.
+TEST(ReadTextFile, ExactBytesOfFilesAndPipes) {
+  TempDir d;
+  const std::string bytes("a\0b\nlast line", 13);
+  {
+    std::ofstream out(d.File("f"), std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  auto f = ReadTextFile(d.File("f"));
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f.value(), bytes);
+  d.Write("empty", "");
+  auto e = ReadTextFile(d.File("empty"));
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e.value(), "");
+  auto missing = ReadTextFile(d.File("nope.json"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("nope.json: cannot open file"), std::string::npos);
+  const std::string fifo = d.File("pipe");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string big(100000, 'x');  // more than one stream buffer
+  std::thread writer([&] {
+    std::ofstream out(fifo, std::ios::binary);
+    out << big << "end";
+  });
+  auto p = ReadTextFile(fifo);
+  writer.join();
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p.value(), big + "end");
 }
 
 }  // namespace

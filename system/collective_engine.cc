@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include <boost/container/small_vector.hpp>
+
 namespace orrery {
 
 CollectiveEngine::CollectiveEngine(EventQueue* queue, const Topology* topology, SystemOptions options, bool mirror)
@@ -227,35 +229,36 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
                              "\"halvingDoubling\", which has no all-to-all; valid: ring, direct");
     }
   }
-  std::vector<bool> involved = involved_in;
-  involved.resize(t.num_dims(), true);
+  // A dimension the node does not name is involved.
+  auto involved = [&](int d) { return static_cast<size_t>(d) >= involved_in.size() || involved_in[d]; };
 
-  // The logical dimensions: one per network dimension, or a single ring.
+  // The logical dimensions: one per network dimension, or a single ring. No
+  // heap for the usual few dimensions: a collective is planned on every rank.
   struct LDim {
     int size;
-    AlgoSpec algo;
+    const AlgoSpec* algo;
     int queue;
     int net_dim;  // -1: a flat ring over a communicator group
   };
-  std::vector<LDim> ldims;
-  ldims.reserve(std::max(1, t.num_dims()));
+  boost::container::small_vector<LDim, 4> ldims;
   const CommGroup* g = group >= 0 ? &groups_[group] : nullptr;
+  AlgoSpec flat;  // the flat group's ring (or direct)
   if (g && !g->aligned) {
-    AlgoSpec a = impl[0];
-    if (a.kind == AlgoKind::kHalvingDoubling || a.kind == AlgoKind::kDoubleBinaryTree) a = AlgoSpec{};
-    a.name = "ring(flat group)";
-    if (a.kind != AlgoKind::kDirect) a.kind = AlgoKind::kRing;
-    ldims.push_back(LDim{static_cast<int>(g->ranks.size()), a, 0, -1});
+    flat = impl[0];
+    if (flat.kind == AlgoKind::kHalvingDoubling || flat.kind == AlgoKind::kDoubleBinaryTree) flat = AlgoSpec{};
+    flat.name = "ring(flat group)";
+    if (flat.kind != AlgoKind::kDirect) flat.kind = AlgoKind::kRing;
+    ldims.push_back(LDim{static_cast<int>(g->ranks.size()), &flat, 0, -1});
   } else if (impl[0].one) {
-    ldims.push_back(LDim{t.npus(), impl[0], 0, 0});
+    ldims.push_back(LDim{t.npus(), &impl[0], 0, 0});
   } else {
     for (int d = 0; d < t.num_dims(); ++d) {
-      const bool in = g ? g->dims[d] : involved[d];
+      const bool in = g ? g->dims[d] : involved(d);
       if (in && impl[d].kind == AlgoKind::kInSwitch && t.dims()[d].block != Block::kSwitch) {
         return Status::Invalid("system configuration: \"inSwitch\" on dimension " + std::to_string(d) + ", which is a " +
                                BlockName(t.dims()[d].block) + "; in-switch collectives need a Switch dimension");
       }
-      ldims.push_back(LDim{in ? t.dims()[d].npus : 1, impl[d], d, d});
+      ldims.push_back(LDim{in ? t.dims()[d].npus : 1, &impl[d], d, d});
     }
   }
   auto ring_for = [&](const LDim& ld) {
@@ -266,7 +269,7 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
       v.index = static_cast<int>(std::lower_bound(g->ranks.begin(), g->ranks.end(), rank) - g->ranks.begin());
       return v;
     }
-    return DimRing(rank, ld.net_dim, ld.algo);
+    return DimRing(rank, ld.net_dim, *ld.algo);
   };
 
   // ASTRA-sim's chunking (docs/parity.md, "Sizes that do not divide evenly"):
@@ -284,8 +287,8 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
   if (chunk == 0) chunk = bytes;  // an all-gather smaller than its splits: one chunk (ASTRA-sim never ends)
   std::vector<std::vector<PhaseSpec>> chunks;
   if (chunk > 0) chunks.reserve(std::min<uint64_t>(left / chunk + 1, 64));
-  std::string used;
-  std::vector<int> order(ldims.size());
+  if (algorithm_used) algorithm_used->clear();
+  boost::container::small_vector<int, 4> order(ldims.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
   if (type == ComType::kAllGather) std::reverse(order.begin(), order.end());
   auto active = [&](int i) { return ldims[i].size > 1; };
@@ -293,7 +296,7 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
   // Themis: per chunk, the dimensions in order of their accumulated load (the
   // first phase carries the most data, so it goes where there is most room).
   const bool themis = options_.themis && type != ComType::kAllToAll && ldims.size() > 1;
-  std::vector<double> load(ldims.size(), 0.0);
+  boost::container::small_vector<double, 4> load(ldims.size(), 0.0);
   while (left > 0) {
     const uint64_t this_chunk = chunk;
     left -= std::min(chunk, left);
@@ -305,7 +308,10 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
         td.push_back(ThemisDim{ldims[i].size, topology_->BytesPerNs(ldims[i].net_dim < 0 ? 0 : ldims[i].net_dim)});
         if (active(static_cast<int>(i))) act.push_back(static_cast<int>(i));
       }
-      order = ThemisOrder(td, act, static_cast<double>(this_chunk), &load);
+      std::vector<double> themis_load(load.begin(), load.end());
+      const std::vector<int> o = ThemisOrder(td, act, static_cast<double>(this_chunk), &themis_load);
+      order.assign(o.begin(), o.end());
+      load.assign(themis_load.begin(), themis_load.end());
       if (type == ComType::kAllGather) std::reverse(order.begin(), order.end());
     }
     std::vector<PhaseSpec> phases = store_.TakePhaseList();
@@ -315,7 +321,7 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
       ps.type = ct;
       ps.queue_id = ldims[i].queue;
       ps.size = remain;
-      ps.algo = ldims[i].algo;
+      ps.algo = *ldims[i].algo;
       ps.ring = ring_for(ldims[i]);
       if (ps.algo.kind == AlgoKind::kPlugin) {
         CollectiveRequest req{ct, {}, rank, remain};
@@ -343,9 +349,9 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
         remain = remain / p;
       }
       ps.final_size = remain;
-      if (chunks.empty()) {
-        if (!used.empty()) used += ",";
-        used += std::string(ComTypeName(ct)) + ":" + ps.algo.name;
+      if (chunks.empty() && algorithm_used) {
+        if (!algorithm_used->empty()) algorithm_used->push_back(',');
+        algorithm_used->append(ComTypeName(ct)).append(":").append(ps.algo.name);
       }
       phases.push_back(ps);
     };
@@ -372,7 +378,6 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
     chunks.push_back(std::move(phases));
   }
   if (!plan_error.empty()) return Status::Invalid(plan_error);
-  if (algorithm_used) *algorithm_used = used;
   return chunks;
 }
 
@@ -381,7 +386,7 @@ static Status NotAMember(int rank, const CommGroup& g) {
                          "\" but is not a member of it");
 }
 
-Status CollectiveEngine::IssueCollective(int rank, ComType type, uint64_t bytes, std::vector<bool> involved, int group,
+Status CollectiveEngine::IssueCollective(int rank, ComType type, uint64_t bytes, const std::vector<bool>& involved, int group,
                                          CollectiveDoneClient* client, uint64_t cookie, std::string* algorithm_used) {
   auto plan = Plan(rank, type, bytes, involved, group, algorithm_used);
   if (!plan.ok()) return plan.status();

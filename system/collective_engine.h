@@ -74,7 +74,7 @@ class CollectiveEngine : public EventHandler {
   int num_groups() const { return static_cast<int>(groups_.size()); }
 
   // Starts a collective on `rank`; the client hears OnCollectiveDone(cookie).
-  Status IssueCollective(int rank, ComType type, uint64_t bytes, std::vector<bool> involved, int group,
+  Status IssueCollective(int rank, ComType type, uint64_t bytes, const std::vector<bool>& involved, int group,
                          CollectiveDoneClient* client, uint64_t cookie, std::string* algorithm_used);
   // BROADCAST, REDUCE, SCATTER, GATHER, BARRIER (see system/rooted_collectives.h).
   Status IssueRooted(int rank, RootedKind kind, uint64_t bytes, int root, int group, CollectiveDoneClient* client,
@@ -111,7 +111,7 @@ class CollectiveEngine : public EventHandler {
 
  private:
   Result<std::vector<std::vector<PhaseSpec>>> Plan(int rank, ComType type, uint64_t bytes,
-                                                   const std::vector<bool>& involved, int group,
+                                                   const std::vector<bool>& involved_in, int group,
                                                    std::string* algorithm_used);
   RingView DimRing(int rank, int dim, const AlgoSpec& algo) const;
   // A rank's position among the members of a stream tag's group (its rank

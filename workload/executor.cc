@@ -272,9 +272,13 @@ void Executor::Issue(int rank, uint32_t idx) {
       }
       s.comm_busy = true;
       CommBegin(s);
-      std::vector<bool> involved;
-      if (n.involved >= 0) involved = s.graph.involved[n.involved];
+      static const std::vector<bool> kAllDims;  // empty: every dimension
+      const std::vector<bool>& involved = n.involved >= 0 ? s.graph.involved[n.involved] : kAllDims;
+      // The algorithm's text goes into a buffer kept between collectives (no
+      // allocation per collective); taken, not borrowed, so an Issue nested
+      // in the engine's call would simply start with a buffer of its own.
       std::string algo;
+      algo.swap(algo_scratch_);
       // Before the engine starts it: the collective's first phase marks come from the call below.
       if (hooks_.recorder) hooks_.recorder->CollectiveIssued(rank, idx, n.group);
       Status st = rooted ? engine_->IssueRooted(rank, rk, n.comm_size, n.comm_root, n.group, this, Key(rank, idx), &algo)
@@ -289,7 +293,7 @@ void Executor::Issue(int rank, uint32_t idx) {
               << n.id << " (" << n.comm_size << " bytes, " << algo << ")";
       if (hooks_.observer) hooks_.observer->OnCollectiveIssued(rank, idx, algo);
       if (hooks_.all_collectives) {
-        auto [it, added] = algorithm_ids_.emplace(algo, static_cast<uint32_t>(algorithms_.size()));
+        auto [it, added] = algorithm_ids_.try_emplace(algo, static_cast<uint32_t>(algorithms_.size()));
         if (added) algorithms_.push_back(algo);
         s.open_coll = static_cast<uint32_t>(all_colls_.size());
         all_colls_.push_back(RankCollective{rank, idx, it->second, queue_->Now(), 0});
@@ -298,6 +302,7 @@ void Executor::Issue(int rank, uint32_t idx) {
         rank0_colls_.push_back(CollectiveRecord{n.id, n.name, CollectiveName(n.comm_type), algo, n.comm_size,
                                                 queue_->Now(), 0});
       }
+      algo_scratch_.swap(algo);
       return;
     }
     case NodeKind::kSend:

@@ -163,6 +163,7 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
   std::vector<RankCollective> all_colls_;
   std::vector<std::string> algorithms_;
   std::map<std::string, uint32_t> algorithm_ids_;
+  std::string algo_scratch_;  // Issue: the buffer for a collective's algorithm text (reused)
 };
 
 }  // namespace orrery

@@ -3,7 +3,10 @@
 // stdout carries only what a command prints as its result (the report).
 #include <glog/logging.h>
 
+#if defined(__linux__)
+#include <sys/auxv.h>
 #include <unistd.h>
+#endif
 
 #include <csignal>
 #include <cstdio>
@@ -33,19 +36,56 @@ constexpr AddCommand kCommands[] = {
 // faults on 4 KiB pages (expensive in a VM) and miss the TLB on every rank
 // walk; with huge pages the faults fall to about 7,000 and a 1-D 16K run takes
 // about 13 % less time (docs/benchmarks.md, seventh session). Values are
-// unaffected (only where memory comes from). Skipped when the variable
-// already names the tunable (the user's choice, or the second start), when
-// ORRERY_MALLOC_HUGE_PAGES=0, and when the restart fails (the run goes on as
-// it is). Older glibc ignores the tunable; THP "never" makes it a no-op.
+// unaffected (only where memory comes from).
+//
+// At most one restart: kRestarted, set for the second start, carries the
+// user's GLIBC_TUNABLES (or its absence), which the second start puts back
+// for the programs it starts (gnuplot). Skipped when GLIBC_TUNABLES already
+// names the tunable (the user's choice), when ORRERY_MALLOC_HUGE_PAGES=0, in
+// secure mode (setuid: glibc strips tunables), when the dynamic loader was
+// run by hand or under valgrind (the running executable is not orrery), and
+// when the restart fails (the run goes on as it is). Older glibc ignores the
+// tunable; THP "never" makes it a no-op.
+constexpr char kRestarted[] = "ORRERY_MALLOC_RESTARTED";
+
 void StartWithHugePageMalloc(char** argv) {
 #if defined(__linux__) && defined(__GLIBC__)
+  if (const char* before = std::getenv(kRestarted)) {
+    // "=" + the user's value, or "-" when there was none.
+    const std::string saved = before;
+    if (saved.rfind('=', 0) == 0) {
+      setenv("GLIBC_TUNABLES", saved.c_str() + 1, 1);
+    } else {
+      unsetenv("GLIBC_TUNABLES");
+    }
+    unsetenv(kRestarted);
+    return;
+  }
   const char* off = std::getenv("ORRERY_MALLOC_HUGE_PAGES");
   if (off && std::strcmp(off, "0") == 0) return;
+  if (getauxval(AT_SECURE) != 0 || getauxval(AT_BASE) == 0) return;
+  const char* preload = std::getenv("LD_PRELOAD");
+  if (preload && std::strstr(preload, "vgpreload")) return;
   const char* t = std::getenv("GLIBC_TUNABLES");
   if (t && std::strstr(t, "glibc.malloc.hugetlb")) return;
-  const std::string v = t && *t ? std::string(t) + ":glibc.malloc.hugetlb=1" : "glibc.malloc.hugetlb=1";
+  const bool had = t != nullptr;
+  const std::string user = had ? t : "";
+  // The executable's own path (not /proc/self/exe: the process would be named "exe").
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0) return;
+  self[n] = '\0';
+  const std::string saved = had ? "=" + user : std::string("-");
+  const std::string v = user.empty() ? std::string("glibc.malloc.hugetlb=1") : user + ":glibc.malloc.hugetlb=1";
+  if (setenv(kRestarted, saved.c_str(), 1) != 0) return;
   if (setenv("GLIBC_TUNABLES", v.c_str(), 1) != 0) return;
-  execv("/proc/self/exe", argv);  // returns only on failure
+  execv(self, argv);  // returns only on failure: put the environment back
+  if (had) {
+    setenv("GLIBC_TUNABLES", user.c_str(), 1);
+  } else {
+    unsetenv("GLIBC_TUNABLES");
+  }
+  unsetenv(kRestarted);
 #else
   (void)argv;
 #endif

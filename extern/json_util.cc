@@ -1,35 +1,42 @@
 #include "extern/json_util.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 namespace orrery {
 
-// One read of the file's size into the string (the trace digest reads every
+// A regular file in one read of its size (the trace digest reads every
 // rank's file: through a stringstream that was two copies and most of the
-// time); then whatever follows (a file that grew, or one without a size: a
-// pipe) is appended through the stream.
+// time); anything else that can be read (a pipe, /dev/stdin) through the
+// stream to its end. A directory is refused (it opens, and its "size" is
+// huge on some file systems).
 Result<std::string> ReadTextFile(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::is_directory(status)) {
+    return Status::Invalid(path + ": is a directory; a file is expected here");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::Invalid(path + ": cannot open file (does it exist?)");
   std::string text;
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in ? static_cast<std::streamoff>(in.tellg()) : -1;
-  in.clear();
-  in.seekg(0);
-  in.clear();  // a pipe cannot seek: read it from where it is
-  if (size > 0) {
-    text.resize(static_cast<size_t>(size));
-    in.read(text.data(), size);
-    text.resize(static_cast<size_t>(in.gcount()));
-    in.clear();
+  if (!ec && std::filesystem::is_regular_file(status)) {
+    const uintmax_t size = std::filesystem::file_size(path, ec);
+    if (!ec && size > 0 && size < text.max_size()) {
+      text.resize(static_cast<size_t>(size));
+      in.read(text.data(), static_cast<std::streamsize>(size));
+      text.resize(static_cast<size_t>(in.gcount()));  // it may have shrunk
+      if (in.bad()) return Status::Invalid(path + ": read error");
+      in.clear();
+    }
   }
-  if (in && in.peek() != std::char_traits<char>::eof()) {
+  if (in.peek() != std::char_traits<char>::eof()) {  // a file that grew, or no size: a pipe
     std::ostringstream rest;
     rest << in.rdbuf();
     text += rest.str();
   }
+  if (in.bad()) return Status::Invalid(path + ": read error");
   return text;
 }
 

@@ -202,6 +202,7 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
                                                                   const std::vector<bool>& involved_in, int group,
                                                                   std::string* algorithm_used) {
   const Topology& t = *topology_;
+  if (algorithm_used) algorithm_used->clear();
   // The configured algorithms, or ring on every dimension (not copied: a
   // collective is planned on every rank).
   const std::vector<AlgoSpec>& impl =
@@ -287,7 +288,6 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
   if (chunk == 0) chunk = bytes;  // an all-gather smaller than its splits: one chunk (ASTRA-sim never ends)
   std::vector<std::vector<PhaseSpec>> chunks;
   if (chunk > 0) chunks.reserve(std::min<uint64_t>(left / chunk + 1, 64));
-  if (algorithm_used) algorithm_used->clear();
   boost::container::small_vector<int, 4> order(ldims.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
   if (type == ComType::kAllGather) std::reverse(order.begin(), order.end());

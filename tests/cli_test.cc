@@ -335,16 +335,17 @@ TEST(CliDeathTest, OrreryCheckAbortsThroughGlogWithAStackTrace) {
 }
 
 // apps/main.cc starts the binary once more with glibc's huge-page malloc
-// tunable. A peer stays up, so the environment it ended with can be read
-// from /proc (execv keeps the process id). `env_args` are `env` arguments.
+// tunable. A peer stays up, so the environment it was started with the
+// second time can be read from /proc (execv keeps the process id): the
+// variables named in `names`, "(unset)" for one that is not there.
 #if defined(__linux__) && defined(__GLIBC__)
-std::string TunablesOfPeer(const std::string& env_args) {
+std::vector<std::string> EnvironOfPeer(const std::string& env_args, const std::vector<std::string>& names) {
   TempDir d;
   const std::string sock = d.File("peer.sock");
-  const std::string cmd = "env -u GLIBC_TUNABLES -u ORRERY_MALLOC_HUGE_PAGES " + env_args + " " +
-                          std::string(ORRERY_BIN) + " peer --listen=unix:" + sock + " >/dev/null 2>&1 & echo $! >" +
+  const std::string cmd = "env -u GLIBC_TUNABLES -u ORRERY_MALLOC_HUGE_PAGES -u ORRERY_MALLOC_RESTARTED " + env_args +
+                          " " + std::string(ORRERY_BIN) + " peer --listen=unix:" + sock + " >/dev/null 2>&1 & echo $! >" +
                           d.File("pid");
-  if (std::system(cmd.c_str()) != 0) return "(no shell)";
+  if (std::system(cmd.c_str()) != 0) return {"(no shell)"};
   const int pid = std::stoi(ReadFileText(d.File("pid")));
   // The peer listens only after main() has run (and restarted, if it does).
   for (int i = 0; i < 2000 && !std::filesystem::exists(sock); ++i) {
@@ -352,22 +353,34 @@ std::string TunablesOfPeer(const std::string& env_args) {
   }
   std::string environ = ReadFileText("/proc/" + std::to_string(pid) + "/environ");
   kill(pid, SIGTERM);
-  if (!std::filesystem::exists(sock)) return "(peer never listened)";
+  if (!std::filesystem::exists(sock)) return {"(peer never listened)"};
   std::replace(environ.begin(), environ.end(), '\0', '\n');
+  std::vector<std::string> values(names.size(), "(unset)");
   std::istringstream in(environ);
   for (std::string line; std::getline(in, line);) {
-    if (line.rfind("GLIBC_TUNABLES=", 0) == 0) return line.substr(15);
+    for (size_t k = 0; k < names.size(); ++k) {
+      if (line.rfind(names[k] + "=", 0) == 0) values[k] = line.substr(names[k].size() + 1);
+    }
   }
-  return "(unset)";
+  return values;
 }
 
 TEST(Cli, RestartsOnceWithHugePageMalloc) {
-  EXPECT_EQ(TunablesOfPeer(""), "glibc.malloc.hugetlb=1");
-  // The user's own choice of this tunable is left alone (and no restart loop).
-  // (Appending to other tunables is not checked here: glibc cuts the string
-  // /proc shows at the first ':' when it parses it.)
-  EXPECT_EQ(TunablesOfPeer("GLIBC_TUNABLES=glibc.malloc.hugetlb=0"), "glibc.malloc.hugetlb=0");
-  EXPECT_EQ(TunablesOfPeer("ORRERY_MALLOC_HUGE_PAGES=0"), "(unset)");
+  const std::vector<std::string> names = {"GLIBC_TUNABLES", "ORRERY_MALLOC_RESTARTED"};
+  // Restarted with the tunable; the marker says there was no GLIBC_TUNABLES
+  // before (the second start puts that back for the programs it starts).
+  EXPECT_EQ(EnvironOfPeer("", names), (std::vector<std::string>{"glibc.malloc.hugetlb=1", "-"}));
+  // The user's other tunables are kept in the marker. (glibc cuts the string
+  // /proc shows for GLIBC_TUNABLES at the first ':' when it parses it, so the
+  // appended value itself cannot be seen there.)
+  EXPECT_EQ(EnvironOfPeer("GLIBC_TUNABLES=glibc.malloc.tcache_count=0", names)[1], "=glibc.malloc.tcache_count=0");
+  // The user's own choice of this tunable is left alone: no restart.
+  EXPECT_EQ(EnvironOfPeer("GLIBC_TUNABLES=glibc.malloc.hugetlb=0", names),
+            (std::vector<std::string>{"glibc.malloc.hugetlb=0", "(unset)"}));
+  EXPECT_EQ(EnvironOfPeer("ORRERY_MALLOC_HUGE_PAGES=0", names), (std::vector<std::string>{"(unset)", "(unset)"}));
+  // A marker already there (an earlier restart, or glibc stripping the
+  // tunable in secure mode) stops any further restart.
+  EXPECT_EQ(EnvironOfPeer("ORRERY_MALLOC_RESTARTED=-", names), (std::vector<std::string>{"(unset)", "-"}));
 }
 #endif
 

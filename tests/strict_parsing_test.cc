@@ -367,7 +367,7 @@ TEST(StrictTraceAttributes, RooflineNodeWithNoWorkTakesOneNanosecond) {
 
 // Every config file is read by ReadTextFile: the exact bytes of a regular
 // file (NULs, no final newline), an empty file, a pipe (no size), and the
-// message for a missing file.
+// messages for a directory and a missing file.
 TEST(ReadTextFile, ExactBytesOfFilesAndPipes) {
   TempDir d;
   const std::string bytes("a\0b\nlast line", 13);
@@ -382,6 +382,10 @@ TEST(ReadTextFile, ExactBytesOfFilesAndPipes) {
   auto e = ReadTextFile(d.File("empty"));
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(e.value(), "");
+  auto dir = ReadTextFile(d.path());
+  ASSERT_FALSE(dir.ok());
+  EXPECT_NE(dir.status().message().find(": is a directory; a file is expected here"), std::string::npos)
+      << dir.status().message();
   auto missing = ReadTextFile(d.File("nope.json"));
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("nope.json: cannot open file"), std::string::npos);

@@ -157,7 +157,10 @@ Result<NpuGraph> LoadNpuGraph(const std::string& path, int rank, const GraphLoad
     deps.insert(deps.end(), n.ctrl_deps().begin(), n.ctrl_deps().end());
     std::sort(deps.begin() + first, deps.end());
     deps.erase(std::unique(deps.begin() + first, deps.end()), deps.end());
-    ORRERY_CHECK(deps.size() < UINT32_MAX, "trace: more than 2^32 dependencies");
+    if (deps.size() >= UINT32_MAX) {
+      return Status::Invalid(NodeWhere(path, w.id, rank) + ": the trace names more than " + std::to_string(UINT32_MAX - 1) +
+                             " dependencies in all; allowed: fewer");
+    }
     dep_begin.push_back(static_cast<uint32_t>(deps.size()));
     g.nodes.push_back(std::move(w));
   }

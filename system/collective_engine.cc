@@ -296,7 +296,8 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
   // Themis: per chunk, the dimensions in order of their accumulated load (the
   // first phase carries the most data, so it goes where there is most room).
   const bool themis = options_.themis && type != ComType::kAllToAll && ldims.size() > 1;
-  boost::container::small_vector<double, 4> load(ldims.size(), 0.0);
+  std::vector<double> load;  // themis only
+  if (themis) load.assign(ldims.size(), 0.0);
   while (left > 0) {
     const uint64_t this_chunk = chunk;
     left -= std::min(chunk, left);
@@ -308,10 +309,8 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
         td.push_back(ThemisDim{ldims[i].size, topology_->BytesPerNs(ldims[i].net_dim < 0 ? 0 : ldims[i].net_dim)});
         if (active(static_cast<int>(i))) act.push_back(static_cast<int>(i));
       }
-      std::vector<double> themis_load(load.begin(), load.end());
-      const std::vector<int> o = ThemisOrder(td, act, static_cast<double>(this_chunk), &themis_load);
+      const std::vector<int> o = ThemisOrder(td, act, static_cast<double>(this_chunk), &load);
       order.assign(o.begin(), o.end());
-      load.assign(themis_load.begin(), themis_load.end());
       if (type == ComType::kAllGather) std::reverse(order.begin(), order.end());
     }
     std::vector<PhaseSpec> phases = store_.TakePhaseList();

@@ -21,17 +21,25 @@ ChakraProtoMsg::Node Comp(uint64_t id, std::vector<uint64_t> data, std::vector<u
   return n;
 }
 
-TEST(GraphLoad, NodesSortedByIdChildrenInIndexOrderRepeatsCountedOnce) {
-  TempDir d;
+// `nodes` written in this order as rank 0's trace at `path`, then read back
+// (a 2-NPU, 1-D network).
+Result<NpuGraph> WriteAndLoad(const std::string& path, const std::vector<ChakraProtoMsg::Node>& nodes) {
   EtWriter w;
-  ASSERT_TRUE(w.Open(d.File("g.0.et"), ChakraProtoMsg::GlobalMetadata()).ok());
-  // In the file: 5, 2, 8, 1. Node 5 names 2 as data and control dependency, and 1.
-  for (const auto& n : {Comp(5, {1, 2}, {2}), Comp(2, {1}), Comp(8, {5, 1}), Comp(1, {})}) ASSERT_TRUE(w.Write(n).ok());
-  ASSERT_TRUE(w.Close().ok());
+  if (Status st = w.Open(path, ChakraProtoMsg::GlobalMetadata()); !st.ok()) return st;
+  for (const auto& n : nodes) {
+    if (Status st = w.Write(n); !st.ok()) return st;
+  }
+  if (Status st = w.Close(); !st.ok()) return st;
   GraphLoadOptions lo;
   lo.num_npus = 2;
   lo.num_dims = 1;
-  auto g = LoadNpuGraph(d.File("g.0.et"), 0, lo);
+  return LoadNpuGraph(path, 0, lo);
+}
+
+TEST(GraphLoad, NodesSortedByIdChildrenInIndexOrderRepeatsCountedOnce) {
+  TempDir d;
+  // In the file: 5, 2, 8, 1. Node 5 names 2 as data and control dependency, and 1.
+  auto g = WriteAndLoad(d.File("g.0.et"), {Comp(5, {1, 2}, {2}), Comp(2, {1}), Comp(8, {5, 1}), Comp(1, {})});
   ASSERT_TRUE(g.ok()) << g.status().message();
   // By hand: sorted ids 1, 2, 5, 8 (indices 0..3); the children of 1 are 2, 5
   // and 8 (indices 1, 2, 3), of 2 is 5, of 5 is 8; 8 has none.
@@ -54,21 +62,8 @@ TEST(GraphLoad, NodesSortedByIdChildrenInIndexOrderRepeatsCountedOnce) {
 TEST(GraphLoad, IdOrderAndReverseOrderGiveTheSameGraph) {
   TempDir d;
   const std::vector<ChakraProtoMsg::Node> nodes = {Comp(1, {}), Comp(2, {1}), Comp(3, {1}, {2}), Comp(4, {3, 2})};
-  for (const char* name : {"in.0.et", "rev.0.et"}) {
-    EtWriter w;
-    ASSERT_TRUE(w.Open(d.File(name), ChakraProtoMsg::GlobalMetadata()).ok());
-    if (std::string(name) == "in.0.et") {
-      for (const auto& n : nodes) ASSERT_TRUE(w.Write(n).ok());
-    } else {
-      for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) ASSERT_TRUE(w.Write(*it).ok());
-    }
-    ASSERT_TRUE(w.Close().ok());
-  }
-  GraphLoadOptions lo;
-  lo.num_npus = 2;
-  lo.num_dims = 1;
-  auto a = LoadNpuGraph(d.File("in.0.et"), 0, lo);
-  auto b = LoadNpuGraph(d.File("rev.0.et"), 0, lo);
+  auto a = WriteAndLoad(d.File("in.0.et"), nodes);
+  auto b = WriteAndLoad(d.File("rev.0.et"), {nodes.rbegin(), nodes.rend()});
   ASSERT_TRUE(a.ok()) << a.status().message();
   ASSERT_TRUE(b.ok()) << b.status().message();
   // By hand: children of 1 are 2 and 3 (indices 1, 2), of 2 are 3 and 4, of 3 is 4.

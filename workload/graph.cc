@@ -170,7 +170,7 @@ Result<NpuGraph> LoadNpuGraph(const std::string& path, int rank, const GraphLoad
   for (uint32_t i = 0; i < count; ++i) order[i] = i;
   auto by_id = [&](const WorkNode& a, const WorkNode& b) { return a.id < b.id; };
   if (!std::is_sorted(g.nodes.begin(), g.nodes.end(), by_id)) {
-    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return g.nodes[a].id < g.nodes[b].id; });
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return by_id(g.nodes[a], g.nodes[b]); });
     std::vector<WorkNode> sorted;
     sorted.reserve(count);
     for (uint32_t i : order) sorted.push_back(std::move(g.nodes[i]));

@@ -3,6 +3,7 @@
 // truncated to whole ns (ASTRA-sim's formula). Messages that differ in several
 // dimensions pay each dimension in turn (dimension-order routing).
 #include "network/backend.h"
+#include "network/fixed_delay.h"
 
 namespace orrery {
 
@@ -21,7 +22,7 @@ struct FastDiv {
   }
 };
 
-class AnalyticalBackend : public NetworkBackend {
+class AnalyticalBackend : public NetworkBackend, public FixedDelayBackend {
  public:
   explicit AnalyticalBackend(const BackendContext& ctx)
       : ctx_(ctx), stats_(ctx.topology->num_dims()), recent_(ctx.topology->num_dims()) {
@@ -29,6 +30,10 @@ class AnalyticalBackend : public NetworkBackend {
   }
 
   void Send(int src, int dst, uint64_t bytes, uint64_t token) override {
+    ctx_.queue->ScheduleAfter(Delay(src, dst, bytes), ctx_.sink, ctx_.delivered_kind, token);
+  }
+
+  Tick Delay(int src, int dst, uint64_t bytes) override {
     const Topology& t = *ctx_.topology;
     Tick delay = 0;
     // The coordinates, dimension 0 first (mixed radix); once the remaining
@@ -58,7 +63,7 @@ class AnalyticalBackend : public NetworkBackend {
       stats_[d].bytes += bytes;
       stats_[d].busy_ns = SatAdd(stats_[d].busy_ns, m.busy);
     }
-    ctx_.queue->ScheduleAfter(delay, ctx_.sink, ctx_.delivered_kind, token);
+    return delay;
   }
   const std::vector<DimStats>& dim_stats() const override { return stats_; }
 

@@ -8,8 +8,9 @@
 namespace orrery {
 
 CollectiveEngine::CollectiveEngine(EventQueue* queue, const Topology* topology, SystemOptions options, bool mirror)
-    : queue_(queue), topology_(topology), mirror_(mirror), options_(std::move(options)), transport_(topology, mirror) {
+    : queue_(queue), topology_(topology), mirror_(mirror), options_(std::move(options)), transport_(queue, topology, mirror) {
   store_.set_directory_on(!mirror_);
+  store_.set_groups(&groups_);
   default_impl_.assign(std::max(1, topology->num_dims()), AlgoSpec{});
   ctx_.queue = queue_;
   ctx_.store = &store_;
@@ -42,8 +43,8 @@ void CollectiveEngine::PrefetchDelivery(void* ctx, uint64_t token, int stage) {
     __builtin_prefetch(&m);
     return;
   }
-  if (m.sub != 0 || m.on_sent || (m.tag & (tags::kPointToPoint | tags::kRaw)) || !e->store_.directory_on()) return;
-  Stream* s = e->store_.directory().Find(m.tag, e->DirectoryPos(m.tag, m.dst));
+  if (m.sub != 0 || m.on_sent || (m.tag & (tags::kPointToPoint | tags::kRaw))) return;
+  Stream* s = e->store_.Receiver(m.tag, m.dst);
   if (!s) return;
   if (stage == 1) {
     __builtin_prefetch(s);
@@ -477,9 +478,9 @@ void CollectiveEngine::HandleEvent(uint32_t kind, uint64_t token) {
   const MessageTransport::Msg m = transport_.Take(token);
   if (m.on_sent) m.on_sent->OnRecv(m.sent_cookie);
   if (tags::IsRaw(m.tag)) return;  // transport only (memory traffic): nobody posts a receive
-  if (m.sub == 0 && !m.on_sent && !tags::IsPointToPoint(m.tag) && store_.directory_on()) {
+  if (m.sub == 0 && !m.on_sent && !tags::IsPointToPoint(m.tag)) {
     // A built-in algorithm's message: straight to the receiving stream when it has started.
-    if (Stream* s = store_.directory().Find(m.tag, DirectoryPos(m.tag, m.dst))) {
+    if (Stream* s = store_.Receiver(m.tag, m.dst)) {
       s->Deliver(m.src);
       return;
     }

@@ -13,6 +13,7 @@
 #include "core/status.h"
 #include "network/backend.h"
 #include "network/topology.h"
+#include "system/comm_group.h"
 #include "system/message_transport.h"
 #include "system/npu_sys.h"
 #include "system/options.h"
@@ -23,14 +24,6 @@
 #include "system/tag.h"
 
 namespace orrery {
-
-struct CommGroup {
-  int id = -1;
-  std::string name;
-  std::vector<int> ranks;         // sorted
-  bool aligned = false;           // exactly the NPUs of some whole dimensions
-  std::vector<bool> dims;         // for aligned groups: the dimensions it spans
-};
 
 class CollectiveEngine;
 
@@ -116,12 +109,6 @@ class CollectiveEngine : public EventHandler {
   RingView DimRing(int rank, int dim, const AlgoSpec& algo) const;
   // A rank's position among the members of a stream tag's group (its rank
   // without a group): the index of StreamDirectory.
-  int DirectoryPos(uint64_t tag, int rank) const {
-    const int g = static_cast<int>((tag >> tags::kStreamBits) & ((uint64_t{1} << 22) - 1)) - 1;
-    if (g < 0) return rank;
-    const std::vector<int>& m = groups_[g].ranks;
-    return static_cast<int>(std::lower_bound(m.begin(), m.end(), rank) - m.begin());
-  }
   static void PrefetchDelivery(void* ctx, uint64_t token, int stage);
 
   EventQueue* queue_;

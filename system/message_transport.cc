@@ -4,7 +4,8 @@
 
 namespace orrery {
 
-MessageTransport::MessageTransport(const Topology* topology, bool mirror) : topology_(topology), mirror_(mirror) {
+MessageTransport::MessageTransport(EventQueue* queue, const Topology* topology, bool mirror)
+    : queue_(queue), topology_(topology), mirror_(mirror) {
   switch_stats_.resize(std::max(1, topology->num_dims()));
 }
 

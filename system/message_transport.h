@@ -11,8 +11,10 @@
 #include <tuple>
 #include <vector>
 
+#include "core/event_queue.h"
 #include "core/huge_pages.h"
 #include "network/backend.h"
+#include "network/fixed_delay.h"
 #include "network/topology.h"
 #include "system/rank_class_map.h"
 
@@ -37,8 +39,11 @@ class MessageTransport {
   };
 
   // `mirror`: a symmetric run that simulates rank 0 only.
-  MessageTransport(const Topology* topology, bool mirror);
-  void SetBackend(NetworkBackend* backend) { backend_ = backend; }
+  MessageTransport(EventQueue* queue, const Topology* topology, bool mirror);
+  void SetBackend(NetworkBackend* backend) {
+    backend_ = backend;
+    fixed_ = dynamic_cast<FixedDelayBackend*>(backend);
+  }
   // Rank classes (system/rank_class_map.h): only the representatives are
   // simulated; a message to a member of the sender's own class is mirrored,
   // every other message goes between representatives. Null: no classes.
@@ -53,6 +58,17 @@ class MessageTransport {
   // Hands a message to the backend; `tag` and `sub` as system/tag.h defines
   // them. The sender hears on_sent->OnRecv(sent_cookie) when it is delivered.
   void Send(int src, int dst, uint64_t bytes, uint64_t tag, uint64_t sub, RecvClient* on_sent, uint64_t sent_cookie);
+  // True when the backend knows a message's delay when it is sent
+  // (network/fixed_delay.h) and no rank classes redirect messages: SendDirect
+  // may then be used.
+  bool direct() const { return fixed_ != nullptr && classes_ == nullptr; }
+  // A built-in algorithm's message whose receiver is known now: the backend
+  // counts it and gives its delay, and the delivery is scheduled straight to
+  // `to` as to->HandleEvent(kind, arg), with no slot. Only when direct().
+  void SendDirect(int src, int dst, uint64_t bytes, EventHandler* to, uint32_t kind, uint64_t arg) {
+    ++messages_sent_;
+    queue_->ScheduleAfter(fixed_->Delay(src, dst, bytes), to, kind, arg);
+  }
   // The delivered message in `slot` (the backend's token); the slot is free again.
   Msg Take(uint64_t slot) {
     const Msg m = msgs_[slot];
@@ -78,10 +94,12 @@ class MessageTransport {
   const std::vector<DimStats>& switch_stats() const { return switch_stats_; }
 
  private:
+  EventQueue* queue_;
   const Topology* topology_;
   bool mirror_;
   const RankClassMap* classes_ = nullptr;
   NetworkBackend* backend_ = nullptr;
+  FixedDelayBackend* fixed_ = nullptr;  // backend_, when it is one
   std::vector<Msg, HugePageAllocator<Msg>> msgs_;  // read at random at 16K NPUs: huge pages
   std::vector<uint32_t> free_msgs_;
   uint64_t messages_sent_ = 0;

@@ -20,8 +20,17 @@ void Algorithm::Bundle(uint64_t bytes, bool processed) {
 }
 
 void Algorithm::Send(int dst, uint64_t bytes) {
-  MessageTransport* t = stream_->ctx_->transport;
+  const StreamContext* c = stream_->ctx_;
+  MessageTransport* t = c->transport;
   if (t->Mirrored(rank(), dst)) return;  // the peer's identical send is modelled at the receive
+  // The receiving stream has started (it stays until it has taken this
+  // message): when the backend knows the delay now, deliver straight to it.
+  if (t->direct()) {
+    if (Stream* to = c->store->Receiver(stream_->tag_, dst)) {
+      t->SendDirect(rank(), dst, bytes, to, Stream::kDelivered, static_cast<uint64_t>(rank()));
+      return;
+    }
+  }
   t->Send(rank(), dst, bytes, stream_->tag_, 0, nullptr, 0);
 }
 
@@ -54,6 +63,10 @@ Stream::Stream(NpuSys* owner, CollectiveHandle* coll, uint64_t tag, int group_po
 
 void Stream::HandleEvent(uint32_t kind, uint64_t arg) {
   ctx_->store->CollectGarbage();
+  if (kind == kDelivered) {
+    Deliver(static_cast<int>(arg));
+    return;
+  }
   if (kind == kTimer) {
     algo_->OnTimer(arg);
     return;

@@ -115,7 +115,8 @@ class Stream : public HintedEventHandler, public RecvClient, public Pooled {
   enum Kind : uint32_t {
     kBundleArrived = 1 | kHintedKind,
     kBundleProcessed = 2 | kHintedKind,
-    kTimer = 3 | kHintedKind
+    kTimer = 3 | kHintedKind,
+    kDelivered = 4 | kHintedKind  // a message from rank `arg` (MessageTransport::SendDirect)
   };
   // `group_pos`: the rank's position in the collective's group (its rank
   // without a group), its index in the StreamDirectory.

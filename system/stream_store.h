@@ -5,13 +5,16 @@
 // delivers a built-in algorithm's messages straight to the receiving stream.
 // NpuSys puts streams in and takes them out; the engine only looks streams up.
 #pragma once
+#include <algorithm>
 #include <memory>
 #include <utility>
 #include <vector>
 
 #include "core/status.h"
+#include "system/comm_group.h"
 #include "system/npu_sys.h"
 #include "system/stream_directory.h"
+#include "system/tag.h"
 
 namespace orrery {
 
@@ -22,6 +25,22 @@ class StreamStore {
   void set_directory_on(bool on) { directory_on_ = on; }
   bool directory_on() const { return directory_on_; }
   StreamDirectory& directory() { return directory_; }
+  // The communicator groups that collective tags name (the engine's list).
+  void set_groups(const std::vector<CommGroup>* groups) { groups_ = groups; }
+
+  // `rank`'s position in the group of a collective stream's tag (its rank
+  // when the tag names no group): its index in the directory.
+  int PositionOf(uint64_t tag, int rank) const {
+    const int g = tags::StreamGroup(tag);
+    if (g < 0) return rank;
+    const std::vector<int>& m = (*groups_)[g].ranks;
+    return static_cast<int>(std::lower_bound(m.begin(), m.end(), rank) - m.begin());
+  }
+  // The started stream of `rank` that takes a built-in algorithm's messages
+  // for `tag` through its Mailbox, or nullptr (not started, or no directory).
+  Stream* Receiver(uint64_t tag, int rank) {
+    return directory_on_ ? directory_.Find(tag, PositionOf(tag, rank)) : nullptr;
+  }
 
   // Takes a new stream.
   Stream* Keep(std::unique_ptr<Stream> s) {
@@ -77,6 +96,7 @@ class StreamStore {
     spare_phases_.push_back(std::move(v));
   }
   bool directory_on_ = true;
+  const std::vector<CommGroup>* groups_ = nullptr;
   std::vector<std::vector<PhaseSpec>> spare_phases_;
   StreamDirectory directory_;
   std::vector<std::unique_ptr<Algorithm>> dead_algos_;

@@ -29,6 +29,10 @@ inline uint64_t Stream(int group, uint64_t number) {
   ORRERY_CHECK(group >= -1 && group < kMaxGroups, "communicator group out of the tag's range");
   return (static_cast<uint64_t>(group + 1) << kStreamBits) | number;
 }
+// A collective stream's group (-1: none).
+inline int StreamGroup(uint64_t stream_tag) {
+  return static_cast<int>((stream_tag >> kStreamBits) & ((uint64_t{1} << 22) - 1)) - 1;
+}
 inline uint64_t PointToPoint(uint64_t trace_tag) { return kPointToPoint | trace_tag; }
 inline bool IsPointToPoint(uint64_t tag) { return (tag & kPointToPoint) != 0; }
 inline bool IsRaw(uint64_t tag) { return (tag & (kPointToPoint | kRaw)) == kRaw; }

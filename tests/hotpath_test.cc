@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "network/backend.h"
+#include "network/fixed_delay.h"
 #include "system/collective_engine.h"
 #include "system/dbt.h"
 #include "system/match_table.h"
@@ -15,6 +17,7 @@
 #include "system/stream_directory.h"
 #include "system/tag.h"
 #include "tests/test_util.h"
+#include "workload/simulation.h"
 
 namespace orrery {
 namespace {
@@ -293,6 +296,158 @@ TEST(HotPathDirectory, RegisterFindUnregisterByHand) {
   EXPECT_EQ(d.Find(t1, 1000), a);
   EXPECT_EQ(d.Find(t1, 999), nullptr);
   EXPECT_EQ(d.Find(t2, 3), b);
+}
+
+
+// A built-in algorithm's message to a stream that has started goes straight to
+// it when the backend knows the delay at send time (network/fixed_delay.h);
+// every other message takes a slot and is matched at delivery. Both ways must
+// simulate the same: the same runs through a wrapper that hides the analytical
+// backend's FixedDelayBackend (every message by slot) and through one that
+// forwards it and counts the direct sends.
+class WrappedAnalytical : public NetworkBackend, public FixedDelayBackend {
+ public:
+  WrappedAnalytical(std::unique_ptr<NetworkBackend> inner, uint64_t* sends, uint64_t* direct)
+      : inner_(std::move(inner)), sends_(sends), direct_(direct) {}
+  void Send(int src, int dst, uint64_t bytes, uint64_t token) override {
+    ++*sends_;
+    inner_->Send(src, dst, bytes, token);
+  }
+  Tick Delay(int src, int dst, uint64_t bytes) override {
+    ++*direct_;
+    return dynamic_cast<FixedDelayBackend*>(inner_.get())->Delay(src, dst, bytes);
+  }
+  const std::vector<DimStats>& dim_stats() const override { return inner_->dim_stats(); }
+
+ private:
+  std::unique_ptr<NetworkBackend> inner_;
+  uint64_t* sends_;
+  uint64_t* direct_;
+};
+
+class SlotOnly : public NetworkBackend {
+ public:
+  explicit SlotOnly(std::unique_ptr<NetworkBackend> inner, uint64_t* sends) : inner_(std::move(inner)), sends_(sends) {}
+  void Send(int src, int dst, uint64_t bytes, uint64_t token) override {
+    ++*sends_;
+    inner_->Send(src, dst, bytes, token);
+  }
+  const std::vector<DimStats>& dim_stats() const override { return inner_->dim_stats(); }
+
+ private:
+  std::unique_ptr<NetworkBackend> inner_;
+  uint64_t* sends_;
+};
+
+TEST(HotPathDelivery, DirectDeliveryEqualsTheSlotPath) {
+  using testing::TempDir;
+  static uint64_t slot_sends = 0, wrapped_sends = 0, wrapped_direct = 0;
+  BackendRegistry reg = DefaultBackends();
+  const BackendFactory analytical = reg.Find("analytical")->factory;
+  ASSERT_TRUE(reg.Register("by-slot", "test: analytical, every message by slot",
+                           [analytical](const BackendContext& ctx) -> Result<std::unique_ptr<NetworkBackend>> {
+                             auto inner = analytical(ctx);
+                             if (!inner.ok()) return inner.status();
+                             return std::unique_ptr<NetworkBackend>(new SlotOnly(std::move(inner.value()), &slot_sends));
+                           })
+                  .ok());
+  ASSERT_TRUE(reg.Register("counted", "test: analytical, direct sends counted",
+                           [analytical](const BackendContext& ctx) -> Result<std::unique_ptr<NetworkBackend>> {
+                             auto inner = analytical(ctx);
+                             if (!inner.ok()) return inner.status();
+                             return std::unique_ptr<NetworkBackend>(
+                                 new WrappedAnalytical(std::move(inner.value()), &wrapped_sends, &wrapped_direct));
+                           })
+                  .ok());
+  // 16 ranks on Ring(4) x Switch(4); ranks start at different times (compute
+  // of rank % 3 us first), so some messages leave before their receiver's
+  // stream has started; then collectives over all ranks, over dimension 0's
+  // group {0..3} and over the unaligned group {0..7} (a flat ring).
+  TempDir d;
+  d.Write("network.yml", "topology: [ Ring, Switch ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 100, 50 ]\nlatency: [ 500, 1000 ]\n");
+  d.Write("groups.json", R"({"quad": [0, 1, 2, 3], "half": [0, 1, 2, 3, 4, 5, 6, 7]})");
+  testing::WriteTraces(d, 16, [](int r) {
+    std::vector<ChakraProtoMsg::Node> nodes;
+    auto comp = testing::MakeNode(1, ChakraProtoMsg::COMP_NODE);
+    comp.set_duration_micros(1 + r % 3);
+    nodes.push_back(comp);
+    uint64_t id = 2;
+    for (int type : {0, 2, 7, 0}) {  // ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, ALL_REDUCE
+      auto n = testing::CollNode(id, type, 1000003);
+      n.add_data_deps(id - 1);
+      nodes.push_back(n);
+      ++id;
+    }
+    for (const char* g : {"quad", "half"}) {
+      if ((std::string(g) == "quad" && r >= 4) || r >= 8) continue;
+      auto n = testing::CollNode(id, 0, 65536);
+      testing::SetAttr(&n, "pg_name", std::string(g));
+      n.add_data_deps(id - 1);
+      nodes.push_back(n);
+      ++id;
+    }
+    return nodes;
+  });
+  for (const char* algo : {"ring", "halvingDoubling", "doubleBinaryTree", "direct"}) {
+    for (int splits : {1, 4}) {
+      // The double binary tree implements all-reduce only: ring for the others.
+      const std::string ar = algo, other = ar == "doubleBinaryTree" ? "ring" : ar;
+      auto both = [](const std::string& a) { return "[\"" + a + "\", \"" + a + "\"]"; };
+      d.Write("system.json", "{\"scheduling-policy\": \"LIFO\", \"endpoint-delay\": 10, "
+                             "\"active-chunks-per-dimension\": 1, \"preferred-dataset-splits\": " +
+                                 std::to_string(splits) + ", \"all-reduce-implementation\": " + both(ar) +
+                                 ", \"all-gather-implementation\": " + both(other) +
+                                 ", \"reduce-scatter-implementation\": " + both(other) +
+                                 ", \"all-to-all-implementation\": " + both("ring") + ", \"local-mem-bw\": 1600}");
+      auto run = [&](const std::string& backend) {
+        RunConfig c;
+        c.workload_prefix = d.File("trace");
+        c.network_path = d.File("network.yml");
+        c.system_path = d.File("system.json");
+        c.comm_group_path = d.File("groups.json");
+        c.backend = backend;
+        c.symmetry = "off";
+        return RunSimulation(c, reg);
+      };
+      slot_sends = wrapped_sends = wrapped_direct = 0;
+      auto by_slot = run("by-slot");
+      auto counted = run("counted");
+      ASSERT_TRUE(by_slot.ok()) << by_slot.status().message();
+      ASSERT_TRUE(counted.ok()) << counted.status().message();
+      const RunReport& a = by_slot.value();
+      const RunReport& b = counted.value();
+      const std::string where = std::string(algo) + " splits " + std::to_string(splits);
+      // Every message of the slot run went through NetworkBackend::Send.
+      EXPECT_EQ(slot_sends, a.messages) << where;
+      // The other run sent messages directly (ring, halving-doubling and the
+      // tree receive through the stream's Mailbox; direct does not), and
+      // some (before their receiver started) by slot; together they are the
+      // same messages.
+      if (ar == "direct") {
+        EXPECT_EQ(wrapped_direct, 0u) << where;
+      } else {
+        EXPECT_GT(wrapped_direct, 0u) << where;
+        EXPECT_GT(wrapped_sends, 0u) << where;
+      }
+      EXPECT_EQ(wrapped_direct + wrapped_sends, b.messages) << where;
+      EXPECT_EQ(a.messages, b.messages) << where;
+      EXPECT_EQ(a.events, b.events) << where;
+      ASSERT_EQ(a.per_npu.size(), b.per_npu.size());
+      for (size_t r = 0; r < a.per_npu.size(); ++r) {
+        EXPECT_EQ(a.per_npu[r].finished_ns, b.per_npu[r].finished_ns) << where << " rank " << r;
+        EXPECT_EQ(a.per_npu[r].comm_ns, b.per_npu[r].comm_ns) << where << " rank " << r;
+      }
+      ASSERT_EQ(a.dims.size(), b.dims.size());
+      for (size_t k = 0; k < a.dims.size(); ++k) {
+        EXPECT_EQ(a.dims[k].messages, b.dims[k].messages) << where << " dim " << k;
+        EXPECT_EQ(a.dims[k].busy_ns, b.dims[k].busy_ns) << where << " dim " << k;
+      }
+      ASSERT_EQ(a.collectives.size(), b.collectives.size());
+      for (size_t k = 0; k < a.collectives.size(); ++k) {
+        EXPECT_EQ(a.collectives[k].end_ns, b.collectives[k].end_ns) << where << " collective " << k;
+      }
+    }
+  }
 }
 
 }  // namespace

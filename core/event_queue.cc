@@ -1,6 +1,7 @@
 #include "core/event_queue.h"
 
 #include <algorithm>
+#include <cstring>
 #include <new>
 #include <type_traits>
 
@@ -60,23 +61,28 @@ EventQueue::Bucket* EventQueue::BucketFor(Tick t, uint64_t seq) {
 }
 
 EventQueue::~EventQueue() {
-  static_assert(std::is_trivially_destructible_v<Block>);
-  for (Block* chunk : block_chunks_) FreeHuge(chunk);  // Block is trivially destructible
+  static_assert(std::is_trivially_copyable_v<Block>);
+  FreeHuge(blocks_);
+}
+
+void EventQueue::GrowBlocks() {
+  const size_t old = block_count_;
+  const size_t n = old == 0 ? kBlocksPerChunk : 2 * old;
+  ORRERY_CHECK(n < kNone, "event queue: too many pending events");
+  // Blocks are named by index, so the array may move: copy the pending ones.
+  Block* bigger = static_cast<Block*>(AllocateHuge(n * sizeof(Block)));
+  if (old > 0) std::memcpy(static_cast<void*>(bigger), blocks_, old * sizeof(Block));
+  for (size_t i = old; i < n; ++i) new (&bigger[i]) Block();
+  FreeHuge(blocks_);
+  blocks_ = bigger;
+  block_count_ = static_cast<uint32_t>(n);
+  for (size_t i = n; i > old; --i) free_blocks_.push_back(static_cast<uint32_t>(i - 1));  // lowest on top
 }
 
 uint32_t EventQueue::NewBlock() {
-  uint32_t b;
-  if (!free_blocks_.empty()) {
-    b = free_blocks_.back();
-    free_blocks_.pop_back();
-  } else {
-    b = static_cast<uint32_t>(block_chunks_.size() * kBlocksPerChunk);
-    ORRERY_CHECK(b < kNone - kBlocksPerChunk, "event queue: too many pending events");
-    Block* chunk = static_cast<Block*>(AllocateHuge(kBlocksPerChunk * sizeof(Block)));
-    for (size_t i = 0; i < kBlocksPerChunk; ++i) new (&chunk[i]) Block();
-    block_chunks_.push_back(chunk);
-    for (uint32_t i = kBlocksPerChunk - 1; i > 0; --i) free_blocks_.push_back(b + i);
-  }
+  if (free_blocks_.empty()) GrowBlocks();
+  const uint32_t b = free_blocks_.back();
+  free_blocks_.pop_back();
   BlockAt(b).next = kNone;
   return b;
 }
@@ -108,11 +114,7 @@ void EventQueue::WheelAppend(Tick at, EventHandler* handler, uint64_t arg, uint6
   ++wheel_pending_;
 }
 
-uint32_t EventQueue::WheelFirst() const {
-  if (wheel_pending_ == 0) return kNone;
-  const size_t p = now_ & kWheelMask;
-  const size_t w = p >> 6;
-  if (const uint64_t m = busy_[w] & (~uint64_t{0} << (p & 63))) return static_cast<uint32_t>((w << 6) + __builtin_ctzll(m));
+uint32_t EventQueue::WheelFirstAfter(size_t w) const {
   // The first non-empty word after w, then (wrapping) from the start: a slot
   // below p stands for a time after every slot at or above it.
   for (size_t from : {w + 1, size_t{0}}) {
@@ -142,6 +144,7 @@ void EventQueue::PrefetchFor(const Event* far, const Event* mid, const Event* ne
       prefetch_fn_(prefetch_ctx_, mid->arg, 1);
     } else if (mid->kind & HintedEventHandler::kHintedKind) {
       __builtin_prefetch(mid->handler);
+      __builtin_prefetch(reinterpret_cast<const char*>(mid->handler) + 64);
     }
   }
   if (!near) return;
@@ -156,7 +159,7 @@ void EventQueue::PrefetchFor(const Event* far, const Event* mid, const Event* ne
   }
 }
 
-EventQueue::Event EventQueue::WheelPop(uint32_t s) {
+inline EventQueue::Event EventQueue::WheelPop(uint32_t s) {
   Slot& sl = slots_[s];
   Block& blk = BlockAt(sl.head);
   const Event ev = blk.ev[sl.pos++];
@@ -182,6 +185,7 @@ EventQueue::Event EventQueue::WheelPop(uint32_t s) {
     const uint32_t done = sl.head;
     if (!next) {  // the slot is empty
       sl.head = sl.tail = kNone;
+      sl.count = kBlockEvents;
       busy_[s >> 6] &= ~(uint64_t{1} << (s & 63));
       if (busy_[s >> 6] == 0) busy_words_[s >> 12] &= ~(uint64_t{1} << ((s >> 6) & 63));
     } else {
@@ -193,7 +197,7 @@ EventQueue::Event EventQueue::WheelPop(uint32_t s) {
   return ev;
 }
 
-EventId EventQueue::ScheduleAt(Tick at, EventHandler* handler, uint32_t kind, uint64_t arg) {
+EventId EventQueue::ScheduleSlow(Tick at, EventHandler* handler, uint32_t kind, uint64_t arg) {
   ORRERY_CHECK(at >= now_, "event scheduled in the past");
   if (at == kTickMax) {
     NoteOverflow(kTickMax);
@@ -246,6 +250,22 @@ void EventQueue::Cancel(EventId id) {
 }
 
 bool EventQueue::RunNext(Tick limit) {
+  // The common case: the wheel's instant comes first and nothing is cancelled.
+  const uint32_t slot = WheelFirst();
+  if (slot == kNone || !cancelled_.empty() || (!heap_.empty() && heap_.front().time <= WheelTime(slot))) {
+    return RunNextGeneral(limit);
+  }
+  const Tick t = WheelTime(slot);
+  if (t > limit) return false;
+  const Event ev = WheelPop(slot);
+  --pending_;
+  now_ = t;
+  ++executed_;
+  ev.handler->HandleEvent(ev.kind, ev.arg);
+  return true;
+}
+
+bool EventQueue::RunNextGeneral(Tick limit) {
   while (true) {
     const uint32_t slot = WheelFirst();
     const Tick wheel_t = slot == kNone ? kTickMax : WheelTime(slot);

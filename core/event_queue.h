@@ -94,7 +94,25 @@ class EventQueue {
   // below 2^31.
   // `at` == kTickMax means the time overflowed 2^64 ns (see SatAdd): nothing is
   // scheduled, overflowed() turns true and the run must stop with an error.
-  EventId ScheduleAt(Tick at, EventHandler* handler, uint32_t kind, uint64_t arg = 0);
+  EventId ScheduleAt(Tick at, EventHandler* handler, uint32_t kind, uint64_t arg = 0) {
+    // Inline, the common case: within the wheel (which also means at >=
+    // Now()) and room in the last block of that instant.
+    if (at - now_ < kWheelNs && !slots_.empty()) {
+      Slot& sl = slots_[at & kWheelMask];
+      if (sl.count < kBlockEvents) {
+        const uint64_t seq = next_seq_++;
+        Event& e = blocks_[sl.tail].ev[sl.count++];
+        e.handler = handler;
+        e.arg = arg;
+        e.seq = seq;
+        e.kind = kind;
+        ++wheel_pending_;
+        ++pending_;
+        return seq;
+      }
+    }
+    return ScheduleSlow(at, handler, kind, arg);
+  }
   EventId ScheduleAfter(Tick delay, EventHandler* handler, uint32_t kind, uint64_t arg = 0) {
     if (delay == kTickMax || delay > kTickMax - now_) NoteOverflow(delay);
     return ScheduleAt(SatAdd(now_, delay), handler, kind, arg);
@@ -159,7 +177,9 @@ class EventQueue {
     uint32_t head = kNone;  // block being read
     uint32_t tail = kNone;  // block being appended to
     uint32_t pos = 0;       // next event to run in `head`
-    uint32_t count = 0;     // events in `tail`
+    // Events in `tail`; kBlockEvents also when the slot is empty, so "room in
+    // the tail block" is one comparison (ScheduleAt's inline case).
+    uint32_t count = kBlockEvents;
   };
   static constexpr size_t kBlocksPerChunk = 4096;  // 2 MiB: one huge page (core/huge_pages.h)
   class ClosureRunner : public EventHandler {
@@ -171,6 +191,11 @@ class EventQueue {
 
   // Runs the next event if its time is <= limit; false otherwise.
   bool RunNext(Tick limit);
+  // The same when the far tier or a cancellation is involved (cold).
+  bool RunNextGeneral(Tick limit);
+  // ScheduleAt's other cases: a new block or a newly busy slot, the far tier,
+  // an overflowed or past time.
+  EventId ScheduleSlow(Tick at, EventHandler* handler, uint32_t kind, uint64_t arg);
   void NoteOverflow(Tick delay) {
     if (overflowed_) return;
     overflowed_ = true;
@@ -193,13 +218,22 @@ class EventQueue {
   void PopHeap();
   Bucket* BucketFor(Tick t, uint64_t seq);
   // The wheel's parts.
-  Block& BlockAt(uint32_t b) { return block_chunks_[b / kBlocksPerChunk][b % kBlocksPerChunk]; }
+  Block& BlockAt(uint32_t b) { return blocks_[b]; }
   uint32_t NewBlock();
+  void GrowBlocks();
   // Fields by value: the caller's Event would reach here through a store the
   // load cannot forward from (a measured stall on every schedule).
   void WheelAppend(Tick at, EventHandler* handler, uint64_t arg, uint64_t seq, uint32_t kind);
-  // The busy slot holding the wheel's earliest time (kNone when empty).
-  uint32_t WheelFirst() const;
+  // The busy slot holding the wheel's earliest time (kNone when empty):
+  // inline when it is in the bitmap word of Now().
+  uint32_t WheelFirst() const {
+    if (wheel_pending_ == 0) return kNone;
+    const size_t p = now_ & kWheelMask;
+    const size_t w = p >> 6;
+    if (const uint64_t m = busy_[w] & (~uint64_t{0} << (p & 63))) return static_cast<uint32_t>((w << 6) + __builtin_ctzll(m));
+    return WheelFirstAfter(w);
+  }
+  uint32_t WheelFirstAfter(size_t word) const;
   Tick WheelTime(uint32_t slot) const { return now_ + ((slot - now_) & kWheelMask); }
   Event WheelPop(uint32_t slot);
   // Prefetches for the events 3, 2 and 1 times kPrefetchAhead places ahead of
@@ -209,7 +243,8 @@ class EventQueue {
   std::vector<Slot, HugePageAllocator<Slot>> slots_;  // [time % kWheelNs] (1 MiB: huge pages), allocated on first use
   std::vector<uint64_t> busy_;            // bit per slot: it holds events
   std::vector<uint64_t> busy_words_;      // bit per word of busy_: it is non-zero
-  std::vector<Block*> block_chunks_;  // from AllocateHuge, freed by the destructor
+  Block* blocks_ = nullptr;  // every block, from AllocateHuge (grown by doubling; events name blocks by index)
+  uint32_t block_count_ = 0;
   std::vector<uint32_t> free_blocks_;
   size_t wheel_pending_ = 0;
   std::vector<HeapEntry> heap_;  // 4-ary min-heap of buckets with pending events

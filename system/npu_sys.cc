@@ -12,8 +12,6 @@ namespace orrery {
 
 // --- Algorithm helpers ---------------------------------------------------------
 
-int Algorithm::rank() const { return stream_->rank_; }
-
 void Algorithm::Bundle(uint64_t bytes, bool processed) {
   const StreamContext* c = stream_->ctx_;
   c->queue->ScheduleAfter(c->endpoint_delay_ns, stream_, Stream::kBundleArrived, (bytes << 1) | (processed ? 1 : 0));
@@ -26,7 +24,10 @@ void Algorithm::Send(int dst, uint64_t bytes) {
   // The receiving stream has started (it stays until it has taken this
   // message): when the backend knows the delay now, deliver straight to it.
   if (t->direct()) {
-    if (Stream* to = c->store->Receiver(stream_->tag_, dst)) {
+    Stream* to = stream_->peer_rank_ == dst ? stream_->peer_ : c->store->Receiver(stream_->tag_, dst);
+    if (to) {
+      stream_->peer_ = to;
+      stream_->peer_rank_ = dst;
       t->SendDirect(rank(), dst, bytes, to, Stream::kDelivered, static_cast<uint64_t>(rank()));
       return;
     }

@@ -171,7 +171,14 @@ class Stream : public HintedEventHandler, public RecvClient, public Pooled {
   int phase_dim_ = PhaseObserver::kNoPhase;  // for the PhaseObserver
   bool initialized_ = false;
   size_t store_slot_ = 0;  // position in the StreamStore's list of live streams
+  // The receiving stream of this stream's last direct send and its rank: it
+  // stays alive while this stream still sends to it (it must take every
+  // message), so the next send to that rank needs no directory lookup.
+  Stream* peer_ = nullptr;
+  int peer_rank_ = -1;
 };
+
+inline int Algorithm::rank() const { return stream_->rank_; }
 
 class NpuSys {
  public:

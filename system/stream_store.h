@@ -71,13 +71,10 @@ class StreamStore {
     live_.pop_back();
   }
   void Retire(std::unique_ptr<Algorithm> a) { dead_algos_.push_back(std::move(a)); }
-  // At the start of every top-level event (no algorithm code is on the stack).
+  // At the start of every top-level event (no algorithm code is on the stack):
+  // inline, since there is usually nothing to free.
   void CollectGarbage() {
-    if (!dead_algos_.empty()) dead_algos_.clear();
-    if (!dead_streams_.empty()) {
-      for (std::unique_ptr<Stream>& s : dead_streams_) KeepPhaseList(std::move(s->phases_));
-      dead_streams_.clear();
-    }
+    if (!dead_algos_.empty() || !dead_streams_.empty()) FreeRetired();
   }
   // An empty phase list for a new stream: an ended stream's, its capacity
   // kept, so planning a collective allocates no phase lists in steady state.
@@ -90,6 +87,11 @@ class StreamStore {
 
  private:
   static constexpr size_t kSparePhaseLists = 4096;  // enough for every stream that ends in one event
+  __attribute__((noinline)) void FreeRetired() {
+    dead_algos_.clear();
+    for (std::unique_ptr<Stream>& s : dead_streams_) KeepPhaseList(std::move(s->phases_));
+    dead_streams_.clear();
+  }
   void KeepPhaseList(std::vector<PhaseSpec> v) {
     if (spare_phases_.size() >= kSparePhaseLists || v.capacity() == 0) return;
     v.clear();

@@ -97,7 +97,7 @@ void EventQueue::WheelAppend(Tick at, EventHandler* handler, uint64_t arg, uint6
   Slot& sl = slots_[s];
   if (sl.tail == kNone) {
     sl.head = sl.tail = NewBlock();
-    sl.pos = sl.count = 0;
+    sl.count = 0;
     busy_[s >> 6] |= uint64_t{1} << (s & 63);
     busy_words_[s >> 12] |= uint64_t{1} << ((s >> 6) & 63);
   } else if (sl.count == kBlockEvents) {
@@ -130,71 +130,24 @@ uint32_t EventQueue::WheelFirstAfter(size_t w) const {
   return kNone;
 }
 
-// The handlers of a busy instant are usually many different objects (one per
-// NPU) whose first cache line is cold: ask for the ones a few events ahead
-// now, so they are in cache when their turn comes (no effect on order). Three
-// distances, each reading only what the farther one fetched: a hinted handler
-// (HintedEventHandler) is fetched at `mid` and its hint at `near`; the
-// registered prefetcher (the engine's deliveries) names its cold objects in
-// three stages; any other handler is fetched at `near`.
-void EventQueue::PrefetchFor(const Event* far, const Event* mid, const Event* near) const {
-  if (far && far->handler == prefetch_handler_) prefetch_fn_(prefetch_ctx_, far->arg, 0);
-  if (mid) {
-    if (mid->handler == prefetch_handler_) {
-      prefetch_fn_(prefetch_ctx_, mid->arg, 1);
-    } else if (mid->kind & HintedEventHandler::kHintedKind) {
-      __builtin_prefetch(mid->handler);
-      __builtin_prefetch(reinterpret_cast<const char*>(mid->handler) + 64);
-    }
-  }
-  if (!near) return;
-  if (near->handler == prefetch_handler_) {
-    prefetch_fn_(prefetch_ctx_, near->arg, 2);
-  } else if (near->kind & HintedEventHandler::kHintedKind) {
-    if (const void* hint = static_cast<const HintedEventHandler*>(near->handler)->prefetch_hint_) {
-      __builtin_prefetch(hint);
-    }
-  } else {
-    __builtin_prefetch(near->handler);
-  }
-}
-
-inline EventQueue::Event EventQueue::WheelPop(uint32_t s) {
+void EventQueue::LoadInstant(uint32_t s) {
   Slot& sl = slots_[s];
-  Block& blk = BlockAt(sl.head);
-  const Event ev = blk.ev[sl.pos++];
-  // Events in the head block: all of it, unless it is also the tail.
-  const uint32_t filled = sl.head == sl.tail ? sl.count : kBlockEvents;
-  const Block* next = sl.head == sl.tail ? nullptr : &BlockAt(blk.next);
-  if (next && sl.pos == 1) {
-    __builtin_prefetch(next);  // its first events are read ahead below
-    __builtin_prefetch(reinterpret_cast<const char*>(next) + 64);
+  run_.clear();
+  run_pos_ = 0;
+  for (uint32_t b = sl.head;;) {
+    const Block& blk = BlockAt(b);
+    const bool last = b == sl.tail;
+    const uint32_t filled = last ? sl.count : kBlockEvents;
+    run_.insert(run_.end(), blk.ev, blk.ev + filled);
+    const uint32_t next = blk.next;
+    free_blocks_.push_back(b);
+    if (last) break;
+    b = next;
   }
-  // Prefetch as for a bucket; the look ahead continues into the next block
-  // (k < kBlockEvents).
-  auto ahead = [&](uint32_t k) -> const Event* {
-    const uint32_t i = sl.pos + k;
-    if (i < filled) return &blk.ev[i];
-    if (!next) return nullptr;
-    const uint32_t j = i - kBlockEvents;
-    return j < (blk.next == sl.tail ? sl.count : kBlockEvents) ? &next->ev[j] : nullptr;
-  };
-  PrefetchFor(ahead(3 * kPrefetchAhead), ahead(2 * kPrefetchAhead), ahead(kPrefetchAhead));
-  --wheel_pending_;
-  if (sl.pos == filled) {
-    const uint32_t done = sl.head;
-    if (!next) {  // the slot is empty
-      sl.head = sl.tail = kNone;
-      sl.count = kBlockEvents;
-      busy_[s >> 6] &= ~(uint64_t{1} << (s & 63));
-      if (busy_[s >> 6] == 0) busy_words_[s >> 12] &= ~(uint64_t{1} << ((s >> 6) & 63));
-    } else {
-      sl.head = blk.next;
-      sl.pos = 0;
-    }
-    free_blocks_.push_back(done);
-  }
-  return ev;
+  wheel_pending_ -= run_.size();
+  sl = Slot{};
+  busy_[s >> 6] &= ~(uint64_t{1} << (s & 63));
+  if (busy_[s >> 6] == 0) busy_words_[s >> 12] &= ~(uint64_t{1} << ((s >> 6) & 63));
 }
 
 EventId EventQueue::ScheduleSlow(Tick at, EventHandler* handler, uint32_t kind, uint64_t arg) {
@@ -214,6 +167,7 @@ EventId EventQueue::ScheduleSlow(Tick at, EventHandler* handler, uint32_t kind, 
 }
 
 Tick EventQueue::NextTime() const {
+  if (run_pos_ < run_.size()) return now_;  // the running instant has events left
   // The far tier's earliest bucket that still holds events (a drained one
   // waits at the front until RunNext recycles it). Cold path: scans the heap.
   Tick far = kTickMax;
@@ -249,35 +203,24 @@ void EventQueue::Cancel(EventId id) {
   if (id < next_seq_) cancelled_.insert(id);
 }
 
-bool EventQueue::RunNext(Tick limit) {
-  // The common case: the wheel's instant comes first and nothing is cancelled.
-  const uint32_t slot = WheelFirst();
-  if (slot == kNone || !cancelled_.empty() || (!heap_.empty() && heap_.front().time <= WheelTime(slot))) {
-    return RunNextGeneral(limit);
-  }
-  const Tick t = WheelTime(slot);
-  if (t > limit) return false;
-  const Event ev = WheelPop(slot);
-  --pending_;
-  now_ = t;
-  ++executed_;
-  ev.handler->HandleEvent(ev.kind, ev.arg);
-  return true;
-}
-
 bool EventQueue::RunNextGeneral(Tick limit) {
   while (true) {
-    const uint32_t slot = WheelFirst();
-    const Tick wheel_t = slot == kNone ? kTickMax : WheelTime(slot);
     Event ev;
-    Tick t;
-    if (heap_.empty() || heap_.front().time > wheel_t) {
-      // The wheel's instant comes first (the far tier has nothing at or before it).
-      if (slot == kNone || wheel_t > limit) return false;
-      ev = WheelPop(slot);
-      t = wheel_t;
+    if (run_pos_ < run_.size()) {
+      // The running instant (RunNext left it here for a cancellation or the limit).
+      if (now_ > limit) return false;
+      ev = run_[run_pos_++];
     } else {
-      t = heap_.front().time;
+      const uint32_t slot = WheelFirst();
+      const Tick wheel_t = slot == kNone ? kTickMax : WheelTime(slot);
+      if (heap_.empty() || heap_.front().time > wheel_t) {
+        // The wheel's instant comes next (the far tier has nothing at or before it).
+        if (slot == kNone || wheel_t > limit) return false;
+        now_ = wheel_t;
+        LoadInstant(slot);
+        continue;
+      }
+      const Tick t = heap_.front().time;
       if (t > limit) return false;
       const uint32_t b = heap_.front().bucket;
       Bucket& bucket = buckets_[b];
@@ -295,6 +238,7 @@ bool EventQueue::RunNextGeneral(Tick limit) {
       const size_t n = bucket.events.size();
       auto ahead = [&](size_t k) { return bucket.head + k < n ? &bucket.events[bucket.head + k] : nullptr; };
       PrefetchFor(ahead(3 * kPrefetchAhead), ahead(2 * kPrefetchAhead), ahead(kPrefetchAhead));
+      now_ = t;
     }
     --pending_;
     if (!cancelled_.empty()) {
@@ -304,7 +248,6 @@ bool EventQueue::RunNextGeneral(Tick limit) {
         continue;
       }
     }
-    now_ = t;
     ++executed_;
     ev.handler->HandleEvent(ev.kind, ev.arg);
     return true;

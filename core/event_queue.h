@@ -19,7 +19,12 @@
 //   event of the older ones, so the heap's order is still (time, sequence).
 // At one instant the far tier's events run first: they were all scheduled
 // while that instant was still beyond the wheel, so before (lower sequence)
-// any event the wheel holds for it.
+// any event the wheel holds for it. When the wheel's turn comes, the
+// instant's events move from their blocks into one array (`run_`) and run
+// from there: the common pop is an array read, and the events a few places
+// ahead (whose handlers are fetched into the cache) are at fixed offsets.
+// Events scheduled for the running instant itself go to its slot and move
+// over, in order, when `run_` is done.
 #pragma once
 #include <cstdint>
 #include <array>
@@ -174,9 +179,8 @@ class EventQueue {
   };
   // Everything an append or a run reads is here (not in the cold block's tail).
   struct Slot {
-    uint32_t head = kNone;  // block being read
+    uint32_t head = kNone;  // first block
     uint32_t tail = kNone;  // block being appended to
-    uint32_t pos = 0;       // next event to run in `head`
     // Events in `tail`; kBlockEvents also when the slot is empty, so "room in
     // the tail block" is one comparison (ScheduleAt's inline case).
     uint32_t count = kBlockEvents;
@@ -189,10 +193,24 @@ class EventQueue {
     std::vector<uint32_t> free_slots;
   };
 
-  // Runs the next event if its time is <= limit; false otherwise.
-  bool RunNext(Tick limit);
-  // The same when the far tier or a cancellation is involved (cold).
+  // Runs the next event if its time is <= limit; false otherwise. Inline:
+  // the next event of the running instant (run_), nothing cancelled.
+  bool RunNext(Tick limit) {
+    if (run_pos_ == run_.size() || now_ > limit || !cancelled_.empty()) return RunNextGeneral(limit);
+    const Event ev = run_[run_pos_++];
+    auto ahead = [&](size_t k) -> const Event* { return run_pos_ + k < run_.size() ? &run_[run_pos_ + k] : nullptr; };
+    PrefetchFor(ahead(3 * kPrefetchAhead), ahead(2 * kPrefetchAhead), ahead(kPrefetchAhead));
+    --pending_;
+    ++executed_;
+    ev.handler->HandleEvent(ev.kind, ev.arg);
+    return true;
+  }
+  // Every other case: the next instant (the far tier's events first), a
+  // cancelled event, the limit.
   bool RunNextGeneral(Tick limit);
+  // Moves the events of the busy slot `s` (the instant Now()) into run_ and
+  // frees the slot.
+  void LoadInstant(uint32_t s);
   // ScheduleAt's other cases: a new block or a newly busy slot, the far tier,
   // an overflowed or past time.
   EventId ScheduleSlow(Tick at, EventHandler* handler, uint32_t kind, uint64_t arg);
@@ -235,10 +253,37 @@ class EventQueue {
   }
   uint32_t WheelFirstAfter(size_t word) const;
   Tick WheelTime(uint32_t slot) const { return now_ + ((slot - now_) & kWheelMask); }
-  Event WheelPop(uint32_t slot);
   // Prefetches for the events 3, 2 and 1 times kPrefetchAhead places ahead of
   // the one about to run (`far`, `mid`, `near`); any may be null.
-  void PrefetchFor(const Event* far, const Event* mid, const Event* near) const;
+  // The handlers of a busy instant are usually many different objects (one
+  // per NPU) whose first cache lines are cold: ask for the ones a few events
+  // ahead now, so they are in cache when their turn comes (no effect on
+  // order). Three distances, each reading only what the farther one fetched:
+  // a hinted handler (HintedEventHandler) is fetched at `mid` and its hint at
+  // `near`; the registered prefetcher (the engine's deliveries) names its cold
+  // objects in three stages; any other handler is fetched at `near`. Inline:
+  // it runs for every event.
+  void PrefetchFor(const Event* far, const Event* mid, const Event* near) const {
+    if (far && far->handler == prefetch_handler_) prefetch_fn_(prefetch_ctx_, far->arg, 0);
+    if (mid) {
+      if (mid->kind & HintedEventHandler::kHintedKind) {
+        __builtin_prefetch(mid->handler);
+        __builtin_prefetch(reinterpret_cast<const char*>(mid->handler) + 64);
+      } else if (mid->handler == prefetch_handler_) {
+        prefetch_fn_(prefetch_ctx_, mid->arg, 1);
+      }
+    }
+    if (!near) return;
+    if (near->kind & HintedEventHandler::kHintedKind) {
+      if (const void* hint = static_cast<const HintedEventHandler*>(near->handler)->prefetch_hint_) {
+        __builtin_prefetch(hint);
+      }
+    } else if (near->handler == prefetch_handler_) {
+      prefetch_fn_(prefetch_ctx_, near->arg, 2);
+    } else {
+      __builtin_prefetch(near->handler);
+    }
+  }
 
   std::vector<Slot, HugePageAllocator<Slot>> slots_;  // [time % kWheelNs] (1 MiB: huge pages), allocated on first use
   std::vector<uint64_t> busy_;            // bit per slot: it holds events
@@ -246,7 +291,9 @@ class EventQueue {
   Block* blocks_ = nullptr;  // every block, from AllocateHuge (grown by doubling; events name blocks by index)
   uint32_t block_count_ = 0;
   std::vector<uint32_t> free_blocks_;
-  size_t wheel_pending_ = 0;
+  size_t wheel_pending_ = 0;  // events in the slots (not counting run_)
+  std::vector<Event> run_;    // the running instant's events (run_pos_ onwards still to run)
+  size_t run_pos_ = 0;
   std::vector<HeapEntry> heap_;  // 4-ary min-heap of buckets with pending events
   std::vector<Bucket> buckets_;
   std::vector<uint32_t> free_buckets_;

@@ -39,7 +39,8 @@ class AnalyticalBackend : public NetworkBackend, public FixedDelayBackend {
     // The coordinates, dimension 0 first (mixed radix); once the remaining
     // digits agree no further dimension is crossed.
     uint32_t s = static_cast<uint32_t>(src), r = static_cast<uint32_t>(dst);
-    for (int d = 0; d < t.num_dims() && s != r; ++d) {
+    const int dims = static_cast<int>(radix_.size());
+    for (int d = 0; d < dims && s != r; ++d) {
       const FastDiv& n = radix_[d];
       const uint32_t qs = n.Div(s), qr = n.Div(r);
       const int a = static_cast<int>(s - qs * n.d), b = static_cast<int>(r - qr * n.d);

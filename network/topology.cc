@@ -36,20 +36,4 @@ Topology::Topology(std::vector<Dim> dims) : dims_(std::move(dims)) {
   }
 }
 
-int Topology::Hops(int dim, int a, int b) const {
-  if (a == b) return 0;
-  switch (dims_[dim].block) {
-    case Block::kRing: {
-      const int n = dims_[dim].npus;
-      const int d = std::abs(a - b);
-      return d < n - d ? d : n - d;
-    }
-    case Block::kFullyConnected: return 1;
-    case Block::kSwitch: return 2;
-    case Block::kRingUni: return (b - a + dims_[dim].npus) % dims_[dim].npus;
-    case Block::kMesh: return std::abs(a - b);
-  }
-  return 0;
-}
-
 }  // namespace orrery

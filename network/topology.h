@@ -33,8 +33,23 @@ class Topology {
   int stride(int dim) const { return strides_[dim]; }
   int Coord(int npu, int dim) const { return (npu / strides_[dim]) % dims_[dim].npus; }
   int WithCoord(int npu, int dim, int coord) const { return npu + (coord - Coord(npu, dim)) * strides_[dim]; }
-  // Hops a message crosses inside one dimension between two coordinates.
-  int Hops(int dim, int a, int b) const;
+  // Hops a message crosses inside one dimension between two coordinates
+  // (inline: the analytical backend asks for every message).
+  int Hops(int dim, int a, int b) const {
+    if (a == b) return 0;
+    const int n = dims_[dim].npus;
+    switch (dims_[dim].block) {
+      case Block::kRing: {
+        const int d = a > b ? a - b : b - a;
+        return d < n - d ? d : n - d;
+      }
+      case Block::kFullyConnected: return 1;
+      case Block::kSwitch: return 2;
+      case Block::kRingUni: return (b - a + n) % n;
+      case Block::kMesh: return a > b ? a - b : b - a;
+    }
+    return 0;
+  }
   double BytesPerNs(int dim) const { return bytes_per_ns_[dim]; }
 
  private:

@@ -17,8 +17,10 @@ namespace orrery {
 
 namespace {
 
-// The packets waiting for a free slot, first in first out: a ring of four
-// inline, doubling on the heap in the rare phase that queues more.
+// The packets waiting for a free slot, first in first out: one inline (ring
+// and halving-doubling never queue more: they insert a packet only after a
+// receive, and post the next receive only after taking the queued packet),
+// doubling on the heap for direct, whose first round queues a window.
 template <typename T>
 class PacketQueue {
  public:
@@ -44,8 +46,8 @@ class PacketQueue {
     head_ = 0;
     cap_ *= 2;
   }
-  uint32_t head_ = 0, size_ = 0, cap_ = 4;
-  T inline_[4];
+  uint32_t head_ = 0, size_ = 0, cap_ = 1;
+  T inline_[1];
   std::unique_ptr<T[]> heap_;
 };
 
@@ -182,26 +184,30 @@ class PacketAlgorithm : public Algorithm {
     if (stream_count_ == 0 && free_packets_ == parallel_reduce_) Exit();  // `this` is retired
   }
 
-  // What every packet touches first (with the vtable pointer and stream_, one
-  // cache line of the 64-byte aligned object), then the queue, then the ring.
+  // Two cache lines of the 64-byte aligned object hold what every packet
+  // touches: first, with the vtable pointer and stream_, the counters (the
+  // queue prefetches this line); then the packet queue and the ring.
+  // Halving-doubling's and direct's extras come last.
   ComType type_;
   AlgoKind kind_;
+  bool toggle_ = false;
+  bool processed_ = false;
   int stream_count_ = 0;
   int free_packets_ = 0;
   int zero_ = 0, nonzero_ = 0;
   int total_received_ = 0;
   int receiver_ = 0, sender_ = 0;  // ring positions
-  bool toggle_ = false;
-  bool processed_ = false;
-  uint64_t msg_size_ = 0;
-  int nonzero_per_round_ = 0;
   int parallel_reduce_ = 1;
+  uint64_t msg_size_ = 0;
+  PacketQueue<Packet> packets_;
+  RingView ring_;
+  int nonzero_per_round_ = 0;
   int middle_point_ = 0;
   int rank_offset_ = 0;
   double offset_multiplier_ = 1;
-  PacketQueue<Packet> packets_;
-  RingView ring_;
 };
+
+static_assert(sizeof(PacketAlgorithm) <= 192, "PacketAlgorithm: the hot fields must stay in its first two cache lines");
 
 // Double binary tree all-reduce on one dimension: reduce up the tree, then
 // broadcast down; the two trees alternate between chunks.

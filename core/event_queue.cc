@@ -130,10 +130,11 @@ uint32_t EventQueue::WheelFirstAfter(size_t w) const {
   return kNone;
 }
 
-void EventQueue::LoadInstant(uint32_t s) {
+void EventQueue::LoadInstant(uint32_t s, Tick t) {
   Slot& sl = slots_[s];
   run_.clear();
   run_pos_ = 0;
+  run_time_ = t;
   for (uint32_t b = sl.head;;) {
     const Block& blk = BlockAt(b);
     const bool last = b == sl.tail;
@@ -167,7 +168,7 @@ EventId EventQueue::ScheduleSlow(Tick at, EventHandler* handler, uint32_t kind, 
 }
 
 Tick EventQueue::NextTime() const {
-  if (run_pos_ < run_.size()) return now_;  // the running instant has events left
+  if (run_pos_ < run_.size()) return run_time_;  // the running instant has events left
   // The far tier's earliest bucket that still holds events (a drained one
   // waits at the front until RunNext recycles it). Cold path: scans the heap.
   Tick far = kTickMax;
@@ -206,9 +207,11 @@ void EventQueue::Cancel(EventId id) {
 bool EventQueue::RunNextGeneral(Tick limit) {
   while (true) {
     Event ev;
+    Tick t;
     if (run_pos_ < run_.size()) {
       // The running instant (RunNext left it here for a cancellation or the limit).
-      if (now_ > limit) return false;
+      t = run_time_;
+      if (t > limit) return false;
       ev = run_[run_pos_++];
     } else {
       const uint32_t slot = WheelFirst();
@@ -216,11 +219,10 @@ bool EventQueue::RunNextGeneral(Tick limit) {
       if (heap_.empty() || heap_.front().time > wheel_t) {
         // The wheel's instant comes next (the far tier has nothing at or before it).
         if (slot == kNone || wheel_t > limit) return false;
-        now_ = wheel_t;
-        LoadInstant(slot);
+        LoadInstant(slot, wheel_t);
         continue;
       }
-      const Tick t = heap_.front().time;
+      t = heap_.front().time;
       if (t > limit) return false;
       const uint32_t b = heap_.front().bucket;
       Bucket& bucket = buckets_[b];
@@ -238,16 +240,16 @@ bool EventQueue::RunNextGeneral(Tick limit) {
       const size_t n = bucket.events.size();
       auto ahead = [&](size_t k) { return bucket.head + k < n ? &bucket.events[bucket.head + k] : nullptr; };
       PrefetchFor(ahead(3 * kPrefetchAhead), ahead(2 * kPrefetchAhead), ahead(kPrefetchAhead));
-      now_ = t;
     }
     --pending_;
     if (!cancelled_.empty()) {
       auto it = cancelled_.find(ev.seq);
       if (it != cancelled_.end()) {
         cancelled_.erase(it);
-        continue;
+        continue;  // the clock does not move for a cancelled event
       }
     }
+    now_ = t;
     ++executed_;
     ev.handler->HandleEvent(ev.kind, ev.arg);
     return true;

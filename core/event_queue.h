@@ -102,7 +102,7 @@ class EventQueue {
   EventId ScheduleAt(Tick at, EventHandler* handler, uint32_t kind, uint64_t arg = 0) {
     // Inline, the common case: within the wheel (which also means at >=
     // Now()) and room in the last block of that instant.
-    if (at - now_ < kWheelNs && !slots_.empty()) {
+    if (at - now_ < kWheelNs && at != kTickMax && !slots_.empty()) {
       Slot& sl = slots_[at & kWheelMask];
       if (sl.count < kBlockEvents) {
         const uint64_t seq = next_seq_++;
@@ -185,7 +185,7 @@ class EventQueue {
     // the tail block" is one comparison (ScheduleAt's inline case).
     uint32_t count = kBlockEvents;
   };
-  static constexpr size_t kBlocksPerChunk = 4096;  // 2 MiB: one huge page (core/huge_pages.h)
+  static constexpr size_t kBlocksPerChunk = 4096;  // the block array's first size: 2 MiB, one huge page (core/huge_pages.h)
   class ClosureRunner : public EventHandler {
    public:
     void HandleEvent(uint32_t kind, uint64_t arg) override;
@@ -196,8 +196,9 @@ class EventQueue {
   // Runs the next event if its time is <= limit; false otherwise. Inline:
   // the next event of the running instant (run_), nothing cancelled.
   bool RunNext(Tick limit) {
-    if (run_pos_ == run_.size() || now_ > limit || !cancelled_.empty()) return RunNextGeneral(limit);
+    if (run_pos_ == run_.size() || run_time_ > limit || !cancelled_.empty()) return RunNextGeneral(limit);
     const Event ev = run_[run_pos_++];
+    now_ = run_time_;
     auto ahead = [&](size_t k) -> const Event* { return run_pos_ + k < run_.size() ? &run_[run_pos_ + k] : nullptr; };
     PrefetchFor(ahead(3 * kPrefetchAhead), ahead(2 * kPrefetchAhead), ahead(kPrefetchAhead));
     --pending_;
@@ -208,9 +209,10 @@ class EventQueue {
   // Every other case: the next instant (the far tier's events first), a
   // cancelled event, the limit.
   bool RunNextGeneral(Tick limit);
-  // Moves the events of the busy slot `s` (the instant Now()) into run_ and
-  // frees the slot.
-  void LoadInstant(uint32_t s);
+  // Moves the events of the busy slot `s` (the instant `t`) into run_ and
+  // frees the slot. The clock moves when one of them runs (not if all are
+  // cancelled).
+  void LoadInstant(uint32_t s, Tick t);
   // ScheduleAt's other cases: a new block or a newly busy slot, the far tier,
   // an overflowed or past time.
   EventId ScheduleSlow(Tick at, EventHandler* handler, uint32_t kind, uint64_t arg);
@@ -294,6 +296,7 @@ class EventQueue {
   size_t wheel_pending_ = 0;  // events in the slots (not counting run_)
   std::vector<Event> run_;    // the running instant's events (run_pos_ onwards still to run)
   size_t run_pos_ = 0;
+  Tick run_time_ = 0;         // their time
   std::vector<HeapEntry> heap_;  // 4-ary min-heap of buckets with pending events
   std::vector<Bucket> buckets_;
   std::vector<uint32_t> free_buckets_;

@@ -18,9 +18,9 @@ namespace orrery {
 namespace {
 
 // The packets waiting for a free slot, first in first out: one inline (ring
-// and halving-doubling never queue more: they insert a packet only after a
-// receive, and post the next receive only after taking the queued packet),
-// doubling on the heap for direct, whose first round queues a window.
+// and halving-doubling never queue more: a packet is inserted by a receive,
+// and `Ready` takes the queued one before it posts the next receive), doubling
+// on the heap for direct, whose first round queues a window.
 template <typename T>
 class PacketQueue {
  public:
@@ -170,12 +170,12 @@ class PacketAlgorithm : public Algorithm {
   bool Ready() {
     if (packets_.empty() || stream_count_ == 0 || free_packets_ == 0) return false;
     const Packet pk = packets_.front();
+    packets_.pop_front();  // before Recv, which may insert the next packet at once
     const uint64_t bytes = kind_ == AlgoKind::kHalvingDoubling ? pk.bytes : msg_size_;
     Send(ring_.Member(pk.dst_index), bytes);
     // May complete at once (and insert a packet) when the message is already here.
     Recv(ring_.Member(pk.src_index), bytes);
     if (stream_count_ > 0) --stream_count_;
-    packets_.pop_front();
     --free_packets_;
     return true;
   }

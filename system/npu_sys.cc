@@ -21,8 +21,9 @@ void Algorithm::Send(int dst, uint64_t bytes) {
   const StreamContext* c = stream_->ctx_;
   MessageTransport* t = c->transport;
   if (t->Mirrored(rank(), dst)) return;  // the peer's identical send is modelled at the receive
-  // The receiving stream has started (it stays until it has taken this
-  // message): when the backend knows the delay now, deliver straight to it.
+  // The receiving stream is in the directory (its rank has started this
+  // collective; it stays until it has taken every message sent to it): when
+  // the backend knows the delay now, deliver straight to it.
   if (t->direct()) {
     Stream* to = stream_->peer_rank_ == dst ? stream_->peer_ : c->store->Receiver(stream_->tag_, dst);
     if (to) {

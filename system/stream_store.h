@@ -36,8 +36,9 @@ class StreamStore {
     const std::vector<int>& m = (*groups_)[g].ranks;
     return static_cast<int>(std::lower_bound(m.begin(), m.end(), rank) - m.begin());
   }
-  // The started stream of `rank` that takes a built-in algorithm's messages
-  // for `tag` through its Mailbox, or nullptr (not started, or no directory).
+  // `rank`'s stream for `tag` when it takes a built-in algorithm's messages
+  // through its Mailbox (registered when its collective started on that
+  // rank), or nullptr (not started yet, ended, or no directory).
   Stream* Receiver(uint64_t tag, int rank) {
     return directory_on_ ? directory_.Find(tag, PositionOf(tag, rank)) : nullptr;
   }

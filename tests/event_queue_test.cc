@@ -52,6 +52,42 @@ TEST(EventQueue, CancelledEventDoesNotRun) {
   EXPECT_EQ(r.seen, (std::vector<uint64_t>{1, 3}));
 }
 
+// A cancelled event does not move the clock, in either tier: after the run
+// the clock is at the last event that ran, and an event may still be
+// scheduled between the two.
+TEST(EventQueue, CancelledEventsDoNotMoveTheClock) {
+  for (Tick cancelled_at : {Tick{500}, Tick{1} << 20}) {  // inside the wheel, in the far tier
+    EventQueue q;
+    Recorder r;
+    r.q = &q;
+    q.ScheduleAt(10, &r, 0, 1);
+    q.Cancel(q.ScheduleAt(cancelled_at, &r, 0, 2));
+    q.Run();
+    EXPECT_EQ(r.seen, (std::vector<uint64_t>{1})) << cancelled_at;
+    EXPECT_EQ(q.Now(), Tick{10}) << cancelled_at;
+    q.ScheduleAt(50, &r, 0, 3);  // would be "in the past" had the clock moved
+    q.Run();
+    EXPECT_EQ(r.seen, (std::vector<uint64_t>{1, 3})) << cancelled_at;
+    EXPECT_EQ(q.Now(), Tick{50}) << cancelled_at;
+  }
+}
+
+// Near the end of time an absolute time of 2^64 - 1 ns is within the wheel's
+// reach; it is still an overflow (nothing runs), not an event.
+TEST(EventQueue, TimeMaxNearTheEndIsAnOverflow) {
+  EventQueue q;
+  Recorder r;
+  r.q = &q;
+  q.ScheduleAt(1, &r, 0, 1);  // the wheel exists from here on
+  q.Run();
+  q.AdvanceTo(kTickMax - 100);
+  q.ScheduleAt(kTickMax, &r, 0, 2);
+  EXPECT_TRUE(q.overflowed());
+  EXPECT_EQ(q.overflow_delay(), kTickMax);
+  q.Run();
+  EXPECT_EQ(r.seen, (std::vector<uint64_t>{1}));
+}
+
 TEST(EventQueue, ClosuresOwnTheirData) {
   EventQueue q;
   auto data = std::make_unique<int>(41);

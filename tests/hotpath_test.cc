@@ -362,10 +362,12 @@ TEST(HotPathDelivery, DirectDeliveryEqualsTheSlotPath) {
   // 16 ranks on Ring(4) x Switch(4); ranks start at different times (compute
   // of rank % 3 us first), so some messages leave before their receiver's
   // stream has started; then collectives over all ranks, over dimension 0's
-  // group {0..3} and over the unaligned group {0..7} (a flat ring).
+  // group {0..3}, over the unaligned group {0..7} (a flat ring) and over the
+  // odd ranks (a flat ring whose positions are not the ranks).
   TempDir d;
   d.Write("network.yml", "topology: [ Ring, Switch ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 100, 50 ]\nlatency: [ 500, 1000 ]\n");
-  d.Write("groups.json", R"({"quad": [0, 1, 2, 3], "half": [0, 1, 2, 3, 4, 5, 6, 7]})");
+  d.Write("groups.json",
+          R"({"quad": [0, 1, 2, 3], "half": [0, 1, 2, 3, 4, 5, 6, 7], "odd": [1, 3, 5, 7, 9, 11, 13, 15]})");
   testing::WriteTraces(d, 16, [](int r) {
     std::vector<ChakraProtoMsg::Node> nodes;
     auto comp = testing::MakeNode(1, ChakraProtoMsg::COMP_NODE);
@@ -378,10 +380,11 @@ TEST(HotPathDelivery, DirectDeliveryEqualsTheSlotPath) {
       nodes.push_back(n);
       ++id;
     }
-    for (const char* g : {"quad", "half"}) {
-      if ((std::string(g) == "quad" && r >= 4) || r >= 8) continue;
+    for (const std::string g : {"quad", "half", "odd"}) {
+      const bool member = g == "quad" ? r < 4 : (g == "half" ? r < 8 : r % 2 == 1);
+      if (!member) continue;
       auto n = testing::CollNode(id, 0, 65536);
-      testing::SetAttr(&n, "pg_name", std::string(g));
+      testing::SetAttr(&n, "pg_name", g);
       n.add_data_deps(id - 1);
       nodes.push_back(n);
       ++id;

@@ -87,31 +87,18 @@ uint32_t EventQueue::NewBlock() {
   return b;
 }
 
-void EventQueue::WheelAppend(Tick at, EventHandler* handler, uint64_t arg, uint64_t seq, uint32_t kind) {
-  if (slots_.empty()) {
-    slots_.resize(kWheelNs);
-    busy_.assign(kWheelNs / 64, 0);
-    busy_words_.assign(kWheelNs / 64 / 64, 0);
-  }
-  const size_t s = at & kWheelMask;
+void EventQueue::OpenBlock(size_t s) {
+  const uint32_t b = NewBlock();
   Slot& sl = slots_[s];
   if (sl.tail == kNone) {
-    sl.head = sl.tail = NewBlock();
-    sl.count = 0;
+    sl.head = b;
     busy_[s >> 6] |= uint64_t{1} << (s & 63);
     busy_words_[s >> 12] |= uint64_t{1} << ((s >> 6) & 63);
-  } else if (sl.count == kBlockEvents) {
-    const uint32_t b = NewBlock();
+  } else {
     BlockAt(sl.tail).next = b;
-    sl.tail = b;
-    sl.count = 0;
   }
-  Event& e = BlockAt(sl.tail).ev[sl.count++];
-  e.handler = handler;
-  e.arg = arg;
-  e.seq = seq;
-  e.kind = kind;
-  ++wheel_pending_;
+  sl.tail = b;
+  sl.count = 0;
 }
 
 uint32_t EventQueue::WheelFirstAfter(size_t w) const {
@@ -157,12 +144,15 @@ EventId EventQueue::ScheduleSlow(Tick at, EventHandler* handler, uint32_t kind, 
     NoteOverflow(kTickMax);
     return next_seq_++;  // never runs
   }
-  const uint64_t seq = next_seq_++;
   if (at - now_ < kWheelNs) {
-    WheelAppend(at, handler, arg, seq, kind);
-  } else {
-    BucketFor(at, seq)->events.push_back(Event{handler, arg, seq, kind});
+    // The first event for the wheel: allocate it, then append as ever.
+    slots_.resize(kWheelNs);
+    busy_.assign(kWheelNs / 64, 0);
+    busy_words_.assign(kWheelNs / 64 / 64, 0);
+    return ScheduleAt(at, handler, kind, arg);
   }
+  const uint64_t seq = next_seq_++;
+  BucketFor(at, seq)->events.push_back(Event{handler, arg, seq, kind});
   ++pending_;
   return seq;
 }

@@ -101,20 +101,20 @@ class EventQueue {
   // scheduled, overflowed() turns true and the run must stop with an error.
   EventId ScheduleAt(Tick at, EventHandler* handler, uint32_t kind, uint64_t arg = 0) {
     // Inline, the common case: within the wheel (which also means at >=
-    // Now()) and room in the last block of that instant.
+    // Now()), appended to the instant's last block.
     if (at - now_ < kWheelNs && at != kTickMax && !slots_.empty()) {
-      Slot& sl = slots_[at & kWheelMask];
-      if (sl.count < kBlockEvents) {
-        const uint64_t seq = next_seq_++;
-        Event& e = blocks_[sl.tail].ev[sl.count++];
-        e.handler = handler;
-        e.arg = arg;
-        e.seq = seq;
-        e.kind = kind;
-        ++wheel_pending_;
-        ++pending_;
-        return seq;
-      }
+      const size_t s = at & kWheelMask;
+      Slot& sl = slots_[s];
+      if (sl.count == kBlockEvents) OpenBlock(s);  // the slot was empty or its block full
+      const uint64_t seq = next_seq_++;
+      Event& e = blocks_[sl.tail].ev[sl.count++];
+      e.handler = handler;
+      e.arg = arg;
+      e.seq = seq;
+      e.kind = kind;
+      ++wheel_pending_;
+      ++pending_;
+      return seq;
     }
     return ScheduleSlow(at, handler, kind, arg);
   }
@@ -181,8 +181,8 @@ class EventQueue {
   struct Slot {
     uint32_t head = kNone;  // first block
     uint32_t tail = kNone;  // block being appended to
-    // Events in `tail`; kBlockEvents also when the slot is empty, so "room in
-    // the tail block" is one comparison (ScheduleAt's inline case).
+    // Events in `tail`; kBlockEvents also when the slot is empty, so "a new
+    // block is needed" is one comparison (ScheduleAt).
     uint32_t count = kBlockEvents;
   };
   static constexpr size_t kBlocksPerChunk = 4096;  // the block array's first size: 2 MiB, one huge page (core/huge_pages.h)
@@ -213,8 +213,8 @@ class EventQueue {
   // frees the slot. The clock moves when one of them runs (not if all are
   // cancelled).
   void LoadInstant(uint32_t s, Tick t);
-  // ScheduleAt's other cases: a new block or a newly busy slot, the far tier,
-  // an overflowed or past time.
+  // ScheduleAt's other cases: the first wheel event (the wheel is allocated
+  // then), the far tier, an overflowed or past time.
   EventId ScheduleSlow(Tick at, EventHandler* handler, uint32_t kind, uint64_t arg);
   void NoteOverflow(Tick delay) {
     if (overflowed_) return;
@@ -241,9 +241,8 @@ class EventQueue {
   Block& BlockAt(uint32_t b) { return blocks_[b]; }
   uint32_t NewBlock();
   void GrowBlocks();
-  // Fields by value: the caller's Event would reach here through a store the
-  // load cannot forward from (a measured stall on every schedule).
-  void WheelAppend(Tick at, EventHandler* handler, uint64_t arg, uint64_t seq, uint32_t kind);
+  // A new tail block for slot `s` (empty, or its tail full); marks it busy.
+  void OpenBlock(size_t s);
   // The busy slot holding the wheel's earliest time (kNone when empty):
   // inline when it is in the bitmap word of Now().
   uint32_t WheelFirst() const {

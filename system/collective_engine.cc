@@ -43,8 +43,7 @@ void CollectiveEngine::PrefetchDelivery(void* ctx, uint64_t token, int stage) {
     __builtin_prefetch(&m);
     return;
   }
-  if (m.sub != 0 || m.on_sent || (m.tag & (tags::kPointToPoint | tags::kRaw))) return;
-  Stream* s = e->store_.Receiver(m.tag, m.dst);
+  Stream* s = e->DirectoryReceiver(m);
   if (!s) return;
   if (stage == 1) {
     __builtin_prefetch(s);
@@ -478,12 +477,9 @@ void CollectiveEngine::HandleEvent(uint32_t kind, uint64_t token) {
   const MessageTransport::Msg m = transport_.Take(token);
   if (m.on_sent) m.on_sent->OnRecv(m.sent_cookie);
   if (tags::IsRaw(m.tag)) return;  // transport only (memory traffic): nobody posts a receive
-  if (m.sub == 0 && !m.on_sent && !tags::IsPointToPoint(m.tag)) {
-    // A built-in algorithm's message: straight to the receiving stream when it has started.
-    if (Stream* s = store_.Receiver(m.tag, m.dst)) {
-      s->Deliver(m.src);
-      return;
-    }
+  if (Stream* s = DirectoryReceiver(m)) {
+    s->Deliver(m.src);
+    return;
   }
   npus_[m.dst]->OnArrival(m.src, m.tag, m.sub);
 }

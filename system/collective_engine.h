@@ -110,6 +110,13 @@ class CollectiveEngine : public EventHandler {
   // A rank's position among the members of a stream tag's group (its rank
   // without a group): the index of StreamDirectory.
   static void PrefetchDelivery(void* ctx, uint64_t token, int stage);
+  // A built-in algorithm's message (sub 0, no sender to tell, not point-to-point
+  // or transport only) goes straight to the receiving stream when it is in the
+  // directory: that stream, or nullptr (the NPU's match table takes it).
+  Stream* DirectoryReceiver(const MessageTransport::Msg& m) {
+    if (m.sub != 0 || m.on_sent || (m.tag & (tags::kPointToPoint | tags::kRaw))) return nullptr;
+    return store_.Receiver(m.tag, m.dst);
+  }
 
   EventQueue* queue_;
   const Topology* topology_;

@@ -25,11 +25,14 @@ void Algorithm::Send(int dst, uint64_t bytes) {
   // collective; it stays until it has taken every message sent to it): when
   // the backend knows the delay now, deliver straight to it.
   if (t->direct()) {
-    Stream* to = stream_->peer_rank_ == dst ? stream_->peer_ : c->store->Receiver(stream_->tag_, dst);
-    if (to) {
-      stream_->peer_ = to;
-      stream_->peer_rank_ = dst;
-      t->SendDirect(rank(), dst, bytes, to, Stream::kDelivered, static_cast<uint64_t>(rank()));
+    if (stream_->peer_rank_ != dst) {
+      if (Stream* found = c->store->Receiver(stream_->tag_, dst)) {
+        stream_->peer_ = found;
+        stream_->peer_rank_ = dst;
+      }
+    }
+    if (stream_->peer_rank_ == dst) {
+      t->SendDirect(rank(), dst, bytes, stream_->peer_, Stream::kDelivered, static_cast<uint64_t>(rank()));
       return;
     }
   }

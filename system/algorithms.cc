@@ -207,7 +207,8 @@ class PacketAlgorithm : public Algorithm {
   double offset_multiplier_ = 1;
 };
 
-static_assert(sizeof(PacketAlgorithm) <= 192, "PacketAlgorithm: the hot fields must stay in its first two cache lines");
+static_assert(sizeof(PacketAlgorithm) <= kAlgorithmSlotBytes,
+              "PacketAlgorithm: it fills its rank arena slot (three cache lines; the hot fields in the first two)");
 
 // Double binary tree all-reduce on one dimension: reduce up the tree, then
 // broadcast down; the two trees alternate between chunks.
@@ -400,16 +401,17 @@ class InSwitchAlgorithm : public Algorithm, public SwitchWaiter {
 
 }  // namespace
 
-std::unique_ptr<Algorithm> MakeAlgorithm(Stream* stream, const PhaseSpec& spec) {
+std::unique_ptr<Algorithm> MakeAlgorithm(Stream* stream, const PhaseSpec& spec, RankArena* arena) {
+  const int rank = stream->owner()->rank();
   if (spec.algo.kind == AlgoKind::kDoubleBinaryTree) {
-    return std::make_unique<DoubleBinaryTree>(stream, spec);
+    return std::unique_ptr<Algorithm>(new (arena, rank) DoubleBinaryTree(stream, spec));
   }
-  if (spec.algo.kind == AlgoKind::kInSwitch) return std::make_unique<InSwitchAlgorithm>(stream, spec);
+  if (spec.algo.kind == AlgoKind::kInSwitch) return std::unique_ptr<Algorithm>(new (arena, rank) InSwitchAlgorithm(stream, spec));
   if (spec.algo.kind == AlgoKind::kCustom) {
-    const CustomGraph& g = spec.algo.graph ? *spec.algo.graph : (*spec.algo.custom)[stream->owner()->rank()];
-    return std::make_unique<CustomAlgorithm>(stream, spec, g);
+    const CustomGraph& g = spec.algo.graph ? *spec.algo.graph : (*spec.algo.custom)[rank];
+    return std::unique_ptr<Algorithm>(new (arena, rank) CustomAlgorithm(stream, spec, g));
   }
-  return std::make_unique<PacketAlgorithm>(stream, spec);
+  return std::unique_ptr<Algorithm>(new (arena, rank) PacketAlgorithm(stream, spec));
 }
 
 }  // namespace orrery

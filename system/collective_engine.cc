@@ -23,6 +23,7 @@ CollectiveEngine::CollectiveEngine(EventQueue* queue, const Topology* topology, 
   const int n = topology->npus();
   const int simulated = mirror ? 1 : n;
   npus_.reserve(simulated);
+  if (simulated > 1 && place_by_rank_for_test) store_.PlaceByRank(simulated);
   for (int r = 0; r < simulated; ++r) {
     npus_.push_back(std::make_unique<NpuSys>(&ctx_, r, std::max(1, topology->num_dims())));
   }

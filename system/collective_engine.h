@@ -48,6 +48,8 @@ class CollectiveEngine : public EventHandler {
   static constexpr uint64_t kRawTagBit = tags::kRaw;
   // Test hook: every rank's stream numbers start here (tests cross 2^24 without 2^24 streams).
   static inline uint64_t first_stream_number_for_test = 0;
+  // Tests: false leaves every stream and algorithm to the pool (no rank arenas).
+  static inline bool place_by_rank_for_test = true;
 
   // `mirror`: a symmetric run that simulates rank 0 only (see SymmetricRunReason).
   CollectiveEngine(EventQueue* queue, const Topology* topology, SystemOptions options, bool mirror = false);

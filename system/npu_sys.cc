@@ -55,6 +55,8 @@ void Algorithm::Exit() { stream_->owner_->ProceedToNextPhase(stream_); }
 
 // --- Stream --------------------------------------------------------------------
 
+static_assert(sizeof(Stream) <= 192, "Stream: three cache lines (its rank arena slot)");
+
 Stream::Stream(NpuSys* owner, CollectiveHandle* coll, uint64_t tag, int group_pos, int priority,
                std::vector<PhaseSpec> phases)
     : ctx_(owner->context()),
@@ -120,7 +122,8 @@ void NpuSys::StartCollective(CollectiveHandle* coll, std::vector<std::vector<Pha
   StreamStore* store = ctx_->store;
   for (auto& phases : chunks) {
     const uint64_t tag = tags::Stream(group, (*stream_counter)++);
-    Stream* s = store->Keep(std::make_unique<Stream>(this, coll, tag, group_pos, priority, std::move(phases)));
+    Stream* s = store->Keep(std::unique_ptr<Stream>(
+        new (store->stream_arena(), rank_) Stream(this, coll, tag, group_pos, priority, std::move(phases))));
     if (store->Register(s)) TakeEarlyArrivals(tag, &s->mail_);
     // With ASTRA-sim's thresholds every ready stream is scheduled at once:
     // it moves straight into the queue of its first phase.
@@ -234,7 +237,7 @@ void NpuSys::ProceedToNextPhase(Stream* s) {
   }
   s->queue_id_ = spec.queue_id;
   s->initialized_ = false;
-  s->SetAlgorithm(MakeAlgorithm(s, spec));
+  s->SetAlgorithm(MakeAlgorithm(s, spec, ctx_->store->algorithm_arena()));
   InsertStream(&active_[s->queue_id_], s);
   if (previous >= 0) NotifyStreamRemoved(previous);
   NotifyStreamAdded(s->queue_id_);

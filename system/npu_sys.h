@@ -106,7 +106,12 @@ class Algorithm : public Pooled {
   Stream* stream_;
 };
 
-std::unique_ptr<Algorithm> MakeAlgorithm(Stream* stream, const PhaseSpec& spec);
+// The phase's algorithm, in `arena`'s slot for the stream's rank when it fits
+// (system/rank_arena.h; null: the pool).
+std::unique_ptr<Algorithm> MakeAlgorithm(Stream* stream, const PhaseSpec& spec, RankArena* arena);
+// The size of the built-in packet algorithms (ring, halving-doubling,
+// direct): the slot of the algorithms' rank arena.
+inline constexpr size_t kAlgorithmSlotBytes = 192;
 
 // The queue prefetches a stream's algorithm before the stream's events run
 // (HintedEventHandler: the hint follows algo_).
@@ -154,15 +159,22 @@ class Stream : public HintedEventHandler, public RecvClient, public Pooled {
   friend class NpuSys;
   friend class StreamStore;  // the directory: mail_, group_pos_, store_slot_
   friend class Algorithm;
-  // First, in the cache line of the vtable pointers (pooled objects are
-  // 64-byte aligned): what every delivery and event of the stream touches.
+  // Three cache lines (pooled and arena objects start on a line). First, with
+  // the vtable pointers: what every event and send of the stream touches.
   std::unique_ptr<Algorithm> algo_;
   const StreamContext* ctx_;  // the owner's, kept here: one load on the hot path, not a chain
   uint64_t tag_;
-  int rank_;      // owner_->rank(), kept here: the algorithms ask for it on every step
+  int rank_;  // owner_->rank(), kept here: the algorithms ask for it on every step
+  // The receiving stream of this stream's last direct send and its rank: it
+  // stays alive while this stream still sends to it (it must take every
+  // message), so the next send to that rank needs no directory lookup.
+  int peer_rank_ = -1;
+  Stream* peer_ = nullptr;
+  // Second: what a delivery touches.
   Mailbox mail_;  // used when the stream is in the StreamDirectory (mail_.on())
   NpuSys* owner_;
   CollectiveHandle* coll_;
+  // Third: phase changes.
   int priority_;
   int group_pos_;
   std::vector<PhaseSpec> phases_;
@@ -171,11 +183,6 @@ class Stream : public HintedEventHandler, public RecvClient, public Pooled {
   int phase_dim_ = PhaseObserver::kNoPhase;  // for the PhaseObserver
   bool initialized_ = false;
   size_t store_slot_ = 0;  // position in the StreamStore's list of live streams
-  // The receiving stream of this stream's last direct send and its rank: it
-  // stays alive while this stream still sends to it (it must take every
-  // message), so the next send to that rank needs no directory lookup.
-  Stream* peer_ = nullptr;
-  int peer_rank_ = -1;
 };
 
 inline int Algorithm::rank() const { return stream_->rank_; }

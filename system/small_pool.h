@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/huge_pages.h"
+#include "system/rank_arena.h"
 
 namespace orrery {
 
@@ -35,6 +36,7 @@ class SmallPool {
     return p;
   }
   static void Free(void* p, size_t bytes) {
+    if (RankArena::GiveBack(p)) return;  // it was placed by rank (system/rank_arena.h)
     const size_t c = (bytes + kGrain - 1) / kGrain;
     if (c == 0 || c > kClasses) {
       ::operator delete(p);
@@ -78,9 +80,21 @@ class SmallPool {
 
 // Derive from this to allocate from SmallPool (the class needs a virtual
 // destructor when deleted through a base pointer, so the size is the object's).
+// `new (arena, rank) T(...)` places the object in `arena`'s slot for `rank`
+// when it fits (system/rank_arena.h), else in the pool; delete finds either.
 struct Pooled {
   static void* operator new(size_t bytes) { return SmallPool::Allocate(bytes); }
+  static void* operator new(size_t bytes, RankArena* arena, int rank) {
+    if (arena) {
+      if (void* p = arena->Take(bytes, rank)) return p;
+    }
+    return SmallPool::Allocate(bytes);
+  }
   static void operator delete(void* p, size_t bytes) { SmallPool::Free(p, bytes); }
+  // Only when a constructor throws after the placement new (bad_alloc, which
+  // ends the run): an arena slot goes back; a pool block of unknown size class
+  // is kept.
+  static void operator delete(void* p, RankArena*, int) { (void)RankArena::GiveBack(p); }
 };
 
 }  // namespace orrery

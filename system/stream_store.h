@@ -13,6 +13,7 @@
 #include "core/status.h"
 #include "system/comm_group.h"
 #include "system/npu_sys.h"
+#include "system/rank_arena.h"
 #include "system/stream_directory.h"
 #include "system/tag.h"
 
@@ -42,6 +43,15 @@ class StreamStore {
   Stream* Receiver(uint64_t tag, int rank) {
     return directory_on_ ? directory_.Find(tag, PositionOf(tag, rank)) : nullptr;
   }
+
+  // Streams and algorithms placed by rank (system/rank_arena.h) for ranks
+  // [0, ranks); without this call they come from the pool.
+  void PlaceByRank(int ranks) {
+    stream_arena_ = std::make_unique<RankArena>(sizeof(Stream), ranks);
+    algorithm_arena_ = std::make_unique<RankArena>(kAlgorithmSlotBytes, ranks);
+  }
+  RankArena* stream_arena() { return stream_arena_.get(); }
+  RankArena* algorithm_arena() { return algorithm_arena_.get(); }
 
   // Takes a new stream.
   Stream* Keep(std::unique_ptr<Stream> s) {
@@ -98,6 +108,9 @@ class StreamStore {
     v.clear();
     spare_phases_.push_back(std::move(v));
   }
+  // First: destroyed after the streams and algorithms that live in them.
+  std::unique_ptr<RankArena> stream_arena_;
+  std::unique_ptr<RankArena> algorithm_arena_;
   bool directory_on_ = true;
   const std::vector<CommGroup>* groups_ = nullptr;
   std::vector<std::vector<PhaseSpec>> spare_phases_;

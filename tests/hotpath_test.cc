@@ -14,6 +14,7 @@
 #include "system/dbt.h"
 #include "system/match_table.h"
 #include "system/npu_sys.h"
+#include "system/rank_arena.h"
 #include "system/stream_directory.h"
 #include "system/tag.h"
 #include "tests/test_util.h"
@@ -444,6 +445,162 @@ TEST(HotPathDelivery, DirectDeliveryEqualsTheSlotPath) {
       for (size_t k = 0; k < a.dims.size(); ++k) {
         EXPECT_EQ(a.dims[k].messages, b.dims[k].messages) << where << " dim " << k;
         EXPECT_EQ(a.dims[k].busy_ns, b.dims[k].busy_ns) << where << " dim " << k;
+      }
+      ASSERT_EQ(a.collectives.size(), b.collectives.size());
+      for (size_t k = 0; k < a.collectives.size(); ++k) {
+        EXPECT_EQ(a.collectives[k].end_ns, b.collectives[k].end_ns) << where << " collective " << k;
+      }
+    }
+  }
+}
+
+// Streams and algorithms are placed rank-major (system/rank_arena.h): rank r's
+// slot k at plane k + r * slot, the lowest free plane first.
+TEST(HotPathArena, SlotsByHand) {
+  EXPECT_EQ(RankArena(192, 4).slot_bytes(), 192u);  // three lines: odd already
+  EXPECT_EQ(RankArena(200, 4).slot_bytes(), 320u);  // four lines is even: five
+  EXPECT_EQ(RankArena(1, 4).slot_bytes(), 64u);
+  EXPECT_EQ(RankArena(100, 4).slot_bytes(), 192u);  // two lines: three
+  RankArena a(192, 4);
+  char* r2 = static_cast<char*>(a.Take(100, 2));
+  char* r3 = static_cast<char*>(a.Take(192, 3));
+  char* r2b = static_cast<char*>(a.Take(8, 2));
+  ASSERT_NE(r2, nullptr);
+  ASSERT_NE(r3, nullptr);
+  ASSERT_NE(r2b, nullptr);
+  EXPECT_EQ(r3 - r2, 192);       // neighbouring ranks, one plane: adjacent slots
+  EXPECT_EQ(r2b - r2, 4 * 192);  // the rank's second slot: the next plane (4 ranks of 192 bytes)
+  EXPECT_EQ(a.Take(193, 0), nullptr);  // larger than a slot
+  EXPECT_EQ(a.Take(8, 4), nullptr);    // no such rank
+  EXPECT_EQ(a.taken(), 3u);
+  EXPECT_TRUE(RankArena::GiveBack(r2));
+  EXPECT_EQ(a.taken(), 2u);
+  EXPECT_EQ(a.Take(8, 2), r2);  // the lowest free plane again
+  int on_stack = 0;
+  EXPECT_FALSE(RankArena::GiveBack(&on_stack));
+  // Every plane of a rank taken: the next object has no slot (the pool takes it).
+  std::vector<void*> rank1;
+  for (int k = 0; k < RankArena::kPlanes; ++k) rank1.push_back(a.Take(64, 1));
+  for (size_t k = 0; k < rank1.size(); ++k) {
+    ASSERT_NE(rank1[k], nullptr) << "plane " << k;
+    EXPECT_EQ(static_cast<char*>(rank1[k]) - static_cast<char*>(rank1[0]), static_cast<ptrdiff_t>(k * 4 * 192));
+  }
+  EXPECT_EQ(a.Take(64, 1), nullptr);
+  EXPECT_NE(a.Take(64, 0), nullptr);  // other ranks are not affected
+  for (void* p : rank1) EXPECT_TRUE(RankArena::GiveBack(p));
+  for (void* p : {static_cast<void*>(r2), static_cast<void*>(r3), static_cast<void*>(r2b)}) {
+    EXPECT_TRUE(RankArena::GiveBack(p));
+  }
+  // The rank-0 slot taken after rank 1 filled up.
+  EXPECT_EQ(a.taken(), 1u);
+  EXPECT_TRUE(RankArena::GiveBack(static_cast<char*>(rank1[0]) - 192));
+  EXPECT_EQ(a.taken(), 0u);
+}
+
+struct PooledProbe : Pooled {
+  explicit PooledProbe(int* alive) : alive_(alive) { ++*alive_; }
+  virtual ~PooledProbe() { --*alive_; }
+  int* alive_;
+  char payload[40];
+};
+struct LargePooledProbe : PooledProbe {
+  using PooledProbe::PooledProbe;
+  char more[300];
+};
+
+TEST(HotPathArena, PooledObjectsFindTheirWayBack) {
+  int alive = 0;
+  RankArena a(sizeof(PooledProbe), 2);
+  std::vector<PooledProbe*> objs;
+  objs.push_back(new (&a, 1) PooledProbe(&alive));        // in the arena
+  objs.push_back(new (&a, 1) LargePooledProbe(&alive));   // too large: the pool
+  objs.push_back(new (nullptr, 0) PooledProbe(&alive));   // no arena: the pool
+  objs.push_back(new (&a, 7) PooledProbe(&alive));        // a rank the arena does not have: the pool
+  EXPECT_EQ(a.taken(), 1u);
+  EXPECT_EQ(alive, 4);
+  for (PooledProbe* p : objs) delete p;  // Pooled's operator delete: arena or pool by address
+  EXPECT_EQ(alive, 0);
+  EXPECT_EQ(a.taken(), 0u);
+  // A second arena alive at once: each takes back only its own.
+  RankArena b(sizeof(PooledProbe), 2);
+  PooledProbe* pa = new (&a, 0) PooledProbe(&alive);
+  PooledProbe* pb = new (&b, 0) PooledProbe(&alive);
+  EXPECT_EQ(a.taken(), 1u);
+  EXPECT_EQ(b.taken(), 1u);
+  delete pb;
+  EXPECT_EQ(a.taken(), 1u);
+  EXPECT_EQ(b.taken(), 0u);
+  delete pa;
+  EXPECT_EQ(a.taken(), 0u);
+}
+
+// Placement changes addresses, never results: runs with and without rank
+// arenas give the same numbers, also when a rank has more live streams and
+// algorithms than planes (40 chunks of one collective: 40 streams and, while
+// they wait in their queues, 40 algorithms; the ones past 32 come from the
+// pool), for every built-in algorithm and a communicator group.
+TEST(HotPathArena, PlacementChangesNoResult) {
+  using testing::TempDir;
+  TempDir d;
+  d.Write("network.yml", "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 100, 50 ]\nlatency: [ 500, 1000 ]\n");
+  d.Write("groups.json", R"({"odd": [1, 3, 5, 7]})");
+  testing::WriteTraces(d, 8, [](int r) {
+    std::vector<ChakraProtoMsg::Node> nodes;
+    auto comp = testing::MakeNode(1, ChakraProtoMsg::COMP_NODE);
+    comp.set_duration_micros(1 + r % 3);
+    nodes.push_back(comp);
+    uint64_t id = 2;
+    for (int type : {0, 2, 7}) {  // ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER
+      auto n = testing::CollNode(id, type, 4000037);
+      n.add_data_deps(id - 1);
+      nodes.push_back(n);
+      ++id;
+    }
+    if (r % 2 == 1) {
+      auto n = testing::CollNode(id, 0, 65536);
+      testing::SetAttr(&n, "pg_name", std::string("odd"));
+      n.add_data_deps(id - 1);
+      nodes.push_back(n);
+    }
+    return nodes;
+  });
+  for (const char* algo : {"ring", "halvingDoubling", "doubleBinaryTree", "direct"}) {
+    for (int splits : {4, 40}) {
+      const std::string ar = algo, other = ar == "doubleBinaryTree" ? "ring" : ar;
+      auto both = [](const std::string& a) { return "[\"" + a + "\", \"" + a + "\"]"; };
+      d.Write("system.json", "{\"scheduling-policy\": \"LIFO\", \"endpoint-delay\": 10, "
+                             "\"active-chunks-per-dimension\": 1, \"preferred-dataset-splits\": " +
+                                 std::to_string(splits) + ", \"all-reduce-implementation\": " + both(ar) +
+                                 ", \"all-gather-implementation\": " + both(other) +
+                                 ", \"reduce-scatter-implementation\": " + both(other) +
+                                 ", \"all-to-all-implementation\": " + both("ring") + ", \"local-mem-bw\": 1600}");
+      auto run = [&](bool arenas) {
+        CollectiveEngine::place_by_rank_for_test = arenas;
+        RunConfig c;
+        c.workload_prefix = d.File("trace");
+        c.network_path = d.File("network.yml");
+        c.system_path = d.File("system.json");
+        c.comm_group_path = d.File("groups.json");
+        c.symmetry = "off";
+        auto report = RunSimulation(c, DefaultBackends());
+        CollectiveEngine::place_by_rank_for_test = true;
+        return report;
+      };
+      auto pooled = run(false);
+      auto placed = run(true);
+      ASSERT_TRUE(pooled.ok()) << pooled.status().message();
+      ASSERT_TRUE(placed.ok()) << placed.status().message();
+      const RunReport& a = pooled.value();
+      const RunReport& b = placed.value();
+      const std::string where = std::string(algo) + " splits " + std::to_string(splits);
+      EXPECT_GT(testing::MaxFinished(a), Tick{0}) << where;
+      EXPECT_EQ(a.messages, b.messages) << where;
+      EXPECT_EQ(a.events, b.events) << where;
+      ASSERT_EQ(a.per_npu.size(), b.per_npu.size());
+      for (size_t r = 0; r < a.per_npu.size(); ++r) {
+        EXPECT_EQ(a.per_npu[r].finished_ns, b.per_npu[r].finished_ns) << where << " rank " << r;
+        EXPECT_EQ(a.per_npu[r].comm_ns, b.per_npu[r].comm_ns) << where << " rank " << r;
+        EXPECT_EQ(a.per_npu[r].exposed_comm_ns, b.per_npu[r].exposed_comm_ns) << where << " rank " << r;
       }
       ASSERT_EQ(a.collectives.size(), b.collectives.size());
       for (size_t k = 0; k < a.collectives.size(); ++k) {

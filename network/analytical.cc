@@ -2,6 +2,8 @@
 // one dimension takes hops * latency + bytes / bandwidth on that dimension,
 // truncated to whole ns (ASTRA-sim's formula). Messages that differ in several
 // dimensions pay each dimension in turn (dimension-order routing).
+#include <unordered_map>
+
 #include "network/backend.h"
 #include "network/fixed_delay.h"
 
@@ -52,11 +54,11 @@ class AnalyticalBackend : public NetworkBackend, public FixedDelayBackend {
       // the last pair's times are kept, computed by the same formula.
       Recent& m = recent_[d];
       if (m.bytes != bytes || m.hops != hops) {
-        const double ser = static_cast<double>(bytes) / t.BytesPerNs(d);
+        const HopPrice p = PriceHops(hops, t.dims()[d].latency_ns, t.BytesPerNs(d), bytes);
         m.bytes = bytes;
         m.hops = hops;
-        m.delay = TicksFromDouble(hops * t.dims()[d].latency_ns + ser);
-        m.busy = SatMul(TicksFromDouble(ser), static_cast<Tick>(hops));
+        m.delay = p.delay;
+        m.busy = p.busy;
       }
       // Saturating: a delay past 2^64 ns reaches the queue as kTickMax, an error.
       delay = SatAdd(delay, m.delay);
@@ -65,6 +67,32 @@ class AnalyticalBackend : public NetworkBackend, public FixedDelayBackend {
       stats_[d].busy_ns = SatAdd(stats_[d].busy_ns, m.busy);
     }
     return delay;
+  }
+  FixedRoute* RouteOf(int src, int dst) override {
+    const Topology& t = *ctx_.topology;
+    int crossed = -1, hops = 0;
+    uint32_t s = static_cast<uint32_t>(src), r = static_cast<uint32_t>(dst);
+    for (int d = 0; d < static_cast<int>(radix_.size()) && s != r; ++d) {
+      const FastDiv& n = radix_[d];
+      const uint32_t qs = n.Div(s), qr = n.Div(r);
+      const int a = static_cast<int>(s - qs * n.d), b = static_cast<int>(r - qr * n.d);
+      s = qs;
+      r = qr;
+      if (a == b) continue;
+      if (crossed >= 0) return nullptr;  // a second dimension
+      crossed = d;
+      hops = t.Hops(d, a, b);
+    }
+    if (crossed < 0) return nullptr;
+    // Made on first use (a sender asks once per peer): at most one per
+    // dimension and distance, and nodes of an unordered_map do not move.
+    const uint64_t key = (static_cast<uint64_t>(crossed) << 32) | static_cast<uint32_t>(hops);
+    auto it = routes_.find(key);
+    if (it == routes_.end()) {
+      it = routes_.emplace(key, FixedRoute(&stats_[crossed], hops, t.dims()[crossed].latency_ns, t.BytesPerNs(crossed)))
+               .first;
+    }
+    return &it->second;
   }
   const std::vector<DimStats>& dim_stats() const override { return stats_; }
 
@@ -79,6 +107,7 @@ class AnalyticalBackend : public NetworkBackend, public FixedDelayBackend {
   std::vector<DimStats> stats_;
   std::vector<Recent> recent_;
   std::vector<FastDiv> radix_;  // per dimension: its size
+  std::unordered_map<uint64_t, FixedRoute> routes_;  // (dim << 32 | hops): one-dimension routes (RouteOf)
 };
 
 }  // namespace

@@ -62,12 +62,16 @@ class MessageTransport {
   // (network/fixed_delay.h) and no rank classes redirect messages: SendDirect
   // may then be used.
   bool direct() const { return fixed_ != nullptr && classes_ == nullptr; }
+  // The backend's route from `src` to `dst` when they differ in one
+  // dimension, else nullptr. Only when direct().
+  FixedRoute* RouteOf(int src, int dst) { return fixed_->RouteOf(src, dst); }
   // A built-in algorithm's message whose receiver is known now: the backend
-  // counts it and gives its delay, and the delivery is scheduled straight to
-  // `to` as to->HandleEvent(kind, arg), with no slot. Only when direct().
-  void SendDirect(int src, int dst, uint64_t bytes, EventHandler* to, uint32_t kind, uint64_t arg) {
+  // counts it and gives its delay (through `route`, RouteOf(src, dst), when
+  // not null), and the delivery is scheduled straight to `to` as
+  // to->HandleEvent(kind, arg), with no slot. Only when direct().
+  void SendDirect(int src, int dst, uint64_t bytes, FixedRoute* route, EventHandler* to, uint32_t kind, uint64_t arg) {
     ++messages_sent_;
-    queue_->ScheduleAfter(fixed_->Delay(src, dst, bytes), to, kind, arg);
+    queue_->ScheduleAfter(route ? route->Charge(bytes) : fixed_->Delay(src, dst, bytes), to, kind, arg);
   }
   // The delivered message in `slot` (the backend's token); the slot is free again.
   Msg Take(uint64_t slot) {

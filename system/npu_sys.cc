@@ -25,14 +25,16 @@ void Algorithm::Send(int dst, uint64_t bytes) {
   // collective; it stays until it has taken every message sent to it): when
   // the backend knows the delay now, deliver straight to it.
   if (t->direct()) {
-    if (stream_->peer_rank_ != dst) {
-      if (Stream* found = c->store->Receiver(stream_->tag_, dst)) {
-        stream_->peer_ = found;
-        stream_->peer_rank_ = dst;
+    Stream* s = stream_;
+    if (s->peer_rank_ != dst) {
+      if (Stream* found = c->store->Receiver(s->tag_, dst)) {
+        s->peer_ = found;
+        s->peer_rank_ = dst;
+        s->peer_route_ = t->RouteOf(rank(), dst);
       }
     }
-    if (stream_->peer_rank_ == dst) {
-      t->SendDirect(rank(), dst, bytes, stream_->peer_, Stream::kDelivered, static_cast<uint64_t>(rank()));
+    if (s->peer_rank_ == dst) {
+      t->SendDirect(rank(), dst, bytes, s->peer_route_, s->peer_, Stream::kDelivered, static_cast<uint64_t>(rank()));
       return;
     }
   }
@@ -60,10 +62,10 @@ static_assert(sizeof(Stream) <= 192, "Stream: three cache lines (its rank arena 
 Stream::Stream(NpuSys* owner, CollectiveHandle* coll, uint64_t tag, int group_pos, int priority,
                std::vector<PhaseSpec> phases)
     : ctx_(owner->context()),
-      tag_(tag),
       rank_(owner->rank()),
       owner_(owner),
       coll_(coll),
+      tag_(tag),
       priority_(priority),
       group_pos_(group_pos),
       phases_(std::move(phases)) {}

@@ -22,6 +22,7 @@
 
 namespace orrery {
 
+class FixedRoute;
 class NpuSys;
 class Stream;
 
@@ -163,26 +164,28 @@ class Stream : public HintedEventHandler, public RecvClient, public Pooled {
   // the vtable pointers: what every event and send of the stream touches.
   std::unique_ptr<Algorithm> algo_;
   const StreamContext* ctx_;  // the owner's, kept here: one load on the hot path, not a chain
-  uint64_t tag_;
   int rank_;  // owner_->rank(), kept here: the algorithms ask for it on every step
-  // The receiving stream of this stream's last direct send and its rank: it
-  // stays alive while this stream still sends to it (it must take every
-  // message), so the next send to that rank needs no directory lookup.
+  // The receiving stream of this stream's last direct send, its rank and the
+  // backend's route there (null: Delay): the receiver stays alive while this
+  // stream still sends to it (it must take every message), so the next send
+  // to that rank needs no directory lookup and no coordinates.
   int peer_rank_ = -1;
   Stream* peer_ = nullptr;
+  FixedRoute* peer_route_ = nullptr;
   // Second: what a delivery touches.
   Mailbox mail_;  // used when the stream is in the StreamDirectory (mail_.on())
   NpuSys* owner_;
   CollectiveHandle* coll_;
-  // Third: phase changes.
+  // Third: the first send to a peer, phase changes.
+  uint64_t tag_;
   int priority_;
   int group_pos_;
   std::vector<PhaseSpec> phases_;
-  size_t next_phase_ = 0;
+  uint32_t next_phase_ = 0;
   int queue_id_ = -1;
   int phase_dim_ = PhaseObserver::kNoPhase;  // for the PhaseObserver
+  uint32_t store_slot_ = 0;  // position in the StreamStore's list of live streams
   bool initialized_ = false;
-  size_t store_slot_ = 0;  // position in the StreamStore's list of live streams
 };
 
 inline int Algorithm::rank() const { return stream_->rank_; }

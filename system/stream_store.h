@@ -56,7 +56,7 @@ class StreamStore {
   // Takes a new stream.
   Stream* Keep(std::unique_ptr<Stream> s) {
     Stream* raw = s.get();
-    raw->store_slot_ = live_.size();
+    raw->store_slot_ = static_cast<uint32_t>(live_.size());
     live_.push_back(std::move(s));
     return raw;
   }
@@ -77,7 +77,7 @@ class StreamStore {
     dead_streams_.push_back(std::move(live_[i]));
     if (i + 1 != live_.size()) {
       live_[i] = std::move(live_.back());
-      live_[i]->store_slot_ = i;
+      live_[i]->store_slot_ = static_cast<uint32_t>(i);
     }
     live_.pop_back();
   }

@@ -10,6 +10,7 @@
 
 #include "network/backend.h"
 #include "network/fixed_delay.h"
+#include "network/topology.h"
 #include "system/collective_engine.h"
 #include "system/dbt.h"
 #include "system/match_table.h"
@@ -308,22 +309,35 @@ TEST(HotPathDirectory, RegisterFindUnregisterByHand) {
 // forwards it and counts the direct sends.
 class WrappedAnalytical : public NetworkBackend, public FixedDelayBackend {
  public:
-  WrappedAnalytical(std::unique_ptr<NetworkBackend> inner, uint64_t* sends, uint64_t* direct)
-      : inner_(std::move(inner)), sends_(sends), direct_(direct) {}
+  // `routed`: pass the analytical backend's one-dimension routes on (the
+  // sender then charges its messages there, inline); otherwise every direct
+  // send asks Delay.
+  WrappedAnalytical(std::unique_ptr<NetworkBackend> inner, bool routed, uint64_t* sends, uint64_t* direct,
+                    uint64_t* routes)
+      : inner_(std::move(inner)), routed_(routed), sends_(sends), direct_(direct), routes_(routes) {}
   void Send(int src, int dst, uint64_t bytes, uint64_t token) override {
     ++*sends_;
     inner_->Send(src, dst, bytes, token);
   }
   Tick Delay(int src, int dst, uint64_t bytes) override {
     ++*direct_;
-    return dynamic_cast<FixedDelayBackend*>(inner_.get())->Delay(src, dst, bytes);
+    return fixed()->Delay(src, dst, bytes);
+  }
+  FixedRoute* RouteOf(int src, int dst) override {
+    if (!routed_) return nullptr;
+    FixedRoute* r = fixed()->RouteOf(src, dst);
+    if (r) ++*routes_;
+    return r;
   }
   const std::vector<DimStats>& dim_stats() const override { return inner_->dim_stats(); }
 
  private:
+  FixedDelayBackend* fixed() { return dynamic_cast<FixedDelayBackend*>(inner_.get()); }
   std::unique_ptr<NetworkBackend> inner_;
+  bool routed_;
   uint64_t* sends_;
   uint64_t* direct_;
+  uint64_t* routes_;
 };
 
 class SlotOnly : public NetworkBackend {
@@ -342,7 +356,8 @@ class SlotOnly : public NetworkBackend {
 
 TEST(HotPathDelivery, DirectDeliveryEqualsTheSlotPath) {
   using testing::TempDir;
-  static uint64_t slot_sends = 0, wrapped_sends = 0, wrapped_direct = 0;
+  static uint64_t slot_sends = 0, wrapped_sends = 0, wrapped_direct = 0, routed_sends = 0, routed_direct = 0,
+                  routes = 0, unused_routes = 0;
   BackendRegistry reg = DefaultBackends();
   const BackendFactory analytical = reg.Find("analytical")->factory;
   ASSERT_TRUE(reg.Register("by-slot", "test: analytical, every message by slot",
@@ -356,8 +371,16 @@ TEST(HotPathDelivery, DirectDeliveryEqualsTheSlotPath) {
                            [analytical](const BackendContext& ctx) -> Result<std::unique_ptr<NetworkBackend>> {
                              auto inner = analytical(ctx);
                              if (!inner.ok()) return inner.status();
-                             return std::unique_ptr<NetworkBackend>(
-                                 new WrappedAnalytical(std::move(inner.value()), &wrapped_sends, &wrapped_direct));
+                             return std::unique_ptr<NetworkBackend>(new WrappedAnalytical(
+                                 std::move(inner.value()), false, &wrapped_sends, &wrapped_direct, &unused_routes));
+                           })
+                  .ok());
+  ASSERT_TRUE(reg.Register("routed", "test: analytical, direct sends through routes",
+                           [analytical](const BackendContext& ctx) -> Result<std::unique_ptr<NetworkBackend>> {
+                             auto inner = analytical(ctx);
+                             if (!inner.ok()) return inner.status();
+                             return std::unique_ptr<NetworkBackend>(new WrappedAnalytical(
+                                 std::move(inner.value()), true, &routed_sends, &routed_direct, &routes));
                            })
                   .ok());
   // 16 ranks on Ring(4) x Switch(4); ranks start at different times (compute
@@ -413,45 +436,115 @@ TEST(HotPathDelivery, DirectDeliveryEqualsTheSlotPath) {
         c.symmetry = "off";
         return RunSimulation(c, reg);
       };
-      slot_sends = wrapped_sends = wrapped_direct = 0;
+      slot_sends = wrapped_sends = wrapped_direct = routed_sends = routed_direct = routes = 0;
       auto by_slot = run("by-slot");
       auto counted = run("counted");
+      auto routed = run("routed");
       ASSERT_TRUE(by_slot.ok()) << by_slot.status().message();
       ASSERT_TRUE(counted.ok()) << counted.status().message();
+      ASSERT_TRUE(routed.ok()) << routed.status().message();
       const RunReport& a = by_slot.value();
-      const RunReport& b = counted.value();
       const std::string where = std::string(algo) + " splits " + std::to_string(splits);
       // Every message of the slot run went through NetworkBackend::Send.
       EXPECT_EQ(slot_sends, a.messages) << where;
-      // The other run sent messages directly (ring, halving-doubling and the
+      // The other runs sent messages directly (ring, halving-doubling and the
       // tree receive through the stream's Mailbox; direct does not), and
       // some (before their receiver started) by slot; together they are the
-      // same messages.
+      // same messages. With routes, a direct send between NPUs that differ
+      // in one dimension asks no Delay; the flat groups' neighbours differ in
+      // two (7 -> 0 of "half", 3 -> 5 of "odd"), so Delay is still asked.
       if (ar == "direct") {
         EXPECT_EQ(wrapped_direct, 0u) << where;
+        EXPECT_EQ(routes, 0u) << where;
       } else {
         EXPECT_GT(wrapped_direct, 0u) << where;
         EXPECT_GT(wrapped_sends, 0u) << where;
+        EXPECT_GT(routes, 0u) << where;
+        EXPECT_GT(routed_direct, 0u) << where;
+        EXPECT_LT(routed_direct, wrapped_direct) << where;
       }
-      EXPECT_EQ(wrapped_direct + wrapped_sends, b.messages) << where;
-      EXPECT_EQ(a.messages, b.messages) << where;
-      EXPECT_EQ(a.events, b.events) << where;
-      ASSERT_EQ(a.per_npu.size(), b.per_npu.size());
-      for (size_t r = 0; r < a.per_npu.size(); ++r) {
-        EXPECT_EQ(a.per_npu[r].finished_ns, b.per_npu[r].finished_ns) << where << " rank " << r;
-        EXPECT_EQ(a.per_npu[r].comm_ns, b.per_npu[r].comm_ns) << where << " rank " << r;
-      }
-      ASSERT_EQ(a.dims.size(), b.dims.size());
-      for (size_t k = 0; k < a.dims.size(); ++k) {
-        EXPECT_EQ(a.dims[k].messages, b.dims[k].messages) << where << " dim " << k;
-        EXPECT_EQ(a.dims[k].busy_ns, b.dims[k].busy_ns) << where << " dim " << k;
-      }
-      ASSERT_EQ(a.collectives.size(), b.collectives.size());
-      for (size_t k = 0; k < a.collectives.size(); ++k) {
-        EXPECT_EQ(a.collectives[k].end_ns, b.collectives[k].end_ns) << where << " collective " << k;
+      EXPECT_EQ(wrapped_direct + wrapped_sends, counted.value().messages) << where;
+      EXPECT_EQ(routed_sends, wrapped_sends) << where;
+      for (const RunReport* b : {&counted.value(), &routed.value()}) {
+        const std::string run_name = where + (b == &counted.value() ? " (Delay)" : " (routes)");
+        EXPECT_EQ(a.messages, b->messages) << run_name;
+        EXPECT_EQ(a.events, b->events) << run_name;
+        ASSERT_EQ(a.per_npu.size(), b->per_npu.size());
+        for (size_t r = 0; r < a.per_npu.size(); ++r) {
+          EXPECT_EQ(a.per_npu[r].finished_ns, b->per_npu[r].finished_ns) << run_name << " rank " << r;
+          EXPECT_EQ(a.per_npu[r].comm_ns, b->per_npu[r].comm_ns) << run_name << " rank " << r;
+        }
+        ASSERT_EQ(a.dims.size(), b->dims.size());
+        for (size_t k = 0; k < a.dims.size(); ++k) {
+          EXPECT_EQ(a.dims[k].messages, b->dims[k].messages) << run_name << " dim " << k;
+          EXPECT_EQ(a.dims[k].bytes, b->dims[k].bytes) << run_name << " dim " << k;
+          EXPECT_EQ(a.dims[k].busy_ns, b->dims[k].busy_ns) << run_name << " dim " << k;
+        }
+        ASSERT_EQ(a.collectives.size(), b->collectives.size());
+        for (size_t k = 0; k < a.collectives.size(); ++k) {
+          EXPECT_EQ(a.collectives[k].end_ns, b->collectives[k].end_ns) << run_name << " collective " << k;
+        }
       }
     }
   }
+}
+
+// A one-dimension route charges exactly what Delay does: for every pair of
+// NPUs on a network of every block type (Ring, Switch, RingUni, Mesh,
+// FullyConnected: 2*3*4*2*3 = 144 NPUs), sizes that repeat and change, two
+// backends side by side (one asked through routes, one through Delay) give
+// the same delays and the same statistics; pairs that differ in no or in
+// several dimensions have no route.
+TEST(HotPathDelivery, RoutesChargeWhatDelayDoes) {
+  Topology topo({Dim{Block::kRing, 2, 100, 500, 1}, Dim{Block::kSwitch, 3, 50, 700, 1},
+                 Dim{Block::kRingUni, 4, 25, 300, 1}, Dim{Block::kMesh, 2, 10, 900, 1},
+                 Dim{Block::kFullyConnected, 3, 200, 111.5, 1}});
+  EventQueue q;
+  BackendContext ctx;
+  ctx.queue = &q;
+  ctx.topology = &topo;
+  const BackendRegistry reg = DefaultBackends();
+  auto by_route = reg.Find("analytical")->factory(ctx);
+  auto by_delay = reg.Find("analytical")->factory(ctx);
+  ASSERT_TRUE(by_route.ok() && by_delay.ok());
+  auto* routes = dynamic_cast<FixedDelayBackend*>(by_route.value().get());
+  auto* delays = dynamic_cast<FixedDelayBackend*>(by_delay.value().get());
+  ASSERT_NE(routes, nullptr);
+  ASSERT_NE(delays, nullptr);
+  int routed = 0, unrouted = 0;
+  for (int src = 0; src < topo.npus(); ++src) {
+    for (int dst = 0; dst < topo.npus(); ++dst) {
+      int dims_differ = 0;
+      for (int d = 0; d < topo.num_dims(); ++d) dims_differ += topo.Coord(src, d) != topo.Coord(dst, d);
+      FixedRoute* r = routes->RouteOf(src, dst);
+      ASSERT_EQ(r != nullptr, dims_differ == 1) << src << " -> " << dst;
+      if (!r) {
+        ++unrouted;
+        continue;
+      }
+      ++routed;
+      for (uint64_t bytes : {uint64_t{1000}, uint64_t{1000}, uint64_t{12345}, uint64_t{1} << 30, uint64_t{0}}) {
+        ASSERT_EQ(r->Charge(bytes), delays->Delay(src, dst, bytes)) << src << " -> " << dst << " bytes " << bytes;
+      }
+    }
+  }
+  EXPECT_GT(routed, 0);
+  EXPECT_GT(unrouted, 0);
+  const auto& a = by_route.value()->dim_stats();
+  const auto& b = by_delay.value()->dim_stats();
+  ASSERT_EQ(a.size(), 5u);
+  ASSERT_EQ(b.size(), 5u);
+  for (size_t d = 0; d < a.size(); ++d) {
+    EXPECT_GT(a[d].messages, 0u) << "dim " << d;
+    EXPECT_EQ(a[d].messages, b[d].messages) << "dim " << d;
+    EXPECT_EQ(a[d].bytes, b[d].bytes) << "dim " << d;
+    EXPECT_EQ(a[d].busy_ns, b[d].busy_ns) << "dim " << d;
+  }
+  // By hand: 0 -> 1 is one Ring hop of dimension 0 (500 ns + 1000 B at
+  // 100 GB/s, 1 GB = 2^30 B: 1000 / (100 * 2^30 / 1e9) = 9.31 ns, truncated: 509).
+  EXPECT_EQ(routes->RouteOf(0, 1)->Charge(1000), Tick{509});
+  // 0 -> 2 is two Switch hops of dimension 1 (2 * 700 + 1000 / (50 * 2^30 / 1e9) = 1418.6: 1418).
+  EXPECT_EQ(routes->RouteOf(0, 2)->Charge(1000), Tick{1418});
 }
 
 // Streams and algorithms are placed rank-major (system/rank_arena.h): rank r's

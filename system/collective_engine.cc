@@ -441,6 +441,9 @@ void CollectiveEngine::SetRankClasses(const RankClassMap* classes) {
   classes_ = classes;
   transport_.SetRankClasses(classes);
   store_.set_directory_on(!mirror_ && !classes_);
+  // Only the representatives run: placement by rank would commit pages of
+  // planes sized for every rank and gain nothing.
+  if (classes_) store_.PlaceByRank(0);
 }
 
 // The rank that sends to `src` what `src` sends to `dst`: the same network

@@ -45,8 +45,12 @@ class StreamStore {
   }
 
   // Streams and algorithms placed by rank (system/rank_arena.h) for ranks
-  // [0, ranks); without this call they come from the pool.
+  // [0, ranks); without this call, or with 0 (before any stream exists),
+  // they come from the pool.
   void PlaceByRank(int ranks) {
+    stream_arena_.reset();
+    algorithm_arena_.reset();  // checks that no object is left in it
+    if (ranks <= 0) return;
     stream_arena_ = std::make_unique<RankArena>(sizeof(Stream), ranks);
     algorithm_arena_ = std::make_unique<RankArena>(kAlgorithmSlotBytes, ranks);
   }

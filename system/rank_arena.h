@@ -16,7 +16,8 @@
 //
 // Frees arrive through Pooled's operator delete, which knows only the pointer:
 // live arenas are in a process-wide registry that SmallPool::Free asks first
-// (a sweep runs simulations, and so arenas, on several threads).
+// (a sweep runs simulations, and so arenas, on several threads). An arena's
+// own slots are taken and given back on the thread that runs its simulation.
 #pragma once
 #include <cstddef>
 #include <cstdint>

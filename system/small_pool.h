@@ -8,7 +8,9 @@
 // blocks in address order. Slabs are kept for the process's life in one
 // registry (a block may end on another thread's list, so no thread may free
 // a slab); free lists only ever hold blocks of them, so memory does not grow
-// beyond the largest simultaneous use.
+// beyond the largest simultaneous use. The full engine places streams and
+// algorithms in rank arenas instead (system/rank_arena.h) when they fit; a
+// free goes back to whichever of the two gave the memory.
 #pragma once
 #include <cstddef>
 #include <mutex>

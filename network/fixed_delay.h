@@ -57,7 +57,9 @@ class FixedDelayBackend {
   // bytes, token) would and returns the delay Send would schedule it after.
   virtual Tick Delay(int src, int dst, uint64_t bytes) = 0;
   // The route from `src` to `dst` when they differ in exactly one dimension
-  // (it lives as long as the backend), else nullptr: use Delay.
+  // (it lives as long as the backend), else nullptr: use Delay. A routed
+  // message never reaches Delay, so Charge must count and price it exactly
+  // as Delay(src, dst, bytes) would.
   virtual FixedRoute* RouteOf(int src, int dst) = 0;
 
  protected:

@@ -25,6 +25,7 @@ Registry& Arenas() {
   return *r;
 }
 std::atomic<int> live_count{0};
+std::atomic<uint64_t> slots_taken_ever{0}, ranks_full_ever{0};  // once per object, not per message
 
 constexpr size_t kLine = 64;
 
@@ -71,10 +72,14 @@ RankArena::~RankArena() {
 void* RankArena::Take(size_t bytes, int rank) {
   if (!base_ || bytes > slot_ || rank < 0 || static_cast<size_t>(rank) >= used_.size()) return nullptr;
   uint32_t& used = used_[static_cast<size_t>(rank)];
-  if (used == ~uint32_t{0}) return nullptr;
+  if (used == ~uint32_t{0}) {
+    ranks_full_ever.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
   const int k = __builtin_ctz(~used);
   used |= uint32_t{1} << k;
   ++taken_;
+  slots_taken_ever.fetch_add(1, std::memory_order_relaxed);
   return base_ + static_cast<size_t>(k) * plane_ + static_cast<size_t>(rank) * slot_;
 }
 
@@ -87,6 +92,9 @@ void RankArena::Give(void* p) {
   used &= ~(uint32_t{1} << k);
   --taken_;
 }
+
+uint64_t RankArena::SlotsTakenEver() { return slots_taken_ever.load(std::memory_order_relaxed); }
+uint64_t RankArena::RanksFullEver() { return ranks_full_ever.load(std::memory_order_relaxed); }
 
 bool RankArena::GiveBack(void* p) {
   if (live_count.load(std::memory_order_acquire) == 0) return false;

@@ -46,6 +46,10 @@ class RankArena {
   size_t slot_bytes() const { return slot_; }
   // Slots taken now (tests).
   size_t taken() const { return taken_; }
+  // Since the process started, over every arena (tests): slots handed out,
+  // and requests refused because the rank had every plane taken.
+  static uint64_t SlotsTakenEver();
+  static uint64_t RanksFullEver();
 
  private:
   bool Owns(const void* p) const { return p >= base_ && p < base_ + bytes_; }

@@ -6,6 +6,7 @@
 // NpuSys puts streams in and takes them out; the engine only looks streams up.
 #pragma once
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -59,6 +60,7 @@ class StreamStore {
 
   // Takes a new stream.
   Stream* Keep(std::unique_ptr<Stream> s) {
+    ORRERY_CHECK(live_.size() < UINT32_MAX, "more than 2^32 - 1 live streams");  // store_slot_ is 32 bits
     Stream* raw = s.get();
     raw->store_slot_ = static_cast<uint32_t>(live_.size());
     live_.push_back(std::move(s));

@@ -541,10 +541,18 @@ TEST(HotPathDelivery, RoutesChargeWhatDelayDoes) {
     EXPECT_EQ(a[d].busy_ns, b[d].busy_ns) << "dim " << d;
   }
   // By hand: 0 -> 1 is one Ring hop of dimension 0 (500 ns + 1000 B at
-  // 100 GB/s, 1 GB = 2^30 B: 1000 / (100 * 2^30 / 1e9) = 9.31 ns, truncated: 509).
+  // 100 GB/s, 1 GB = 2^30 B: 1000 / (100 * 2^30 / 1e9) = 9.31 ns, truncated: 509);
+  // it adds 1 * trunc(9.31) = 9 ns of link time to dimension 0.
+  const DimStats before0 = a[0], before1 = a[1];
   EXPECT_EQ(routes->RouteOf(0, 1)->Charge(1000), Tick{509});
-  // 0 -> 2 is two Switch hops of dimension 1 (2 * 700 + 1000 / (50 * 2^30 / 1e9) = 1418.6: 1418).
+  EXPECT_EQ(a[0].messages, before0.messages + 1);
+  EXPECT_EQ(a[0].bytes, before0.bytes + 1000);
+  EXPECT_EQ(a[0].busy_ns, before0.busy_ns + 9);
+  // 0 -> 2 is two Switch hops of dimension 1 (2 * 700 + 1000 / (50 * 2^30 / 1e9) = 1418.6: 1418);
+  // link time 2 * trunc(18.63) = 36 (truncated before the multiplication: not 37).
   EXPECT_EQ(routes->RouteOf(0, 2)->Charge(1000), Tick{1418});
+  EXPECT_EQ(a[1].messages, before1.messages + 1);
+  EXPECT_EQ(a[1].busy_ns, before1.busy_ns + 36);
 }
 
 // Streams and algorithms are placed rank-major (system/rank_arena.h): rank r's
@@ -679,8 +687,15 @@ TEST(HotPathArena, PlacementChangesNoResult) {
         CollectiveEngine::place_by_rank_for_test = true;
         return report;
       };
+      const uint64_t taken0 = RankArena::SlotsTakenEver(), full0 = RankArena::RanksFullEver();
       auto pooled = run(false);
+      const uint64_t taken1 = RankArena::SlotsTakenEver();
       auto placed = run(true);
+      // The pooled run used no arena; the placed one did, and with 40 chunks
+      // some ranks ran out of planes (those objects came from the pool).
+      EXPECT_EQ(taken1, taken0) << algo << " splits " << splits;
+      EXPECT_GT(RankArena::SlotsTakenEver(), taken1) << algo << " splits " << splits;
+      if (splits == 40) EXPECT_GT(RankArena::RanksFullEver(), full0) << algo << " splits " << splits;
       ASSERT_TRUE(pooled.ok()) << pooled.status().message();
       ASSERT_TRUE(placed.ok()) << placed.status().message();
       const RunReport& a = pooled.value();

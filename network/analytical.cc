@@ -38,17 +38,7 @@ class AnalyticalBackend : public NetworkBackend, public FixedDelayBackend {
   Tick Delay(int src, int dst, uint64_t bytes) override {
     const Topology& t = *ctx_.topology;
     Tick delay = 0;
-    // The coordinates, dimension 0 first (mixed radix); once the remaining
-    // digits agree no further dimension is crossed.
-    uint32_t s = static_cast<uint32_t>(src), r = static_cast<uint32_t>(dst);
-    const int dims = static_cast<int>(radix_.size());
-    for (int d = 0; d < dims && s != r; ++d) {
-      const FastDiv& n = radix_[d];
-      const uint32_t qs = n.Div(s), qr = n.Div(r);
-      const int a = static_cast<int>(s - qs * n.d), b = static_cast<int>(r - qr * n.d);
-      s = qs;
-      r = qr;
-      if (a == b) continue;
+    ForEachCrossed(src, dst, [&](int d, int a, int b) {
       const int hops = t.Hops(d, a, b);
       // A collective's messages on one dimension mostly repeat (bytes, hops):
       // the last pair's times are kept, computed by the same formula.
@@ -65,24 +55,24 @@ class AnalyticalBackend : public NetworkBackend, public FixedDelayBackend {
       stats_[d].messages++;
       stats_[d].bytes += bytes;
       stats_[d].busy_ns = SatAdd(stats_[d].busy_ns, m.busy);
-    }
+      return true;
+    });
     return delay;
   }
   FixedRoute* RouteOf(int src, int dst) override {
     const Topology& t = *ctx_.topology;
     int crossed = -1, hops = 0;
-    uint32_t s = static_cast<uint32_t>(src), r = static_cast<uint32_t>(dst);
-    for (int d = 0; d < static_cast<int>(radix_.size()) && s != r; ++d) {
-      const FastDiv& n = radix_[d];
-      const uint32_t qs = n.Div(s), qr = n.Div(r);
-      const int a = static_cast<int>(s - qs * n.d), b = static_cast<int>(r - qr * n.d);
-      s = qs;
-      r = qr;
-      if (a == b) continue;
-      if (crossed >= 0) return nullptr;  // a second dimension
+    bool several = false;
+    ForEachCrossed(src, dst, [&](int d, int a, int b) {
+      if (crossed >= 0) {
+        several = true;  // a second dimension: no route
+        return false;
+      }
       crossed = d;
       hops = t.Hops(d, a, b);
-    }
+      return true;
+    });
+    if (several) return nullptr;
     if (crossed < 0) return nullptr;
     // Made on first use (a sender asks once per peer): at most one per
     // dimension and distance, and nodes of an unordered_map do not move.
@@ -97,6 +87,23 @@ class AnalyticalBackend : public NetworkBackend, public FixedDelayBackend {
   const std::vector<DimStats>& dim_stats() const override { return stats_; }
 
  private:
+  // Calls f(d, a, b) for each dimension d in which src and dst differ (a and
+  // b their coordinates there), dimension 0 first, while f returns true. The
+  // coordinates come digit by digit (mixed radix); once the remaining digits
+  // agree no further dimension is crossed.
+  template <typename F>
+  void ForEachCrossed(int src, int dst, F f) const {
+    uint32_t s = static_cast<uint32_t>(src), r = static_cast<uint32_t>(dst);
+    const int dims = static_cast<int>(radix_.size());
+    for (int d = 0; d < dims && s != r; ++d) {
+      const FastDiv& n = radix_[d];
+      const uint32_t qs = n.Div(s), qr = n.Div(r);
+      const int a = static_cast<int>(s - qs * n.d), b = static_cast<int>(r - qr * n.d);
+      s = qs;
+      r = qr;
+      if (a != b && !f(d, a, b)) return;
+    }
+  }
   // Per dimension: the last message's size and hops, its delay and busy time.
   struct Recent {
     uint64_t bytes = ~uint64_t{0};  // no message has this size (sizes are at most 2^48)

@@ -354,6 +354,30 @@ class SlotOnly : public NetworkBackend {
   uint64_t* sends_;
 };
 
+// The system configuration of the runs below: `algo` for all-reduce on both
+// dimensions, and for all-gather and reduce-scatter too (ring where `algo` is
+// the double binary tree, which implements all-reduce only); ring all-to-all.
+std::string TwoDimSystem(const std::string& algo, int splits) {
+  const std::string other = algo == "doubleBinaryTree" ? "ring" : algo;
+  auto both = [](const std::string& a) { return "[\"" + a + "\", \"" + a + "\"]"; };
+  return "{\"scheduling-policy\": \"LIFO\", \"endpoint-delay\": 10, \"active-chunks-per-dimension\": 1, "
+         "\"preferred-dataset-splits\": " +
+         std::to_string(splits) + ", \"all-reduce-implementation\": " + both(algo) +
+         ", \"all-gather-implementation\": " + both(other) + ", \"reduce-scatter-implementation\": " + both(other) +
+         ", \"all-to-all-implementation\": " + both("ring") + ", \"local-mem-bw\": 1600}";
+}
+
+// `d`'s traces, network, system and groups on the full engine.
+RunConfig FullEngineRun(const testing::TempDir& d) {
+  RunConfig c;
+  c.workload_prefix = d.File("trace");
+  c.network_path = d.File("network.yml");
+  c.system_path = d.File("system.json");
+  c.comm_group_path = d.File("groups.json");
+  c.symmetry = "off";
+  return c;
+}
+
 TEST(HotPathDelivery, DirectDeliveryEqualsTheSlotPath) {
   using testing::TempDir;
   static uint64_t slot_sends = 0, wrapped_sends = 0, wrapped_direct = 0, routed_sends = 0, routed_direct = 0,
@@ -417,23 +441,10 @@ TEST(HotPathDelivery, DirectDeliveryEqualsTheSlotPath) {
   });
   for (const char* algo : {"ring", "halvingDoubling", "doubleBinaryTree", "direct"}) {
     for (int splits : {1, 4}) {
-      // The double binary tree implements all-reduce only: ring for the others.
-      const std::string ar = algo, other = ar == "doubleBinaryTree" ? "ring" : ar;
-      auto both = [](const std::string& a) { return "[\"" + a + "\", \"" + a + "\"]"; };
-      d.Write("system.json", "{\"scheduling-policy\": \"LIFO\", \"endpoint-delay\": 10, "
-                             "\"active-chunks-per-dimension\": 1, \"preferred-dataset-splits\": " +
-                                 std::to_string(splits) + ", \"all-reduce-implementation\": " + both(ar) +
-                                 ", \"all-gather-implementation\": " + both(other) +
-                                 ", \"reduce-scatter-implementation\": " + both(other) +
-                                 ", \"all-to-all-implementation\": " + both("ring") + ", \"local-mem-bw\": 1600}");
+      d.Write("system.json", TwoDimSystem(algo, splits));
       auto run = [&](const std::string& backend) {
-        RunConfig c;
-        c.workload_prefix = d.File("trace");
-        c.network_path = d.File("network.yml");
-        c.system_path = d.File("system.json");
-        c.comm_group_path = d.File("groups.json");
+        RunConfig c = FullEngineRun(d);
         c.backend = backend;
-        c.symmetry = "off";
         return RunSimulation(c, reg);
       };
       slot_sends = wrapped_sends = wrapped_direct = routed_sends = routed_direct = routes = 0;
@@ -453,7 +464,7 @@ TEST(HotPathDelivery, DirectDeliveryEqualsTheSlotPath) {
       // same messages. With routes, a direct send between NPUs that differ
       // in one dimension asks no Delay; the flat groups' neighbours differ in
       // two (7 -> 0 of "half", 3 -> 5 of "odd"), so Delay is still asked.
-      if (ar == "direct") {
+      if (std::string(algo) == "direct") {
         EXPECT_EQ(wrapped_direct, 0u) << where;
         EXPECT_EQ(routes, 0u) << where;
       } else {
@@ -667,23 +678,10 @@ TEST(HotPathArena, PlacementChangesNoResult) {
   });
   for (const char* algo : {"ring", "halvingDoubling", "doubleBinaryTree", "direct"}) {
     for (int splits : {4, 40}) {
-      const std::string ar = algo, other = ar == "doubleBinaryTree" ? "ring" : ar;
-      auto both = [](const std::string& a) { return "[\"" + a + "\", \"" + a + "\"]"; };
-      d.Write("system.json", "{\"scheduling-policy\": \"LIFO\", \"endpoint-delay\": 10, "
-                             "\"active-chunks-per-dimension\": 1, \"preferred-dataset-splits\": " +
-                                 std::to_string(splits) + ", \"all-reduce-implementation\": " + both(ar) +
-                                 ", \"all-gather-implementation\": " + both(other) +
-                                 ", \"reduce-scatter-implementation\": " + both(other) +
-                                 ", \"all-to-all-implementation\": " + both("ring") + ", \"local-mem-bw\": 1600}");
+      d.Write("system.json", TwoDimSystem(algo, splits));
       auto run = [&](bool arenas) {
         CollectiveEngine::place_by_rank_for_test = arenas;
-        RunConfig c;
-        c.workload_prefix = d.File("trace");
-        c.network_path = d.File("network.yml");
-        c.system_path = d.File("system.json");
-        c.comm_group_path = d.File("groups.json");
-        c.symmetry = "off";
-        auto report = RunSimulation(c, DefaultBackends());
+        auto report = RunSimulation(FullEngineRun(d), DefaultBackends());
         CollectiveEngine::place_by_rank_for_test = true;
         return report;
       };

@@ -241,6 +241,10 @@ bool EventQueue::RunNextGeneral(Tick limit) {
     }
     now_ = t;
     ++executed_;
+    if (ev.kind >= HintedEventHandler::kRelayKind) {
+      Relay(ev);
+      return true;
+    }
     ev.handler->HandleEvent(ev.kind, ev.arg);
     return true;
   }

@@ -51,6 +51,15 @@ class EventHandler {
 class HintedEventHandler : public EventHandler {
  public:
   static constexpr uint32_t kHintedKind = 0x80000000u;
+  // A relay: a hinted kind that also carries bit 30 (so every kind at or
+  // above this value) is not handed to the handler. At its turn the queue
+  // schedules, in its place, the same handler's event of the kind without bit
+  // 30, `arg` ns later and with argument 0: the new event takes its sequence
+  // number then, exactly as if the handler had scheduled it, and the relay
+  // still counts as an executed event. For a second hop whose delay is known
+  // when the first is scheduled (a stream's reduction after its memory-bus
+  // hop): the queue neither calls the handler nor fetches its object for it.
+  static constexpr uint32_t kRelayKind = 0xC0000000u;
 
  protected:
   const void* prefetch_hint_ = nullptr;
@@ -60,6 +69,7 @@ class HintedEventHandler : public EventHandler {
 };
 
 using EventId = uint64_t;
+
 
 // A move-only callable (std::function needs copyable targets).
 class Closure {
@@ -95,8 +105,9 @@ class EventQueue {
 
   // Schedules handler->HandleEvent(kind, arg) at absolute time `at` (>= Now()).
   // A kind with HintedEventHandler::kHintedKind set promises that `handler` is
-  // a HintedEventHandler (the queue reads its hint); other handlers use kinds
-  // below 2^31.
+  // a HintedEventHandler (the queue reads its hint; at or above
+  // HintedEventHandler::kRelayKind: a relay); other handlers use kinds below
+  // 2^31.
   // `at` == kTickMax means the time overflowed 2^64 ns (see SatAdd): nothing is
   // scheduled, overflowed() turns true and the run must stop with an error.
   EventId ScheduleAt(Tick at, EventHandler* handler, uint32_t kind, uint64_t arg = 0) {
@@ -203,8 +214,15 @@ class EventQueue {
     PrefetchFor(ahead(3 * kPrefetchAhead), ahead(2 * kPrefetchAhead), ahead(kPrefetchAhead));
     --pending_;
     ++executed_;
+    if (ev.kind >= HintedEventHandler::kRelayKind) {
+      Relay(ev);
+      return true;
+    }
     ev.handler->HandleEvent(ev.kind, ev.arg);
     return true;
+  }
+  void Relay(const Event& ev) {
+    ScheduleAfter(ev.arg, ev.handler, ev.kind & ~(HintedEventHandler::kRelayKind ^ HintedEventHandler::kHintedKind), 0);
   }
   // Every other case: the next instant (the far tier's events first), a
   // cancelled event, the limit.
@@ -266,15 +284,16 @@ class EventQueue {
   // it runs for every event.
   void PrefetchFor(const Event* far, const Event* mid, const Event* near) const {
     if (far && far->handler == prefetch_handler_) prefetch_fn_(prefetch_ctx_, far->arg, 0);
+    // A relay touches nothing but the queue: nothing to fetch for it.
     if (mid) {
-      if (mid->kind & HintedEventHandler::kHintedKind) {
+      if ((mid->kind >> 30) == (HintedEventHandler::kHintedKind >> 30)) {  // hinted, not a relay
         __builtin_prefetch(mid->handler);
         __builtin_prefetch(reinterpret_cast<const char*>(mid->handler) + 64);
       } else if (mid->handler == prefetch_handler_) {
         prefetch_fn_(prefetch_ctx_, mid->arg, 1);
       }
     }
-    if (!near) return;
+    if (!near || near->kind >= HintedEventHandler::kRelayKind) return;
     if (near->kind & HintedEventHandler::kHintedKind) {
       if (const void* hint = static_cast<const HintedEventHandler*>(near->handler)->prefetch_hint_) {
         __builtin_prefetch(hint);

@@ -14,7 +14,13 @@ namespace orrery {
 
 void Algorithm::Bundle(uint64_t bytes, bool processed) {
   const StreamContext* c = stream_->ctx_;
-  c->queue->ScheduleAfter(c->endpoint_delay_ns, stream_, Stream::kBundleArrived, (bytes << 1) | (processed ? 1 : 0));
+  if (processed) {
+    // The reduction follows the hop: the queue relays (core/event_queue.h,
+    // kRelayKind) without waking the stream in between.
+    c->queue->ScheduleAfter(c->endpoint_delay_ns, stream_, Stream::kBundleReducing, c->ReduceCost(bytes));
+    return;
+  }
+  c->queue->ScheduleAfter(c->endpoint_delay_ns, stream_, Stream::kBundleArrived, 0);
 }
 
 void Algorithm::Send(int dst, uint64_t bytes) {
@@ -80,12 +86,7 @@ void Stream::HandleEvent(uint32_t kind, uint64_t arg) {
     algo_->OnTimer(arg);
     return;
   }
-  if (kind == kBundleArrived && (arg & 1)) {
-    const uint64_t bytes = arg >> 1;
-    ctx_->queue->ScheduleAfter(ctx_->ReduceCost(bytes), this, kBundleProcessed, bytes << 1);
-    return;
-  }
-  algo_->OnGeneral();
+  algo_->OnGeneral();  // kBundleArrived, kBundleProcessed
 }
 
 void Stream::OnRecv(uint64_t) { algo_->OnPacketReceived(); }

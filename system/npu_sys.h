@@ -119,8 +119,9 @@ inline constexpr size_t kAlgorithmSlotBytes = 192;
 class Stream : public HintedEventHandler, public RecvClient, public Pooled {
  public:
   enum Kind : uint32_t {
-    kBundleArrived = 1 | kHintedKind,
-    kBundleProcessed = 2 | kHintedKind,
+    kBundleArrived = 1 | kHintedKind,    // the memory-bus hop is done (nothing to reduce)
+    kBundleProcessed = 2 | kHintedKind,  // the hop and then the reduction are done
+    kBundleReducing = kBundleProcessed | kRelayKind,  // the hop is done: the queue relays to kBundleProcessed
     kTimer = 3 | kHintedKind,
     kDelivered = 4 | kHintedKind  // a message from rank `arg` (MessageTransport::SendDirect)
   };

@@ -224,5 +224,59 @@ TEST(EventQueue, TwoTiersRunInTimeThenSequenceOrderLikeASortedModel) {
   for (size_t i = 1; i < m.ran.size(); ++i) ASSERT_LT(m.ran[i - 1], m.ran[i]) << i;
 }
 
+// A relay (HintedEventHandler::kRelayKind) is never handed to its handler:
+// at its turn the queue schedules the kind without bit 30, `arg` ns later,
+// taking its sequence number then. Worked by hand: at 0, A is scheduled for
+// 15, the relay R for 10 (5 ns on) and B for 10. At 10 R runs first and
+// puts K at 15 behind A; then B puts C at 15 behind K. In the far tier
+// (beyond the wheel) a relay of 0 ns puts its event behind the instant's
+// others. D at 5 puts E at 15 before R's turn: E runs before K (had the
+// relay's event been scheduled at 0, K would run before E).
+TEST(EventQueue, RelaysTakeTheirPlaceWhenTheirTurnComes) {
+  struct Hinted : HintedEventHandler {
+    EventQueue* q = nullptr;
+    std::vector<std::pair<uint32_t, uint64_t>> seen;  // (kind, arg)
+    std::vector<Tick> at;
+    void HandleEvent(uint32_t kind, uint64_t arg) override {
+      seen.push_back({kind, arg});
+      at.push_back(q->Now());
+      if (arg == 2) q->ScheduleAfter(5, this, kHintedKind | 3, 3);   // B (at t0 + 10) schedules C
+      if (arg == 6) q->ScheduleAfter(10, this, kHintedKind | 7, 7);  // D (at t0 + 5) schedules E
+    }
+  };
+  constexpr uint32_t kK = HintedEventHandler::kHintedKind | 7;
+  constexpr uint32_t kRelayK = kK | HintedEventHandler::kRelayKind;
+  static_assert(kRelayK >= HintedEventHandler::kRelayKind && (kRelayK & ~(1u << 30)) == kK);
+  for (Tick base : {Tick{0}, Tick{1} << 20}) {  // the wheel; the far tier
+    EventQueue q;
+    Hinted h;
+    h.q = &q;
+    if (base > 0) q.ScheduleAt(base - 1, &h, HintedEventHandler::kHintedKind | 9, 9);  // moves the clock near base
+    q.RunOne();
+    const Tick t0 = q.Now();
+    q.ScheduleAt(t0 + 15, &h, HintedEventHandler::kHintedKind | 1, 1);  // A
+    q.ScheduleAt(t0 + 10, &h, kRelayK, 5);                             // R: K 5 ns later
+    q.ScheduleAt(t0 + 10, &h, HintedEventHandler::kHintedKind | 2, 2);  // B
+    q.ScheduleAt(t0 + 5, &h, HintedEventHandler::kHintedKind | 6, 6);   // D
+    q.ScheduleAt(t0 + (Tick{1} << 20), &h, kRelayK, 0);                // far: K at once
+    q.ScheduleAt(t0 + (Tick{1} << 20), &h, HintedEventHandler::kHintedKind | 4, 4);
+    const uint64_t executed_before = q.Executed();
+    q.Run();
+    const std::vector<std::pair<uint32_t, uint64_t>> want = {
+        {HintedEventHandler::kHintedKind | 6, 6}, {HintedEventHandler::kHintedKind | 2, 2},
+        {HintedEventHandler::kHintedKind | 1, 1}, {HintedEventHandler::kHintedKind | 7, 7},
+        {kK, 0},                                  {HintedEventHandler::kHintedKind | 3, 3},
+        {HintedEventHandler::kHintedKind | 4, 4}, {kK, 0}};
+    const size_t skip = base > 0 ? 1 : 0;  // the clock mover (base 0: none, RunOne ran nothing)
+    ASSERT_EQ(h.seen.size(), want.size() + skip) << base;
+    EXPECT_EQ((std::vector<std::pair<uint32_t, uint64_t>>(h.seen.begin() + skip, h.seen.end())), want) << base;
+    EXPECT_EQ(std::vector<Tick>(h.at.begin() + skip, h.at.end()),
+              (std::vector<Tick>{t0 + 5, t0 + 10, t0 + 15, t0 + 15, t0 + 15, t0 + 15, t0 + (Tick{1} << 20),
+                                 t0 + (Tick{1} << 20)}))
+        << base;
+    EXPECT_EQ(q.Executed() - executed_before, 10u) << base;  // two relays and eight handler calls
+  }
+}
+
 }  // namespace
 }  // namespace orrery

@@ -113,23 +113,13 @@ class EventQueue {
   EventId ScheduleAt(Tick at, EventHandler* handler, uint32_t kind, uint64_t arg = 0) {
     // Inline, the common case: within the wheel (which also means at >=
     // Now()), appended to the instant's last block.
-    if (at - now_ < kWheelNs && at != kTickMax && !slots_.empty()) {
-      const size_t s = at & kWheelMask;
-      Slot& sl = slots_[s];
-      if (sl.count == kBlockEvents) OpenBlock(s);  // the slot was empty or its block full
-      const uint64_t seq = next_seq_++;
-      Event& e = blocks_[sl.tail].ev[sl.count++];
-      e.handler = handler;
-      e.arg = arg;
-      e.seq = seq;
-      e.kind = kind;
-      ++wheel_pending_;
-      ++pending_;
-      return seq;
-    }
+    if (at - now_ < kWheelNs && at != kTickMax && WheelReady()) return Append(at, handler, kind, arg);
     return ScheduleSlow(at, handler, kind, arg);
   }
   EventId ScheduleAfter(Tick delay, EventHandler* handler, uint32_t kind, uint64_t arg = 0) {
+    // Inline, the common case: a delay within the wheel, the clock far from
+    // 2^64 ns (so now_ + delay neither overflows nor reaches kTickMax).
+    if (delay < kWheelNs && now_ < kTickMax - kWheelNs && WheelReady()) return Append(now_ + delay, handler, kind, arg);
     if (delay == kTickMax || delay > kTickMax - now_) NoteOverflow(delay);
     return ScheduleAt(SatAdd(now_, delay), handler, kind, arg);
   }
@@ -151,7 +141,7 @@ class EventQueue {
   void Cancel(EventId id);
 
   // Runs the next event; false when the queue is empty.
-  bool RunOne() { return RunNext(kTickMax); }
+  __attribute__((always_inline)) bool RunOne() { return RunNext(kTickMax); }
   // Runs until empty or until time would pass `until`.
   void Run(Tick until = kTickMax);
   // Runs every event before `t`, then moves the clock to `t` (>= Now()).
@@ -204,9 +194,10 @@ class EventQueue {
     std::vector<uint32_t> free_slots;
   };
 
-  // Runs the next event if its time is <= limit; false otherwise. Inline:
-  // the next event of the running instant (run_), nothing cancelled.
-  bool RunNext(Tick limit) {
+  // Runs the next event if its time is <= limit; false otherwise. Inline
+  // (forced: the simulation's loop calls it once per event): the next event
+  // of the running instant (run_), nothing cancelled.
+  __attribute__((always_inline)) bool RunNext(Tick limit) {
     if (run_pos_ == run_.size() || run_time_ > limit || !cancelled_.empty()) return RunNextGeneral(limit);
     const Event ev = run_[run_pos_++];
     now_ = run_time_;
@@ -223,6 +214,25 @@ class EventQueue {
   }
   void Relay(const Event& ev) {
     ScheduleAfter(ev.arg, ev.handler, ev.kind & ~(HintedEventHandler::kRelayKind ^ HintedEventHandler::kHintedKind), 0);
+  }
+  // The wheel's slots exist (allocated by the first ScheduleSlow, kept until
+  // the queue goes): one load, not the vector's two.
+  bool WheelReady() const { return slots_.data() != nullptr; }
+  // Appends an event at `at` (in the wheel: now_ <= at < now_ + kWheelNs) to
+  // its instant's last block.
+  EventId Append(Tick at, EventHandler* handler, uint32_t kind, uint64_t arg) {
+    const size_t s = at & kWheelMask;
+    Slot& sl = slots_[s];
+    if (sl.count == kBlockEvents) OpenBlock(s);  // the slot was empty or its block full
+    const uint64_t seq = next_seq_++;
+    Event& e = blocks_[sl.tail].ev[sl.count++];
+    e.handler = handler;
+    e.arg = arg;
+    e.seq = seq;
+    e.kind = kind;
+    ++wheel_pending_;
+    ++pending_;
+    return seq;
   }
   // Every other case: the next instant (the far tier's events first), a
   // cancelled event, the limit.

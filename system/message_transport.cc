@@ -5,12 +5,14 @@
 namespace orrery {
 
 MessageTransport::MessageTransport(EventQueue* queue, const Topology* topology, bool mirror)
-    : queue_(queue), topology_(topology), mirror_(mirror) {
+    : queue_(queue), topology_(topology), mirror_(mirror), redirects_(mirror) {
   switch_stats_.resize(std::max(1, topology->num_dims()));
 }
 
 void MessageTransport::SetRankClasses(const RankClassMap* classes) {
   classes_ = classes;
+  redirects_ = mirror_ || classes_ != nullptr;
+  direct_ = fixed_ != nullptr && !redirects_;
   class_extra_.assign(std::max(1, topology_->num_dims()), DimStats{});
 }
 

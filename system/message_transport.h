@@ -43,6 +43,7 @@ class MessageTransport {
   void SetBackend(NetworkBackend* backend) {
     backend_ = backend;
     fixed_ = dynamic_cast<FixedDelayBackend*>(backend);
+    direct_ = fixed_ != nullptr && !redirects_;
   }
   // Rank classes (system/rank_class_map.h): only the representatives are
   // simulated; a message to a member of the sender's own class is mirrored,
@@ -52,6 +53,9 @@ class MessageTransport {
   // True when `peer` does what `rank` does at the same time (a symmetric run,
   // or both in one rank class): its message to `rank` is modelled at the receive.
   bool Mirrored(int rank, int peer) const { return mirror_ || (classes_ && classes_->SameClass(rank, peer)); }
+  // False when every rank is simulated and sends for itself (no symmetry, no
+  // rank classes): then Mirrored is false and SimulatedPeer the peer itself.
+  bool redirects() const { return redirects_; }
   // The simulated rank that stands for `peer` when `rank` exchanges with it (RankClassMap::Simulated).
   int SimulatedPeer(int rank, int peer) const { return classes_ ? classes_->Simulated(rank, peer) : peer; }
 
@@ -59,9 +63,9 @@ class MessageTransport {
   // them. The sender hears on_sent->OnRecv(sent_cookie) when it is delivered.
   void Send(int src, int dst, uint64_t bytes, uint64_t tag, uint64_t sub, RecvClient* on_sent, uint64_t sent_cookie);
   // True when the backend knows a message's delay when it is sent
-  // (network/fixed_delay.h) and no rank classes redirect messages: SendDirect
-  // may then be used.
-  bool direct() const { return fixed_ != nullptr && classes_ == nullptr; }
+  // (network/fixed_delay.h) and nothing redirects messages (redirects()):
+  // SendDirect may then be used.
+  bool direct() const { return direct_; }
   // The backend's route from `src` to `dst` when they differ in one
   // dimension, else nullptr. Only when direct().
   FixedRoute* RouteOf(int src, int dst) { return fixed_->RouteOf(src, dst); }
@@ -101,6 +105,8 @@ class MessageTransport {
   EventQueue* queue_;
   const Topology* topology_;
   bool mirror_;
+  bool redirects_;  // mirror_ || classes_
+  bool direct_ = false;  // fixed_ && !redirects_
   const RankClassMap* classes_ = nullptr;
   NetworkBackend* backend_ = nullptr;
   FixedDelayBackend* fixed_ = nullptr;  // backend_, when it is one

@@ -26,10 +26,10 @@ void Algorithm::Bundle(uint64_t bytes, bool processed) {
 void Algorithm::Send(int dst, uint64_t bytes) {
   const StreamContext* c = stream_->ctx_;
   MessageTransport* t = c->transport;
-  if (t->Mirrored(rank(), dst)) return;  // the peer's identical send is modelled at the receive
   // The receiving stream is in the directory (its rank has started this
   // collective; it stays until it has taken every message sent to it): when
-  // the backend knows the delay now, deliver straight to it.
+  // the backend knows the delay now and nothing redirects messages, deliver
+  // straight to it.
   if (t->direct()) {
     Stream* s = stream_;
     if (s->peer_rank_ != dst) {
@@ -43,16 +43,21 @@ void Algorithm::Send(int dst, uint64_t bytes) {
       t->SendDirect(rank(), dst, bytes, s->peer_route_, s->peer_, Stream::kDelivered, static_cast<uint64_t>(rank()));
       return;
     }
+  } else if (t->Mirrored(rank(), dst)) {
+    return;  // the peer's identical send is modelled at the receive
   }
   t->Send(rank(), dst, bytes, stream_->tag_, 0, nullptr, 0);
 }
 
 void Algorithm::Recv(int src, uint64_t bytes) {
   MessageTransport* t = stream_->ctx_->transport;
-  // Symmetric run: `src` sends us this message at this very instant (it runs
-  // the same schedule), so it arrives after the network delay from src to us.
-  if (t->Mirrored(rank(), src)) t->Send(src, rank(), bytes, stream_->tag_, 0, nullptr, 0);
-  stream_->PostRecvFrom(t->SimulatedPeer(rank(), src));
+  if (t->redirects()) {
+    // Symmetric run: `src` sends us this message at this very instant (it runs
+    // the same schedule), so it arrives after the network delay from src to us.
+    if (t->Mirrored(rank(), src)) t->Send(src, rank(), bytes, stream_->tag_, 0, nullptr, 0);
+    src = t->SimulatedPeer(rank(), src);
+  }
+  stream_->PostRecvFrom(src);
 }
 
 void Algorithm::StartTimer(uint64_t delay_ns, uint64_t arg) {

@@ -30,12 +30,19 @@ struct StreamContext {
   const std::vector<PhaseObserver*>* phase_observers = nullptr;
 
   // The cost of reducing `bytes` on an NPU: two reads and one write of the
-  // message through local memory.
+  // message through local memory. The last size's cost is kept: a
+  // collective's messages mostly repeat their size (and a division is slow).
   Tick ReduceCost(uint64_t bytes) const {
-    if (local_mem_bw <= 0) return 0;
-    const Tick one = TicksFromDouble(static_cast<double>(bytes) / local_mem_bw);
-    return SatMul(3, one);
+    if (bytes != reduce_bytes_) {
+      reduce_bytes_ = bytes;
+      reduce_cost_ = local_mem_bw <= 0 ? 0 : SatMul(3, TicksFromDouble(static_cast<double>(bytes) / local_mem_bw));
+    }
+    return reduce_cost_;
   }
+
+ private:
+  mutable uint64_t reduce_bytes_ = 0;
+  mutable Tick reduce_cost_ = 0;  // ReduceCost(reduce_bytes_): 0 bytes cost 0
 };
 
 }  // namespace orrery

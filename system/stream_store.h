@@ -81,17 +81,21 @@ class StreamStore {
     ORRERY_CHECK(i < live_.size() && live_[i].get() == s, "stream released twice");
     if (s->mail_.on()) directory_.Unregister(s->tag_, s->group_pos_);
     dead_streams_.push_back(std::move(live_[i]));
+    garbage_ = true;
     if (i + 1 != live_.size()) {
       live_[i] = std::move(live_.back());
       live_[i]->store_slot_ = static_cast<uint32_t>(i);
     }
     live_.pop_back();
   }
-  void Retire(std::unique_ptr<Algorithm> a) { dead_algos_.push_back(std::move(a)); }
+  void Retire(std::unique_ptr<Algorithm> a) {
+    dead_algos_.push_back(std::move(a));
+    garbage_ = true;
+  }
   // At the start of every top-level event (no algorithm code is on the stack):
   // inline, since there is usually nothing to free.
   void CollectGarbage() {
-    if (!dead_algos_.empty() || !dead_streams_.empty()) FreeRetired();
+    if (garbage_) FreeRetired();
   }
   // An empty phase list for a new stream: an ended stream's, its capacity
   // kept, so planning a collective allocates no phase lists in steady state.
@@ -105,6 +109,7 @@ class StreamStore {
  private:
   static constexpr size_t kSparePhaseLists = 4096;  // enough for every stream that ends in one event
   __attribute__((noinline)) void FreeRetired() {
+    garbage_ = false;
     dead_algos_.clear();
     for (std::unique_ptr<Stream>& s : dead_streams_) KeepPhaseList(std::move(s->phases_));
     dead_streams_.clear();
@@ -121,6 +126,7 @@ class StreamStore {
   const std::vector<CommGroup>* groups_ = nullptr;
   std::vector<std::vector<PhaseSpec>> spare_phases_;
   StreamDirectory directory_;
+  bool garbage_ = false;  // dead_algos_ or dead_streams_ holds something
   std::vector<std::unique_ptr<Algorithm>> dead_algos_;
   std::vector<std::unique_ptr<Stream>> dead_streams_;
   std::vector<std::unique_ptr<Stream>> live_;

@@ -70,7 +70,6 @@ class HintedEventHandler : public EventHandler {
 
 using EventId = uint64_t;
 
-
 // A move-only callable (std::function needs copyable targets).
 class Closure {
  public:
@@ -127,7 +126,8 @@ class EventQueue {
   // stage)` is called for it 3, 2 and 1 times kPrefetchAhead events ahead
   // (stages 0, 1, 2) to prefetch what it will touch, each stage reading what
   // the one before fetched. It must only read (and prefetch): it cannot
-  // change the schedule.
+  // change the schedule. `handler` is not a HintedEventHandler (its kinds are
+  // below 2^31), so none of its events is a relay.
   using PrefetchFn = void (*)(void* ctx, uint64_t arg, int stage);
   void SetPrefetcher(EventHandler* handler, PrefetchFn fn, void* ctx) {
     prefetch_handler_ = handler;

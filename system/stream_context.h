@@ -32,6 +32,8 @@ struct StreamContext {
   // The cost of reducing `bytes` on an NPU: two reads and one write of the
   // message through local memory. The last size's cost is kept: a
   // collective's messages mostly repeat their size (and a division is slow).
+  // The key is the size alone: local_mem_bw is set once, when the engine
+  // fills its context, before any stream runs.
   Tick ReduceCost(uint64_t bytes) const {
     if (bytes != reduce_bytes_) {
       reduce_bytes_ = bytes;

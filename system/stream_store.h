@@ -92,8 +92,9 @@ class StreamStore {
     dead_algos_.push_back(std::move(a));
     garbage_ = true;
   }
-  // At the start of every top-level event (no algorithm code is on the stack):
-  // inline, since there is usually nothing to free.
+  // At the start of every stream event the queue hands over (no algorithm code
+  // is on the stack; relays, core/event_queue.h, run none, so a free may wait
+  // one event more): inline, since there is usually nothing to free.
   void CollectGarbage() {
     if (garbage_) FreeRetired();
   }

@@ -227,11 +227,12 @@ TEST(EventQueue, TwoTiersRunInTimeThenSequenceOrderLikeASortedModel) {
 // A relay (HintedEventHandler::kRelayKind) is never handed to its handler:
 // at its turn the queue schedules the kind without bit 30, `arg` ns later,
 // taking its sequence number then. Worked by hand: at 0, A is scheduled for
-// 15, the relay R for 10 (5 ns on) and B for 10. At 10 R runs first and
-// puts K at 15 behind A; then B puts C at 15 behind K. In the far tier
-// (beyond the wheel) a relay of 0 ns puts its event behind the instant's
-// others. D at 5 puts E at 15 before R's turn: E runs before K (had the
-// relay's event been scheduled at 0, K would run before E).
+// 15, then X, the relay R (5 ns on) and B for 10. At 10 X runs first (so R
+// runs from the loaded instant, the inline path), R puts K at 15 behind A,
+// then B puts C at 15 behind K. In the far tier (beyond the wheel) a relay
+// of 0 ns puts its event behind the instant's others. D at 5 puts E at 15
+// before R's turn: E runs before K (had the relay's event been scheduled at
+// 0, K would run before E).
 TEST(EventQueue, RelaysTakeTheirPlaceWhenTheirTurnComes) {
   struct Hinted : HintedEventHandler {
     EventQueue* q = nullptr;
@@ -255,6 +256,7 @@ TEST(EventQueue, RelaysTakeTheirPlaceWhenTheirTurnComes) {
     q.RunOne();
     const Tick t0 = q.Now();
     q.ScheduleAt(t0 + 15, &h, HintedEventHandler::kHintedKind | 1, 1);  // A
+    q.ScheduleAt(t0 + 10, &h, HintedEventHandler::kHintedKind | 8, 8);  // X: R runs second, from the loaded instant
     q.ScheduleAt(t0 + 10, &h, kRelayK, 5);                             // R: K 5 ns later
     q.ScheduleAt(t0 + 10, &h, HintedEventHandler::kHintedKind | 2, 2);  // B
     q.ScheduleAt(t0 + 5, &h, HintedEventHandler::kHintedKind | 6, 6);   // D
@@ -263,7 +265,8 @@ TEST(EventQueue, RelaysTakeTheirPlaceWhenTheirTurnComes) {
     const uint64_t executed_before = q.Executed();
     q.Run();
     const std::vector<std::pair<uint32_t, uint64_t>> want = {
-        {HintedEventHandler::kHintedKind | 6, 6}, {HintedEventHandler::kHintedKind | 2, 2},
+        {HintedEventHandler::kHintedKind | 6, 6}, {HintedEventHandler::kHintedKind | 8, 8},
+        {HintedEventHandler::kHintedKind | 2, 2},
         {HintedEventHandler::kHintedKind | 1, 1}, {HintedEventHandler::kHintedKind | 7, 7},
         {kK, 0},                                  {HintedEventHandler::kHintedKind | 3, 3},
         {HintedEventHandler::kHintedKind | 4, 4}, {kK, 0}};
@@ -271,10 +274,10 @@ TEST(EventQueue, RelaysTakeTheirPlaceWhenTheirTurnComes) {
     ASSERT_EQ(h.seen.size(), want.size() + skip) << base;
     EXPECT_EQ((std::vector<std::pair<uint32_t, uint64_t>>(h.seen.begin() + skip, h.seen.end())), want) << base;
     EXPECT_EQ(std::vector<Tick>(h.at.begin() + skip, h.at.end()),
-              (std::vector<Tick>{t0 + 5, t0 + 10, t0 + 15, t0 + 15, t0 + 15, t0 + 15, t0 + (Tick{1} << 20),
-                                 t0 + (Tick{1} << 20)}))
+              (std::vector<Tick>{t0 + 5, t0 + 10, t0 + 10, t0 + 15, t0 + 15, t0 + 15, t0 + 15,
+                                 t0 + (Tick{1} << 20), t0 + (Tick{1} << 20)}))
         << base;
-    EXPECT_EQ(q.Executed() - executed_before, 10u) << base;  // two relays and eight handler calls
+    EXPECT_EQ(q.Executed() - executed_before, 11u) << base;  // two relays and nine handler calls
   }
 }
 

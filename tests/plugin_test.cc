@@ -1,6 +1,7 @@
 // The plugin loader: a good plugin works end to end; every bad one is refused
 // with one clear sentence.
 #include <gtest/gtest.h>
+#include <string>
 
 #include "apps/trace_tools.h"
 #include "extern/et_io.h"
@@ -77,11 +78,15 @@ TEST(PluginLoader, CollectiveAlgorithmFromAPlugin) {
 }
 
 TEST(PluginLoader, RefusesEachBadPluginWithASentence) {
+  // The bad-ABI fixture declares this build's ABI + 41.
+  const std::string bad_abi = "was built for plugin ABI " + std::to_string(ORRERY_PLUGIN_ABI_VERSION + 41) +
+                              " but this orrery speaks ABI " + std::to_string(ORRERY_PLUGIN_ABI_VERSION) +
+                              "; rebuild the plugin";
   const Bad cases[] = {
       {"/no/such/plugin.so", "no such file"},
       {ORRERY_SOURCE_DIR "/README.md", "cannot be loaded as a shared library"},
       {FIXTURE_NO_SYMBOL_PATH, "not an Orrery plugin (it does not export orrery_plugin_info)"},
-      {FIXTURE_BAD_ABI_PATH, "was built for plugin ABI 42 but this orrery speaks ABI 1; rebuild the plugin"},
+      {FIXTURE_BAD_ABI_PATH, bad_abi.c_str()},
       {FIXTURE_THROWS_PATH, "registration threw: boom while registering"},
       {FIXTURE_FAILS_PATH, "registration failed: needs FIXTURE_HOME to be set"},
       {FIXTURE_COLLIDES_PATH, "registers network backend 'analytical', which already exists"},

@@ -14,7 +14,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#define ORRERY_PLUGIN_ABI_VERSION 1
+// 2: the event queue's inline scheduling and its reserved kinds (relays,
+// core/event_queue.h) changed since 1; a plugin built against 1 must be rebuilt.
+#define ORRERY_PLUGIN_ABI_VERSION 2
 #define ORRERY_EXPORT __attribute__((visibility("default")))
 
 namespace orrery {

@@ -248,7 +248,7 @@ TEST(EventQueue, RelaysTakeTheirPlaceWhenTheirTurnComes) {
   constexpr uint32_t kK = HintedEventHandler::kHintedKind | 7;
   constexpr uint32_t kRelayK = kK | HintedEventHandler::kRelayKind;
   static_assert(kRelayK >= HintedEventHandler::kRelayKind && (kRelayK & ~(1u << 30)) == kK);
-  for (Tick base : {Tick{0}, Tick{1} << 20}) {  // the wheel; the far tier
+  for (Tick base : {Tick{0}, Tick{1} << 20}) {  // the clock at 0; the clock already past the wheel's first turn
     EventQueue q;
     Hinted h;
     h.q = &q;

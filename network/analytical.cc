@@ -72,8 +72,7 @@ class AnalyticalBackend : public NetworkBackend, public FixedDelayBackend {
       hops = t.Hops(d, a, b);
       return true;
     });
-    if (several) return nullptr;
-    if (crossed < 0) return nullptr;
+    if (several || crossed < 0) return nullptr;  // two dimensions or none
     // Made on first use (a sender asks once per peer): at most one per
     // dimension and distance, and nodes of an unordered_map do not move.
     const uint64_t key = (static_cast<uint64_t>(crossed) << 32) | static_cast<uint32_t>(hops);

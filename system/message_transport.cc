@@ -5,14 +5,14 @@
 namespace orrery {
 
 MessageTransport::MessageTransport(EventQueue* queue, const Topology* topology, bool mirror)
-    : queue_(queue), topology_(topology), mirror_(mirror), redirects_(mirror) {
+    : queue_(queue), topology_(topology), mirror_(mirror) {
+  DecidePaths();
   switch_stats_.resize(std::max(1, topology->num_dims()));
 }
 
 void MessageTransport::SetRankClasses(const RankClassMap* classes) {
   classes_ = classes;
-  redirects_ = mirror_ || classes_ != nullptr;
-  direct_ = fixed_ != nullptr && !redirects_;
+  DecidePaths();
   class_extra_.assign(std::max(1, topology_->num_dims()), DimStats{});
 }
 

@@ -43,7 +43,7 @@ class MessageTransport {
   void SetBackend(NetworkBackend* backend) {
     backend_ = backend;
     fixed_ = dynamic_cast<FixedDelayBackend*>(backend);
-    direct_ = fixed_ != nullptr && !redirects_;
+    DecidePaths();
   }
   // Rank classes (system/rank_class_map.h): only the representatives are
   // simulated; a message to a member of the sender's own class is mirrored,
@@ -102,11 +102,18 @@ class MessageTransport {
   const std::vector<DimStats>& switch_stats() const { return switch_stats_; }
 
  private:
+  // redirects_ and direct_ from mirror_, classes_ and fixed_ (kept as flags:
+  // every send and receive reads them).
+  void DecidePaths() {
+    redirects_ = mirror_ || classes_ != nullptr;
+    direct_ = fixed_ != nullptr && !redirects_;
+  }
+
   EventQueue* queue_;
   const Topology* topology_;
   bool mirror_;
-  bool redirects_;  // mirror_ || classes_
-  bool direct_ = false;  // fixed_ && !redirects_
+  bool redirects_ = false;  // DecidePaths
+  bool direct_ = false;     // DecidePaths
   const RankClassMap* classes_ = nullptr;
   NetworkBackend* backend_ = nullptr;
   FixedDelayBackend* fixed_ = nullptr;  // backend_, when it is one

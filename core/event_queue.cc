@@ -132,7 +132,9 @@ void EventQueue::LoadInstant(uint32_t s, Tick t) {
     if (last) break;
     b = next;
   }
-  wheel_pending_ -= run_.size();
+  run_end_ = run_.size();
+  run_.insert(run_.end(), 3 * kPrefetchAhead + 1, kPlaceholder);  // RunNext's next[3 * kPrefetchAhead] after the last
+  wheel_pending_ -= run_end_;
   sl = Slot{};
   busy_[s >> 6] &= ~(uint64_t{1} << (s & 63));
   if (busy_[s >> 6] == 0) busy_words_[s >> 12] &= ~(uint64_t{1} << ((s >> 6) & 63));
@@ -158,7 +160,7 @@ EventId EventQueue::ScheduleSlow(Tick at, EventHandler* handler, uint32_t kind, 
 }
 
 Tick EventQueue::NextTime() const {
-  if (run_pos_ < run_.size()) return run_time_;  // the running instant has events left
+  if (run_pos_ < run_end_) return run_time_;  // the running instant has events left
   // The far tier's earliest bucket that still holds events (a drained one
   // waits at the front until RunNext recycles it). Cold path: scans the heap.
   Tick far = kTickMax;
@@ -198,7 +200,7 @@ bool EventQueue::RunNextGeneral(Tick limit) {
   while (true) {
     Event ev;
     Tick t;
-    if (run_pos_ < run_.size()) {
+    if (run_pos_ < run_end_) {
       // The running instant (RunNext left it here for a cancellation or the limit).
       t = run_time_;
       if (t > limit) return false;

@@ -22,7 +22,9 @@
 // any event the wheel holds for it. When the wheel's turn comes, the
 // instant's events move from their blocks into one array (`run_`) and run
 // from there: the common pop is an array read, and the events a few places
-// ahead (whose handlers are fetched into the cache) are at fixed offsets.
+// ahead (whose handlers are fetched into the cache) are at fixed offsets —
+// always there, since the array ends with placeholder events that name no
+// real handler, so the pop checks no bounds for them.
 // Events scheduled for the running instant itself go to its slot and move
 // over, in order, when `run_` is done.
 #pragma once
@@ -198,11 +200,11 @@ class EventQueue {
   // (forced: the simulation's loop calls it once per event): the next event
   // of the running instant (run_), nothing cancelled.
   __attribute__((always_inline)) bool RunNext(Tick limit) {
-    if (run_pos_ == run_.size() || run_time_ > limit || !cancelled_.empty()) return RunNextGeneral(limit);
-    const Event ev = run_[run_pos_++];
+    if (run_pos_ == run_end_ || run_time_ > limit || !cancelled_.empty()) return RunNextGeneral(limit);
+    const Event* next = &run_[++run_pos_];  // the padding makes next[3 * kPrefetchAhead] an event
+    const Event ev = next[-1];
     now_ = run_time_;
-    auto ahead = [&](size_t k) -> const Event* { return run_pos_ + k < run_.size() ? &run_[run_pos_ + k] : nullptr; };
-    PrefetchFor(ahead(3 * kPrefetchAhead), ahead(2 * kPrefetchAhead), ahead(kPrefetchAhead));
+    PrefetchStages(next[3 * kPrefetchAhead], next[2 * kPrefetchAhead], next[kPrefetchAhead]);
     --pending_;
     ++executed_;
     if (ev.kind >= HintedEventHandler::kRelayKind) {
@@ -283,7 +285,9 @@ class EventQueue {
   uint32_t WheelFirstAfter(size_t word) const;
   Tick WheelTime(uint32_t slot) const { return now_ + ((slot - now_) & kWheelMask); }
   // Prefetches for the events 3, 2 and 1 times kPrefetchAhead places ahead of
-  // the one about to run (`far`, `mid`, `near`); any may be null.
+  // the one about to run (`far`, `mid`, `near`); any may be null (the far
+  // tier's buckets). PrefetchStages: the same for events that exist (run_,
+  // whose placeholders end it).
   // The handlers of a busy instant are usually many different objects (one
   // per NPU) whose first cache lines are cold: ask for the ones a few events
   // ahead now, so they are in cache when their turn comes (no effect on
@@ -293,27 +297,36 @@ class EventQueue {
   // objects in three stages; any other handler is fetched at `near`. Inline:
   // it runs for every event.
   void PrefetchFor(const Event* far, const Event* mid, const Event* near) const {
-    if (far && far->handler == prefetch_handler_) prefetch_fn_(prefetch_ctx_, far->arg, 0);
+    PrefetchStages(far ? *far : kPlaceholder, mid ? *mid : kPlaceholder, near ? *near : kPlaceholder);
+  }
+  __attribute__((always_inline)) void PrefetchStages(const Event& far, const Event& mid, const Event& near) const {
+    if (far.handler == prefetch_handler_) prefetch_fn_(prefetch_ctx_, far.arg, 0);
     // A relay touches nothing but the queue: nothing to fetch for it.
-    if (mid) {
-      if ((mid->kind >> 30) == (HintedEventHandler::kHintedKind >> 30)) {  // hinted, not a relay
-        __builtin_prefetch(mid->handler);
-        __builtin_prefetch(reinterpret_cast<const char*>(mid->handler) + 64);
-      } else if (mid->handler == prefetch_handler_) {
-        prefetch_fn_(prefetch_ctx_, mid->arg, 1);
-      }
+    if ((mid.kind >> 30) == (HintedEventHandler::kHintedKind >> 30)) {  // hinted, not a relay
+      __builtin_prefetch(mid.handler);
+      __builtin_prefetch(reinterpret_cast<const char*>(mid.handler) + 64);
+    } else if (mid.handler == prefetch_handler_) {
+      prefetch_fn_(prefetch_ctx_, mid.arg, 1);
     }
-    if (!near || near->kind >= HintedEventHandler::kRelayKind) return;
-    if (near->kind & HintedEventHandler::kHintedKind) {
-      if (const void* hint = static_cast<const HintedEventHandler*>(near->handler)->prefetch_hint_) {
+    if (near.kind >= HintedEventHandler::kRelayKind) return;
+    if (near.kind & HintedEventHandler::kHintedKind) {
+      if (const void* hint = static_cast<const HintedEventHandler*>(near.handler)->prefetch_hint_) {
         __builtin_prefetch(hint);
       }
-    } else if (near->handler == prefetch_handler_) {
-      prefetch_fn_(prefetch_ctx_, near->arg, 2);
+    } else if (near.handler == prefetch_handler_) {
+      prefetch_fn_(prefetch_ctx_, near.arg, 2);
     } else {
-      __builtin_prefetch(near->handler);
+      __builtin_prefetch(near.handler);
     }
   }
+  // The placeholder event: it names a handler that is never called (and
+  // never the prefetcher's), with kind 0 (neither hinted nor a relay).
+  class NoHandler final : public EventHandler {
+   public:
+    void HandleEvent(uint32_t, uint64_t) override {}
+  };
+  static inline NoHandler no_handler_;
+  static inline const Event kPlaceholder{&no_handler_, 0, 0, 0};
 
   std::vector<Slot, HugePageAllocator<Slot>> slots_;  // [time % kWheelNs] (1 MiB: huge pages), allocated on first use
   std::vector<uint64_t> busy_;            // bit per slot: it holds events
@@ -322,7 +335,10 @@ class EventQueue {
   uint32_t block_count_ = 0;
   std::vector<uint32_t> free_blocks_;
   size_t wheel_pending_ = 0;  // events in the slots (not counting run_)
-  std::vector<Event> run_;    // the running instant's events (run_pos_ onwards still to run)
+  // The running instant's events, [run_pos_, run_end_) still to run, then
+  // 3 * kPrefetchAhead + 1 placeholders (kPlaceholder): RunNext reads that far
+  // past the event it runs.
+  std::vector<Event> run_;
   size_t run_pos_ = 0;
   Tick run_time_ = 0;         // their time
   std::vector<HeapEntry> heap_;  // 4-ary min-heap of buckets with pending events
@@ -340,6 +356,9 @@ class EventQueue {
   size_t pending_ = 0;
   bool overflowed_ = false;
   Tick overflow_delay_ = 0, overflow_at_ = 0;
+  // Last, so that the members a plugin's inline ScheduleAt/ScheduleAfter reads
+  // keep their offsets (plugin ABI 2): the end of run_'s events.
+  size_t run_end_ = 0;
 };
 
 }  // namespace orrery

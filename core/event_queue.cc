@@ -101,6 +101,11 @@ void EventQueue::OpenBlock(size_t s) {
   sl.count = 0;
 }
 
+EventId EventQueue::AppendToNewBlock(Tick at, EventHandler* handler, uint32_t kind, uint64_t arg) {
+  OpenBlock(at & kWheelMask);
+  return Append(at, handler, kind, arg);
+}
+
 uint32_t EventQueue::WheelFirstAfter(size_t w) const {
   // The first non-empty word after w, then (wrapping) from the start: a slot
   // below p stands for a time after every slot at or above it.

@@ -225,7 +225,9 @@ class EventQueue {
   EventId Append(Tick at, EventHandler* handler, uint32_t kind, uint64_t arg) {
     const size_t s = at & kWheelMask;
     Slot& sl = slots_[s];
-    if (sl.count == kBlockEvents) OpenBlock(s);  // the slot was empty or its block full
+    // The slot was empty or its block full: out of line, so that the common
+    // case makes no call (its callers, inlined, then need no saved registers).
+    if (sl.count == kBlockEvents) return AppendToNewBlock(at, handler, kind, arg);
     const uint64_t seq = next_seq_++;
     Event& e = blocks_[sl.tail].ev[sl.count++];
     e.handler = handler;
@@ -273,6 +275,8 @@ class EventQueue {
   void GrowBlocks();
   // A new tail block for slot `s` (empty, or its tail full); marks it busy.
   void OpenBlock(size_t s);
+  // Append when the slot needs a new block: OpenBlock, then Append.
+  EventId AppendToNewBlock(Tick at, EventHandler* handler, uint32_t kind, uint64_t arg);
   // The busy slot holding the wheel's earliest time (kNone when empty):
   // inline when it is in the bitmap word of Now().
   uint32_t WheelFirst() const {

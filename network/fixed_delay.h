@@ -31,6 +31,8 @@ class FixedRoute {
  public:
   FixedRoute(DimStats* stats, int hops, double latency_ns, double bytes_per_ns)
       : stats_(stats), hops_(hops), latency_ns_(latency_ns), bytes_per_ns_(bytes_per_ns) {}
+  // The last size charged is `bytes` (Charge then needs no pricing).
+  bool Priced(uint64_t bytes) const { return bytes == bytes_; }
   Tick Charge(uint64_t bytes) {
     if (bytes != bytes_) Price(bytes);  // a collective's messages mostly repeat their size
     stats_->messages++;

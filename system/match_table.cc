@@ -2,6 +2,27 @@
 
 namespace orrery {
 
+bool Mailbox::StepSpilled(int src, int32_t d) {
+  for (uint32_t i = 0; i < size_; ++i) {
+    Slot& s = At(i);
+    if (s.src != src) continue;
+    const bool settles = (s.count > 0) != (d > 0);
+    s.count += d;
+    if (s.count == 0) {  // settled: the last entry fills the hole
+      s = At(size_ - 1);
+      if (--size_ >= kInline) spill_.pop_back();
+    }
+    return settles;
+  }
+  if (size_ < kInline) {
+    inline_[size_] = Slot{src, d};
+  } else {
+    spill_.push_back(Slot{src, d});
+  }
+  ++size_;
+  return false;
+}
+
 MatchTable::Slot& MatchTable::Find(uint64_t tag, uint64_t sub, int src) {
   if ((used_ + 1) * 2 > slots_.size()) Grow();
   const size_t mask = slots_.size() - 1;

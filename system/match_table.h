@@ -109,26 +109,24 @@ class Mailbox {
   Slot& At(uint32_t i) { return i < kInline ? inline_[i] : spill_[i - kInline]; }
   const Slot& At(uint32_t i) const { return i < kInline ? inline_[i] : spill_[i - kInline]; }
   // +1 an arrival, -1 a receive: true when it settles one of the other kind.
+  // Inline, the common case: every entry in inline_ and no new one to
+  // spill (it makes no call, so the stream code it is inlined into needs no
+  // saved registers for it); StepSpilled, the same for every case.
   bool Step(int src, int32_t d) {
+    if (size_ > kInline) return StepSpilled(src, d);
     for (uint32_t i = 0; i < size_; ++i) {
-      Slot& s = At(i);
+      Slot& s = inline_[i];
       if (s.src != src) continue;
       const bool settles = (s.count > 0) != (d > 0);
       s.count += d;
-      if (s.count == 0) {  // settled: the last entry fills the hole
-        s = At(size_ - 1);
-        if (--size_ >= kInline) spill_.pop_back();
-      }
+      if (s.count == 0) s = inline_[--size_];  // settled: the last entry fills the hole
       return settles;
     }
-    if (size_ < kInline) {
-      inline_[size_] = Slot{src, d};
-    } else {
-      spill_.push_back(Slot{src, d});
-    }
-    ++size_;
+    if (size_ == kInline) return StepSpilled(src, d);
+    inline_[size_++] = Slot{src, d};
     return false;
   }
+  __attribute__((noinline)) bool StepSpilled(int src, int32_t d);
   uint32_t size_ = 0;
   Slot inline_[kInline];
   bool on_ = false;

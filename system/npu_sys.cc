@@ -24,6 +24,20 @@ void Algorithm::Bundle(uint64_t bytes, bool processed) {
 }
 
 void Algorithm::Send(int dst, uint64_t bytes) {
+  // The common case, inline and without a call (so no saved registers): a
+  // direct send to the peer of the last one, over a route priced for this
+  // size.
+  Stream* s = stream_;
+  MessageTransport* t = s->ctx_->transport;
+  FixedRoute* route = s->peer_route_;
+  if (t->direct() && s->peer_rank_ == dst && route != nullptr && route->Priced(bytes)) {
+    t->SendDirect(s->rank_, dst, bytes, route, s->peer_, Stream::kDelivered, static_cast<uint64_t>(s->rank_));
+    return;
+  }
+  SendGeneral(dst, bytes);
+}
+
+void Algorithm::SendGeneral(int dst, uint64_t bytes) {
   const StreamContext* c = stream_->ctx_;
   MessageTransport* t = c->transport;
   // The receiving stream is in the directory (its rank has started this
@@ -50,14 +64,20 @@ void Algorithm::Send(int dst, uint64_t bytes) {
 }
 
 void Algorithm::Recv(int src, uint64_t bytes) {
-  MessageTransport* t = stream_->ctx_->transport;
-  if (t->redirects()) {
-    // Symmetric run: `src` sends us this message at this very instant (it runs
-    // the same schedule), so it arrives after the network delay from src to us.
-    if (t->Mirrored(rank(), src)) t->Send(src, rank(), bytes, stream_->tag_, 0, nullptr, 0);
-    src = t->SimulatedPeer(rank(), src);
+  // Both ends are calls with nothing after them (jumps: no saved registers).
+  if (stream_->ctx_->transport->redirects()) {
+    RecvRedirected(src, bytes);
+    return;
   }
   stream_->PostRecvFrom(src);
+}
+
+void Algorithm::RecvRedirected(int src, uint64_t bytes) {
+  MessageTransport* t = stream_->ctx_->transport;
+  // Symmetric run: `src` sends us this message at this very instant (it runs
+  // the same schedule), so it arrives after the network delay from src to us.
+  if (t->Mirrored(rank(), src)) t->Send(src, rank(), bytes, stream_->tag_, 0, nullptr, 0);
+  stream_->PostRecvFrom(t->SimulatedPeer(rank(), src));
 }
 
 void Algorithm::StartTimer(uint64_t delay_ns, uint64_t arg) {
@@ -81,10 +101,11 @@ Stream::Stream(NpuSys* owner, CollectiveHandle* coll, uint64_t tag, int group_po
       group_pos_(group_pos),
       phases_(std::move(phases)) {}
 
-void Stream::HandleEvent(uint32_t kind, uint64_t arg) {
-  ctx_->store->CollectGarbage();
+void Stream::Delivered(int src) { Deliver(src); }
+
+inline void Stream::Dispatch(uint32_t kind, uint64_t arg) {
   if (kind == kDelivered) {
-    Deliver(static_cast<int>(arg));
+    Delivered(static_cast<int>(arg));
     return;
   }
   if (kind == kTimer) {
@@ -92,6 +113,22 @@ void Stream::HandleEvent(uint32_t kind, uint64_t arg) {
     return;
   }
   algo_->OnGeneral();  // kBundleArrived, kBundleProcessed
+}
+
+// Every path of the common case ends in a call with nothing after it (a
+// jump: this function saves no registers); freeing what an ended phase left
+// (StreamStore::CollectGarbage, before the event, as ever) is the rare case.
+void Stream::HandleEvent(uint32_t kind, uint64_t arg) {
+  if (__builtin_expect(ctx_->store->has_garbage(), 0)) {
+    CollectThenDispatch(kind, arg);
+    return;
+  }
+  Dispatch(kind, arg);
+}
+
+void Stream::CollectThenDispatch(uint32_t kind, uint64_t arg) {
+  ctx_->store->CollectGarbage();
+  Dispatch(kind, arg);
 }
 
 void Stream::OnRecv(uint64_t) { algo_->OnPacketReceived(); }

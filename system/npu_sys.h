@@ -104,6 +104,14 @@ class Algorithm : public Pooled {
   void Recv(int src, uint64_t bytes);
   void Exit();
   int rank() const;
+
+ private:
+  // Send's every case; Send itself takes the common one inline.
+  __attribute__((noinline)) void SendGeneral(int dst, uint64_t bytes);
+  // Recv when the transport redirects messages (symmetric runs, rank classes).
+  __attribute__((noinline)) void RecvRedirected(int src, uint64_t bytes);
+
+ protected:
   Stream* stream_;
 };
 
@@ -160,6 +168,13 @@ class Stream : public HintedEventHandler, public RecvClient, public Pooled {
  private:
   friend class NpuSys;
   friend class StreamStore;  // the directory: mail_, group_pos_, store_slot_
+  // HandleEvent's two halves: the event itself, and (rare, out of line) the
+  // store's garbage freed first.
+  // Out of line, each: the mailbox's search needs registers that the other
+  // paths, plain jumps, would otherwise save and restore.
+  void Dispatch(uint32_t kind, uint64_t arg);
+  __attribute__((noinline)) void Delivered(int src);
+  __attribute__((noinline)) void CollectThenDispatch(uint32_t kind, uint64_t arg);
   friend class Algorithm;
   // Three cache lines (pooled and arena objects start on a line). First, with
   // the vtable pointers: what every event and send of the stream touches.

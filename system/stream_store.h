@@ -98,6 +98,7 @@ class StreamStore {
   void CollectGarbage() {
     if (garbage_) FreeRetired();
   }
+  bool has_garbage() const { return garbage_; }
   // An empty phase list for a new stream: an ended stream's, its capacity
   // kept, so planning a collective allocates no phase lists in steady state.
   std::vector<PhaseSpec> TakePhaseList() {

@@ -361,7 +361,7 @@ class EventQueue {
   bool overflowed_ = false;
   Tick overflow_delay_ = 0, overflow_at_ = 0;
   // Last, so that the members a plugin's inline ScheduleAt/ScheduleAfter reads
-  // keep their offsets (plugin ABI 2): the end of run_'s events.
+  // keep the offsets they had: the end of run_'s events.
   size_t run_end_ = 0;
 };
 

@@ -16,7 +16,9 @@
 
 // 2: the event queue's inline scheduling and its reserved kinds (relays,
 // core/event_queue.h) changed since 1; a plugin built against 1 must be rebuilt.
-#define ORRERY_PLUGIN_ABI_VERSION 2
+// 3: the event queue's inline Append calls EventQueue::AppendToNewBlock, which
+// a host of version 2 lacks.
+#define ORRERY_PLUGIN_ABI_VERSION 3
 #define ORRERY_EXPORT __attribute__((visibility("default")))
 
 namespace orrery {

@@ -138,7 +138,7 @@ void EventQueue::LoadInstant(uint32_t s, Tick t) {
     b = next;
   }
   run_end_ = run_.size();
-  run_.insert(run_.end(), 3 * kPrefetchAhead + 1, kPlaceholder);  // RunNext's next[3 * kPrefetchAhead] after the last
+  run_.insert(run_.end(), kRunPadding, kPlaceholder);  // RunNext's farthest read after the last event
   wheel_pending_ -= run_end_;
   sl = Slot{};
   busy_[s >> 6] &= ~(uint64_t{1} << (s & 63));

@@ -201,10 +201,12 @@ class EventQueue {
   // of the running instant (run_), nothing cancelled.
   __attribute__((always_inline)) bool RunNext(Tick limit) {
     if (run_pos_ == run_end_ || run_time_ > limit || !cancelled_.empty()) return RunNextGeneral(limit);
-    const Event* next = &run_[++run_pos_];  // the padding makes next[3 * kPrefetchAhead] an event
+    // run_pos_ is now at most run_end_, and next[kFarthestRead] at most
+    // run_[run_end_ + kFarthestRead]: a placeholder (kRunPadding).
+    const Event* next = &run_[++run_pos_];
     const Event ev = next[-1];
     now_ = run_time_;
-    PrefetchStages(next[3 * kPrefetchAhead], next[2 * kPrefetchAhead], next[kPrefetchAhead]);
+    PrefetchStages(next[kFarthestRead], next[2 * kPrefetchAhead], next[kPrefetchAhead]);
     --pending_;
     ++executed_;
     if (ev.kind >= HintedEventHandler::kRelayKind) {
@@ -266,6 +268,11 @@ class EventQueue {
   };
   static constexpr size_t kRecent = 1024;  // power of two
   static constexpr size_t kPrefetchAhead = 4;  // events
+  // RunNext reads run_ up to kFarthestRead past its new position; LoadInstant
+  // ends run_ with kRunPadding placeholders, so that read is always an event.
+  static constexpr size_t kFarthestRead = 3 * kPrefetchAhead;
+  static constexpr size_t kRunPadding = kFarthestRead + 1;
+  static_assert(kRunPadding > kFarthestRead, "RunNext would read past run_");
   void PushHeap(HeapEntry e);
   void PopHeap();
   Bucket* BucketFor(Tick t, uint64_t seq);
@@ -340,10 +347,11 @@ class EventQueue {
   std::vector<uint32_t> free_blocks_;
   size_t wheel_pending_ = 0;  // events in the slots (not counting run_)
   // The running instant's events, [run_pos_, run_end_) still to run, then
-  // 3 * kPrefetchAhead + 1 placeholders (kPlaceholder): RunNext reads that far
-  // past the event it runs.
+  // kRunPadding placeholders (kPlaceholder): RunNext reads that far past the
+  // event it runs.
   std::vector<Event> run_;
   size_t run_pos_ = 0;
+  size_t run_end_ = 0;
   Tick run_time_ = 0;         // their time
   std::vector<HeapEntry> heap_;  // 4-ary min-heap of buckets with pending events
   std::vector<Bucket> buckets_;
@@ -360,9 +368,6 @@ class EventQueue {
   size_t pending_ = 0;
   bool overflowed_ = false;
   Tick overflow_delay_ = 0, overflow_at_ = 0;
-  // Last, so that the members a plugin's inline ScheduleAt/ScheduleAfter reads
-  // keep the offsets they had: the end of run_'s events.
-  size_t run_end_ = 0;
 };
 
 }  // namespace orrery

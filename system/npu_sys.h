@@ -168,11 +168,11 @@ class Stream : public HintedEventHandler, public RecvClient, public Pooled {
  private:
   friend class NpuSys;
   friend class StreamStore;  // the directory: mail_, group_pos_, store_slot_
-  // HandleEvent's two halves: the event itself, and (rare, out of line) the
-  // store's garbage freed first.
-  // Out of line, each: the mailbox's search needs registers that the other
-  // paths, plain jumps, would otherwise save and restore.
-  void Dispatch(uint32_t kind, uint64_t arg);
+  // HandleEvent's parts (system/npu_sys.cc only): Dispatch, inline, hands
+  // the event on; out of line, so that HandleEvent saves no registers, the
+  // delivery (the mailbox's search needs them) and the rare case of the
+  // store's garbage freed before the event.
+  inline void Dispatch(uint32_t kind, uint64_t arg);
   __attribute__((noinline)) void Delivered(int src);
   __attribute__((noinline)) void CollectThenDispatch(uint32_t kind, uint64_t arg);
   friend class Algorithm;

@@ -112,6 +112,52 @@ TEST(EventQueue, TwoQueuesAreIndependent) {
   EXPECT_EQ(ra.seen, (std::vector<uint64_t>{1}));
 }
 
+// The registered prefetcher is asked about events of the running instant
+// only: never about the placeholders that end the instant's array (arg 0
+// here), never about the next instant's. By the rule in core/event_queue.h,
+// an instant's first event is taken by the general path, which asks nothing;
+// when its event i >= 1 runs, stages 0, 1 and 2 are asked about the events
+// 12, 8 and 4 places after the next one (i + 13, i + 9, i + 5), when those
+// exist and are the prefetcher's handler's.
+TEST(EventQueue, PrefetcherIsAskedOnlyAboutTheInstantsOwnEvents) {
+  struct Plain : EventHandler {
+    std::vector<uint64_t>* ran = nullptr;
+    void HandleEvent(uint32_t, uint64_t arg) override { ran->push_back(arg); }
+  };
+  using Ask = std::pair<uint64_t, int>;  // (event's arg, stage)
+  EventQueue q;
+  std::vector<uint64_t> ran;
+  Plain mine, other;
+  mine.ran = &ran;
+  other.ran = &ran;
+  std::vector<Ask> asked;
+  q.SetPrefetcher(
+      &mine, [](void* ctx, uint64_t arg, int stage) { static_cast<std::vector<Ask>*>(ctx)->push_back({arg, stage}); },
+      &asked);
+  std::vector<Ask> want;
+  std::vector<uint64_t> order;
+  uint64_t id = 1;
+  for (int n = 1; n <= 20; ++n) {
+    const Tick t = 10 * static_cast<Tick>(n);
+    std::vector<std::pair<bool, uint64_t>> events;  // (the prefetcher's handler, arg)
+    for (int i = 0; i < n; ++i, ++id) {
+      const bool m = i % 3 != 1;  // every third event another handler's
+      events.push_back({m, id});
+      order.push_back(id);
+      q.ScheduleAt(t, m ? static_cast<EventHandler*>(&mine) : &other, 0, id);
+    }
+    for (int i = 1; i < n; ++i) {
+      for (const auto& [ahead, stage] : {std::pair<int, int>{13, 0}, {9, 1}, {5, 2}}) {
+        const int j = i + ahead;
+        if (j < n && events[j].first) want.push_back({events[j].second, stage});
+      }
+    }
+  }
+  q.Run();
+  EXPECT_EQ(ran, order);
+  EXPECT_EQ(asked, want);
+}
+
 }  // namespace
 }  // namespace orrery
 

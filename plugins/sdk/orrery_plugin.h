@@ -16,8 +16,9 @@
 
 // 2: the event queue's inline scheduling and its reserved kinds (relays,
 // core/event_queue.h) changed since 1; a plugin built against 1 must be rebuilt.
-// 3: the event queue's inline Append calls EventQueue::AppendToNewBlock, which
-// a host of version 2 lacks.
+// 3: the event queue changed again: its layout (run_end_), the inline RunOne
+// (it stops at run_end_, before placeholder events) and the inline Append
+// (it calls EventQueue::AppendToNewBlock, which a host of version 2 lacks).
 #define ORRERY_PLUGIN_ABI_VERSION 3
 #define ORRERY_EXPORT __attribute__((visibility("default")))
 

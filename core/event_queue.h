@@ -272,7 +272,6 @@ class EventQueue {
   // ends run_ with kRunPadding placeholders, so that read is always an event.
   static constexpr size_t kFarthestRead = 3 * kPrefetchAhead;
   static constexpr size_t kRunPadding = kFarthestRead + 1;
-  static_assert(kRunPadding > kFarthestRead, "RunNext would read past run_");
   void PushHeap(HeapEntry e);
   void PopHeap();
   Bucket* BucketFor(Tick t, uint64_t seq);

@@ -101,11 +101,13 @@ Stream::Stream(NpuSys* owner, CollectiveHandle* coll, uint64_t tag, int group_po
       group_pos_(group_pos),
       phases_(std::move(phases)) {}
 
-void Stream::Delivered(int src) { Deliver(src); }
+void Stream::Deliver(int src) {
+  if (mail_.Arrive(src)) OnRecv(0);
+}
 
 inline void Stream::Dispatch(uint32_t kind, uint64_t arg) {
   if (kind == kDelivered) {
-    Delivered(static_cast<int>(arg));
+    Deliver(static_cast<int>(arg));
     return;
   }
   if (kind == kTimer) {

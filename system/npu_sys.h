@@ -144,9 +144,9 @@ class Stream : public HintedEventHandler, public RecvClient, public Pooled {
   // Mailbox when it is in the StreamDirectory, else the NPU's table.
   void PostRecvFrom(int src);
   // A message for this stream arrived from `src` (the directory found it).
-  void Deliver(int src) {
-    if (mail_.Arrive(src)) OnRecv(0);
-  }
+  // Out of line: the mailbox's search needs registers that HandleEvent's
+  // other paths, plain jumps, would otherwise save and restore.
+  __attribute__((noinline)) void Deliver(int src);
   // Built-in algorithms only (ring, halving-doubling, double binary tree):
   // every receive waits in the Mailbox, so the directory may deliver here.
   bool MailboxEligible() const;
@@ -169,11 +169,9 @@ class Stream : public HintedEventHandler, public RecvClient, public Pooled {
   friend class NpuSys;
   friend class StreamStore;  // the directory: mail_, group_pos_, store_slot_
   // HandleEvent's parts (system/npu_sys.cc only): Dispatch, inline, hands
-  // the event on; out of line, so that HandleEvent saves no registers, the
-  // delivery (the mailbox's search needs them) and the rare case of the
+  // the event on (Deliver for a message); out of line, the rare case of the
   // store's garbage freed before the event.
   inline void Dispatch(uint32_t kind, uint64_t arg);
-  __attribute__((noinline)) void Delivered(int src);
   __attribute__((noinline)) void CollectThenDispatch(uint32_t kind, uint64_t arg);
   friend class Algorithm;
   // Three cache lines (pooled and arena objects start on a line). First, with

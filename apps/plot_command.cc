@@ -1,9 +1,9 @@
-// `orrery plot FILE.csv --kind=... -o OUT.svg`: the command line of apps/plot.h.
+// `orrery plot FILE.csv --kind=... -o OUT.svg`: the command line of explore/plot.h.
 #include <cstdio>
 #include <memory>
 
 #include "apps/commands.h"
-#include "apps/plot.h"
+#include "explore/plot.h"
 
 namespace orrery::cli {
 

@@ -1,9 +1,9 @@
-// `orrery report compare A.json B.json`: the command line of apps/report_compare.h.
+// `orrery report compare A.json B.json`: the command line of report/compare.h.
 #include <cstdio>
 #include <memory>
 
 #include "apps/commands.h"
-#include "apps/report_compare.h"
+#include "report/compare.h"
 
 namespace orrery::cli {
 

@@ -8,13 +8,13 @@
 #include <memory>
 
 #include "apps/commands.h"
-#include "apps/examples.h"
+#include "run/examples.h"
 #include "plugins/remote/remote_backend.h"
-#include "workload/gen/gen_source.h"
-#include "workload/build.h"
+#include "gen/gen_source.h"
+#include "run/build.h"
 #include "workload/progress.h"
-#include "workload/simulation.h"
-#include "workload/spec.h"
+#include "run/run.h"
+#include "run/spec.h"
 
 namespace orrery::cli {
 
@@ -219,7 +219,7 @@ int Run(const RunFlags& f) {
     return Fail(Status::Invalid("--quiet and --progress contradict each other; give one (--quiet: no progress line, "
                                 "--progress: a progress line per update even when stderr is not a terminal)"));
   }
-  // The stages (workload/spec.h, workload/build.h), with a progress meter on stderr.
+  // The stages (run/spec.h, run/build.h), with a progress meter on stderr.
   const Registries registries{&backends, &algorithms, &memories};
   auto spec = ResolveSpec(cfg, registries);
   if (!spec.ok()) return Fail(spec.status());

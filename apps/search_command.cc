@@ -9,10 +9,10 @@
 
 #include "apps/commands.h"
 #include "extern/astra_config.h"
-#include "workload/gen/model.h"
-#include "workload/gen/search.h"
-#include "workload/gen/search_run.h"
-#include "workload/simulation.h"
+#include "gen/model.h"
+#include "explore/search.h"
+#include "explore/search_run.h"
+#include "run/run.h"
 
 namespace orrery::cli {
 

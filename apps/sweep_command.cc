@@ -1,5 +1,5 @@
 // `orrery sweep SPEC.yml --jobs=N --out=DIR [--shard=I/N] [--dry-run]` and
-// `orrery sweep merge DIR`: the command line of apps/sweep.h.
+// `orrery sweep merge DIR`: the command line of explore/sweep.h.
 #include <unistd.h>
 
 #include <cstdio>
@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "apps/commands.h"
-#include "apps/sweep.h"
-#include "apps/sweep_mpi.h"
+#include "explore/sweep.h"
+#include "explore/sweep_mpi.h"
 #include "core/parse.h"
 
 namespace orrery::cli {

@@ -7,15 +7,15 @@
 #include <memory>
 
 #include "apps/commands.h"
-#include "apps/gen_command.h"
-#include "apps/trace_tools.h"
+#include "gen/generate.h"
+#include "gen/trace_tools.h"
 #include "extern/astra_config.h"
 #include "extern/et_io.h"
 #include "network/describe.h"
 #include "network/notation.h"
 #include "plugins/remote/remote_backend.h"
-#include "workload/simulation.h"
-#include "workload/spec.h"
+#include "run/run.h"
+#include "run/spec.h"
 
 namespace orrery::cli {
 

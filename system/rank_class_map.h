@@ -1,4 +1,4 @@
-// Rank classes (decided by workload/rank_classes.h): ranks whose graphs are
+// Rank classes (decided by run/rank_classes.h): ranks whose graphs are
 // the same up to renaming and whose network position is equivalent run in
 // lockstep, so one representative per class is simulated. The engine reads
 // this map to decide, per message, whether the peer is simulated (a real

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "extern/chakra.pb.h"
-#include "workload/simulation.h"
+#include "run/run.h"
 
 namespace orrery::testing {
 

@@ -6,7 +6,7 @@
 
 #include "core/tick.h"
 #include "extern/json_util.h"
-#include "workload/fnv.h"
+#include "core/fnv.h"
 
 namespace orrery {
 

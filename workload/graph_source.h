@@ -35,7 +35,7 @@ class GraphSource {
   // True when rank `rank`'s input is known to give rank 0's graph without
   // building it (byte-identical trace files, the same generated class).
   virtual bool SameInputAsRank0(int rank) const = 0;
-  // Rank classes the source knows (workload/rank_classes.h): class id per
+  // Rank classes the source knows (run/rank_classes.h): class id per
   // rank, or null. The contract: ranks of one class have the same graph except
   // for the peer ranks of sends and receives (RankPeers tells them) and the
   // collectives' groups (each the group of the same kind that holds the rank).

@@ -1,7 +1,7 @@
 // What each node of each simulated rank did, kept only when a run asks for it
 // (--critical-path): when it started and ended and what it waited for. One
 // fixed-size record per node and iteration, in one vector per rank: O(nodes)
-// memory, no allocation per event. workload/critical_path.h walks them.
+// memory, no allocation per event. report/critical_path.h walks them.
 #pragma once
 #include <cstddef>
 #include <cstdint>

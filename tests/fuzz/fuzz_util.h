@@ -6,7 +6,7 @@
 #include <string>
 
 #include "core/status.h"
-#include "workload/simulation.h"
+#include "run/run.h"
 
 namespace orrery::fuzz {
 

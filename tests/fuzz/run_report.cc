@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "apps/report_compare.h"
+#include "report/compare.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace {

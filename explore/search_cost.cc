@@ -1,0 +1,268 @@
+#include "explore/search_cost.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "core/tick.h"
+#include "gen/placement.h"
+
+namespace orrery::gen {
+namespace {
+
+// The network an axis (or a set of axes) communicates over: the slowest
+// dimension its group spans (lowest per-NPU bandwidth), with the highest
+// neighbour latency among them (hops × link latency: a switch is two links
+// away, a ring neighbour one) plus the endpoint delay. `splits`: chunks per
+// collective. bytes_per_s == 0: the group is one rank.
+struct AxisLink {
+  double bytes_per_s = 0;
+  double latency_s = 0;
+  double splits = 1;
+};
+
+AxisLink LinkOf(const Strategy& s, AxisSet set, const std::vector<Dim>& dims, int splits, double endpoint_delay_s) {
+  const std::array<int64_t, kNumAxes> sizes{s.tp, s.cp, s.ep, s.dp, s.pp};
+  const uint32_t mask = SpannedDims(sizes, s.order, set, dims);
+  AxisLink link;
+  for (size_t k = 0; k < dims.size() && k < 32; ++k) {
+    if (!(mask & (1u << k))) continue;
+    const double bw = GiBpsToBytesPerNs(dims[k].bandwidth_gbps) * dims[k].links_per_npu * 1e9;
+    link.bytes_per_s = link.bytes_per_s == 0 ? bw : std::min(link.bytes_per_s, bw);
+    const double hops = dims[k].block == Block::kSwitch ? 2 : 1;
+    link.latency_s = std::max(link.latency_s, hops * dims[k].latency_ns * 1e-9);
+  }
+  link.latency_s += endpoint_delay_s;
+  link.splits = std::max(splits, 1);
+  return link;
+}
+
+// Ring collectives over n ranks, `bytes` the whole buffer: all-reduce moves
+// 2(n−1)/n of it through each NPU's link in 2(n−1) steps; reduce-scatter,
+// all-gather and all-to-all (n−1)/n in n−1 steps; each of the `splits`
+// chunks pays every step's latency.
+double AllReduceS(double bytes, int64_t n, const AxisLink& l) {
+  if (n <= 1 || l.bytes_per_s == 0) return 0;
+  return 2.0 * (n - 1) / n * bytes / l.bytes_per_s + l.splits * 2.0 * (n - 1) * l.latency_s;
+}
+double HalfS(double bytes, int64_t n, const AxisLink& l) {  // reduce-scatter, all-gather, all-to-all
+  if (n <= 1 || l.bytes_per_s == 0) return 0;
+  return 1.0 * (n - 1) / n * bytes / l.bytes_per_s + l.splits * (n - 1) * l.latency_s;
+}
+double P2pS(double bytes, const AxisLink& l) { return l.bytes_per_s == 0 ? 0 : bytes / l.bytes_per_s + l.latency_s; }
+
+// One rank's blocks for one microbatch, as StageGen builds them (ops and the
+// bytes the roofline sees), forward pass.
+struct Blocks {
+  uint64_t act = 0;                  // b·(s/cp)·h·2: TP collectives, PP messages
+  uint64_t attn_ops = 0, attn_bytes = 0, core_step = 0, core = 0, kv_bytes = 0;
+  uint64_t mlp_ops = 0, mlp_bytes = 0;
+  uint64_t router_ops = 0, router_bytes = 0, experts_ops = 0, experts_bytes = 0, a2a = 0;
+  uint64_t logit_ops = 0, logit_bytes = 0;
+};
+
+Blocks BlocksOf(const ModelDesc& m, const Strategy& s) {
+  Blocks k;
+  const uint64_t b = s.microbatch_size, sq = m.seq_len / s.cp, h = m.hidden, t = s.tp, bpv = s.bytes_per_value;
+  const uint64_t q = m.heads * m.head_dim, kv = m.kv_heads * m.head_dim, mats = m.gated_ffn ? 3 : 2;
+  const uint64_t tok = b * sq;
+  k.act = tok * h * bpv;
+  k.core_step = 4 * b * sq * sq * q / t;
+  k.core = k.core_step * s.cp;
+  k.attn_ops = 2 * tok * h * (q + 2 * kv) / t + 2 * tok * q * h / t + k.core;
+  k.attn_bytes = (h * (q + 2 * kv) + q * h) / t * bpv + 2 * k.act;
+  k.kv_bytes = 2 * tok * kv / t * bpv;
+  k.mlp_ops = 2 * tok * h * m.ffn * mats / t;
+  k.mlp_bytes = mats * h * m.ffn / t * bpv + 2 * k.act;
+  if (m.experts > 0) {
+    const uint64_t fe = m.expert_ffn, e = m.experts;
+    k.router_ops = 2 * tok * h * e / t + 2 * tok * h * fe * mats * m.shared_experts / t;
+    k.router_bytes = (h * e + m.shared_experts * mats * h * fe) / t * bpv + 2 * k.act;
+    k.a2a = tok * m.top_k * h * bpv;
+    k.experts_ops = 2 * tok * m.top_k * h * fe * mats / t;
+    k.experts_bytes = (e / s.ep) * mats * h * fe / t * bpv + 2 * k.a2a;
+  }
+  k.logit_ops = 2 * tok * h * m.vocab / t;
+  k.logit_bytes = (m.vocab * h / t + tok * h + tok * m.vocab / t) * bpv;
+  return k;
+}
+
+// Layers a rank of `stage` holds: dense and MoE ones (interleaved: its V chunks).
+struct StageLayerCount {
+  int64_t dense = 0, moe = 0;
+};
+int64_t MoeLayersBelow(const ModelDesc& m, int64_t j) {  // MoE layers among [0, j)
+  return m.experts > 0 ? j / m.moe_layer_freq : 0;
+}
+StageLayerCount LayersOf(const ModelDesc& m, const Strategy& s, int64_t stage) {
+  const bool inter = s.schedule == Schedule::kInterleaved;
+  const int64_t chunks = inter ? s.chunks : 1, vstages = s.pp * chunks;
+  StageLayerCount c;
+  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+    const int64_t v = chunk * s.pp + stage, first = StageFirstLayer(m, vstages, v), n = StageLayers(m, vstages, v);
+    const int64_t moe = MoeLayersBelow(m, first + n) - MoeLayersBelow(m, first);
+    c.moe += moe;
+    c.dense += n - moe;
+  }
+  return c;
+}
+
+class Roofline {
+ public:
+  explicit Roofline(const CostModel& c) : c_(c) {}
+  // ops / min(peak, mem_bw · ops/bytes) = max(ops/peak, bytes/mem_bw), as the
+  // system layer times a COMP node.
+  double operator()(double ops, double bytes) const {
+    if (ops == 0 || bytes == 0) return 0;
+    const double compute = ops / c_.peak_flops_per_s;
+    return c_.mem_bytes_per_s > 0 ? std::max(compute, bytes / c_.mem_bytes_per_s) : compute;
+  }
+
+ private:
+  const CostModel& c_;
+};
+
+// Per-microbatch times of one stage's rank (seconds).
+struct StageTimes {
+  double compute = 0, fwd = 0, bwd = 0, tp = 0, cp = 0, ep = 0, pp = 0, zero3 = 0, grads = 0;
+};
+
+}  // namespace
+
+Flops StageRankFlops(const ModelDesc& m, const Strategy& s, int64_t stage) {
+  const Blocks k = BlocksOf(m, s);
+  const StageLayerCount n = LayersOf(m, s, stage);
+  const Flops fwd_attn = k.attn_ops, fwd_dense = fwd_attn + k.mlp_ops, fwd_moe = fwd_attn + k.router_ops + k.experts_ops;
+  const Flops fwd = fwd_dense * n.dense + fwd_moe * n.moe;
+  Flops mb = 3 * fwd;
+  if (s.recompute == Recompute::kSelective) mb += static_cast<Flops>(k.core) * (n.dense + n.moe);
+  if (s.recompute == Recompute::kFull) mb += fwd;
+  if (stage == s.pp - 1 && s.lm_head) mb += 3 * static_cast<Flops>(k.logit_ops);
+  return mb * static_cast<Flops>(s.microbatches);
+}
+
+SymbolicCost EstimateCost(const ModelDesc& m, const Strategy& s, const CostModel& c) {
+  const Blocks k = BlocksOf(m, s);
+  const Roofline roof(c);
+  const bool inter = s.schedule == Schedule::kInterleaved;
+  const double v = inter ? static_cast<double>(s.chunks) : 1.0;
+  const int64_t dense_dp = s.cp * s.ep * s.dp, expert_dp = s.cp * s.dp;
+  auto link = [&](AxisSet set) { return LinkOf(s, set, c.dims, c.splits, c.endpoint_delay_s); };
+  const AxisLink tp = link(Axes(Axis::kTp)), cp = link(Axes(Axis::kCp)), ep = link(Axes(Axis::kEp)),
+                 pp = link(Axes(Axis::kPp)), ddp = link(kDenseDp), edp = link(kExpertDp);
+  // Forward and backward of one layer (backward: twice the ops and bytes;
+  // selective recomputation adds one forward attention core).
+  const double sel = s.recompute == Recompute::kSelective ? static_cast<double>(k.core) : 0;
+  const double attn_f = roof(k.attn_ops, k.attn_bytes), attn_b = roof(2.0 * k.attn_ops + sel, 2.0 * k.attn_bytes);
+  const double mlp_f = roof(k.mlp_ops, k.mlp_bytes), mlp_b = roof(2.0 * k.mlp_ops, 2.0 * k.mlp_bytes);
+  const double moe_f = roof(k.router_ops, k.router_bytes) + roof(k.experts_ops, k.experts_bytes);
+  const double moe_b = roof(2.0 * k.router_ops, 2.0 * k.router_bytes) + roof(2.0 * k.experts_ops, 2.0 * k.experts_bytes);
+  const double passes_f = s.recompute == Recompute::kFull ? 2 : 1;  // forwards per microbatch
+  // Per layer and microbatch: TP collectives (2 per forward, 2 backward; SP's
+  // all-gather + reduce-scatter pair takes an all-reduce's time), EP
+  // all-to-alls (MoE layers: dispatch + combine per pass), CP ring steps.
+  const double tp_layer = (2 * passes_f + 2) * AllReduceS(k.act, s.tp, tp);
+  const double ep_layer = (2 * passes_f + 2) * HalfS(k.a2a, s.ep, ep);
+  double cp_layer = 0;
+  if (s.cp > 1) {
+    const double step_f = static_cast<double>(k.core_step) / c.peak_flops_per_s;
+    const double fwd = std::max(0.0, P2pS(k.kv_bytes, cp) - step_f);
+    const double bwd = std::max(0.0, P2pS(2.0 * k.kv_bytes, cp) - (2 * step_f + sel / s.cp / c.peak_flops_per_s));
+    cp_layer = (s.cp - 1) * (passes_f * fwd + bwd);
+  }
+  SymbolicCost best;
+  double slowest_mb = -1, dp_exposed = 0;
+  for (int64_t stage : {int64_t{0}, s.pp - 1}) {
+    const StageLayerCount n = LayersOf(m, s, stage);
+    const double layers = static_cast<double>(n.dense + n.moe);
+    StageTimes t;
+    // Layers (full recomputation runs their forward twice), then the output layer.
+    t.fwd = n.dense * (attn_f + mlp_f) + n.moe * (attn_f + moe_f);
+    t.bwd = n.dense * (attn_b + mlp_b) + n.moe * (attn_b + moe_b);
+    t.compute = passes_f * t.fwd + t.bwd;
+    if (stage == s.pp - 1 && s.lm_head) t.compute += roof(k.logit_ops, k.logit_bytes) + roof(2.0 * k.logit_ops, 2.0 * k.logit_bytes);
+    t.tp = layers * tp_layer;
+    t.ep = n.moe * ep_layer;
+    t.cp = layers * cp_layer;
+    // One activation in and one gradient back per chunk the rank holds.
+    t.pp = s.pp > 1 ? 2 * v * P2pS(k.act, pp) : 0;
+    // Gradients: 2 bytes per parameter of the rank, dense ones over cp·ep·dp,
+    // expert ones over cp·dp. ZeRO-0 all-reduce, ZeRO-1/2 reduce-scatter +
+    // all-gather (the same time), ZeRO-3 reduce-scatter only.
+    const RankParamSplit split = RankParamsSplit(m, s, stage);
+    const double dense_bytes = static_cast<double>(split.dense) * s.bytes_per_value;
+    const double expert_bytes = static_cast<double>(split.expert) * s.bytes_per_value;
+    const double buckets = std::ceil(dense_bytes / s.bucket_bytes) + std::ceil(expert_bytes / s.bucket_bytes);
+    auto reduce = [&](double bytes, int64_t d, const AxisLink& l) {
+      if (d <= 1 || bytes == 0) return 0.0;
+      if (l.bytes_per_s == 0) return 0.0;
+      const double body = (s.zero == 3 ? 1.0 : 2.0) * (d - 1) / d * bytes / l.bytes_per_s;
+      return body + (s.zero == 3 ? 1.0 : 2.0) * (d - 1) * l.latency_s * l.splits * std::max(1.0, buckets);
+    };
+    t.grads = reduce(dense_bytes, dense_dp, ddp) + reduce(expert_bytes, expert_dp, edp);
+    // ZeRO-3: each layer's parameters gathered before every forward and
+    // backward; a gather overlaps the layer before it, the first is exposed.
+    if (s.zero == 3 && layers > 0) {
+      const double dense_layer = layers > 0 ? dense_bytes / layers : 0;  // per layer, embeddings spread
+      const double expert_layer = n.moe > 0 ? expert_bytes / n.moe : 0;
+      const double ag = HalfS(dense_layer, dense_dp, ddp) +
+                        (n.moe > 0 ? HalfS(expert_layer, expert_dp, edp) * n.moe / layers : 0);
+      const double layer_f = t.fwd / layers, layer_b = t.bwd / layers;
+      const double pass_f = ag + (layers - 1) * std::max(0.0, ag - layer_f);
+      const double pass_b = ag + (layers - 1) * std::max(0.0, ag - layer_b);
+      t.zero3 = passes_f * pass_f + pass_b;
+    }
+    const double mb = t.compute + t.tp + t.cp + t.ep + t.pp + t.zero3;
+    // The last microbatch's backward (of the layers) hides the gradient reduction.
+    dp_exposed = std::max(dp_exposed, std::max(0.0, t.grads - t.bwd));
+    if (mb > slowest_mb) {
+      slowest_mb = mb;
+      const double mbs = static_cast<double>(s.microbatches);
+      best.flops_per_rank = StageRankFlops(m, s, stage);
+      best.compute_s = mbs * t.compute;
+      best.tp_s = mbs * t.tp;
+      best.cp_s = mbs * t.cp;
+      best.ep_s = mbs * t.ep;
+      best.pp_s = mbs * t.pp;
+      best.zero3_s = mbs * t.zero3;
+    }
+  }
+  const double p = static_cast<double>(s.pp), mbs = static_cast<double>(s.microbatches);
+  best.bubble = (p - 1) / (mbs * v + p - 1);
+  best.bubble_s = slowest_mb * (p - 1) / v;
+  best.dp_s = dp_exposed;
+  best.total_s = best.compute_s + best.tp_s + best.cp_s + best.ep_s + best.pp_s + best.zero3_s + best.bubble_s + best.dp_s;
+  return best;
+}
+
+double SpearmanRho(const std::vector<double>& x, const std::vector<double>& y) {
+  const size_t n = x.size();
+  if (n < 2 || y.size() != n) return std::numeric_limits<double>::quiet_NaN();
+  auto ranks = [n](const std::vector<double>& v) {
+    std::vector<size_t> idx(n);
+    std::iota(idx.begin(), idx.end(), 0);
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
+    std::vector<double> r(n);
+    for (size_t i = 0; i < n;) {
+      size_t j = i;
+      while (j + 1 < n && v[idx[j + 1]] == v[idx[i]]) ++j;
+      const double mean = (static_cast<double>(i) + static_cast<double>(j)) / 2 + 1;  // ranks 1-based
+      for (size_t k = i; k <= j; ++k) r[idx[k]] = mean;
+      i = j + 1;
+    }
+    return r;
+  };
+  const std::vector<double> rx = ranks(x), ry = ranks(y);
+  const double mean = (static_cast<double>(n) + 1) / 2;
+  double sxy = 0, sxx = 0, syy = 0;
+  for (size_t i = 0; i < n; ++i) {
+    sxy += (rx[i] - mean) * (ry[i] - mean);
+    sxx += (rx[i] - mean) * (rx[i] - mean);
+    syy += (ry[i] - mean) * (ry[i] - mean);
+  }
+  if (sxx == 0 || syy == 0) return std::numeric_limits<double>::quiet_NaN();
+  return sxy / std::sqrt(sxx * syy);
+}
+
+}  // namespace orrery::gen

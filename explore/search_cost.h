@@ -1,0 +1,54 @@
+// The symbolic cost of a strategy (`orrery search`): per-rank compute from the
+// FLOPs and bytes of the generated blocks under the system's roofline, the
+// communication of each parallel axis over the slowest network dimension its
+// group spans, the pipeline bubble. A pure function of the model, the strategy
+// and the hardware numbers. Formula: docs/generator.md, "Strategy search".
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "network/topology.h"
+#include "gen/strategy.h"
+
+namespace orrery::gen {
+
+struct CostModel {
+  double peak_flops_per_s = 0;  // system JSON peak-perf × 1e12
+  double mem_bytes_per_s = 0;   // local-mem-bw × 1e9 (roofline); 0: compute-bound
+  std::vector<Dim> dims;        // the network, dimension 0 fastest
+  // The system layer's collective chunking: a collective runs as `splits`
+  // chunks (preferred-dataset-splits) one after another on a dimension, each
+  // paying every step's latency; a message also pays the endpoint delay.
+  int splits = 1;
+  double endpoint_delay_s = 0;
+};
+
+// Seconds per iteration of the slowest pipeline stage; every term is what
+// that stage's critical path spends on it, so they add up to `total_s`.
+struct SymbolicCost {
+  Flops flops_per_rank = 0;  // the slowest stage's rank, per iteration
+  double compute_s = 0;      // m microbatches of forward + backward (+ recompute)
+  double tp_s = 0;           // TP all-reduces (SP: all-gather + reduce-scatter)
+  double cp_s = 0;           // ring-attention K/V transfers not hidden by the attention core
+  double ep_s = 0;           // MoE dispatch / combine all-to-alls
+  double pp_s = 0;           // activation and gradient messages between stages
+  double zero3_s = 0;        // ZeRO-3 parameter gathers not hidden by the layer before
+  double bubble_s = 0;       // (p−1)/V slots of the per-microbatch time
+  double dp_s = 0;           // gradient reduction not hidden by the last backward
+  double bubble = 0;         // (p−1)/(m·V+p−1)
+  double total_s = 0;
+};
+
+// `s` must pass ValidateStrategy; the network's NPUs must equal the strategy's.
+SymbolicCost EstimateCost(const ModelDesc& m, const Strategy& s, const CostModel& c);
+
+// FLOPs of one rank of pipeline stage `stage` per iteration, from the same
+// per-block counts as the generator (summed over all ranks: ModelFlops).
+Flops StageRankFlops(const ModelDesc& m, const Strategy& s, int64_t stage);
+
+// Spearman's rank correlation of x and y (equal sizes, at least 2): the
+// Pearson correlation of their ranks, tied values taking their mean rank
+// (without ties this is 1 − 6·Σd²/(n(n²−1))). NaN when either is constant.
+double SpearmanRho(const std::vector<double>& x, const std::vector<double>& y);
+
+}  // namespace orrery::gen

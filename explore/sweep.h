@@ -1,0 +1,120 @@
+// `orrery sweep`: every point of a design space, simulated in-process on a
+// pool of threads, resumable, shardable, one row per point.
+//
+// A sweep spec (YAML) names a base — the inputs `orrery run` takes, or a
+// generator command line — and axes that replace fields of it by dotted
+// path, and filters that keep some points (explore/sweep_filter.h). The base's
+// files are read and parsed once into an orrery::Spec (run/spec.h); a
+// point is that Spec with fields replaced (network dimensions, system keys,
+// run options, a regenerated workload) and completed, so no point writes a
+// file, and its hash is the point's SpecHash.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace orrery::sweep {
+
+// One value an axis takes, as written (numbers keep their text).
+struct Value {
+  std::string text;
+  bool is_string = false;  // quoted in YAML, or not a number
+};
+
+struct Assignment {
+  std::string path;  // "network.dim1.bandwidth_gbps"
+  Value value;
+};
+
+struct Spec {
+  std::string file;
+  // base
+  std::string network, system, workload, generate, comm_groups, memory, remote_memory, backend = "analytical";
+  int iterations = 1;
+  std::string symmetry = "auto";
+  // The enumeration, in canonical order: the product of `axes` (first axis
+  // slowest) with the zipped lists as one more axis, or the explicit points.
+  std::vector<std::string> axis_paths;  // every path a point assigns, column order
+  // `filters` (explore/sweep_filter.h) keep some of them: `points` are those
+  // kept, `indices` their indices in the enumeration (a row's `index`).
+  std::vector<std::vector<Assignment>> points;
+  std::vector<uint64_t> indices;
+  uint64_t enumerated = 0, filtered = 0;
+};
+
+// Reads and checks the spec: unknown keys, unknown paths (with the valid
+// paths near the typo), values of the wrong type, zip lists of unequal
+// length. The base's network is read to know its dimensions.
+Result<Spec> ReadSpec(const std::string& path);
+
+// The paths a spec may assign, for messages and --help.
+std::vector<std::string> ValidPaths(int network_dims);
+
+struct Options {
+  int jobs = 1;
+  int shard_index = 0, shard_count = 1;  // this process runs points with index % count == index
+  std::string out_dir;
+  bool dry_run = false;
+  bool progress = false;  // a progress line on stderr
+  // The critical path of every point: its communication per network dimension
+  // in the row (dimK_exposed_comm_ns). Part of the points' hashes.
+  bool critical_path = false;
+};
+
+struct Row {
+  uint64_t index = 0;
+  std::vector<Assignment> point;
+  std::string hash;    // the point's SpecHash (16 hex digits over its resolved inputs)
+  std::string status;  // "ok" or the point's error
+  uint64_t finished_ns = 0, compute_ns = 0, exposed_comm_ns = 0, mem_stall_ns = 0, idle_ns = 0;
+  // explore/sweep_metrics.h. Absent (JSON null, empty CSV field) when unknown.
+  std::optional<uint64_t> peak_local_bytes, peak_remote_bytes;  // simulated, when the run tracks capacity
+  std::optional<uint64_t> gen_memory_bytes;                     // generator's closed form, largest stage
+  std::string model_flops;                                      // decimal; generated workloads only
+  std::optional<double> mfu;
+  std::vector<uint64_t> dim_busy_ns;          // per network dimension, summed over its links
+  std::vector<uint64_t> dim_exposed_comm_ns;  // per dimension, on the critical path (--critical-path)
+  std::optional<uint64_t> path_comm_other_ns;  // communication on the path on no known dimension (--critical-path)
+};
+
+struct Summary {
+  uint64_t points = 0, in_shard = 0, skipped = 0, ran = 0, failed = 0;
+  std::string jsonl, csv;  // files written
+};
+
+// The points of one shard, resolved (every process of an MPI sweep builds the same).
+struct Plan;
+Result<std::shared_ptr<const Plan>> MakePlan(const Spec& spec, const Options& options);
+size_t PlanSize(const Plan& plan);
+// Simulates the plan's k-th point (thread-safe; a failure is the row's status).
+Row SimulatePoint(const Plan& plan, size_t k);
+
+// Runs the plan positions `todo`, calling `record` (thread-safe) with each
+// row in any order. The default: a pool of Options::jobs threads.
+using Runner = std::function<Status(const Plan& plan, const std::vector<size_t>& todo,
+                                    const std::function<void(Row)>& record)>;
+
+// Runs the spec's points of this shard not already in the output (resume),
+// appending a JSON line per point as it finishes, then rewrites the shard's
+// JSON Lines and CSV in index order (byte-identical for any --jobs).
+Result<Summary> RunSweep(const Spec& spec, const Options& options, std::string* dry_run_text,
+                         const Runner& runner = nullptr);
+
+// Unions the shards' JSON Lines in `dir` into sweep.jsonl and sweep.csv;
+// a point present in two shards is an error. (Points no shard has are not
+// known here: scripts/slurm/merge.sh checks the count against the spec.)
+Result<Summary> MergeShards(const std::string& dir);
+
+std::string RowJson(const Row& row);
+Result<Row> ParseRowJson(const std::string& line);
+// `dims`: the dimension columns (the most any row has).
+std::string CsvHeader(const std::vector<std::string>& axis_paths, size_t dims);
+std::string CsvRow(const Row& row, size_t dims);
+
+}  // namespace orrery::sweep

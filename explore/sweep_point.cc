@@ -1,0 +1,165 @@
+#include "explore/sweep_point.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "core/parse.h"
+#include "extern/astra_config.h"
+#include "extern/json_util.h"
+#include "network/notation.h"
+#include "core/fnv.h"
+#include "gen/gen_source.h"
+
+namespace orrery::sweep {
+
+namespace {
+
+bool IsNumber(const std::string& s) {
+  return ParseDouble(s, Where{"", 0, "x"}, DoubleRange{-1e300, 1e300, true}).ok();
+}
+
+}  // namespace
+
+std::string ExactNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+Result<Base> ReadBase(const Spec& spec, const Registries& registries) {
+  Base b;
+  RunConfig c;
+  c.network_path = spec.network;
+  c.system_path = spec.system;
+  c.workload_prefix = spec.workload;
+  c.comm_group_path = spec.comm_groups;
+  c.memory_config_path = spec.memory;
+  c.memory_path = spec.remote_memory;
+  c.backend = spec.backend;
+  c.iterations = spec.iterations;
+  c.symmetry = spec.symmetry;
+  auto inputs = ReadSpecInputs(c, registries);
+  if (!inputs.ok()) return inputs.status();
+  b.spec = std::move(inputs.value());
+  auto sys = ReadJsonFile(spec.system);
+  if (!sys.ok()) return sys.status();
+  b.system = sys.value();
+  // Completing the base once fills the Spec's caches (the traces' digest,
+  // groups, custom algorithms) that points with as many NPUs reuse; a base
+  // that does not complete leaves each point to say why.
+  if (b.spec.source) {
+    orrery::Spec warm = b.spec;
+    if (CompleteSpec(&warm, registries).ok()) b.spec = std::move(warm);
+  }
+  return b;
+}
+
+// A point's generator command line: the base's flags with the point's replaced.
+std::string GenerateLine(const std::string& base, const std::vector<Assignment>& point) {
+  std::vector<std::string> args;
+  std::istringstream in(base);
+  for (std::string a; in >> a;) args.push_back(a);
+  for (const Assignment& a : point) {
+    if (a.path.rfind("gen.", 0) != 0) continue;
+    const std::string flag = "--" + a.path.substr(4);
+    args.erase(std::remove_if(args.begin(), args.end(),
+                              [&](const std::string& x) { return x == flag || x.rfind(flag + "=", 0) == 0; }),
+               args.end());
+    if (a.path == "gen.sp") {
+      if (a.value.text == "true") args.push_back(flag);
+    } else {
+      args.push_back(flag + "=" + a.value.text);
+    }
+  }
+  std::string out;
+  for (const std::string& a : args) out += (out.empty() ? "" : " ") + a;
+  return out;
+}
+
+Result<Prepared> Preparer::Prepare(uint64_t index, const std::vector<Assignment>& point) {
+  Prepared p;
+  p.spec = base_.spec;  // the point: the base with fields replaced
+  orrery::Spec& c = p.spec;
+  std::vector<Dim> dims = base_.spec.dims;
+  nlohmann::json sys = base_.system;
+  const std::string where = spec_.file + ": point " + std::to_string(index);
+  for (const Assignment& a : point) {
+    const std::string& path = a.path;
+    if (path == "network.notation") {
+      auto parsed = ParseTopologyNotation(a.value.text);
+      if (!parsed.ok()) return parsed.status().Prefixed(where + ": network.notation: ");
+      dims = parsed.value();
+      c.files.network = a.value.text;
+    } else if (path.rfind("network.dim", 0) == 0) {
+      const size_t dot = path.find('.', 8);
+      const int k = std::stoi(path.substr(11, dot - 11));
+      if (k >= static_cast<int>(dims.size())) {
+        return Status::Invalid(where + ": " + path + ": the network has " + std::to_string(dims.size()) +
+                               " dimension(s)");
+      }
+      const std::string field = path.substr(dot + 1);
+      const double v = std::stod(a.value.text);
+      if (field == "bandwidth_gbps") dims[k].bandwidth_gbps = v;
+      if (field == "latency_ns") dims[k].latency_ns = v;
+      if (field == "npus") dims[k].npus = static_cast<int>(v);
+      if (field == "links_per_npu") dims[k].links_per_npu = static_cast<int>(v);
+    } else if (path.rfind("system.", 0) == 0) {
+      const std::string key = path.substr(7);
+      if (key.size() > 15 && key.compare(key.size() - 15, 15, "-implementation") == 0) {
+        sys[key] = nlohmann::json::array();
+        for (size_t d = 0; d < dims.size(); ++d) sys[key].push_back(a.value.text);  // one per dimension
+      } else if (!a.value.is_string && IsNumber(a.value.text)) {
+        sys[key] = std::stod(a.value.text);
+        if (a.value.text.find_first_of(".eE") == std::string::npos) sys[key] = std::stoll(a.value.text);
+      } else {
+        sys[key] = a.value.text;
+      }
+    } else if (path == "run.backend") {
+      c.backend = a.value.text;
+    } else if (path == "run.iterations") {
+      c.iterations = std::stoi(a.value.text);
+    } else if (path == "run.symmetry") {
+      c.symmetry = a.value.text;
+    }
+  }
+  for (const Dim& d : dims) {
+    if (!(d.bandwidth_gbps >= 0.001)) {
+      return Status::Invalid(where + ": a dimension's bandwidth_gbps = " + ExactNumber(d.bandwidth_gbps) +
+                             "; allowed: >= 0.001");
+    }
+  }
+  auto parsed = ParseAstraSystemJson(sys, spec_.system + " (" + where + ")");
+  if (!parsed.ok()) return parsed.status();
+  c.system = std::move(parsed.value());
+  c.dims = std::move(dims);
+  if (!spec_.generate.empty()) {
+    const std::string generate = GenerateLine(spec_.generate, point);
+    const std::string key = generate + "|" + c.files.network;
+    auto it = generated_.find(key);
+    if (it == generated_.end()) {
+      auto source = gen::GeneratedSource(generate, c.files.network);
+      it = generated_.emplace(key, source.ok() ? Entry{source.value(), ""} : Entry{nullptr, source.status().message()})
+               .first;
+    }
+    c.source = it->second.source;
+    p.error = it->second.error;
+  }
+  // The rest of the point follows from its inputs (run/spec.h); a
+  // point that does not complete is a row with the reason.
+  if (p.error.empty()) {
+    if (Status st = CompleteSpec(&c, registries_); !st.ok()) p.error = st.message();
+  }
+  // The hash names the point's resolved inputs (SpecHash); a point that
+  // could not be resolved is named by its assignments and the reason.
+  if (p.error.empty()) {
+    p.hash = SpecHash(c);
+  } else {
+    std::string text = "unresolved point\n" + p.error + "\n";
+    for (const Assignment& a : point) text += a.path + "=" + a.value.text + "\n";
+    p.hash = HexU64(Fnv1a(kFnvOffset, text));
+  }
+  return p;
+}
+
+}  // namespace orrery::sweep

@@ -1,0 +1,61 @@
+// A sweep point made concrete (explore/sweep.h): the base's inputs read once
+// into an orrery::Spec, and each point that Spec with the point's fields
+// replaced, completed and hashed.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "explore/sweep.h"
+#include "core/status.h"
+#include "workload/graph_source.h"
+#include "run/spec.h"
+
+namespace orrery::sweep {
+
+// A double with every digit it has (%.17g).
+std::string ExactNumber(double v);
+
+// The base, read once: its inputs as a Spec (run/spec.h) that every
+// point copies and replaces fields of, and the system JSON document whose
+// keys points replace.
+struct Base {
+  orrery::Spec spec;
+  nlohmann::json system;
+};
+
+Result<Base> ReadBase(const Spec& spec, const Registries& registries);
+
+// A point's generator command line: the base's flags with the point's replaced.
+std::string GenerateLine(const std::string& base, const std::vector<Assignment>& point);
+
+struct Prepared {
+  orrery::Spec spec;
+  std::string hash;
+  std::string error;  // the point cannot run (a generator error): a row, not the end of the sweep
+};
+
+class Preparer {
+ public:
+  Preparer(const Spec& spec, const Base& base, const Registries& registries)
+      : spec_(spec), base_(base), registries_(registries) {}
+
+  // Spec-level errors (a network or system value the readers refuse) end
+  // the sweep before anything runs; generator errors become the point's row.
+  Result<Prepared> Prepare(uint64_t index, const std::vector<Assignment>& point);
+
+ private:
+  struct Entry {
+    std::shared_ptr<const GraphSource> source;
+    std::string error;
+  };
+  const Spec& spec_;
+  const Base& base_;
+  const Registries& registries_;
+  std::map<std::string, Entry> generated_;
+};
+
+}  // namespace orrery::sweep

@@ -1,0 +1,211 @@
+// Sweep rows on disk: JSON Lines (the log a sweep appends to and resumes
+// from) and CSV, both written in index order; merging shards.
+#include "explore/sweep_rows.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace orrery::sweep {
+
+namespace {
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+template <typename T>
+nlohmann::ordered_json OrNull(const std::optional<T>& v) {
+  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+
+template <typename T>
+std::optional<T> Optional(const nlohmann::ordered_json& j, const char* key) {
+  const auto& v = j.at(key);
+  if (v.is_null()) return std::nullopt;
+  return v.get<T>();
+}
+
+std::string OptText(const std::optional<uint64_t>& v) { return v ? std::to_string(*v) : ""; }
+
+}  // namespace
+
+// Reads a JSON Lines file of rows; a last line without its newline (a kill
+// mid-write) is dropped and the file cut back to the last whole line.
+Result<std::vector<Row>> ReadRows(const std::string& path) {
+  std::vector<Row> rows;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return rows;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  size_t pos = 0, good = 0;
+  int line = 0;
+  while (pos < text.size()) {
+    const size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) break;  // partial last line
+    ++line;
+    auto row = ParseRowJson(text.substr(pos, nl - pos));
+    if (!row.ok()) return row.status().Prefixed(path + ":" + std::to_string(line) + ": ");
+    rows.push_back(std::move(row.value()));
+    pos = good = nl + 1;
+  }
+  if (good < text.size()) {
+    std::error_code ec;
+    std::filesystem::resize_file(path, good, ec);
+    if (ec) return Status::Env(path + ": cannot cut off its partial last row: " + ec.message());
+  }
+  return rows;
+}
+
+Status WriteTables(const std::vector<std::string>& axis_paths, std::vector<Row> rows, const std::string& jsonl,
+                   const std::string& csv) {
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.index < b.index; });
+  size_t dims = 0;
+  for (const Row& r : rows) dims = std::max({dims, r.dim_busy_ns.size(), r.dim_exposed_comm_ns.size()});
+  for (const auto& [path, text] : {std::make_pair(jsonl, true), std::make_pair(csv, false)}) {
+    const std::string tmp = path + ".tmp";
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!text) out << CsvHeader(axis_paths, dims);
+    for (const Row& r : rows) out << (text ? RowJson(r) + "\n" : CsvRow(r, dims));
+    out.close();
+    if (!out) return Status::Env(tmp + ": cannot write");
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) return Status::Env(path + ": cannot replace: " + ec.message());
+  }
+  return Status::Ok();
+}
+
+
+std::string RowJson(const Row& r) {
+  nlohmann::ordered_json j;
+  j["index"] = r.index;
+  nlohmann::ordered_json point = nlohmann::ordered_json::object();
+  for (const Assignment& a : r.point) point[a.path] = a.value.text;
+  j["point"] = point;
+  j["hash"] = r.hash;
+  j["status"] = r.status;
+  j["finished_ns"] = r.finished_ns;
+  j["compute_ns"] = r.compute_ns;
+  j["exposed_comm_ns"] = r.exposed_comm_ns;
+  j["mem_stall_ns"] = r.mem_stall_ns;
+  j["idle_ns"] = r.idle_ns;
+  j["peak_local_bytes"] = OrNull(r.peak_local_bytes);
+  j["peak_remote_bytes"] = OrNull(r.peak_remote_bytes);
+  j["gen_memory_bytes"] = OrNull(r.gen_memory_bytes);
+  j["model_flops"] = r.model_flops.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.model_flops);
+  j["mfu"] = OrNull(r.mfu);
+  j["dim_busy_ns"] = r.dim_busy_ns;
+  j["dim_exposed_comm_ns"] = r.dim_exposed_comm_ns;
+  j["path_comm_other_ns"] = OrNull(r.path_comm_other_ns);
+  return j.dump();
+}
+
+Result<Row> ParseRowJson(const std::string& line) {
+  Row r;
+  try {
+    const nlohmann::ordered_json j = nlohmann::ordered_json::parse(line);
+    r.index = j.at("index").get<uint64_t>();
+    for (auto it = j.at("point").begin(); it != j.at("point").end(); ++it) {
+      r.point.push_back({it.key(), Value{it.value().get<std::string>(), false}});
+    }
+    r.hash = j.at("hash").get<std::string>();
+    r.status = j.at("status").get<std::string>();
+    r.finished_ns = j.at("finished_ns").get<uint64_t>();
+    r.compute_ns = j.at("compute_ns").get<uint64_t>();
+    r.exposed_comm_ns = j.at("exposed_comm_ns").get<uint64_t>();
+    r.mem_stall_ns = j.at("mem_stall_ns").get<uint64_t>();
+    r.idle_ns = j.at("idle_ns").get<uint64_t>();
+    r.peak_local_bytes = Optional<uint64_t>(j, "peak_local_bytes");
+    r.peak_remote_bytes = Optional<uint64_t>(j, "peak_remote_bytes");
+    r.gen_memory_bytes = Optional<uint64_t>(j, "gen_memory_bytes");
+    r.model_flops = Optional<std::string>(j, "model_flops").value_or("");
+    r.mfu = Optional<double>(j, "mfu");
+    r.dim_busy_ns = j.at("dim_busy_ns").get<std::vector<uint64_t>>();
+    r.dim_exposed_comm_ns = j.at("dim_exposed_comm_ns").get<std::vector<uint64_t>>();
+    r.path_comm_other_ns = Optional<uint64_t>(j, "path_comm_other_ns");
+  } catch (const std::exception& e) {
+    return Status::Invalid(std::string("not a sweep row: ") + e.what());
+  }
+  return r;
+}
+
+std::string CsvHeader(const std::vector<std::string>& axis_paths, size_t dims) {
+  std::string h = "index";
+  for (const std::string& p : axis_paths) h += "," + CsvField(p);
+  h += ",hash,status,finished_ns,iteration_s,compute_ns,exposed_comm_ns,mem_stall_ns,idle_ns";
+  h += ",peak_local_bytes,peak_remote_bytes,gen_memory_bytes,model_flops,mfu";
+  for (size_t d = 0; d < dims; ++d) h += ",dim" + std::to_string(d) + "_busy_ns";
+  for (size_t d = 0; d < dims; ++d) h += ",dim" + std::to_string(d) + "_exposed_comm_ns";
+  h += ",path_comm_other_ns";
+  return h + "\n";
+}
+
+std::string CsvRow(const Row& r, size_t dims) {
+  std::string s = std::to_string(r.index);
+  for (const Assignment& a : r.point) s += "," + CsvField(a.value.text);
+  char secs[40];
+  std::snprintf(secs, sizeof secs, "%.9f", static_cast<double>(r.finished_ns) / 1e9);
+  s += "," + r.hash + "," + CsvField(r.status) + "," + std::to_string(r.finished_ns) + "," + secs + "," +
+       std::to_string(r.compute_ns) + "," + std::to_string(r.exposed_comm_ns) + "," + std::to_string(r.mem_stall_ns) +
+       "," + std::to_string(r.idle_ns);
+  char mfu[40] = "";
+  if (r.mfu) std::snprintf(mfu, sizeof mfu, "%.9g", *r.mfu);
+  s += "," + OptText(r.peak_local_bytes) + "," + OptText(r.peak_remote_bytes) + "," + OptText(r.gen_memory_bytes) +
+       "," + r.model_flops + "," + mfu;
+  for (size_t d = 0; d < dims; ++d) s += "," + (d < r.dim_busy_ns.size() ? std::to_string(r.dim_busy_ns[d]) : "");
+  for (size_t d = 0; d < dims; ++d) {
+    s += "," + (d < r.dim_exposed_comm_ns.size() ? std::to_string(r.dim_exposed_comm_ns[d]) : "");
+  }
+  s += "," + OptText(r.path_comm_other_ns);
+  return s + "\n";
+}
+
+Result<Summary> MergeShards(const std::string& dir) {
+  Summary sum;
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("sweep.shard-", 0) == 0 && name.size() > 6 && name.compare(name.size() - 6, 6, ".jsonl") == 0) {
+      files.push_back(e.path().string());
+    }
+  }
+  if (ec) return Status::Invalid(dir + ": cannot list: " + ec.message());
+  if (files.empty()) return Status::Invalid(dir + ": no sweep.shard-I-of-N.jsonl files to merge");
+  std::sort(files.begin(), files.end());
+  std::map<uint64_t, std::pair<Row, std::string>> rows;
+  std::vector<std::string> axis_paths;
+  for (const std::string& f : files) {
+    auto read = ReadRows(f);
+    if (!read.ok()) return read.status();
+    for (Row& r : read.value()) {
+      for (const Assignment& a : r.point) {
+        if (std::find(axis_paths.begin(), axis_paths.end(), a.path) == axis_paths.end()) axis_paths.push_back(a.path);
+      }
+      auto [it, fresh] = rows.emplace(r.index, std::make_pair(r, f));
+      if (!fresh) {
+        return Status::Invalid("point " + std::to_string(r.index) + " is in both " + it->second.second + " and " + f +
+                               "; shards must not overlap (refusing to merge duplicates)");
+      }
+    }
+  }
+  std::vector<Row> all;
+  for (auto& [i, rf] : rows) all.push_back(rf.first);
+  sum.points = all.size();
+  for (const Row& r : all) sum.failed += r.status != "ok";
+  sum.jsonl = dir + "/sweep.jsonl";
+  sum.csv = dir + "/sweep.csv";
+  ORRERY_RETURN_IF_ERROR(WriteTables(axis_paths, all, sum.jsonl, sum.csv));
+  return sum;
+}
+
+}  // namespace orrery::sweep

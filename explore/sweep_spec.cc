@@ -1,0 +1,304 @@
+#include "explore/sweep.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include "explore/sweep_filter.h"
+#include "explore/sweep_point.h"
+#include "core/parse.h"
+#include "extern/json_util.h"
+#include "network/notation.h"
+
+namespace orrery::sweep {
+
+namespace {
+
+const char* const kDimFields[] = {"bandwidth_gbps", "latency_ns", "npus", "links_per_npu"};
+const char* const kGenFlags[] = {"tp", "cp", "ep", "dp", "pp", "npus", "microbatches", "microbatch-size",
+                                 "global-batch", "schedule", "recompute", "zero", "order", "bucket-mb",
+                                 "hbm-gb", "place", "offload", "sp", "model"};
+const char* const kRunFields[] = {"backend", "iterations", "symmetry"};
+
+std::string Dir(const std::string& file) {
+  const size_t slash = file.rfind('/');
+  return slash == std::string::npos ? "." : file.substr(0, slash);
+}
+
+// A path in the spec, relative to the spec's folder; a notation stays as is.
+std::string Resolve(const std::string& spec_file, const std::string& path, bool may_be_notation = false) {
+  if (path.empty() || path[0] == '/') return path;
+  if (may_be_notation && path.find('(') != std::string::npos) return path;
+  return Dir(spec_file) + "/" + path;
+}
+
+Status SpecError(const std::string& file, const YAML::Node& n, const std::string& what) {
+  return Status::Invalid(file + ":" + std::to_string(n.Mark().line + 1) + ": " + what);
+}
+
+Result<Value> ScalarValue(const std::string& file, const YAML::Node& n, const std::string& path) {
+  if (!n.IsScalar()) return SpecError(file, n, path + ": expected a single value (a number or a string)");
+  Value v;
+  v.text = n.Scalar();
+  v.is_string = n.Tag() == "!";  // quoted in the YAML
+  return v;
+}
+
+
+// Checks a path and the type of its value at spec time.
+Status CheckAssignment(const std::string& file, const YAML::Node& where, const std::string& path, const Value& v,
+                       int dims) {
+  const std::vector<std::string> valid = ValidPaths(dims);
+  if (std::find(valid.begin(), valid.end(), path) == valid.end()) {
+    const std::string close = ClosestMatch(path, valid);
+    std::string near;
+    const std::string prefix = path.substr(0, path.find('.') + 1);
+    for (const std::string& p : valid) {
+      if (p.rfind(prefix, 0) == 0 && near.size() < 400) near += (near.empty() ? "" : ", ") + p;
+    }
+    return SpecError(file, where, "unknown path '" + path + "'" + (close.empty() ? "" : " (did you mean '" + close + "'?)") +
+                                      "; valid paths" + (near.empty() ? std::string(": ") + JoinStrings(valid, ", ")
+                                                                      : " under '" + prefix + "': " + near));
+  }
+  const Where at{file, where.Mark().line + 1, path};
+  if (path.rfind("network.dim", 0) == 0) {
+    const std::string field = path.substr(path.rfind('.') + 1);
+    if (field == "npus" || field == "links_per_npu") return ParseInt(v.text, at, 1, int64_t{1} << 26).status();
+    return ParseDouble(v.text, at, DoubleRange{0, 1e12, true}).status();
+  }
+  if (path == "run.iterations") return ParseInt(v.text, at, 1, 1000000).status();
+  if (path == "run.symmetry" && v.text != "auto" && v.text != "off") {
+    return ValueError(at, v.text, "unknown symmetry mode", "auto, off");
+  }
+  static const std::set<std::string> kNumericGen = {"gen.tp", "gen.cp", "gen.ep", "gen.dp", "gen.pp", "gen.npus",
+                                                    "gen.microbatches", "gen.microbatch-size", "gen.global-batch",
+                                                    "gen.zero"};
+  if (kNumericGen.count(path)) return ParseInt(v.text, at, 0, int64_t{1} << 30).status();
+  if (path == "gen.sp" && v.text != "true" && v.text != "false") return ValueError(at, v.text, "not a boolean", "true, false");
+  return Status::Ok();
+}
+
+// The base's values by path, for filters: the generate line's flags (and the
+// generator's defaults of the parallelism flags it leaves out), the
+// network's dimensions, the system JSON's scalar keys (a per-dimension list
+// whose entries are equal counts as that value), the run settings.
+std::map<std::string, Value> BaseValues(const Spec& spec, const std::vector<Dim>& dims) {
+  std::map<std::string, Value> base;
+  std::istringstream in(spec.generate);
+  for (std::string a; in >> a;) {
+    if (a.rfind("--", 0) != 0) continue;
+    const size_t eq = a.find('=');
+    if (eq == std::string::npos) {
+      base["gen." + a.substr(2)] = Value{"true", false};
+    } else {
+      base["gen." + a.substr(2, eq - 2)] = Value{a.substr(eq + 1), false};
+    }
+  }
+  if (!spec.generate.empty()) {
+    // The generator's defaults for the flags the line leaves out (gen/strategy.h).
+    for (const char* flag : {"tp", "cp", "ep", "dp", "pp", "microbatches", "microbatch-size"}) {
+      base.emplace(std::string("gen.") + flag, Value{"1", false});
+    }
+    base.emplace("gen.zero", Value{"0", false});
+    base.emplace("gen.sp", Value{"false", false});
+  }
+  for (size_t k = 0; k < dims.size(); ++k) {
+    const std::string d = "network.dim" + std::to_string(k) + ".";
+    base[d + "bandwidth_gbps"] = Value{ExactNumber(dims[k].bandwidth_gbps), false};
+    base[d + "latency_ns"] = Value{ExactNumber(dims[k].latency_ns), false};
+    base[d + "npus"] = Value{std::to_string(dims[k].npus), false};
+    base[d + "links_per_npu"] = Value{std::to_string(dims[k].links_per_npu), false};
+  }
+  if (auto sys = ReadJsonFile(spec.system); sys.ok() && sys->is_object()) {
+    for (auto it = sys->begin(); it != sys->end(); ++it) {
+      nlohmann::json v = it.value();
+      if (v.is_array() && !v.empty() && std::all_of(v.begin(), v.end(), [&](const auto& x) { return x == v[0]; })) {
+        v = v[0];
+      }
+      if (v.is_string()) base["system." + it.key()] = Value{v.get<std::string>(), true};
+      if (v.is_number_integer()) base["system." + it.key()] = Value{std::to_string(v.get<int64_t>()), false};
+      if (v.is_number_float()) base["system." + it.key()] = Value{ExactNumber(v.get<double>()), false};
+      if (v.is_boolean()) base["system." + it.key()] = Value{v.get<bool>() ? "true" : "false", false};
+    }
+  }
+  base["run.backend"] = Value{spec.backend, true};
+  base["run.iterations"] = Value{std::to_string(spec.iterations), false};
+  base["run.symmetry"] = Value{spec.symmetry, true};
+  return base;
+}
+
+// Reads `filters:` and keeps the points they all hold for; every point keeps
+// its index in the enumeration.
+Result<Spec> ApplySpecFilters(const YAML::Node& node, const std::vector<Dim>& dims, Spec spec) {
+  spec.enumerated = spec.points.size();
+  spec.indices.resize(spec.points.size());
+  for (uint64_t i = 0; i < spec.points.size(); ++i) spec.indices[i] = i;
+  if (!node) return spec;
+  const std::string& path = spec.file;
+  if (!node.IsSequence()) {
+    return SpecError(path, node, "filters: expected a list of conditions, e.g. [\"gen.tp * gen.pp <= 16\"]");
+  }
+  std::vector<FilterText> filters;
+  for (const auto& f : node) {
+    if (!f.IsScalar() || f.Scalar().empty()) {
+      return SpecError(path, f, "filters: each filter is one condition in a string, e.g. \"tp * pp <= 16\"");
+    }
+    filters.push_back({f.Scalar(), f.Mark().line + 1});
+  }
+  auto kept = FilterPoints(path, filters, spec.points, BaseValues(spec, dims), ValidPaths(static_cast<int>(dims.size())));
+  if (!kept.ok()) return kept.status();
+  std::vector<std::vector<Assignment>> points;
+  points.reserve(kept->size());
+  for (uint64_t k : kept.value()) points.push_back(std::move(spec.points[k]));
+  spec.points = std::move(points);
+  spec.indices = kept.value();
+  spec.filtered = spec.enumerated - spec.points.size();
+  return spec;
+}
+
+}  // namespace
+
+std::vector<std::string> ValidPaths(int network_dims) {
+  std::vector<std::string> out = {"network.notation"};
+  for (int k = 0; k < network_dims; ++k) {
+    for (const char* f : kDimFields) out.push_back("network.dim" + std::to_string(k) + "." + f);
+  }
+  for (const std::string& key : AstraSystemKeys()) out.push_back("system." + key);
+  for (const char* f : kGenFlags) out.push_back(std::string("gen.") + f);
+  for (const char* f : kRunFields) out.push_back(std::string("run.") + f);
+  return out;
+}
+
+Result<Spec> ReadSpec(const std::string& path) {
+  Spec spec;
+  spec.file = path;
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    return Status::Invalid(path + ": cannot read the sweep spec");
+  } catch (const YAML::Exception& e) {
+    return Status::Invalid(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
+  }
+  if (!root.IsMap()) return Status::Invalid(path + ": expected a mapping with base, axes, zip or points");
+  static const std::vector<std::string> kTop = {"base", "axes", "zip", "points", "filters"};
+  static const std::vector<std::string> kBase = {"network", "system", "workload", "generate", "comm-groups", "memory",
+                                                 "remote-memory", "backend", "iterations", "symmetry"};
+  for (const auto& kv : root) {
+    const std::string key = kv.first.as<std::string>();
+    if (std::find(kTop.begin(), kTop.end(), key) == kTop.end()) {
+      return SpecError(path, kv.first, UnknownKeyMessage(key, kTop));
+    }
+  }
+  const YAML::Node base = root["base"];
+  if (!base || !base.IsMap()) return Status::Invalid(path + ": 'base' is required: the inputs every point starts from");
+  for (const auto& kv : base) {
+    const std::string key = kv.first.as<std::string>();
+    if (std::find(kBase.begin(), kBase.end(), key) == kBase.end()) {
+      return SpecError(path, kv.first, "base: " + UnknownKeyMessage(key, kBase));
+    }
+    if (!kv.second.IsScalar()) return SpecError(path, kv.second, "base." + key + ": expected a single value");
+    const std::string v = kv.second.Scalar();
+    if (key == "network") spec.network = Resolve(path, v, true);
+    if (key == "system") spec.system = Resolve(path, v);
+    if (key == "workload") spec.workload = Resolve(path, v);
+    if (key == "generate") spec.generate = v;
+    if (key == "comm-groups") spec.comm_groups = Resolve(path, v);
+    if (key == "memory") spec.memory = Resolve(path, v);
+    if (key == "remote-memory") spec.remote_memory = Resolve(path, v);
+    if (key == "backend") spec.backend = v;
+    if (key == "symmetry") spec.symmetry = v;
+    if (key == "iterations") {
+      ORRERY_PARSE_OR_RETURN(spec.iterations, ParseInt(v, Where{path, kv.second.Mark().line + 1, "base.iterations"}, 1, 1000000));
+    }
+  }
+  if (spec.network.empty() || spec.system.empty()) return Status::Invalid(path + ": base needs network and system");
+  if (spec.workload.empty() == spec.generate.empty()) {
+    return Status::Invalid(path + ": base needs exactly one of workload (a trace prefix) and generate (orrery gen's flags)");
+  }
+  auto dims = ReadNetworkDims(spec.network);
+  if (!dims.ok()) return dims.status().Prefixed(path + ": base.network: ");
+  const int ndims = static_cast<int>(dims->size());
+
+  auto read_lists = [&](const char* section, std::vector<std::pair<std::string, std::vector<Value>>>* out) -> Status {
+    const YAML::Node n = root[section];
+    if (!n) return Status::Ok();
+    if (!n.IsMap()) return SpecError(path, n, std::string(section) + ": expected a mapping of path: [values]");
+    for (const auto& kv : n) {
+      const std::string p = kv.first.as<std::string>();
+      if (!kv.second.IsSequence() || kv.second.size() == 0) {
+        return SpecError(path, kv.second, std::string(section) + "." + p + ": expected a non-empty list of values");
+      }
+      std::vector<Value> values;
+      for (const auto& item : kv.second) {
+        auto v = ScalarValue(path, item, p);
+        if (!v.ok()) return v.status();
+        ORRERY_RETURN_IF_ERROR(CheckAssignment(path, item, p, v.value(), ndims));
+        values.push_back(v.value());
+      }
+      ORRERY_RETURN_IF_ERROR(CheckAssignment(path, kv.first, p, values[0], ndims));
+      out->push_back({p, values});
+    }
+    return Status::Ok();
+  };
+  std::vector<std::pair<std::string, std::vector<Value>>> axes, zip;
+  ORRERY_RETURN_IF_ERROR(read_lists("axes", &axes));
+  ORRERY_RETURN_IF_ERROR(read_lists("zip", &zip));
+  for (const auto& [p, values] : zip) {
+    if (values.size() != zip[0].second.size()) {
+      return Status::Invalid(path + ": zip lists must have equal lengths: " + zip[0].first + " has " +
+                             std::to_string(zip[0].second.size()) + ", " + p + " has " + std::to_string(values.size()));
+    }
+  }
+  const YAML::Node points = root["points"];
+  if (points && (!axes.empty() || !zip.empty())) {
+    return SpecError(path, points, "points: give either an explicit list of points or axes/zip, not both");
+  }
+  if (points) {
+    if (!points.IsSequence()) return SpecError(path, points, "points: expected a list of {path: value} mappings");
+    for (const auto& pt : points) {
+      if (!pt.IsMap()) return SpecError(path, pt, "points: each point is a mapping of path: value");
+      std::vector<Assignment> point;
+      for (const auto& kv : pt) {
+        const std::string p = kv.first.as<std::string>();
+        auto v = ScalarValue(path, kv.second, p);
+        if (!v.ok()) return v.status();
+        ORRERY_RETURN_IF_ERROR(CheckAssignment(path, kv.second, p, v.value(), ndims));
+        point.push_back({p, v.value()});
+        if (std::find(spec.axis_paths.begin(), spec.axis_paths.end(), p) == spec.axis_paths.end()) {
+          spec.axis_paths.push_back(p);
+        }
+      }
+      spec.points.push_back(std::move(point));
+    }
+    return ApplySpecFilters(root["filters"], dims.value(), std::move(spec));
+  }
+  // Product of the axes (first slowest), the zipped lists one more axis.
+  for (const auto& [p, v] : axes) spec.axis_paths.push_back(p);
+  for (const auto& [p, v] : zip) spec.axis_paths.push_back(p);
+  std::vector<size_t> sizes;
+  for (const auto& [p, v] : axes) sizes.push_back(v.size());
+  if (!zip.empty()) sizes.push_back(zip[0].second.size());
+  uint64_t total = 1;
+  for (size_t s : sizes) {
+    total *= s;
+    if (total > 10'000'000) return Status::Invalid(path + ": more than 10,000,000 points; split the sweep");
+  }
+  for (uint64_t i = 0; i < total; ++i) {
+    std::vector<Assignment> point;
+    uint64_t rest = i;
+    std::vector<size_t> digit(sizes.size());
+    for (size_t d = sizes.size(); d-- > 0;) {
+      digit[d] = rest % sizes[d];
+      rest /= sizes[d];
+    }
+    for (size_t a = 0; a < axes.size(); ++a) point.push_back({axes[a].first, axes[a].second[digit[a]]});
+    for (const auto& [p, v] : zip) point.push_back({p, v[digit.back()]});
+    spec.points.push_back(std::move(point));
+  }
+  return ApplySpecFilters(root["filters"], dims.value(), std::move(spec));
+}
+
+}  // namespace orrery::sweep

@@ -1,0 +1,47 @@
+// Command-line options of `orrery gen` (and `orrery run --generate="..."`).
+#pragma once
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "network/topology.h"
+#include "gen/dlrm.h"
+#include "gen/strategy.h"
+
+namespace orrery::gen {
+
+struct GenOptions {
+  std::string model;          // preset name or YAML path
+  Strategy strategy;
+  std::string out;            // PREFIX: writes PREFIX.<rank>.et and PREFIX.comm_groups.json
+  bool summary = false;
+  bool list_models = false;
+  bool help = false;
+  uint64_t hbm_bytes = 80ull * 1000 * 1000 * 1000;  // per-NPU capacity (--hbm-gb, default 80 GB)
+  bool allow_over_capacity = false;
+  std::string device;         // --device=a100|h100: HBM capacity (unless --hbm-gb) and --system-out's figures
+  double efficiency = 1.0;    // --efficiency: achieved fraction of the device's peak FLOP/s
+  std::string system_out;     // --system-out=F.json: the system JSON for the device
+  bool list_devices = false;
+  std::string network;        // --network: YAML or notation; the summary shows where the axes fall
+  std::string place;          // --place=tp:0,dp:1,...: the order from a placement on `network`
+  EmbeddingSharding embedding_sharding = EmbeddingSharding::kTable;  // DLRM models only
+  std::set<std::string> given;  // the flags on the command line, without "--"
+};
+
+// With --place: reads the network and sets the strategy's rank order from
+// the placement (an error if --order is given too, or --network is missing).
+// Fills `dims` with the network's dimensions when --network is given.
+Status ResolvePlacement(GenOptions* o, std::vector<Dim>* dims);
+
+// Parses "--key=value" / "--flag" arguments. Numbers go through core/parse.h;
+// an unknown flag is an error with a did-you-mean.
+Result<GenOptions> ParseGenArgs(const std::vector<std::string>& args);
+std::string GenUsage();
+// Refuses flags that do not apply to the model's kind (--tp for a DLRM,
+// --embedding-sharding for a transformer), naming the flag and what applies.
+Status CheckFlagsForModel(const GenOptions& o, const ModelDesc& m);
+
+}  // namespace orrery::gen

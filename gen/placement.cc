@@ -1,0 +1,182 @@
+#include "gen/placement.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "core/parse.h"
+
+namespace orrery::gen {
+
+namespace {
+
+std::string DimLabel(const std::vector<Dim>& dims, size_t k) {
+  return "dim" + std::to_string(k) + " " + BlockName(dims[k].block);
+}
+
+}  // namespace
+
+uint32_t SpannedDims(const std::array<int64_t, kNumAxes>& sizes, const std::array<Axis, kNumAxes>& order, AxisSet set,
+                     const std::vector<Dim>& dims) {
+  std::array<int64_t, kNumAxes> stride{}, coord{};
+  int64_t next = 1;
+  for (Axis a : order) {
+    stride[static_cast<int>(a)] = next;
+    next *= sizes[static_cast<int>(a)];
+  }
+  uint32_t spanned = 0;
+  // Odometer over the coordinates of the axes in `set` (rank 0: all others 0).
+  while (true) {
+    int64_t rank = 0;
+    for (int a = 0; a < kNumAxes; ++a) rank += coord[a] * stride[a];
+    for (size_t k = 0; k < dims.size() && k < 32; ++k) {
+      if (rank % dims[k].npus != 0) spanned |= 1u << k;
+      rank /= dims[k].npus;
+    }
+    int a = 0;
+    for (; a < kNumAxes; ++a) {
+      if (!(set & Axes(static_cast<Axis>(a))) || sizes[a] <= 1) continue;
+      if (++coord[a] < sizes[a]) break;
+      coord[a] = 0;
+    }
+    if (a == kNumAxes) return spanned;
+  }
+}
+
+std::vector<std::string> DescribePlacement(const Layout& layout, const std::vector<Dim>& dims) {
+  std::vector<std::string> out;
+  int64_t network_npus = 1;
+  for (const Dim& d : dims) network_npus *= d.npus;
+  if (network_npus != layout.npus()) {
+    out.push_back("(the network has " + std::to_string(network_npus) + " NPUs, the strategy " +
+                  std::to_string(layout.npus()) + ": no placement)");
+    return out;
+  }
+  for (int a = 0; a < kNumAxes; ++a) {
+    const Axis axis = static_cast<Axis>(a);
+    if (layout.size(axis) <= 1) continue;
+    const std::vector<int> group = layout.GroupRanks(0, axis);
+    std::array<int64_t, kNumAxes> sizes{};
+    std::array<Axis, kNumAxes> order{};
+    for (int b = 0; b < kNumAxes; ++b) sizes[b] = layout.size(static_cast<Axis>(b));
+    for (int b = 0; b < kNumAxes; ++b) order[b] = layout.order()[b];
+    const uint32_t mask = SpannedDims(sizes, order, Axes(axis), dims);
+    std::vector<size_t> spanned;
+    int64_t covered = 1;
+    for (size_t k = 0; k < dims.size(); ++k) {
+      if (mask & (1u << k)) {
+        spanned.push_back(k);
+        covered *= dims[k].npus;
+      }
+    }
+    std::ostringstream line;
+    line << AxisName(axis) << " -> ";
+    for (size_t i = 0; i < spanned.size(); ++i) line << (i ? " + " : "") << DimLabel(dims, spanned[i]);
+    if (static_cast<int64_t>(group.size()) == covered) {
+      line << " (all " << covered << " NPUs" << (spanned.size() > 1 ? " of them" : "") << ")";
+    } else {
+      line << " (" << group.size() << " of " << covered << " NPUs, stride " << group[1] - group[0] << ")";
+    }
+    out.push_back(line.str());
+  }
+  return out;
+}
+
+Result<std::array<Axis, kNumAxes>> OrderFromPlacement(const std::string& spec, const std::array<int64_t, kNumAxes>& sizes,
+                                                      const std::vector<Dim>& dims) {
+  const Where where{"", 0, "--place"};
+  const std::string allowed = "axis:DIM or axis:FIRST-LAST, comma-separated, e.g. tp:0,dp:1,pp:2 (dimensions 0.." +
+                              std::to_string(static_cast<int>(dims.size()) - 1) + ")";
+  struct Placed {
+    Axis axis;
+    int first, last;
+  };
+  std::vector<Placed> placed;
+  std::stringstream in(spec);
+  for (std::string item; std::getline(in, item, ',');) {
+    const size_t colon = item.find(':');
+    if (colon == std::string::npos) return ValueError(where, spec, "'" + item + "' has no ':'", allowed);
+    const std::string name = item.substr(0, colon), range = item.substr(colon + 1);
+    int axis = -1;
+    for (int a = 0; a < kNumAxes; ++a) {
+      if (name == AxisName(static_cast<Axis>(a))) axis = a;
+    }
+    if (axis < 0) return ValueError(where, spec, "unknown axis '" + name + "'", "axes tp, cp, ep, dp, pp; " + allowed);
+    for (const Placed& p : placed) {
+      if (static_cast<int>(p.axis) == axis) return ValueError(where, spec, "axis '" + name + "' placed twice", allowed);
+    }
+    const size_t dash = range.find('-');
+    const int max_dim = static_cast<int>(dims.size()) - 1;
+    int64_t first = 0, last = 0;
+    const Where at{"", 0, "--place " + name};
+    ORRERY_PARSE_OR_RETURN(first, ParseInt(range.substr(0, dash), at, 0, max_dim));
+    last = first;
+    if (dash != std::string::npos) {
+      ORRERY_PARSE_OR_RETURN(last, ParseInt(range.substr(dash + 1), at, first, max_dim));
+    }
+    placed.push_back({static_cast<Axis>(axis), static_cast<int>(first), static_cast<int>(last)});
+  }
+  for (int a = 0; a < kNumAxes; ++a) {
+    if (sizes[a] <= 1) continue;
+    bool found = false;
+    for (const Placed& p : placed) found = found || static_cast<int>(p.axis) == a;
+    if (!found) {
+      return ValueError(where, spec,
+                        std::string("axis ") + AxisName(static_cast<Axis>(a)) + " (size " + std::to_string(sizes[a]) +
+                            ") has no dimension",
+                        "every axis with size > 1 placed; " + allowed);
+    }
+  }
+  // Each dimension must hold exactly its axes: their sizes multiply to its NPUs.
+  for (size_t k = 0; k < dims.size(); ++k) {
+    int64_t product = 1;
+    std::string names;
+    bool spanning = false;
+    for (const Placed& p : placed) {
+      if (static_cast<int>(k) < p.first || static_cast<int>(k) > p.last) continue;
+      names += std::string(names.empty() ? "" : "·") + AxisName(p.axis);
+      if (p.first != p.last) {
+        spanning = true;
+        if (p.first != static_cast<int>(k)) continue;
+        int64_t span = 1;
+        for (int j = p.first; j <= p.last; ++j) span *= dims[j].npus;
+        if (sizes[static_cast<int>(p.axis)] != span) {
+          return ValueError(where, spec,
+                            std::string("axis ") + AxisName(p.axis) + " has size " +
+                                std::to_string(sizes[static_cast<int>(p.axis)]) + " but dimensions " +
+                                std::to_string(p.first) + ".." + std::to_string(p.last) + " hold " +
+                                std::to_string(span) + " NPUs",
+                            "an axis spanning dimensions alone fills them exactly");
+        }
+        continue;
+      }
+      product *= sizes[static_cast<int>(p.axis)];
+    }
+    if (spanning) {
+      if (names.find("·") != std::string::npos) {
+        return ValueError(where, spec, DimLabel(dims, k) + " holds " + names + ", one of them spanning several dimensions",
+                          "an axis spanning dimensions alone on them");
+      }
+      continue;
+    }
+    if (product != dims[k].npus) {
+      return ValueError(where, spec,
+                        DimLabel(dims, k) + " has " + std::to_string(dims[k].npus) + " NPUs but the axes placed on it (" +
+                            (names.empty() ? std::string("none") : names) + ") multiply to " + std::to_string(product),
+                        "axes whose sizes multiply to each dimension's NPU count");
+    }
+  }
+  // Innermost first: by dimension, then as listed; size-1 axes last.
+  std::vector<Placed> sorted = placed;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const Placed& x, const Placed& y) { return x.first < y.first; });
+  std::array<Axis, kNumAxes> order{};
+  int n = 0;
+  for (const Placed& p : sorted) order[n++] = p.axis;
+  for (int a = 0; a < kNumAxes; ++a) {
+    bool found = false;
+    for (const Placed& p : placed) found = found || static_cast<int>(p.axis) == a;
+    if (!found) order[n++] = static_cast<Axis>(a);
+  }
+  return order;
+}
+
+}  // namespace orrery::gen

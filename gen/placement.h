@@ -1,0 +1,38 @@
+// Where the parallel axes fall on the network's dimensions. Ranks are numbered
+// by the layout (innermost axis first) and by the network (dimension 0
+// fastest), so an axis's groups occupy the dimensions its strides reach.
+// `--place=tp:0,dp:1,pp:2` states the placement instead of the order: the
+// axes become innermost-first by dimension, and each dimension must hold
+// exactly the axes placed on it.
+#pragma once
+#include <array>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "network/topology.h"
+#include "gen/builder.h"
+
+namespace orrery::gen {
+
+// One line per axis with size > 1: the dimensions its group of rank 0 spans,
+// e.g. "tp -> dim0 Ring (all 8 NPUs)" or "dp -> dim1 Switch (16 of 128 NPUs, stride 8)".
+std::vector<std::string> DescribePlacement(const Layout& layout, const std::vector<Dim>& dims);
+
+// The network dimensions the group of rank 0 over `set` spans: bit k is set
+// when two of its ranks differ in their coordinate on dimension k (at most 32
+// dimensions). `sizes` in axis order, `order` innermost first, as for Layout.
+// Walks the group's ranks without allocating (the strategy search calls it
+// for every candidate it ranks).
+uint32_t SpannedDims(const std::array<int64_t, kNumAxes>& sizes, const std::array<Axis, kNumAxes>& order, AxisSet set,
+                     const std::vector<Dim>& dims);
+
+// The rank order (innermost first) that puts each axis on the dimension(s)
+// `spec` names: "axis:D" or "axis:D-E" (an axis alone on dimensions D..E),
+// comma-separated; every axis of size > 1 must appear. `sizes` in axis order
+// tp, cp, ep, dp, pp. An error names the dimension, its NPUs and the axes'
+// product when they do not fill it exactly.
+Result<std::array<Axis, kNumAxes>> OrderFromPlacement(const std::string& spec, const std::array<int64_t, kNumAxes>& sizes,
+                                                      const std::vector<Dim>& dims);
+
+}  // namespace orrery::gen

@@ -1,0 +1,63 @@
+// A parallelism strategy and the per-rank graphs it gives for a dense decoder
+// transformer: DP, Megatron TP (+SP), PP with GPipe / 1F1B, bucketed gradient
+// reduction over DP, ZeRO-1/2/3, activation recomputation. See docs/generator.md.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "gen/builder.h"
+#include "gen/formulas.h"
+#include "gen/model.h"
+
+namespace orrery::gen {
+
+enum class Schedule { kGpipe, k1F1B, kInterleaved };
+
+struct Strategy {
+  int64_t tp = 1, cp = 1, ep = 1, dp = 1, pp = 1;
+  int64_t npus = 0;            // 0: the product of the axes
+  int64_t microbatches = 1;    // m, per DP replica per iteration
+  int64_t microbatch_size = 1; // b
+  int64_t global_batch = 0;    // 0: b·m·dp·ep; else must equal it (or give m)
+  Schedule schedule = Schedule::k1F1B;
+  int64_t chunks = 1;          // model chunks per rank (interleaved 1F1B)
+  bool sp = false;
+  Recompute recompute = Recompute::kNone;
+  int zero = 0;
+  std::array<Axis, kNumAxes> order{Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp, Axis::kPp};
+  uint64_t bucket_bytes = 25ull << 20;  // gradient bucket (PyTorch DDP's default 25 MiB)
+  uint64_t bytes_per_value = 2;         // bf16 activations, weights and gradients
+  bool lm_head = true;                  // output layer + loss on the last stage
+  // --offload: to the run's remote memory (pool), as MEM nodes the memory
+  // layer simulates. Activations: stored after each layer's forward, loaded
+  // back one layer ahead of its backward. Optimizer: the rank's optimizer
+  // states (12 bytes per parameter, ZeRO-sharded) loaded and stored back once
+  // per iteration after the gradients are reduced.
+  bool offload_activations = false;
+  bool offload_optimizer = false;
+};
+
+// Checks the strategy against the model; one message naming the rule and numbers.
+Status ValidateStrategy(const ModelDesc& m, const Strategy& s);
+
+// Layers held by stage k: l/p, the first l mod p stages one more.
+int64_t StageLayers(const ModelDesc& m, int64_t pp, int64_t stage);
+int64_t StageFirstLayer(const ModelDesc& m, int64_t pp, int64_t stage);
+
+// Parameters held by one rank of `stage` (TP-sharded layers plus the embedding
+// on the first stage and the output layer on the last; routed experts also
+// EP-sharded): dense ones (gradients reduced over cp·ep·dp) and experts'
+// (over cp·dp).
+struct RankParamSplit {
+  uint64_t dense = 0, expert = 0;
+};
+RankParamSplit RankParamsSplit(const ModelDesc& m, const Strategy& s, int64_t stage);
+uint64_t RankParams(const ModelDesc& m, const Strategy& s, int64_t stage);
+
+// The workload: one class per pipeline stage (class id = stage).
+Result<Workload> GenerateDense(const ModelDesc& m, const Strategy& s);
+
+}  // namespace orrery::gen

@@ -1,0 +1,300 @@
+#include "report/critical_path.h"
+
+#include <algorithm>
+#include <map>
+
+#include "extern/et_io.h"
+#include "system/collective_engine.h"
+#include "workload/executor.h"
+#include "workload/node_recorder.h"
+
+namespace orrery {
+
+namespace {
+
+// BROADCAST, REDUCE, GATHER, SCATTER, BARRIER: over the group or all NPUs, whatever involved_dim says.
+bool Rooted(const WorkNode& n) {
+  return n.comm_type == 1 || (n.comm_type >= 3 && n.comm_type <= 5) || n.comm_type == 9;
+}
+
+class Walker {
+ public:
+  Walker(const Executor& exec, const NodeRecorder& records, const CollectiveEngine& engine, bool symmetric)
+      : exec_(exec), rec_(records), engine_(engine), symmetric_(symmetric), coll_index_(exec.npus().size()) {}
+
+  CriticalPath Walk();
+
+ private:
+  const WorkNode& Node(int rank, uint32_t flat) const {
+    const NpuGraph& g = exec_.npus()[rank].graph;
+    return g.nodes[flat % g.nodes.size()];
+  }
+  int Iteration(int rank, uint32_t flat) const {
+    return static_cast<int>(flat / exec_.npus()[rank].graph.nodes.size());
+  }
+  void AddNode(int rank, uint32_t flat, Tick start, Tick end);
+  void AddCollective(int rank, uint32_t flat, Tick start, Tick end);
+  void Push(PathSegment s);
+  std::string DimsCategory(uint32_t dims) const;
+  void AddIdle(int rank, Tick start, Tick end);
+  std::string CommCategory(int rank, const WorkNode& n) const;
+  std::vector<int> Members(int rank, const WorkNode& n) const;
+  uint32_t FindCollective(int rank, int group, uint32_t seq);
+
+  const Executor& exec_;
+  const NodeRecorder& rec_;
+  const CollectiveEngine& engine_;
+  bool symmetric_;
+  int final_rank_ = 0;
+  std::vector<PathSegment> backward_;  // segments as found, latest first
+  // Per rank, built when first needed: (group + 1) << 32 | sequence -> record index.
+  std::vector<std::vector<std::pair<uint64_t, uint32_t>>> coll_index_;
+};
+
+// The dimensions a node's messages cross, as a category.
+std::string Walker::CommCategory(int rank, const WorkNode& n) const {
+  const Topology& t = engine_.topology();
+  uint32_t dims = 0;
+  auto add = [&](int d) { dims |= uint32_t{1} << std::min(d, 31); };
+  if (n.kind == NodeKind::kSend || n.kind == NodeKind::kRecv) {
+    const int peer = n.kind == NodeKind::kSend ? n.comm_dst : n.comm_src;
+    for (int d = 0; d < t.num_dims(); ++d) {
+      if (t.Coord(rank, d) != t.Coord(peer, d)) add(d);
+    }
+  } else if (n.group >= 0) {
+    const CommGroup& g = engine_.group(n.group);
+    if (!g.aligned) return "communication";  // a flat ring over the group's ranks: no one dimension
+    for (int d = 0; d < t.num_dims(); ++d) {
+      if (g.dims[d]) add(d);
+    }
+  } else {
+    const std::vector<bool>* involved = Rooted(n) || n.involved < 0 ? nullptr : &exec_.npus()[rank].graph.involved[n.involved];
+    for (int d = 0; d < t.num_dims(); ++d) {
+      const bool in = !involved || d >= static_cast<int>(involved->size()) || (*involved)[d];
+      if (in && t.dims()[d].npus > 1) add(d);
+    }
+  }
+  return DimsCategory(dims);
+}
+
+// "communication dim1 (Switch)"; several dimensions at once: "communication dim0+dim1 (Ring+Switch)".
+std::string Walker::DimsCategory(uint32_t dims) const {
+  const Topology& t = engine_.topology();
+  std::string ids, blocks;
+  for (int d = 0; d < 31 && d < t.num_dims(); ++d) {
+    if (!(dims & (uint32_t{1} << d))) continue;
+    if (!ids.empty()) {
+      ids += '+';
+      blocks += '+';
+    }
+    ids.append("dim").append(std::to_string(d));
+    blocks.append(BlockName(t.dims()[d].block));
+  }
+  if (ids.empty()) return "communication";
+  std::string out = "communication ";
+  out.append(ids).append(" (").append(blocks).append(")");
+  return out;
+}
+
+// A collective's segment, split where the set of dimensions its chunks are on
+// changes (the rank's phase log from the collective's first mark).
+void Walker::AddCollective(int rank, uint32_t flat, Tick start, Tick end) {
+  const NodeRecord& x = rec_.records(rank)[flat];
+  const std::vector<PhaseMark>& log = rec_.phase_log(rank);
+  std::vector<std::pair<Tick, uint32_t>> pieces;  // (from, dims), in time order; none before the first mark
+  pieces.emplace_back(start, 0);
+  // From the mark before its first: the state when it began (a mark at the very
+  // instant it was issued may have been merged into that one).
+  for (size_t i = x.aux2 > 0 ? x.aux2 - 1 : 0; i < log.size() && log[i].at < end; ++i) {
+    if (log[i].at <= start) {
+      pieces.front().second = log[i].dims;
+    } else {
+      pieces.emplace_back(log[i].at, log[i].dims);
+    }
+  }
+  const WorkNode& n = Node(rank, flat);
+  for (size_t k = pieces.size(); k-- > 0;) {
+    const Tick to = k + 1 < pieces.size() ? pieces[k + 1].first : end;
+    PathSegment s;
+    s.rank = rank;
+    s.iteration = Iteration(rank, flat);
+    s.node_id = n.id;
+    s.name = n.name;
+    s.kind = CollectiveName(n.comm_type);
+    s.start_ns = pieces[k].first;
+    s.end_ns = to;
+    // No single dimension known (a flat group, a rooted collective): its dimensions as a whole.
+    s.category = pieces[k].second == 0 || (pieces[k].second & (uint32_t{1} << 31)) ? CommCategory(rank, n)
+                                                                                     : DimsCategory(pieces[k].second);
+    Push(std::move(s));
+  }
+}
+
+// Adds a segment (found latest first), merged with the one after it when both
+// are the same node and category.
+void Walker::Push(PathSegment s) {
+  if (s.end_ns <= s.start_ns) return;
+  s.activity = s.category;
+  if (s.rank != final_rank_) s.category = "waiting on another rank";
+  if (!backward_.empty()) {
+    PathSegment& after = backward_.back();
+    if (after.start_ns == s.end_ns && after.rank == s.rank && after.node_id == s.node_id &&
+        after.iteration == s.iteration && after.kind == s.kind && after.activity == s.activity) {
+      after.start_ns = s.start_ns;
+      return;
+    }
+  }
+  backward_.push_back(std::move(s));
+}
+
+void Walker::AddNode(int rank, uint32_t flat, Tick start, Tick end) {
+  if (end <= start) return;
+  const WorkNode& n = Node(rank, flat);
+  if (n.kind == NodeKind::kColl && rec_.records(rank)[flat].aux2 != kNoNode) {
+    AddCollective(rank, flat, start, end);
+    return;
+  }
+  PathSegment s;
+  s.rank = rank;
+  s.iteration = Iteration(rank, flat);
+  s.node_id = n.id;
+  s.name = n.name;
+  s.start_ns = start;
+  s.end_ns = end;
+  switch (n.kind) {
+    case NodeKind::kComp: s.kind = n.is_cpu ? "cpu" : "compute"; s.category = "compute"; break;
+    case NodeKind::kColl: s.kind = CollectiveName(n.comm_type); s.category = CommCategory(rank, n); break;
+    case NodeKind::kSend: s.kind = "send"; s.category = CommCategory(rank, n); break;
+    case NodeKind::kRecv: s.kind = "recv"; s.category = CommCategory(rank, n); break;
+    case NodeKind::kMemLoad: s.kind = "mem_load"; s.category = "memory"; break;
+    case NodeKind::kMemStore: s.kind = "mem_store"; s.category = "memory"; break;
+    default: s.kind = "metadata"; s.category = "idle"; break;
+  }
+  Push(std::move(s));
+}
+
+void Walker::AddIdle(int rank, Tick start, Tick end) {
+  if (end <= start) return;
+  PathSegment s;
+  s.rank = rank;
+  s.kind = "idle";
+  s.start_ns = start;
+  s.end_ns = end;
+  s.activity = "idle";
+  s.category = rank == final_rank_ ? "idle" : "waiting on another rank";
+  backward_.push_back(std::move(s));
+}
+
+// The ranks that take part in collective `n` issued by `rank`.
+std::vector<int> Walker::Members(int rank, const WorkNode& n) const {
+  if (n.group >= 0) return engine_.group(n.group).ranks;
+  const Topology& t = engine_.topology();
+  const std::vector<bool>* involved = Rooted(n) || n.involved < 0 ? nullptr : &exec_.npus()[rank].graph.involved[n.involved];
+  std::vector<int> out;
+  for (int q = 0; q < t.npus(); ++q) {
+    bool member = true;
+    for (int d = 0; involved && d < t.num_dims() && member; ++d) {
+      const bool in = d >= static_cast<int>(involved->size()) || (*involved)[d];
+      if (!in && t.Coord(q, d) != t.Coord(rank, d)) member = false;
+    }
+    if (member) out.push_back(q);
+  }
+  return out;
+}
+
+uint32_t Walker::FindCollective(int rank, int group, uint32_t seq) {
+  auto& index = coll_index_[rank];
+  if (index.empty()) {
+    const auto& recs = rec_.records(rank);
+    for (uint32_t f = 0; f < recs.size(); ++f) {
+      const WorkNode& n = Node(rank, f);
+      if (n.kind != NodeKind::kColl || recs[f].aux == kNoNode) continue;
+      index.emplace_back((static_cast<uint64_t>(n.group + 1) << 32) | recs[f].aux, f);
+    }
+    std::sort(index.begin(), index.end());
+  }
+  const uint64_t key = (static_cast<uint64_t>(group + 1) << 32) | seq;
+  auto it = std::lower_bound(index.begin(), index.end(), std::make_pair(key, uint32_t{0}));
+  return it != index.end() && it->first == key ? it->second : kNoNode;
+}
+
+CriticalPath Walker::Walk() {
+  CriticalPath out;
+  const auto& npus = exec_.npus();
+  int rank = -1;
+  for (size_t r = 0; r < npus.size(); ++r) {
+    if (rank < 0 || npus[r].finish > npus[rank].finish) rank = static_cast<int>(r);
+  }
+  if (rank < 0) return out;
+  final_rank_ = rank;
+  out.rank = rank;
+  out.finished_ns = npus[rank].finish;
+  out.representative = symmetric_;
+  Tick t = out.finished_ns;
+  // The node that ended last (the latest record among equals).
+  const auto& last = rec_.records(rank);
+  uint32_t flat = kNoNode;
+  for (uint32_t f = 0; f < last.size(); ++f) {
+    if (flat == kNoNode || last[f].end >= last[flat].end) flat = f;
+  }
+  size_t budget = 1;
+  for (int r = 0; r < rec_.ranks(); ++r) budget += rec_.records(r).size();
+  while (flat != kNoNode && budget-- > 0) {
+    const NodeRecord& x = rec_.records(rank)[flat];
+    if (x.end < t) AddIdle(rank, x.end, t);
+    t = std::min(t, x.end);
+    const WorkNode& n = Node(rank, flat);
+    // What made this node end when it did: itself, a later member, or a message.
+    int next_rank = rank;
+    uint32_t next = flat;
+    if (n.kind == NodeKind::kRecv && x.aux2 != kNoNode && x.aux != kNoNode) {
+      next_rank = static_cast<int>(x.aux2);
+      next = x.aux;
+    } else if (n.kind == NodeKind::kColl && !symmetric_ && x.aux != kNoNode) {
+      Tick latest = x.start;
+      for (int q : Members(rank, n)) {
+        if (q == rank) continue;
+        const uint32_t fq = FindCollective(q, n.group, x.aux);
+        // A member that joined after this rank finished (a chain's far end) did not hold it up.
+        if (fq != kNoNode && rec_.records(q)[fq].start > latest && rec_.records(q)[fq].start <= x.end) {
+          latest = rec_.records(q)[fq].start;
+          next_rank = q;
+          next = fq;
+        }
+      }
+    }
+    const NodeRecord& y = rec_.records(next_rank)[next];
+    const Tick from = std::min(y.start, t);
+    AddNode(rank, flat, from, t);
+    t = from;
+    // Before it: what `next` waited for.
+    rank = next_rank;
+    if (y.why == WaitedFor::kNothing || y.pred == kNoNode) break;
+    flat = y.pred;
+  }
+  AddIdle(rank, 0, t);
+
+  out.segments.assign(backward_.rbegin(), backward_.rend());
+  std::map<std::string, Tick> by_category;
+  std::map<int, Tick> by_rank;
+  for (const PathSegment& s : out.segments) {
+    by_category[s.category] += s.end_ns - s.start_ns;
+    if (s.rank != final_rank_) by_rank[s.rank] += s.end_ns - s.start_ns;
+  }
+  for (const auto& [c, ns] : by_category) out.categories.push_back(PathShare{c, ns});
+  std::stable_sort(out.categories.begin(), out.categories.end(),
+                   [](const PathShare& a, const PathShare& b) { return a.ns > b.ns; });
+  for (const auto& [r, ns] : by_rank) out.other_ranks.emplace_back(r, ns);
+  std::stable_sort(out.other_ranks.begin(), out.other_ranks.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
+}
+
+}  // namespace
+
+CriticalPath FindCriticalPath(const Executor& exec, const NodeRecorder& records, const CollectiveEngine& engine,
+                              bool symmetric) {
+  return Walker(exec, records, engine, symmetric).Walk();
+}
+
+}  // namespace orrery

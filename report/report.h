@@ -1,0 +1,98 @@
+// The run report: what a simulation returns (per NPU, per collective, per
+// network dimension, the critical path) and its formats (text, JSON, CSV).
+// A value: run/ fills it, report/report_reader.cc reads the JSON back.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/tick.h"
+#include "network/backend.h"
+#include "report/critical_path.h"
+
+namespace orrery {
+
+
+struct NpuReport {
+  int rank = 0;
+  Tick finished_ns = 0;
+  Tick compute_ns = 0;       // GPU compute
+  Tick comm_ns = 0;          // union of collective, send and receive intervals (ASTRA-sim's "Comm time")
+  Tick remote_mem_ns = 0;    // union of MEM_LOAD / MEM_STORE intervals
+  uint64_t peak_local_bytes = 0;  // with capacity tracking (memory configuration)
+  // The finished time split four ways (they sum to finished_ns): GPU compute;
+  // communication while not computing; memory accesses while neither computing
+  // nor communicating; none of these.
+  Tick exposed_comm_ns = 0;
+  Tick mem_stall_ns = 0;
+  Tick idle_ns = 0;
+};
+
+struct CollectiveReport {
+  int rank = 0;
+  uint64_t node_id = 0;
+  std::string name;
+  std::string type;
+  uint64_t bytes = 0;
+  std::string algorithm;
+  Tick start_ns = 0;
+  Tick end_ns = 0;
+};
+
+struct DimReport {
+  std::string block;
+  int npus = 0;
+  double bandwidth_gbps = 0;
+  double latency_ns = 0;
+  uint64_t messages = 0;
+  uint64_t bytes = 0;
+  Tick busy_ns = 0;          // summed over the links of the dimension
+  double directed_links = 0;  // links of the dimension, each direction counted
+  double utilization = 0;     // busy / (directed links * finished time)
+};
+
+struct RunReport {
+  std::string backend;
+  int npus = 0;
+  int iterations = 1;
+  std::vector<NpuReport> per_npu;
+  std::vector<CollectiveReport> collectives;  // on rank 0
+  std::vector<DimReport> dims;
+  std::vector<LinkStat> links;  // with RunConfig::link_stats
+  bool link_stats = false;      // RunConfig::link_stats
+  std::string links_note;       // why `links` is empty although asked for
+  uint64_t events = 0;
+  uint64_t messages = 0;
+  std::string memory_backend;
+  uint64_t memory_accesses = 0;
+  uint64_t memory_bytes = 0;
+  Tick memory_wait_ns = 0;  // queueing at the memory, summed over accesses
+  bool capacity_tracked = false;
+  uint64_t local_capacity_bytes = 0, remote_capacity_bytes = 0, peak_remote_bytes = 0;
+  std::vector<std::string> warnings;
+  bool symmetric = false;       // rank 0 was simulated as the representative of every rank
+  std::string symmetry_note;    // why the run was (or was not) symmetric, or its rank classes
+  int rank_classes = 0;         // > 0: one representative per rank class was simulated (run/rank_classes.h)
+  CriticalPath critical_path;   // with RunConfig::critical_path (rank -1 otherwise)
+  // With RunConfig::all_collectives: every simulated rank's collectives by rank, then
+  // issue order (in a symmetric run rank 0's, which are every rank's).
+  std::vector<CollectiveReport> all_collectives;
+  // What produced the report (run/spec.h): SpecHash, and the "config"
+  // object of the JSON report (SpecConfigJson).
+  std::string config_hash;
+  std::string config_json;
+};
+
+std::string FormatReportText(const RunReport& r);
+std::string FormatReportJson(const RunReport& r);
+std::string FormatReportCsv(const RunReport& r);
+// --collectives=FILE.csv: one row per collective of every rank (a symmetric run's
+// representative stands for each rank); needs RunConfig::all_collectives.
+std::string FormatCollectivesCsv(const RunReport& r);
+// --links=FILE.csv: one row per link the backend reports; needs RunConfig::collect_links.
+std::string FormatLinksCsv(const RunReport& r);
+
+}  // namespace orrery

@@ -1,0 +1,243 @@
+// Reading a run report for `orrery report compare`: every field checked.
+#include "report/compare.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <sys/stat.h>
+#include <vector>
+
+namespace orrery {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr char kWhatIsAReport[] = "a report of 'orrery run --report-format=json'";
+
+// Control characters (a hostile file's strings end up in the table) as '?'.
+std::string Printable(const std::string& s) {
+  std::string out = s;
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return out;
+}
+
+// A value as a message shows it: `"abc" (a string)`, `-5 (a negative integer)`.
+std::string Describe(const json& v) {
+  switch (v.type()) {
+    case json::value_t::string: {
+      std::string s = Printable(v.get<std::string>());
+      if (s.size() > 40) s = s.substr(0, 40) + "...";
+      return "\"" + s + "\" (a string)";
+    }
+    case json::value_t::number_unsigned: return v.dump() + " (an integer)";
+    case json::value_t::number_integer: return v.dump() + (v.get<int64_t>() < 0 ? " (a negative integer)" : " (an integer)");
+    case json::value_t::number_float: return v.dump() + " (a number)";
+    case json::value_t::boolean: return v.dump() + " (a boolean)";
+    case json::value_t::array: return "an array of " + std::to_string(v.size()) + " element(s)";
+    case json::value_t::object: return "an object";
+    default: return "null";
+  }
+}
+
+// Reads the fields of one report; the first error is kept (and names the file).
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+  const Status& status() const { return status_; }
+  bool ok() const { return status_.ok(); }
+
+  void Fail(const std::string& field, const json* got, const std::string& expected) {
+    if (!status_.ok()) return;
+    status_ = Status::Invalid(file_ + ": field \"" + field + "\" " + (got ? "is " + Describe(*got) : "is missing") +
+                              "; expected " + expected + (field.find_first_of(".[") == std::string::npos && !got
+                                                              ? std::string(" (is this ") + kWhatIsAReport + "?)"
+                                                              : ""));
+  }
+  // The member `key` of `obj` (whose own path is `at`), or null: missing (an
+  // error unless optional) or not accepted by `accept`.
+  const json* Member(const json& obj, const std::string& at, const std::string& key, bool (*accept)(const json&),
+                     const std::string& expected, bool optional = false) {
+    const std::string field = at.empty() ? key : at + "." + key;
+    auto it = obj.find(key);
+    if (it == obj.end()) {
+      if (!optional) Fail(field, nullptr, expected);
+      return nullptr;
+    }
+    if (!accept(*it)) {
+      Fail(field, &*it, expected);
+      return nullptr;
+    }
+    return &*it;
+  }
+  double Uint(const json& obj, const std::string& at, const std::string& key, const std::string& what = "") {
+    const json* v = Member(obj, at, key, [](const json& j) { return j.is_number_unsigned(); },
+                           "a non-negative integer" + (what.empty() ? "" : " (" + what + ")"));
+    return v ? static_cast<double>(v->get<uint64_t>()) : 0;
+  }
+  double Number(const json& obj, const std::string& at, const std::string& key) {
+    const json* v = Member(obj, at, key, [](const json& j) { return j.is_number() && j.get<double>() >= 0; },
+                           "a non-negative number");
+    return v ? v->get<double>() : 0;
+  }
+  std::string String(const json& obj, const std::string& at, const std::string& key) {
+    const json* v = Member(obj, at, key, [](const json& j) { return j.is_string(); }, "a string");
+    return v ? v->get<std::string>() : "";
+  }
+  const json* Array(const json& obj, const std::string& at, const std::string& key, const std::string& of,
+                    bool optional = false) {
+    return Member(obj, at, key, [](const json& j) { return j.is_array(); }, "an array of " + of, optional);
+  }
+  const json* Object(const std::string& field, const json& v, const std::string& what) {
+    if (v.is_object()) return &v;
+    Fail(field, &v, what);
+    return nullptr;
+  }
+
+ private:
+  std::string file_;
+  Status status_;
+};
+
+constexpr const char* kSplitKeys[4] = {"compute_ns", "exposed_comm_ns", "mem_stall_ns", "idle_ns"};
+
+Result<json> Load(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    return Status::Invalid(path + ": cannot read it (" + std::strerror(errno) + "); expected " + kWhatIsAReport);
+  }
+  if (S_ISDIR(st.st_mode)) return Status::Invalid(path + ": is a directory; expected " + std::string(kWhatIsAReport));
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) return Status::Invalid(path + ": cannot read it; expected " + std::string(kWhatIsAReport));
+  try {
+    return json::parse(text.str());
+  } catch (const json::exception& e) {
+    std::string what = Printable(e.what());
+    const size_t at = what.find("] ");
+    if (at != std::string::npos) what = what.substr(at + 2);
+    if (what.size() > 200) what = what.substr(0, 200) + "...";
+    return Status::Invalid(path + ": not JSON: " + what + "; expected " + kWhatIsAReport);
+  }
+}
+
+}  // namespace
+
+Result<ReportSummary> SummariseReport(const std::string& path) {
+  auto loaded = Load(path);
+  if (!loaded.ok()) return loaded.status();
+  const json& j = loaded.value();
+  if (!j.is_object()) {
+    return Status::Invalid(path + ": the top level is " + Describe(j) + "; expected a JSON object, " + kWhatIsAReport);
+  }
+  if (j.contains("traceEvents")) {
+    return Status::Invalid(path + ": a trace-event timeline (it has \"traceEvents\"), not a run report; expected " +
+                           kWhatIsAReport);
+  }
+  Reader rd(path);
+  ReportSummary s;
+  s.file = path;
+  s.backend = rd.String(j, "", "backend");
+  s.npus = rd.Uint(j, "", "npu_count", "the number of NPUs");
+  const json* npus = rd.Array(j, "", "npus", "per-rank objects");
+  if (rd.ok() && s.npus < 1) rd.Fail("npu_count", &j.at("npu_count"), "at least 1");
+  if (rd.ok() && static_cast<double>(npus->size()) != s.npus) {
+    rd.Fail("npus", npus, "one entry per rank: npu_count = " + j.at("npu_count").dump());
+  }
+  for (size_t i = 0; rd.ok() && i < npus->size(); ++i) {
+    const std::string at = "npus[" + std::to_string(i) + "]";
+    const json* n = rd.Object(at, (*npus)[i], "an object with rank, finished_ns, compute_ns, ...");
+    if (!n) break;
+    const double rank = rd.Uint(*n, at, "rank");
+    if (rd.ok() && rank >= s.npus) rd.Fail(at + ".rank", &n->at("rank"), "a rank below npu_count");
+    const double finished = rd.Uint(*n, at, "finished_ns", "nanoseconds");
+    double split[4];
+    for (int k = 0; k < 4; ++k) split[k] = rd.Uint(*n, at, kSplitKeys[k], "nanoseconds");
+    if (!rd.ok()) break;
+    if (i == 0 || finished > s.finished || (finished == s.finished && rank < s.slowest_rank)) {
+      s.finished = finished;
+      s.slowest_rank = rank;
+      std::copy(split, split + 4, s.slow);
+    }
+    for (int k = 0; k < 4; ++k) s.mean[k] += split[k] / s.npus;
+  }
+  if (const json* cp = rd.ok() ? rd.Member(j, "", "critical_path", [](const json& v) { return v.is_object(); },
+                                           "an object (from orrery run --critical-path)", true)
+                               : nullptr) {
+    s.has_path = true;
+    const json* cats = rd.Array(*cp, "critical_path", "categories", "{category, ns} objects");
+    for (size_t i = 0; rd.ok() && i < cats->size(); ++i) {
+      const std::string at = "critical_path.categories[" + std::to_string(i) + "]";
+      const json* c = rd.Object(at, (*cats)[i], "an object with category and ns");
+      if (!c) break;
+      const std::string name = rd.String(*c, at, "category");
+      const double ns = rd.Uint(*c, at, "ns", "nanoseconds");
+      if (rd.ok() && name.empty()) rd.Fail(at + ".category", &c->at("category"), "a non-empty category name");
+      s.path[Printable(name)] += ns;
+    }
+  }
+  const json* dims = rd.ok() ? rd.Array(j, "", "dims", "per-dimension objects") : nullptr;
+  for (size_t d = 0; rd.ok() && d < dims->size(); ++d) {
+    const std::string at = "dims[" + std::to_string(d) + "]";
+    const json* x = rd.Object(at, (*dims)[d], "an object with block, bytes, busy_ns, utilization, messages");
+    if (!x) break;
+    ReportSummary::Dim dim;
+    dim.block = Printable(rd.String(*x, at, "block"));
+    dim.bytes = rd.Uint(*x, at, "bytes");
+    dim.busy = rd.Uint(*x, at, "busy_ns", "nanoseconds");
+    dim.utilisation = rd.Number(*x, at, "utilization");
+    dim.messages = rd.Uint(*x, at, "messages");
+    s.dims.push_back(dim);
+  }
+  if (rd.ok()) s.messages = rd.Uint(j, "", "messages");
+  const json* colls = rd.ok() ? rd.Array(j, "", "collectives", "collective objects") : nullptr;
+  for (size_t i = 0; rd.ok() && i < colls->size(); ++i) {
+    const std::string at = "collectives[" + std::to_string(i) + "]";
+    const json* c = rd.Object(at, (*colls)[i], "an object with start_ns and end_ns");
+    if (!c) break;
+    const double start = rd.Uint(*c, at, "start_ns", "nanoseconds"), end = rd.Uint(*c, at, "end_ns", "nanoseconds");
+    if (rd.ok() && end < start) {
+      rd.Fail(at + ".end_ns", &c->at("end_ns"), "at least start_ns = " + c->at("start_ns").dump());
+    }
+    s.collectives += 1;
+    s.collective_ns += end - start;
+  }
+  // A symmetric run lists the representative's collectives, which are every rank's.
+  if (rd.ok() && j.contains("collectives_note")) {
+    s.collectives *= s.npus;
+    s.collective_ns *= s.npus;
+  }
+  const json* mem = rd.ok() ? rd.Member(j, "", "memory", [](const json& v) { return v.is_object(); },
+                                        "an object with accesses, bytes, wait_ns")
+                            : nullptr;
+  if (mem) {
+    s.mem_accesses = rd.Uint(*mem, "memory", "accesses");
+    s.mem_bytes = rd.Uint(*mem, "memory", "bytes");
+    s.mem_wait = rd.Uint(*mem, "memory", "wait_ns", "nanoseconds");
+  }
+  const json* config = rd.ok() ? rd.Member(j, "", "config", [](const json& v) { return v.is_object(); },
+                                           "an object (the effective configuration)", true)
+                               : nullptr;
+  if (config) {
+    const json* hash = rd.Member(*config, "config", "hash", [](const json& v) { return v.is_string(); }, "a string", true);
+    if (hash) {
+      s.has_hash = true;
+      s.hash = Printable(hash->get<std::string>());
+    }
+  }
+  if (!rd.ok()) return rd.status();
+  return s;
+}
+
+}  // namespace orrery

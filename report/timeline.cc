@@ -1,0 +1,285 @@
+#include "report/timeline.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/parse.h"
+#include "extern/et_io.h"
+
+namespace orrery {
+
+namespace {
+
+enum Track { kCompute = 0, kCpu = 1, kComm = 2, kMemory = 3, kFirstRecvLane = 10 };
+
+// Microseconds with exactly three decimals: the nanosecond, no rounding.
+std::string Us(Tick ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%llu.%03llu", static_cast<unsigned long long>(ns / 1000),
+                static_cast<unsigned long long>(ns % 1000));
+  return buf;
+}
+
+std::string Quote(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+Status RanksError(const std::string& text, const std::string& why, int npus) {
+  return Status::Invalid("--timeline-ranks = \"" + text + "\": " + why +
+                         "; allowed: ranks and ranges A-B (A <= B) separated by commas, each 0.." +
+                         std::to_string(npus - 1) + " (the network has " + std::to_string(npus) + " NPUs)");
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> ParseRankSelection(const std::string& text, int npus) {
+  std::vector<uint8_t> out(static_cast<size_t>(npus), text.empty() ? 1 : 0);
+  if (text.empty()) return out;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    const size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, comma - pos);
+    const size_t dash = item.find('-');
+    const std::string a = item.substr(0, dash), b = dash == std::string::npos ? a : item.substr(dash + 1);
+    auto lo = ParseUint(a, Where{"", 0, "--timeline-ranks"}, 0, uint64_t{1} << 40);
+    auto hi = ParseUint(b, Where{"", 0, "--timeline-ranks"}, 0, uint64_t{1} << 40);
+    if (item.empty() || !lo.ok() || !hi.ok()) return RanksError(text, "\"" + item + "\" is not a rank or a range", npus);
+    if (lo.value() > hi.value()) {
+      return RanksError(text, "range " + item + " runs backwards", npus);
+    }
+    if (hi.value() >= static_cast<uint64_t>(npus)) {
+      return RanksError(text, "rank " + std::to_string(hi.value()) + " is beyond the last NPU", npus);
+    }
+    for (uint64_t r = lo.value(); r <= hi.value(); ++r) out[r] = 1;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+Result<std::pair<Tick, Tick>> ParseTimeWindow(const std::string& text) {
+  const std::string allowed = "; allowed: START_NS-END_NS, two integers in ns with START_NS <= END_NS";
+  const size_t dash = text.find('-');
+  if (dash == std::string::npos) return Status::Invalid("--timeline-window = \"" + text + "\": no '-'" + allowed);
+  auto a = ParseUint(text.substr(0, dash), Where{"", 0, "--timeline-window"}, 0, kTickMax);
+  auto b = ParseUint(text.substr(dash + 1), Where{"", 0, "--timeline-window"}, 0, kTickMax);
+  if (!a.ok() || !b.ok()) return Status::Invalid("--timeline-window = \"" + text + "\": not two numbers" + allowed);
+  if (a.value() > b.value()) return Status::Invalid("--timeline-window = \"" + text + "\": ends before it starts" + allowed);
+  return std::make_pair(Tick{a.value()}, Tick{b.value()});
+}
+
+Result<std::unique_ptr<TimelineWriter>> TimelineWriter::Open(const TimelineOptions& options, int npus, bool symmetric) {
+  std::unique_ptr<TimelineWriter> w(new TimelineWriter());
+  auto ranks = ParseRankSelection(options.ranks, npus);
+  if (!ranks.ok()) return ranks.status();
+  w->selected_ = std::move(ranks.value());
+  for (int r = 0; r < npus; ++r) {
+    if (w->selected_[r]) w->selected_list_.push_back(r);
+  }
+  if (!options.window.empty()) {
+    auto window = ParseTimeWindow(options.window);
+    if (!window.ok()) return window.status();
+    w->window_ = window.value();
+  }
+  w->path_ = options.path;
+  w->file_ = std::fopen(options.path.c_str(), "wb");
+  if (!w->file_) {
+    return Status::Invalid("--timeline = \"" + options.path + "\": cannot write it (" + std::strerror(errno) +
+                           "); allowed: a file path in an existing, writable directory");
+  }
+  w->buffer_.resize(1 << 20);
+  std::setvbuf(w->file_, w->buffer_.data(), _IOFBF, w->buffer_.size());
+  w->symmetric_ = symmetric;
+  w->ranks_.resize(symmetric ? 1 : w->selected_list_.size());
+  if (!symmetric) {
+    w->state_of_.assign(static_cast<size_t>(npus), 0);
+    for (size_t i = 0; i < w->selected_list_.size(); ++i) w->state_of_[w->selected_list_[i]] = static_cast<uint32_t>(i);
+  }
+  w->Begin();
+  return w;
+}
+
+// Not closed: the run failed, and half a timeline is removed rather than left behind.
+TimelineWriter::~TimelineWriter() {
+  if (!file_) return;
+  std::fclose(file_);
+  std::remove(path_.c_str());
+}
+
+void TimelineWriter::Write(const std::string& text) {
+  if (!first_) std::fputs(",\n", file_);
+  first_ = false;
+  std::fputs(text.c_str(), file_);
+}
+
+void TimelineWriter::Meta(int pid, int tid, const char* what, const std::string& value) {
+  const bool sort = std::strstr(what, "sort") != nullptr;
+  Write("{\"name\":\"" + std::string(what) + "\",\"ph\":\"M\",\"ts\":0,\"pid\":" + std::to_string(pid) +
+        ",\"tid\":" + std::to_string(tid) + ",\"args\":{" + (sort ? "\"sort_index\":" + value : "\"name\":" + Quote(value)) +
+        "}}");
+}
+
+void TimelineWriter::Begin() {
+  std::fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", file_);
+  static const char* kTracks[] = {"compute", "cpu", "communication", "memory"};
+  for (int r : selected_list_) {
+    Meta(r, 0, "process_name", "rank " + std::to_string(r));
+    Meta(r, 0, "process_sort_index", std::to_string(r));
+    for (int t = 0; t < 4; ++t) Meta(r, t, "thread_name", kTracks[t]);
+  }
+}
+
+void TimelineWriter::Span(int pid, int tid, const std::string& name, const char* cat, Tick start, Tick end,
+                          const std::string& args) {
+  Write("{\"name\":" + Quote(name) + ",\"cat\":\"" + cat + "\",\"ph\":\"X\",\"ts\":" + Us(start) +
+        ",\"dur\":" + Us(end - start) + ",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) +
+        ",\"args\":{" + args + "}}");
+}
+
+// The first receive lane of `rank` whose last span ended by `start`.
+int TimelineWriter::RecvLane(int rank, Tick start, Tick end) {
+  std::vector<Tick>& lanes = State(rank).lane_end;
+  size_t k = 0;
+  while (k < lanes.size() && lanes[k] > start) ++k;
+  if (k == lanes.size()) {
+    lanes.push_back(0);
+    for (int r : selected_list_) {
+      if (symmetric_ || r == rank) Meta(r, kFirstRecvLane + static_cast<int>(k), "thread_name", "recv " + std::to_string(k));
+    }
+  }
+  lanes[k] = end;
+  return kFirstRecvLane + static_cast<int>(k);
+}
+
+void TimelineWriter::OnCollectiveIssued(int rank, uint32_t, const std::string& algorithm) {
+  if (symmetric_ || selected_[rank]) State(rank).algorithm = algorithm;
+}
+
+void TimelineWriter::OnDelivered(int rank, uint32_t idx, Tick send_start, Tick now) {
+  const WorkNode& n = exec_->npus()[rank].graph.nodes[idx];
+  if (symmetric_ || !selected_[rank] || !selected_[n.comm_dst]) return;
+  in_flight_[std::make_tuple(rank, n.comm_dst, n.comm_tag)].emplace_back(send_start, now);
+}
+
+namespace {
+std::string DimsName(uint32_t dims) {
+  std::string out;
+  for (int b = 0; b < 32; ++b) {
+    if (!(dims & (uint32_t{1} << b))) continue;
+    if (!out.empty()) out += '+';
+    out += b == 31 ? std::string("flat") : "dim" + std::to_string(b);
+  }
+  return out;
+}
+}  // namespace
+
+void TimelineWriter::OnPhaseChange(int rank, uint64_t, int from_dim, int to_dim, Tick now) {
+  if (!symmetric_ && !selected_[rank]) return;
+  RankState& r = State(rank);
+  auto bit = [](int dim) { return dim >= 0 && dim < 31 ? dim : 31; };
+  if (from_dim != kNoPhase) --r.phases_on[bit(from_dim)];
+  if (to_dim != kNoPhase) ++r.phases_on[bit(to_dim)];
+  uint32_t dims = 0;
+  for (int b = 0; b < 32; ++b) dims |= r.phases_on[b] ? uint32_t{1} << b : 0;
+  if (dims == r.dims) return;
+  if (r.dims != 0 && now > r.dims_since) r.pieces.push_back(RankState::Piece{r.dims_since, now, r.dims});
+  r.dims = dims;
+  r.dims_since = now;
+}
+
+// The collective's span, then the pieces nested in it.
+void TimelineWriter::WriteCollective(int rank, const std::string& name, Tick start, Tick end, const std::string& args) {
+  RankState& r = State(rank);
+  for (int pid : selected_list_) {
+    if (!symmetric_ && pid != rank) continue;
+    if (InWindow(start, end)) Span(pid, kComm, name, "collective", start, end, args);
+    for (const RankState::Piece& p : r.pieces) {
+      if (InWindow(p.start, p.end)) Span(pid, kComm, DimsName(p.dims), "phase", p.start, p.end, "\"dims\":\"" + DimsName(p.dims) + "\"");
+    }
+  }
+  r.pieces.clear();
+}
+
+void TimelineWriter::OnNodeDone(int rank, uint32_t idx, Tick start, Tick end) {
+  if (!symmetric_ && !selected_[rank]) return;
+  const WorkNode& n = exec_->npus()[rank].graph.nodes[idx];
+  std::string name = n.name, args = "\"node\":" + std::to_string(n.id);
+  const char* cat = "compute";
+  int tid = kCompute;
+  switch (n.kind) {
+    case NodeKind::kComp:
+      if (name.empty()) name = n.is_cpu ? "cpu" : "compute";
+      tid = n.is_cpu ? kCpu : kCompute;
+      break;
+    case NodeKind::kColl:
+      if (name.empty()) name = CollectiveName(n.comm_type);
+      cat = "collective";
+      tid = kComm;
+      args += ",\"type\":\"" + std::string(CollectiveName(n.comm_type)) + "\",\"bytes\":" + std::to_string(n.comm_size) +
+              ",\"algorithm\":" + Quote(State(rank).algorithm);
+      WriteCollective(rank, name, start, end, args);
+      return;
+    case NodeKind::kSend:
+    case NodeKind::kRecv: {
+      const bool send = n.kind == NodeKind::kSend;
+      if (name.empty()) name = send ? "send" : "recv";
+      cat = "p2p";
+      args += std::string(",\"type\":\"") + (send ? "send" : "recv") + "\",\"peer\":" +
+              std::to_string(send ? n.comm_dst : n.comm_src) + ",\"bytes\":" + std::to_string(n.comm_size) +
+              ",\"tag\":" + std::to_string(n.comm_tag);
+      tid = send ? kComm : RecvLane(rank, start, end);
+      break;
+    }
+    case NodeKind::kMemLoad:
+    case NodeKind::kMemStore:
+      if (name.empty()) name = n.kind == NodeKind::kMemLoad ? "mem_load" : "mem_store";
+      cat = "memory";
+      tid = kMemory;
+      args += ",\"bytes\":" + std::to_string(n.tensor_size) + ",\"tier\":\"" + (n.local_tier ? "local" : "remote") + "\"";
+      break;
+    default: return;  // metadata: no time, no track
+  }
+  const bool shown = InWindow(start, end);
+  if (shown) {
+    for (int r : selected_list_) {
+      if (symmetric_ || r == rank) Span(r, tid, name, cat, start, end, args);
+    }
+  }
+  if (n.kind != NodeKind::kRecv || symmetric_ || !selected_[n.comm_src]) return;
+  // The flow of this message: the oldest delivered message of the same source and tag.
+  auto it = in_flight_.find(std::make_tuple(n.comm_src, rank, n.comm_tag));
+  if (it == in_flight_.end() || it->second.empty()) return;
+  const auto [send_start, send_end] = it->second.front();
+  it->second.pop_front();
+  if (it->second.empty()) in_flight_.erase(it);
+  if (!shown || !InWindow(send_start, send_end)) return;
+  const std::string id = std::to_string(next_flow_++);
+  Write("{\"name\":\"message\",\"cat\":\"p2p\",\"ph\":\"s\",\"id\":" + id + ",\"ts\":" + Us(send_start) +
+        ",\"pid\":" + std::to_string(n.comm_src) + ",\"tid\":" + std::to_string(kComm) + "}");
+  Write("{\"name\":\"message\",\"cat\":\"p2p\",\"ph\":\"f\",\"bp\":\"e\",\"id\":" + id + ",\"ts\":" +
+        Us(std::max(start, send_start)) + ",\"pid\":" + std::to_string(rank) + ",\"tid\":" + std::to_string(tid) + "}");
+}
+
+Status TimelineWriter::Close() {
+  if (!file_) return Status::Ok();
+  std::fputs("\n]}\n", file_);
+  const bool failed = std::ferror(file_) != 0;
+  const bool close_failed = std::fclose(file_) != 0;
+  file_ = nullptr;
+  if (failed || close_failed) return Status::Env("--timeline = \"" + path_ + "\": writing the timeline failed");
+  return Status::Ok();
+}
+
+}  // namespace orrery

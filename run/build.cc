@@ -1,0 +1,161 @@
+// BuildSimulation: a Spec made into the objects that simulate it.
+#include "run/build.h"
+
+#include <map>
+
+#include "memory/backend.h"
+#include "workload/collective_check.h"
+#include "workload/graph.h"
+#include "run/rank_classes.h"
+#include "run/run_budget.h"
+#include "run/symmetry.h"
+
+namespace orrery {
+
+Simulation::Simulation(const Spec& spec) : spec_(spec), topology_(spec.dims) {}
+
+Simulation::~Simulation() = default;
+
+Result<std::unique_ptr<Simulation>> Simulation::Build(const Spec& spec, const Registries& registries) {
+  std::unique_ptr<Simulation> sim(new Simulation(spec));
+  if (Status st = sim->BuildParts(registries); !st.ok()) return st;
+  return sim;
+}
+
+Status Simulation::BuildParts(const Registries& registries) {
+  const Spec& s = spec_;
+  const int npus = s.npus;
+  GraphLoadOptions lo;
+  lo.num_npus = npus;
+  lo.num_dims = topology_.num_dims();
+  std::vector<NpuGraph> graphs;
+  graphs.reserve(npus);
+  auto load_rank = [&](int r) { return s.source->Load(r, lo); };
+  // Symmetry is decided before anything is built: one representative rank when
+  // the configuration allows it and every rank's graph equals rank 0's
+  // (run/symmetry.h: reads rank 0, kept, and compares the others).
+  auto decision = DecideSymmetry(s, load_rank, &graphs);
+  if (!decision.ok()) return decision.status();
+  symmetric_ = decision->symmetric;
+  symmetry_note_ = decision->note;
+  // run/rank_classes.h: when one rank cannot stand for all, one per class may.
+  if (!symmetric_ && s.symmetry != "off") {
+    auto cd = DecideRankClassesForRun(s, topology_, lo);
+    if (!cd.ok()) return cd.status();
+    classes_ = std::move(cd.value());
+    symmetry_note_ = classes_.use ? classes_.note : symmetry_note_ + "; rank classes: " + classes_.note;
+  }
+  const uint64_t simulated = symmetric_ ? 1 : classes_.use ? classes_.map.num_classes() : npus;
+  if (Status st = CheckRunFitsInMemory(
+          EstimateRunBytes(npus, simulated,
+                           simulated == static_cast<uint64_t>(npus) ? s.trace_bytes : s.trace0_bytes * simulated),
+          PhysicalMemoryBytes(), s.files.network, npus);
+      !st.ok()) {
+    return st;
+  }
+  engine_ = std::make_unique<CollectiveEngine>(&queue_, &topology_, s.options, symmetric_);
+  if (classes_.use) engine_->SetRankClasses(&classes_.map);
+  if (Status st = engine_->Validate(); !st.ok()) return Status::Invalid(s.files.system + ": " + st.message());
+  std::map<std::string, int> group_index;
+  for (const auto& [name, ranks] : s.comm_groups) {
+    auto g = engine_->AddCommGroup(name, ranks);
+    if (!g.ok()) return g.status();
+    group_index[name] = g.value();
+  }
+
+  // Graphs: exactly one per NPU (rank 0 may already be read).
+  lo.groups = &group_index;
+  if (classes_.use) {
+    // The representatives' graphs; every other rank an empty stand-in (not simulated).
+    graphs.clear();
+    graphs.resize(npus);
+    for (NpuGraph& g : graphs) g.rank = -1;
+    for (NpuGraph& g : classes_.rep_graphs) graphs[g.rank] = std::move(g);
+  }
+  for (int r = symmetric_ || classes_.use ? npus : static_cast<int>(graphs.size()); r < npus; ++r) {
+    auto g = load_rank(r);
+    if (!g.ok()) return g.status();
+    graphs.push_back(std::move(g.value()));
+  }
+  if (Status st = CheckCollectiveAgreement(graphs, *engine_); !st.ok()) return st;
+
+  // The memory backend (its name was checked by the Spec).
+  MemoryRegistry builtin;
+  RegisterBuiltinMemoryBackends(&builtin);
+  const MemoryRegistry& mem_registry = registries.memories ? *registries.memories : builtin;
+  const MemoryRegistry::Entry* mem_entry = mem_registry.Find(s.memory.backend);
+  if (!mem_entry) return Status::Invalid(s.memory.source + ": backend = \"" + s.memory.backend + "\": unknown memory backend");
+  MemoryContext mctx;
+  mctx.queue = &queue_;
+  mctx.npus = npus;
+  mctx.sink = &mem_sink_;
+  mctx.done_kind = 1;
+  mctx.params = &s.memory.params;
+  mctx.source = s.memory.source;
+  mctx.lines = &s.memory.lines;
+  auto memory = mem_entry->factory(mctx);
+  if (!memory.ok()) {
+    // Built-in backends name the file themselves; a plugin's message gets it prefixed.
+    const std::string& m = memory.status().message();
+    if (m.rfind(s.memory.source, 0) == 0) return memory.status();
+    return Status::Invalid(s.memory.source + ": " + m);
+  }
+  memory_ = std::move(memory.value());
+  for (const auto& g : graphs) {
+    for (const auto& n : g.nodes) {
+      if ((n.kind == NodeKind::kMemLoad || n.kind == NodeKind::kMemStore) && n.local_tier) {
+        if (!(s.system.local_mem_bw > 0)) {
+          return Status::Invalid(g.path + ": node " + std::to_string(n.id) + " (rank " + std::to_string(g.rank) +
+                                 ") accesses the local tier but the system configuration has no \"local-mem-bw\"");
+        }
+        continue;
+      }
+      if ((n.kind == NodeKind::kMemLoad || n.kind == NodeKind::kMemStore) && !memory_->enabled()) {
+        return Status::Invalid(g.path + ": node " + std::to_string(n.id) + " (rank " + std::to_string(g.rank) +
+                               ") is a " + (n.kind == NodeKind::kMemLoad ? "MEM_LOAD_NODE" : "MEM_STORE_NODE") +
+                               " but no remote memory is configured (memory-type NO_MEMORY_EXPANSION, " +
+                               s.memory.source + "); give a PER_NPU, PER_NODE or POOL remote memory, or --memory-configuration");
+      }
+    }
+  }
+
+  BackendContext ctx;
+  ctx.queue = &queue_;
+  ctx.topology = &topology_;
+  ctx.sink = engine_.get();
+  ctx.delivered_kind = CollectiveEngine::kDelivered;
+  ctx.params = &s.backend_params;
+  ctx.failure = &backend_failure_;
+  auto backend = registries.backends->Find(s.backend)->factory(ctx);
+  if (!backend.ok()) return backend.status();
+  backend_ = std::move(backend.value());
+  engine_->SetBackend(backend_.get());
+
+  ComputeModel cm;
+  cm.roofline = s.system.roofline_enabled;
+  cm.peak_flops_per_s = s.system.peak_perf_tflops * 1e12;
+  cm.mem_bytes_per_s = s.system.local_mem_bw * 1e9;
+  cm.local_bytes_per_ns = s.system.local_mem_bw;
+  cm.local_latency_ns = s.memory.local_latency_ns;
+  cm.pool_via_dim = s.memory.pool_via_dim;
+  if (s.observe.critical_path) recorder_ = std::make_unique<NodeRecorder>(symmetric_ ? 1 : npus, engine_->num_groups());
+  ExecutorHooks hooks;
+  hooks.recorder = recorder_.get();
+  hooks.all_collectives = s.observe.all_collectives;
+  if (recorder_) engine_->AddPhaseObserver(recorder_.get());
+  if (!s.observe.timeline_path.empty()) {
+    auto opened = TimelineWriter::Open({s.observe.timeline_path, s.observe.timeline_ranks, s.observe.timeline_window},
+                                       npus, symmetric_);
+    if (!opened.ok()) return opened.status();
+    timeline_ = std::move(opened.value());
+    hooks.observer = timeline_.get();
+    engine_->AddPhaseObserver(timeline_.get());
+  }
+  exec_ = std::make_unique<Executor>(&queue_, engine_.get(), memory_.get(), cm, std::move(graphs), s.iterations,
+                                     s.memory.capacity, hooks);
+  if (timeline_) timeline_->Attach(exec_.get());
+  mem_sink_.to = exec_.get();
+  return Status::Ok();
+}
+
+}  // namespace orrery

@@ -1,0 +1,79 @@
+// The second and third stages of a run: a Simulation is built from a Spec
+// (run/spec.h) — the event queue, topology, network backend, memory,
+// collective engine and per-NPU executors it owns — then run to the end, and
+// asked for its report. It reads no configuration file (graphs are loaded from
+// the Spec's source); each Simulation is independent of every other, so
+// several run on several threads.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/event_queue.h"
+#include "core/status.h"
+#include "network/backend.h"
+#include "network/topology.h"
+#include "system/collective_engine.h"
+#include "workload/executor.h"
+#include "run/rank_classes.h"
+#include "run/run.h"
+#include "run/spec.h"
+#include "report/timeline.h"
+
+namespace orrery {
+
+class MemoryBackend;
+class ProgressMeter;
+
+class Simulation {
+ public:
+  ~Simulation();
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
+
+  // Decides symmetry, loads the graphs, builds everything. `registries`
+  // names the backends' factories (the Spec already checked the names).
+  static Result<std::unique_ptr<Simulation>> Build(const Spec& spec, const Registries& registries);
+
+  // Runs the event loop to the end (once). `progress` (optional) hears, every
+  // few thousand events, the simulated time, the events run and the ranks
+  // finished.
+  Status Run(ProgressMeter* progress = nullptr);
+
+  // After Run: the report (the Spec's hash and configuration included).
+  Result<RunReport> Report();
+
+  bool symmetric() const { return symmetric_; }
+
+ private:
+  explicit Simulation(const Spec& spec);
+  Status BuildParts(const Registries& registries);
+  int RanksFinished() const;
+
+  // Forwards memory completions to the executor, which is created after the memory.
+  struct Forward : EventHandler {
+    EventHandler* to = nullptr;
+    void HandleEvent(uint32_t kind, uint64_t arg) override { to->HandleEvent(kind, arg); }
+  };
+
+  Spec spec_;  // a copy: the backends keep pointers into its parameters
+  bool symmetric_ = false;
+  std::string symmetry_note_;
+  ClassDecision classes_;  // rank classes (run/rank_classes.h); the engine points into its map
+  EventQueue queue_;
+  Topology topology_;
+  std::unique_ptr<CollectiveEngine> engine_;
+  Forward mem_sink_;
+  std::unique_ptr<MemoryBackend> memory_;
+  Status backend_failure_;
+  std::unique_ptr<NetworkBackend> backend_;
+  std::unique_ptr<NodeRecorder> recorder_;
+  std::unique_ptr<TimelineWriter> timeline_;
+  std::unique_ptr<Executor> exec_;
+  bool ran_ = false;
+};
+
+// BuildSimulation + Run + Report.
+Result<RunReport> RunSpec(const Spec& spec, const Registries& registries, ProgressMeter* progress = nullptr);
+
+}  // namespace orrery

@@ -1,0 +1,56 @@
+#include "run/examples.h"
+
+#include <fstream>
+
+#include "gen/trace_tools.h"
+
+namespace orrery {
+
+std::string ExampleNames() { return "default, data-parallel"; }
+
+static Status WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  if (!out) return Status::Env(path + ": cannot create file");
+  out << text;
+  return Status::Ok();
+}
+
+Status WriteExample(const std::string& name, const std::string& dir, RunConfig* config) {
+  if (name != "default" && name != "data-parallel") {
+    return Status::Invalid("--example = \"" + name + "\": unknown example; valid: " + ExampleNames());
+  }
+  const bool dp = name == "data-parallel";
+  ORRERY_RETURN_IF_ERROR(WriteFile(dir + "/network.yml",
+                                   "topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 50.0 ]  # GB/s\nlatency: [ 500.0 ]  # ns\n"));
+  ORRERY_RETURN_IF_ERROR(WriteFile(dir + "/system.json", R"({
+  "scheduling-policy": "LIFO",
+  "endpoint-delay": 10,
+  "active-chunks-per-dimension": 1,
+  "preferred-dataset-splits": 4,
+  "all-reduce-implementation": ["ring"],
+  "all-gather-implementation": ["ring"],
+  "reduce-scatter-implementation": ["ring"],
+  "all-to-all-implementation": ["ring"],
+  "collective-optimization": "localBWAware",
+  "local-mem-bw": 50,
+  "boost-mode": 0
+}
+)"));
+  ORRERY_RETURN_IF_ERROR(WriteFile(dir + "/memory.json", "{\n  \"memory-type\": \"NO_MEMORY_EXPANSION\"\n}\n"));
+  if (dp) {
+    DataParallelSpec spec;
+    spec.npus = 8;
+    spec.layers = 4;
+    spec.allreduce_bytes = 1 << 20;
+    ORRERY_RETURN_IF_ERROR(WriteDataParallelTraces(spec, dir + "/trace"));
+  } else {
+    ORRERY_RETURN_IF_ERROR(WriteSingleCollectiveTraces(8, 0, 1 << 20, dir + "/trace"));
+  }
+  config->workload_prefix = dir + "/trace";
+  config->network_path = dir + "/network.yml";
+  config->system_path = dir + "/system.json";
+  config->memory_path = dir + "/memory.json";
+  return Status::Ok();
+}
+
+}  // namespace orrery

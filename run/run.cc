@@ -1,0 +1,183 @@
+// Simulation::Run (the event loop) and Simulation::Report.
+#include <algorithm>
+
+#include "extern/et_io.h"
+#include "memory/backend.h"
+#include "run/build.h"
+#include "report/critical_path.h"
+#include "workload/progress.h"
+
+namespace orrery {
+
+int Simulation::RanksFinished() const {
+  int n = 0;
+  for (const auto& s : exec_->npus()) n += s.finished ? 1 : 0;
+  return n;
+}
+
+Status Simulation::Run(ProgressMeter* progress) {
+  if (ran_) return Status::Invalid("a simulation runs once");
+  ran_ = true;
+  if (Status st = exec_->Start(); !st.ok()) return st;
+  if (progress && progress->enabled()) {
+    // The same loop, stopping every kEventsPerCheck events to tell the meter.
+    const int ranks = static_cast<int>(exec_->npus().size());
+    progress->Begin();
+    for (bool more = true; more;) {
+      for (uint64_t i = 0; i < ProgressMeter::kEventsPerCheck; ++i) {
+        if (!(exec_->failure().ok() && backend_failure_.ok() && !queue_.overflowed() && queue_.RunOne())) {
+          more = false;
+          break;
+        }
+      }
+      if (more) progress->Update(queue_.Now(), queue_.Executed(), RanksFinished(), ranks);
+    }
+    progress->Finish(queue_.Now(), queue_.Executed(), RanksFinished(), ranks);
+  } else {
+    while (exec_->failure().ok() && backend_failure_.ok() && !queue_.overflowed() && queue_.RunOne()) {
+    }
+  }
+  if (!backend_failure_.ok()) return backend_failure_;
+  if (Status st = exec_->CheckFinished(); !st.ok()) return st;
+  if (timeline_) {
+    if (Status st = timeline_->Close(); !st.ok()) return st;
+  }
+  std::vector<std::string> stray;
+  for (int r = 0; r < engine_->npus(); ++r) engine_->npu(r).DescribeUnmatched(&stray);
+  if (!stray.empty()) {
+    std::string msg = "unmatched send(s) at the end of the run:";
+    for (size_t i = 0; i < stray.size() && i < 8; ++i) msg += "\n  " + stray[i];
+    if (stray.size() > 8) msg += "\n  ... and " + std::to_string(stray.size() - 8) + " more";
+    return Status::Invalid(msg);
+  }
+  return Status::Ok();
+}
+
+Result<RunReport> Simulation::Report() {
+  const int npus = spec_.npus;
+  const Executor& exec = *exec_;
+  const MemoryBackend& memory = *memory_;
+  const uint64_t k = symmetric_ ? static_cast<uint64_t>(npus) : 1;  // a symmetric run's totals stand for every rank
+  RunReport rep;
+  rep.backend = spec_.backend;
+  rep.npus = npus;
+  rep.iterations = spec_.iterations;
+  rep.events = queue_.Executed();
+  rep.messages = classes_.use ? engine_->class_messages() : engine_->messages_sent() * k;
+  rep.rank_classes = classes_.use ? classes_.map.num_classes() : 0;
+  rep.symmetric = symmetric_;
+  rep.memory_backend = spec_.memory.backend;
+  rep.capacity_tracked = spec_.memory.capacity.enabled();
+  rep.local_capacity_bytes = spec_.memory.capacity.local_capacity;
+  rep.remote_capacity_bytes = spec_.memory.capacity.remote_capacity;
+  rep.peak_remote_bytes = exec.remote_peak();
+  rep.warnings = exec.warnings();
+  rep.memory_accesses = memory.stats().accesses * k;
+  rep.memory_bytes = memory.stats().bytes * k;
+  rep.memory_wait_ns = memory.stats().wait_ns * k;
+  rep.symmetry_note = symmetry_note_;
+  rep.config_hash = SpecHash(spec_);
+  rep.config_json = SpecConfigJson(spec_);
+  if (recorder_) rep.critical_path = FindCriticalPath(exec, *recorder_, *engine_, symmetric_);
+  Tick finished = 0;
+  for (int r = 0; r < npus; ++r) {
+    const auto& s = exec.npus()[symmetric_ ? 0 : classes_.use ? classes_.map.RepOf(r) : r];
+    NpuReport n;
+    n.rank = r;
+    n.finished_ns = s.finish;
+    n.compute_ns = s.compute;
+    n.comm_ns = s.comm;
+    n.remote_mem_ns = s.mem;
+    n.peak_local_bytes = s.local_peak;
+    // compute + exposed_comm + mem_stall + idle = finished (README "The report").
+    ORRERY_CHECK(s.compute + s.mem_stall <= s.busy && s.busy <= s.finish, "time categories of a rank overlap");
+    n.mem_stall_ns = s.mem_stall;
+    n.exposed_comm_ns = s.busy - s.compute - s.mem_stall;
+    n.idle_ns = s.finish - s.busy;
+    finished = std::max(finished, n.finished_ns);
+    rep.per_npu.push_back(n);
+  }
+  for (const auto& c : exec.rank0_collectives()) {
+    rep.collectives.push_back(CollectiveReport{0, c.node_id, c.name, c.type, c.bytes, c.algorithm, c.start, c.end});
+  }
+  const auto& stats = backend_->dim_stats();
+  for (int d = 0; d < topology_.num_dims(); ++d) {
+    const Dim& x = topology_.dims()[d];
+    const DimStats& sw = engine_->switch_stats()[d];
+    DimReport dr{BlockName(x.block), x.npus, x.bandwidth_gbps, x.latency_ns, (stats[d].messages + sw.messages) * k,
+                 (stats[d].bytes + sw.bytes) * k, stats[d].busy_ns * k};
+    if (classes_.use) {  // the representatives' traffic stands for their classes'
+      const DimStats& extra = engine_->class_extra_stats()[d];
+      dr.messages += extra.messages;
+      dr.bytes += extra.bytes;
+      dr.busy_ns += extra.busy_ns;
+    }
+    const double n = npus, p = x.npus;
+    switch (x.block) {
+      case Block::kRing: dr.directed_links = 2 * n; break;
+      case Block::kRingUni: dr.directed_links = n; break;
+      case Block::kMesh: dr.directed_links = 2 * n * (p - 1) / p; break;
+      case Block::kFullyConnected: dr.directed_links = n * (p - 1); break;
+      case Block::kSwitch: dr.directed_links = 2 * n; break;
+    }
+    dr.utilization = finished ? static_cast<double>(dr.busy_ns) / (dr.directed_links * static_cast<double>(finished)) : 0;
+    rep.dims.push_back(dr);
+  }
+  for (const RankCollective& c : exec.all_collectives()) {
+    const WorkNode& n = exec.npus()[c.rank].graph.nodes[c.idx];
+    rep.all_collectives.push_back(CollectiveReport{c.rank, n.id, n.name, CollectiveName(n.comm_type), n.comm_size,
+                                                   exec.algorithms()[c.algorithm], c.start, c.end});
+  }
+  std::stable_sort(rep.all_collectives.begin(), rep.all_collectives.end(),
+                   [](const CollectiveReport& a, const CollectiveReport& b) { return a.rank < b.rank; });
+  if (classes_.use && !rep.all_collectives.empty()) {
+    // Each rank's collectives are its representative's.
+    std::vector<CollectiveReport> mine;
+    for (int r = 0; r < npus; ++r) {
+      const int from = classes_.map.RepOf(r);
+      auto first = std::lower_bound(rep.all_collectives.begin(), rep.all_collectives.end(), from,
+                                    [](const CollectiveReport& c, int k) { return c.rank < k; });
+      for (auto it = first; it != rep.all_collectives.end() && it->rank == from; ++it) {
+        mine.push_back(*it);
+        mine.back().rank = r;
+      }
+    }
+    rep.all_collectives = std::move(mine);
+  }
+  rep.link_stats = spec_.observe.link_stats;
+  if (spec_.observe.link_stats || spec_.observe.collect_links) {
+    rep.links = backend_->Links();
+    if (!backend_failure_.ok()) return backend_failure_;  // a remote peer asked for its links
+    if (rep.links.empty()) {
+      rep.links_note = rep.messages == 0 ? "none (no message crossed the network)"
+                                         : "none (backend " + spec_.backend + " has no per-link statistics)";
+    }
+    std::stable_sort(rep.links.begin(), rep.links.end(),
+                     [](const LinkStat& a, const LinkStat& b) { return a.busy_ns > b.busy_ns; });
+  }
+  return rep;
+}
+
+BackendRegistry DefaultBackends() {
+  BackendRegistry r;
+  RegisterBuiltinBackends(&r);
+  return r;
+}
+
+Result<RunReport> RunSpec(const Spec& spec, const Registries& registries, ProgressMeter* progress) {
+  auto sim = Simulation::Build(spec, registries);
+  if (!sim.ok()) return sim.status();
+  if (Status st = sim.value()->Run(progress); !st.ok()) return st;
+  return sim.value()->Report();
+}
+
+// The stages in one call (declared in run/run.h).
+Result<RunReport> RunSimulation(const RunConfig& config, const BackendRegistry& backends,
+                                const CollectiveRegistry* algorithms, const MemoryRegistry* memories) {
+  const Registries registries{&backends, algorithms, memories};
+  auto spec = ResolveSpec(config, registries);
+  if (!spec.ok()) return spec.status();
+  return RunSpec(spec.value(), registries);
+}
+
+}  // namespace orrery

@@ -1,0 +1,106 @@
+// Every rank's collectives (JSON report, --collectives=FILE.csv) and the
+// per-link export (--links=FILE.csv).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "run/examples.h"
+#include "tests/test_util.h"
+
+namespace orrery {
+namespace {
+
+using testing::TempDir;
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string l; std::getline(ss, l);) out.push_back(l);
+  return out;
+}
+
+// Four NPUs, each computes (rank 2 for 30 us, the others 10 us) then joins a
+// 1 KiB all-reduce: the all-reduce starts at 10000 on ranks 0, 1, 3 and at 30000
+// on rank 2, and ends after 30000 everywhere.
+TEST(Exports, EveryRanksCollectivesInJsonAndCsv) {
+  TempDir d;
+  d.Write("network.yml", testing::NetworkYaml("Ring", 4, 50, 500));
+  d.Write("system.json", testing::SystemJson("ring", 1, 10, 50));
+  testing::WriteTraces(d, 4, [](int r) {
+    auto comp = testing::MakeNode(1, ChakraProtoMsg::COMP_NODE);
+    comp.set_duration_micros(r == 2 ? 30 : 10);
+    auto ar = testing::CollNode(2, 0, 1024);
+    ar.add_data_deps(1);
+    ar.set_name("grad, \"all\"");
+    return std::vector<ChakraProtoMsg::Node>{comp, ar};
+  });
+  RunConfig c;
+  c.workload_prefix = d.File("trace");
+  c.network_path = d.File("network.yml");
+  c.system_path = d.File("system.json");
+  c.all_collectives = true;
+  auto r = RunSimulation(c, DefaultBackends());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->all_collectives.size(), 4u);
+  for (int k = 0; k < 4; ++k) {
+    const CollectiveReport& x = r->all_collectives[k];
+    EXPECT_EQ(x.rank, k);
+    EXPECT_EQ(x.start_ns, k == 2 ? 30000u : 10000u);
+    EXPECT_GT(x.end_ns, 30000u);
+    EXPECT_EQ(x.bytes, 1024u);
+  }
+  EXPECT_EQ(r->collectives.size(), 1u);  // the text report's table stays rank 0's
+  const std::string json = FormatReportJson(r.value());
+  EXPECT_NE(json.find("\"rank\": 3,\n   \"node_id\": 2"), std::string::npos) << json;
+  const auto rows = Lines(FormatCollectivesCsv(r.value()));
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[0], "rank,node_id,name,type,bytes,algorithm,start_ns,end_ns,duration_ns");
+  EXPECT_EQ(rows[3].rfind("2,2,\"grad, \"\"all\"\"\",ALL_REDUCE,1024,ALL_REDUCE:ring,30000,", 0), 0u) << rows[3];
+}
+
+// The default example is symmetric: rank 0's collective stands for each of the 8
+// ranks. On the congestion-aware backend its ring all-reduce (1 MiB, 4 chunks of
+// 256 KiB, 14 steps of 32 KiB each, one direction) puts 4 * 14 * 32768 = 1835008
+// bytes on each of the 8 links.
+TEST(Exports, SymmetricCollectivesForEveryRankAndLinks) {
+  TempDir d;
+  RunConfig c;
+  ASSERT_TRUE(WriteExample("default", d.path(), &c).ok());
+  c.all_collectives = true;
+  c.collect_links = true;
+  c.backend = "congestion-aware";
+  auto r = RunSimulation(c, DefaultBackends());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto rows = Lines(FormatCollectivesCsv(r.value()));
+  ASSERT_EQ(rows.size(), 1u + 8u);
+  for (int k = 0; k < 8; ++k) EXPECT_EQ(rows[1 + k].rfind(std::to_string(k) + ",0,", 0), 0u) << rows[1 + k];
+  const auto links = Lines(FormatLinksCsv(r.value()));
+  ASSERT_EQ(links.size(), 1u + 8u);
+  EXPECT_EQ(links[0], "link,dim,bytes,busy_ns");
+  for (size_t k = 1; k < links.size(); ++k) EXPECT_NE(links[k].find(",0,1835008,"), std::string::npos) << links[k];
+  // collect_links alone does not list the links in the report.
+  EXPECT_EQ(FormatReportText(r.value()).find("busiest links"), std::string::npos);
+}
+
+TEST(Exports, BadPathsExitTwoAndAnalyticalLinksSaySo) {
+  TempDir d;
+  for (const char* flag : {"--collectives", "--links"}) {
+    std::string err;
+    EXPECT_EQ(testing::RunCli(std::string("run --example=default ") + flag + "=/nonexistent-dir/x.csv", &err), 2);
+    EXPECT_NE(err.find(std::string(flag) + " = \"/nonexistent-dir/x.csv\": cannot write it (No such file or directory); "
+                       "allowed: a file path in an existing, writable directory"),
+              std::string::npos)
+        << err;
+  }
+  std::string err;
+  EXPECT_EQ(testing::RunCli("run --example=default --links=" + d.File("l.csv"), &err), 0) << err;
+  EXPECT_NE(err.find("--links: backend analytical has no per-link statistics"), std::string::npos) << err;
+  std::ifstream in(d.File("l.csv"));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_EQ(ss.str(), "link,dim,bytes,busy_ns\n");
+}
+
+}  // namespace
+}  // namespace orrery

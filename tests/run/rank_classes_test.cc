@@ -1,0 +1,398 @@
+// Rank classes (run/rank_classes.h): ranks whose graphs are equal up to
+// renaming on equivalent network positions are simulated once per class.
+// Every test compares against the full engine (--symmetry=off), field by
+// field for every rank: the class path must change nothing but the speed.
+#include <gtest/gtest.h>
+
+#include "extern/chakra.pb.h"
+#include "tests/test_util.h"
+#include "gen/gen_source.h"
+
+namespace orrery {
+namespace {
+
+using testing::CollNode;
+using testing::MakeNode;
+using testing::SetAttr;
+using testing::TempDir;
+
+// Every per-rank field, the per-dimension traffic, the message count and
+// every rank's collectives agree.
+// `same_ids`: the ranks' node ids agree (a class run reports each rank's
+// collectives with its representative's node ids and names).
+void ExpectSameAsFull(const RunReport& classes, const RunReport& full, bool same_ids = true) {
+  ASSERT_EQ(classes.per_npu.size(), full.per_npu.size());
+  for (size_t r = 0; r < full.per_npu.size(); ++r) {
+    const NpuReport& a = classes.per_npu[r];
+    const NpuReport& b = full.per_npu[r];
+    EXPECT_EQ(a.rank, b.rank);
+    EXPECT_EQ(a.finished_ns, b.finished_ns) << "rank " << r;
+    EXPECT_EQ(a.compute_ns, b.compute_ns) << "rank " << r;
+    EXPECT_EQ(a.comm_ns, b.comm_ns) << "rank " << r;
+    EXPECT_EQ(a.remote_mem_ns, b.remote_mem_ns) << "rank " << r;
+    EXPECT_EQ(a.peak_local_bytes, b.peak_local_bytes) << "rank " << r;
+    EXPECT_EQ(a.exposed_comm_ns, b.exposed_comm_ns) << "rank " << r;
+    EXPECT_EQ(a.mem_stall_ns, b.mem_stall_ns) << "rank " << r;
+    EXPECT_EQ(a.idle_ns, b.idle_ns) << "rank " << r;
+  }
+  EXPECT_EQ(classes.messages, full.messages);
+  ASSERT_EQ(classes.dims.size(), full.dims.size());
+  for (size_t d = 0; d < full.dims.size(); ++d) {
+    EXPECT_EQ(classes.dims[d].messages, full.dims[d].messages) << "dim " << d;
+    EXPECT_EQ(classes.dims[d].bytes, full.dims[d].bytes) << "dim " << d;
+    EXPECT_EQ(classes.dims[d].busy_ns, full.dims[d].busy_ns) << "dim " << d;
+  }
+  ASSERT_EQ(classes.all_collectives.size(), full.all_collectives.size());
+  for (size_t i = 0; i < full.all_collectives.size(); ++i) {
+    const CollectiveReport& a = classes.all_collectives[i];
+    const CollectiveReport& b = full.all_collectives[i];
+    EXPECT_EQ(a.rank, b.rank);
+    if (same_ids) EXPECT_EQ(a.node_id, b.node_id);
+    EXPECT_EQ(a.type, b.type);
+    EXPECT_EQ(a.bytes, b.bytes);
+    EXPECT_EQ(a.algorithm, b.algorithm);
+    EXPECT_EQ(a.start_ns, b.start_ns) << "rank " << a.rank << " node " << a.node_id;
+    EXPECT_EQ(a.end_ns, b.end_ns) << "rank " << a.rank << " node " << a.node_id;
+  }
+  EXPECT_EQ(FormatReportCsv(classes), FormatReportCsv(full));
+}
+
+// Runs `c` with classes allowed and with --symmetry=off.
+std::pair<RunReport, RunReport> RunBoth(RunConfig c) {
+  c.all_collectives = true;
+  auto with = RunSimulation(c, DefaultBackends());
+  EXPECT_TRUE(with.ok()) << with.status().message();
+  c.symmetry = "off";
+  auto off = RunSimulation(c, DefaultBackends());
+  EXPECT_TRUE(off.ok()) << off.status().message();
+  if (!with.ok() || !off.ok()) return {};
+  EXPECT_EQ(off->rank_classes, 0);
+  return {with.value(), off.value()};
+}
+
+const char kSystem[] = R"({"roofline-enabled": 1, "peak-perf": 156, "local-mem-bw": 2039, "preferred-dataset-splits": 4})";
+
+// A generated pipeline, 32 NPUs (TP 2 x PP 4 x DP 4, 1F1B): the generator's
+// classes are the four stages; each rank gets its stage representative's numbers.
+void GeneratedPipeline(const std::string& network) {
+  TempDir d;
+  d.Write("system.json", kSystem);
+  auto source = gen::GeneratedSource("--model=llama3-8b --tp=2 --pp=4 --dp=4 --microbatches=6 --recompute=full");
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  RunConfig c;
+  c.source = source.value();
+  c.system_path = d.File("system.json");
+  c.network_path = network;
+  auto [with, off] = RunBoth(c);
+  EXPECT_EQ(with.rank_classes, 4) << with.symmetry_note;
+  EXPECT_NE(with.symmetry_note.find("4 rank classes"), std::string::npos) << with.symmetry_note;
+  // The stages differ: not every rank has rank 0's numbers.
+  int distinct = 0;
+  for (const NpuReport& n : with.per_npu) {
+    distinct += n.finished_ns != with.per_npu[0].finished_ns || n.comm_ns != with.per_npu[0].comm_ns;
+  }
+  EXPECT_GT(distinct, 0);
+  ExpectSameAsFull(with, off);
+}
+
+TEST(RankClasses, GeneratedPipelineEqualsFullEngine3D) {
+  GeneratedPipeline("Ring(2,300GB/s,500ns)_Switch(4,50GB/s,2us)_Switch(4,25GB/s,5us)");
+}
+
+TEST(RankClasses, GeneratedPipelineEqualsFullEngine2D) {
+  // DP groups are four ranks of a Switch(16) (not whole dimensions): a flat ring, still uniform.
+  GeneratedPipeline("Ring(2,300GB/s,500ns)_Switch(16,50GB/s,2us)");
+}
+
+// Context parallelism: ring-attention messages go to cp + 1 (wrapping), so
+// the peer's rank offset depends on the rank. The generator's stage classes
+// are split by their peers' network distances (hops per dimension); where CP
+// is a whole Ring dimension the distances agree; where it is part of a Switch
+// the peer is at +1 or -1, both two hops: the stages stay classes, and the
+// pair's exchange is mirrored from the message's real sender (the peer).
+TEST(RankClasses, GeneratedContextParallelEqualsFullEngine) {
+  TempDir d;
+  d.Write("system.json", kSystem);
+  auto source = gen::GeneratedSource("--model=llama3-8b --tp=2 --pp=4 --dp=2 --cp=2 --microbatches=2 --zero=3");
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  RunConfig c;
+  c.source = source.value();
+  c.system_path = d.File("system.json");
+  c.network_path = "Ring(2,300GB/s,500ns)_Ring(2,300GB/s,500ns)_Switch(2,50GB/s,2us)_Switch(4,50GB/s,2us)";
+  auto [with, off] = RunBoth(c);
+  EXPECT_EQ(with.rank_classes, 4) << with.symmetry_note;
+  ExpectSameAsFull(with, off);
+  c.network_path = "Ring(2,300GB/s,500ns)_Switch(16,50GB/s,2us)";
+  auto [flat, flat_off] = RunBoth(c);
+  EXPECT_EQ(flat.rank_classes, 4) << flat.symmetry_note;
+  ExpectSameAsFull(flat, flat_off);
+  // On a RingUni dimension the two directions differ (1 hop and 15): the
+  // classes split by direction, and the groups over them (flat rings, not
+  // uniform) span classes; still on the class path, every rank exact.
+  c.network_path = "Ring(2,300GB/s,500ns)_RingUni(16,50GB/s,2us)";
+  auto [uni, uni_off] = RunBoth(c);
+  EXPECT_GT(uni.rank_classes, 4) << uni.symmetry_note;
+  ExpectSameAsFull(uni, uni_off);
+}
+
+// TP 2 x CP 2 on a Switch(4), DP 4 x PP 2 on a Switch(8): the gradient group
+// over DP x CP holds ranks {t + 2c + 4d} (c < 2, d < 4), part of both
+// dimensions, so the engine runs a flat ring over it whose links alternate
+// between one and two dimensions. The CP halves see different neighbours:
+// each stage splits into two classes that share the ring; a message to a
+// member that is not simulated goes to its class's representative, which
+// stands at the same place in the ring. Every rank equals the full engine.
+TEST(RankClasses, FlatRingSpanningTwoClassesEqualsFullEngine) {
+  TempDir d;
+  d.Write("system.json", kSystem);
+  for (const char* zero : {"0", "3"}) {
+    auto source = gen::GeneratedSource(std::string("--model=llama3-8b --tp=2 --cp=2 --dp=4 --pp=2 --microbatches=2 --recompute=full "
+                                                   "--order=tp-cp-ep-dp-pp --zero=") + zero);
+    ASSERT_TRUE(source.ok()) << source.status().message();
+    RunConfig c;
+    c.source = source.value();
+    c.system_path = d.File("system.json");
+    c.network_path = "Switch(4,300GB/s,1us)_Switch(8,25GB/s,2us)";
+    auto [with, off] = RunBoth(c);
+    // Two stages, each split into its CP halves.
+    EXPECT_EQ(with.rank_classes, 4) << with.symmetry_note;
+    ExpectSameAsFull(with, off);
+  }
+}
+
+// CP 4 over ranks {0, 4, 8, 12} of Switch(8) x Switch(2) (TP 2, DP 2 inside,
+// order tp-dp-cp): the ring-attention ring alternates one-dimension and
+// two-dimension links, so even and odd CP positions differ, and each
+// exchanges messages with two members of the other kind. A message to a
+// member that is not simulated goes to its class's representative (its
+// sender's representative standing for the real sender). The ZeRO-3 group
+// over DP x CP is a flat ring 2d + 4c ordered (d, c) = (0,0) (1,0) (0,1) ...
+// whose two-dimension links are 6 -> 8 and 14 -> 0: (d, c even) splits into
+// d = 0 (a two-dimension link in) and d = 1 (none), (d, c odd) into d = 1
+// (one out) and d = 0 (none): 4 classes. Every rank equals the full engine.
+TEST(RankClasses, ContextParallelRingAcrossTwoDimensionsEqualsFullEngine) {
+  TempDir d;
+  d.Write("system.json", kSystem);
+  auto source = gen::GeneratedSource("--model=llama3-8b --tp=2 --cp=4 --dp=2 --microbatches=2 --recompute=full "
+                                     "--zero=3 --order=tp-dp-cp-ep-pp");
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  RunConfig c;
+  c.source = source.value();
+  c.system_path = d.File("system.json");
+  c.network_path = "Switch(8,300GB/s,1us)_Switch(2,25GB/s,2us)";
+  auto [with, off] = RunBoth(c);
+  EXPECT_EQ(with.rank_classes, 4) << with.symmetry_note;
+  ExpectSameAsFull(with, off);
+}
+
+// Switch(4) x Ring(2): ring on both dimensions.
+const char kSystem2D[] = R"({"scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
+    "preferred-dataset-splits": 2, "all-reduce-implementation": ["ring", "ring"],
+    "all-gather-implementation": ["ring", "ring"], "reduce-scatter-implementation": ["ring", "ring"],
+    "all-to-all-implementation": ["ring", "ring"], "collective-optimization": "localBWAware"})";
+
+// ASTRA-sim-style traces: a 2-stage pipeline (ranks 0-3 stage 0, 4-7 stage
+// 1, on Switch(4) x Ring(2)), two microbatches, a data-parallel all-reduce
+// inside each stage. Every rank numbers its nodes differently and names
+// its own peers: only node ids and peer ranks differ within a stage.
+// `slow`: this rank's compute takes `slow_us` instead of 10 us.
+void WritePipelineTraces(const TempDir& d, bool all_reduce, int slow = -1, uint64_t slow_us = 0) {
+  d.Write("network.yml", "topology: [ Switch, Ring ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 2000 ]\n");
+  d.Write("system.json", kSystem2D);
+  d.Write("groups.json", R"({"dp0": [0, 1, 2, 3], "dp1": [4, 5, 6, 7]})");
+  testing::WriteTraces(d, 8, [&](int r) {
+    const bool first = r < 4;
+    const int peer = first ? r + 4 : r - 4;
+    uint64_t id = 1000 + 37 * static_cast<uint64_t>(r);  // ids differ per rank
+    std::vector<ChakraProtoMsg::Node> nodes;
+    uint64_t last = 0;
+    bool has_last = false;
+    auto add = [&](ChakraProtoMsg::Node n) {
+      if (has_last) n.add_data_deps(last);
+      last = n.id();
+      has_last = true;
+      nodes.push_back(n);
+    };
+    auto comp = [&](uint64_t us) {
+      auto n = MakeNode(id++, ChakraProtoMsg::COMP_NODE);
+      n.set_duration_micros(r == slow ? slow_us : us);
+      add(n);
+    };
+    auto msg = [&](bool send, uint64_t tag, uint64_t bytes) {
+      auto n = MakeNode(id++, send ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE);
+      SetAttr(&n, send ? "comm_dst" : "comm_src", static_cast<uint64_t>(peer));
+      SetAttr(&n, "comm_size", bytes);
+      SetAttr(&n, "comm_tag", tag);
+      add(n);
+    };
+    for (uint64_t mb = 0; mb < 2; ++mb) {  // forward
+      if (first) {
+        comp(10);
+        msg(true, 10 + mb, 1 << 20);
+      } else {
+        msg(false, 10 + mb, 1 << 20);
+        comp(12);
+      }
+    }
+    for (uint64_t mb = 0; mb < 2; ++mb) {  // backward
+      if (first) {
+        msg(false, 20 + mb, 1 << 20);
+        comp(20);
+      } else {
+        comp(24);
+        msg(true, 20 + mb, 1 << 20);
+      }
+    }
+    if (all_reduce) {
+      auto n = CollNode(id++, 0, 8 << 20);
+      SetAttr(&n, "pg_name", std::string(first ? "dp0" : "dp1"));
+      add(n);
+    }
+    return nodes;
+  });
+}
+
+RunConfig TraceConfig(const TempDir& d, bool groups) {
+  RunConfig c;
+  c.workload_prefix = d.File("trace");
+  c.network_path = d.File("network.yml");
+  c.system_path = d.File("system.json");
+  if (groups) c.comm_group_path = d.File("groups.json");
+  return c;
+}
+
+TEST(RankClasses, TracesDifferingInNodeIdsAndPeersTakeTheClassPath) {
+  TempDir d;
+  WritePipelineTraces(d, true);
+  auto [with, off] = RunBoth(TraceConfig(d, true));
+  EXPECT_EQ(with.rank_classes, 2) << with.symmetry_note;
+  EXPECT_FALSE(with.symmetric);
+  // Stage 1 starts after the first activation arrives: its ranks finish with
+  // their own numbers, not stage 0's.
+  EXPECT_NE(with.per_npu[0].compute_ns, with.per_npu[4].compute_ns);
+  EXPECT_EQ(with.per_npu[0].compute_ns, 2 * (10 + 20) * 1000u);
+  EXPECT_EQ(with.per_npu[4].compute_ns, 2 * (12 + 24) * 1000u);
+  ExpectSameAsFull(with, off, /*same_ids=*/false);
+  // The report says how many classes ran.
+  EXPECT_NE(FormatReportText(with).find("rank classes: 2 rank classes"), std::string::npos);
+}
+
+TEST(RankClasses, StragglerInAllReduceGroupFallsBackWithTheReason) {
+  TempDir d;
+  WritePipelineTraces(d, true, /*slow=*/2, /*slow_us=*/12);
+  auto [with, off] = RunBoth(TraceConfig(d, true));
+  EXPECT_EQ(with.rank_classes, 0);
+  // Rank 2 leaves stage 0's class, and stage 0's all-reduce cannot span two classes.
+  EXPECT_NE(with.symmetry_note.find("rank classes: communicator group 0 spans rank classes"), std::string::npos)
+      << with.symmetry_note;
+  ExpectSameAsFull(with, off, /*same_ids=*/false);
+}
+
+TEST(RankClasses, StragglerSplitsItsClassAndItsPeersClass) {
+  TempDir d;
+  WritePipelineTraces(d, false, /*slow=*/1, /*slow_us=*/12);
+  auto [with, off] = RunBoth(TraceConfig(d, false));
+  // {0, 2, 3}, {1}, {4, 6, 7}, {5}: rank 5 waits for the straggler's messages.
+  EXPECT_EQ(with.rank_classes, 4) << with.symmetry_note;
+  EXPECT_NE(with.symmetry_note.find("1 split off by the classes of their peers"), std::string::npos)
+      << with.symmetry_note;
+  EXPECT_NE(with.per_npu[5].finished_ns, with.per_npu[4].finished_ns);
+  ExpectSameAsFull(with, off, /*same_ids=*/false);
+}
+
+// Point-to-point inside one class: every rank of a Ring(8) computes, sends
+// to its right neighbour and receives from its left one. One class; each
+// send is modelled by the message the left neighbour sends at the same time.
+TEST(RankClasses, MessagesInsideAClassAreMirrored) {
+  TempDir d;
+  d.Write("network.yml", testing::NetworkYaml("Ring", 8, 50, 700));
+  d.Write("system.json", testing::SystemJson("ring", 1, 10, 1000));
+  testing::WriteTraces(d, 8, [](int r) {
+    std::vector<ChakraProtoMsg::Node> nodes;
+    const uint64_t base = 10 * static_cast<uint64_t>(r);
+    auto comp = MakeNode(base, ChakraProtoMsg::COMP_NODE);
+    comp.set_duration_micros(3);
+    auto send = MakeNode(base + 1, ChakraProtoMsg::COMM_SEND_NODE);
+    SetAttr(&send, "comm_dst", static_cast<uint64_t>((r + 1) % 8));
+    SetAttr(&send, "comm_size", uint64_t{1} << 16);
+    send.add_data_deps(base);
+    auto recv = MakeNode(base + 2, ChakraProtoMsg::COMM_RECV_NODE);
+    SetAttr(&recv, "comm_src", static_cast<uint64_t>((r + 7) % 8));
+    SetAttr(&recv, "comm_size", uint64_t{1} << 16);
+    auto after = MakeNode(base + 3, ChakraProtoMsg::COMP_NODE);
+    after.set_duration_micros(2);
+    after.add_data_deps(base + 2);
+    return std::vector<ChakraProtoMsg::Node>{comp, send, recv, after};
+  });
+  RunConfig c;
+  c.workload_prefix = d.File("trace");
+  c.network_path = d.File("network.yml");
+  c.system_path = d.File("system.json");
+  auto [with, off] = RunBoth(c);
+  EXPECT_EQ(with.rank_classes, 1) << with.symmetry_note;
+  // Hand-derived: 3 us compute, then the neighbour's 64 KiB over one hop
+  // (700 ns + 65536 B / 50 GiB/s = 1220.7 -> 1220 ns), then 2 us compute.
+  EXPECT_EQ(with.per_npu[5].finished_ns, 3000u + 700u + 1220u + 2000u);
+  EXPECT_EQ(with.messages, 8u);
+  ExpectSameAsFull(with, off, /*same_ids=*/false);
+}
+
+// A representative that talks to two ranks of one class: they cannot both
+// be simulated as that class's representative, so the run falls back.
+TEST(RankClasses, TwoPeersInOneClassFallBack) {
+  TempDir d;
+  d.Write("network.yml", "topology: [ Switch, Ring ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 2000 ]\n");
+  d.Write("system.json", kSystem2D);
+  std::vector<testing::P2PMsg> msgs;
+  for (int r = 0; r < 4; ++r) msgs.push_back({r, 4 + r, 1 << 20, 1});
+  for (int r = 0; r < 4; ++r) msgs.push_back({r, 4 + (r + 1) % 4, 1 << 10, 2});
+  testing::WriteP2PTraces(d, 8, msgs);
+  RunConfig c;
+  c.workload_prefix = d.File("trace");
+  c.network_path = d.File("network.yml");
+  c.system_path = d.File("system.json");
+  auto [with, off] = RunBoth(c);
+  EXPECT_EQ(with.rank_classes, 0);
+  EXPECT_NE(with.symmetry_note.find("rank classes: rank 0 (representing class 0) exchanges messages with rank 5, but "
+                                    "rank 4 represents its class"),
+            std::string::npos)
+      << with.symmetry_note;
+  ExpectSameAsFull(with, off, /*same_ids=*/false);
+}
+
+// Every rank different: reading stops once more than half the ranks are
+// classes of their own (the classes would hold as many graphs as the full run).
+TEST(RankClasses, MostlyDistinctRanksFallBackEarly) {
+  TempDir d;
+  WritePipelineTraces(d, false);
+  // Overwrite with traces whose compute differs on every rank.
+  testing::WriteTraces(d, 8, [](int r) {
+    auto n = MakeNode(0, ChakraProtoMsg::COMP_NODE);
+    n.set_duration_micros(1 + static_cast<uint64_t>(r));
+    return std::vector<ChakraProtoMsg::Node>{n};
+  });
+  RunConfig c = TraceConfig(d, true);  // groups: the symmetric path declines, classes are tried
+  auto [with, off] = RunBoth(c);
+  EXPECT_EQ(with.rank_classes, 0);
+  // More than half of 8 is 5: the fifth distinct graph is rank 4's.
+  EXPECT_NE(with.symmetry_note.find("rank classes: more than half the ranks differ from every other (5 distinct "
+                                    "graphs up to rank 4)"),
+            std::string::npos)
+      << with.symmetry_note;
+  ExpectSameAsFull(with, off);
+}
+
+TEST(RankClasses, CongestionAwareBackendFallsBack) {
+  TempDir d;
+  WritePipelineTraces(d, true);
+  RunConfig c = TraceConfig(d, true);
+  c.backend = "congestion-aware";
+  auto r = RunSimulation(c, DefaultBackends());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->rank_classes, 0);
+  EXPECT_NE(r->symmetry_note.find("rank classes: backend congestion-aware is not symmetric"), std::string::npos)
+      << r->symmetry_note;
+}
+
+}  // namespace
+}  // namespace orrery

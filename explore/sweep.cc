@@ -55,11 +55,11 @@ Result<std::shared_ptr<const Plan>> MakePlan(const Spec& spec, const Options& o)
       p->hash = HexU64(Fnv1a(std::stoull(p->hash, nullptr, 16), "critical-path"));
     }
     std::shared_ptr<const GenFigures> g;
-    if (!spec.generate.empty() && p->error.empty()) {
-      const std::string line = GenerateLine(spec.generate, spec.points[k]);
+    if (p->generate && p->error.empty()) {
+      const std::string line = gen::GenArgsText(*p->generate);
       auto it = figures.find(line);
       if (it == figures.end()) {
-        auto f = GeneratedFigures(line, p->spec.system.peak_perf_tflops);
+        auto f = GeneratedFigures(*p->generate, p->spec.system.peak_perf_tflops);
         it = figures.emplace(line, f.ok() ? std::make_shared<const GenFigures>(f.value()) : nullptr).first;
       }
       g = it->second;

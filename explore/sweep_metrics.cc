@@ -11,29 +11,24 @@
 
 namespace orrery::sweep {
 
-Result<GenFigures> GeneratedFigures(const std::string& generate, double system_peak_tflops) {
-  std::vector<std::string> args;
-  std::istringstream in(generate);
-  for (std::string a; in >> a;) args.push_back(a);
-  auto o = gen::ParseGenArgs(args);
-  if (!o.ok()) return o.status();
-  auto m = gen::LoadModel(o->model);
+Result<GenFigures> GeneratedFigures(const gen::GenOptions& o, double system_peak_tflops) {
+  auto m = gen::LoadModel(o.model);
   if (!m.ok()) return m.status();
   GenFigures g;
   g.peak_tflops = system_peak_tflops;
-  if (!o->device.empty()) {
-    auto d = gen::FindDevice(o->device);
+  if (!o.device.empty()) {
+    auto d = gen::FindDevice(o.device);
     if (d.ok()) g.peak_tflops = d->peak_tflops;
   }
   if (m->kind == gen::ModelKind::kDlrm) {
-    auto s = gen::DlrmStrategyFromOptions(o.value());
+    auto s = gen::DlrmStrategyFromOptions(o);
     if (!s.ok()) return s.status();
     const gen::Flops flops = gen::DlrmClosedFormFlops(m->dlrm, s->local_batch * s->npus);
     g.model_flops = gen::FlopsText(flops);
     g.model_flops_d = static_cast<double>(flops);
     return g;
   }
-  const gen::Strategy& s = o->strategy;
+  const gen::Strategy& s = o.strategy;
   const uint64_t batch = static_cast<uint64_t>(s.microbatch_size * s.microbatches * s.dp * s.ep);
   const gen::Flops flops = gen::ModelFlops(m.value(), batch, gen::Recompute::kNone, s.lm_head);
   g.model_flops = gen::FlopsText(flops);

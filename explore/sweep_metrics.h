@@ -6,8 +6,9 @@
 #include <optional>
 #include <string>
 
-#include "explore/sweep.h"
 #include "core/status.h"
+#include "explore/sweep.h"
+#include "gen/gen_args.h"
 #include "run/run.h"
 
 namespace orrery::sweep {
@@ -21,9 +22,9 @@ struct GenFigures {
   double peak_tflops = 0;       // --device's peak, else the system's peak-perf (0: unknown)
 };
 
-// `generate`: the point's generator line; `system_peak_tflops`: the system
-// JSON's peak-perf, used when the line names no --device.
-Result<GenFigures> GeneratedFigures(const std::string& generate, double system_peak_tflops);
+// `options`: the point's generator options, finished; `system_peak_tflops`:
+// the system JSON's peak-perf, used when the options name no --device.
+Result<GenFigures> GeneratedFigures(const gen::GenOptions& options, double system_peak_tflops);
 
 // Fills the row's columns from the report: the slowest rank's split, peak
 // local / remote bytes (when the run tracks capacity), per-dimension busy time,

@@ -45,6 +45,11 @@ Result<Base> ReadBase(const Spec& spec, const Registries& registries) {
   auto sys = ReadJsonFile(spec.system);
   if (!sys.ok()) return sys.status();
   b.system = sys.value();
+  if (!spec.generate.empty()) {
+    auto options = gen::ReadGenerateArguments(spec.generate);
+    if (!options.ok()) return options.status().Prefixed(spec.file + ": generate: ");
+    b.generate = std::move(options.value());
+  }
   // Completing the base once fills the Spec's caches (the traces' digest,
   // groups, custom algorithms) that points with as many NPUs reuse; a base
   // that does not complete leaves each point to say why.
@@ -55,26 +60,32 @@ Result<Base> ReadBase(const Spec& spec, const Registries& registries) {
   return b;
 }
 
-// A point's generator command line: the base's flags with the point's replaced.
-std::string GenerateLine(const std::string& base, const std::vector<Assignment>& point) {
-  std::vector<std::string> args;
-  std::istringstream in(base);
-  for (std::string a; in >> a;) args.push_back(a);
+// The point's workload: the base's generator options with the point's gen.*
+// flags replaced, generated once per distinct flags and network.
+void Preparer::GeneratePoint(const std::vector<Assignment>& point, Prepared* p) {
+  gen::GenOptions o = *base_.generate;
+  Status set;
   for (const Assignment& a : point) {
     if (a.path.rfind("gen.", 0) != 0) continue;
-    const std::string flag = "--" + a.path.substr(4);
-    args.erase(std::remove_if(args.begin(), args.end(),
-                              [&](const std::string& x) { return x == flag || x.rfind(flag + "=", 0) == 0; }),
-               args.end());
-    if (a.path == "gen.sp") {
-      if (a.value.text == "true") args.push_back(flag);
-    } else {
-      args.push_back(flag + "=" + a.value.text);
-    }
+    if (Status st = gen::SetGenFlag(&o, a.path.substr(4), a.value.text); set.ok()) set = st;
   }
-  std::string out;
-  for (const std::string& a : args) out += (out.empty() ? "" : " ") + a;
-  return out;
+  const std::string what = "--generate=\"" + gen::GenArgsText(o) + "\"";
+  if (set.ok()) set = gen::FinishGenOptions(&o);
+  const std::string key = gen::GenArgsText(o) + "|" + p->spec.files.network;
+  auto it = generated_.find(key);
+  if (it == generated_.end()) {
+    Entry e;
+    if (!set.ok()) {
+      e.error = set.Prefixed(what + ": ").message();
+    } else {
+      auto source = gen::GeneratedSource(o, p->spec.files.network, what);
+      e = source.ok() ? Entry{source.value(), ""} : Entry{nullptr, source.status().message()};
+    }
+    it = generated_.emplace(key, std::move(e)).first;
+  }
+  p->spec.source = it->second.source;
+  p->error = it->second.error;
+  if (p->error.empty()) p->generate = std::move(o);
 }
 
 Result<Prepared> Preparer::Prepare(uint64_t index, const std::vector<Assignment>& point) {
@@ -133,18 +144,7 @@ Result<Prepared> Preparer::Prepare(uint64_t index, const std::vector<Assignment>
   if (!parsed.ok()) return parsed.status();
   c.system = std::move(parsed.value());
   c.dims = std::move(dims);
-  if (!spec_.generate.empty()) {
-    const std::string generate = GenerateLine(spec_.generate, point);
-    const std::string key = generate + "|" + c.files.network;
-    auto it = generated_.find(key);
-    if (it == generated_.end()) {
-      auto source = gen::GeneratedSource(generate, c.files.network);
-      it = generated_.emplace(key, source.ok() ? Entry{source.value(), ""} : Entry{nullptr, source.status().message()})
-               .first;
-    }
-    c.source = it->second.source;
-    p.error = it->second.error;
-  }
+  if (base_.generate) GeneratePoint(point, &p);
   // The rest of the point follows from its inputs (run/spec.h); a
   // point that does not complete is a row with the reason.
   if (p.error.empty()) {

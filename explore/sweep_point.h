@@ -6,11 +6,13 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "explore/sweep.h"
 #include "core/status.h"
+#include "explore/sweep.h"
+#include "gen/gen_args.h"
 #include "workload/graph_source.h"
 #include "run/spec.h"
 
@@ -20,22 +22,22 @@ namespace orrery::sweep {
 std::string ExactNumber(double v);
 
 // The base, read once: its inputs as a Spec (run/spec.h) that every
-// point copies and replaces fields of, and the system JSON document whose
-// keys points replace.
+// point copies and replaces fields of, the system JSON document whose
+// keys points replace, and the generator's options (when the base generates
+// its workload) whose flags points replace.
 struct Base {
   orrery::Spec spec;
   nlohmann::json system;
+  std::optional<gen::GenOptions> generate;  // read, not finished (gen/gen_args.h)
 };
 
 Result<Base> ReadBase(const Spec& spec, const Registries& registries);
-
-// A point's generator command line: the base's flags with the point's replaced.
-std::string GenerateLine(const std::string& base, const std::vector<Assignment>& point);
 
 struct Prepared {
   orrery::Spec spec;
   std::string hash;
   std::string error;  // the point cannot run (a generator error): a row, not the end of the sweep
+  std::optional<gen::GenOptions> generate;  // the point's generator options, finished (generated workloads)
 };
 
 class Preparer {
@@ -48,6 +50,7 @@ class Preparer {
   Result<Prepared> Prepare(uint64_t index, const std::vector<Assignment>& point);
 
  private:
+  void GeneratePoint(const std::vector<Assignment>& point, Prepared* p);
   struct Entry {
     std::shared_ptr<const GraphSource> source;
     std::string error;

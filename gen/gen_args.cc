@@ -14,19 +14,6 @@
 namespace orrery::gen {
 namespace {
 
-const std::vector<std::string>& ValueFlags() {
-  static const std::vector<std::string> f = {"model", "tp", "cp", "ep", "dp", "pp", "npus", "microbatches",
-                                             "microbatch-size", "global-batch", "schedule", "recompute", "zero",
-                                             "order", "bucket-mb", "out", "hbm-gb", "network", "place", "offload",
-                                             "embedding-sharding", "device", "efficiency", "system-out"};
-  return f;
-}
-const std::vector<std::string>& BoolFlags() {
-  static const std::vector<std::string> f = {"sp", "summary", "list-models", "list-devices", "help",
-                                                             "allow-over-capacity"};
-  return f;
-}
-
 Result<std::array<Axis, kNumAxes>> ParseOrder(const std::string& text) {
   std::array<Axis, kNumAxes> order{};
   std::set<std::string> seen;
@@ -68,162 +55,268 @@ std::string GenUsage() {
          "       orrery gen --list-models | --list-devices\n";
 }
 
-Result<GenOptions> ParseGenArgs(const std::vector<std::string>& args) {
-  GenOptions o;
-  bool have_mb = false;
-  std::vector<std::string> all = ValueFlags();
-  all.insert(all.end(), BoolFlags().begin(), BoolFlags().end());
-  for (const std::string& arg : args) {
-    if (arg.rfind("--", 0) != 0) {
-      return Status::Invalid("gen: unexpected argument '" + arg + "'; flags have the form --key=value\n" + GenUsage());
-    }
-    const size_t eq = arg.find('=');
-    const std::string key = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-    const bool has_value = eq != std::string::npos;
-    const std::string value = has_value ? arg.substr(eq + 1) : "";
-    const Where where{"", 0, "--" + key};
-    o.given.insert(key);
-    const bool is_value = std::find(ValueFlags().begin(), ValueFlags().end(), key) != ValueFlags().end();
-    const bool is_bool = std::find(BoolFlags().begin(), BoolFlags().end(), key) != BoolFlags().end();
-    if (!is_value && !is_bool) {
-      const std::string close = ClosestMatch(key, all);
-      return Status::Invalid("gen: unknown flag --" + key + (close.empty() ? "" : " (did you mean --" + close + "?)") +
-                             "; valid flags: --" + JoinStrings(all, ", --"));
-    }
-    if (is_bool) {
-      if (has_value) return ValueError(where, value, "this flag takes no value", "--" + key + " alone");
-      if (key == "sp") o.strategy.sp = true;
-      if (key == "summary") o.summary = true;
-      if (key == "list-models") o.list_models = true;
-      if (key == "list-devices") o.list_devices = true;
-      if (key == "help") o.help = true;
-      if (key == "allow-over-capacity") o.allow_over_capacity = true;
-      continue;
-    }
-    if (!has_value || value.empty()) return ValueError(where, value, "missing value", "--" + key + "=VALUE");
-    Strategy& s = o.strategy;
-    const int64_t kMaxAxis = 1 << 24;
-    if (key == "model") {
-      o.model = value;
-    } else if (key == "out") {
-      o.out = value;
-    } else if (key == "offload") {
-      std::stringstream in(value);
-      for (std::string what; std::getline(in, what, ',');) {
-        if (what == "activations") {
-          s.offload_activations = true;
-        } else if (what == "optimizer") {
-          s.offload_optimizer = true;
-        } else {
-          const std::string close = ClosestMatch(what, {"activations", "optimizer"});
-          return ValueError(where, value,
-                            "unknown '" + what + "'" + (close.empty() ? "" : " (did you mean '" + close + "'?)"),
-                            "activations, optimizer, or both comma-separated");
-        }
-      }
-    } else if (key == "device") {
-      o.device = value;
-    } else if (key == "efficiency") {
-      ORRERY_PARSE_OR_RETURN(o.efficiency, ParseDouble(value, where, DoubleRange{0.01, 1, false}));
-    } else if (key == "system-out") {
-      o.system_out = value;
-    } else if (key == "network") {
-      o.network = value;
-    } else if (key == "place") {
-      o.place = value;
-    } else if (key == "tp") {
-      ORRERY_PARSE_OR_RETURN(s.tp, ParseInt(value, where, 1, kMaxAxis));
-    } else if (key == "cp") {
-      ORRERY_PARSE_OR_RETURN(s.cp, ParseInt(value, where, 1, kMaxAxis));
-    } else if (key == "ep") {
-      ORRERY_PARSE_OR_RETURN(s.ep, ParseInt(value, where, 1, kMaxAxis));
-    } else if (key == "dp") {
-      ORRERY_PARSE_OR_RETURN(s.dp, ParseInt(value, where, 1, kMaxAxis));
-    } else if (key == "pp") {
-      ORRERY_PARSE_OR_RETURN(s.pp, ParseInt(value, where, 1, kMaxAxis));
-    } else if (key == "npus") {
-      ORRERY_PARSE_OR_RETURN(s.npus, ParseInt(value, where, 1, kMaxAxis));
-    } else if (key == "microbatches") {
-      ORRERY_PARSE_OR_RETURN(s.microbatches, ParseInt(value, where, 1, 1 << 20));
-      have_mb = true;
-    } else if (key == "microbatch-size") {
-      ORRERY_PARSE_OR_RETURN(s.microbatch_size, ParseInt(value, where, 1, 1 << 20));
-    } else if (key == "global-batch") {
-      ORRERY_PARSE_OR_RETURN(s.global_batch, ParseInt(value, where, 1, int64_t{1} << 30));
-    } else if (key == "zero") {
-      int64_t z;
-      ORRERY_PARSE_OR_RETURN(z, ParseInt(value, where, 0, 3));
-      s.zero = static_cast<int>(z);
-    } else if (key == "bucket-mb") {
-      double mb;
-      ORRERY_PARSE_OR_RETURN(mb, ParseDouble(value, where, DoubleRange{0, 1e6, true}));
-      s.bucket_bytes = static_cast<uint64_t>(mb * (1 << 20));
-      if (s.bucket_bytes == 0) s.bucket_bytes = 1;
-    } else if (key == "hbm-gb") {
-      double gb;
-      ORRERY_PARSE_OR_RETURN(gb, ParseDouble(value, where, DoubleRange{0, 1e9, true}));
-      o.hbm_bytes = static_cast<uint64_t>(gb * 1e9);
-    } else if (key == "schedule") {
-      if (value == "1f1b") {
-        s.schedule = Schedule::k1F1B;
-      } else if (value == "gpipe") {
-        s.schedule = Schedule::kGpipe;
-      } else if (value.rfind("interleaved:", 0) == 0) {
-        s.schedule = Schedule::kInterleaved;
-        ORRERY_PARSE_OR_RETURN(s.chunks, ParseInt(value.substr(12), where, 2, 1 << 10));
-      } else {
-        const std::string close = ClosestMatch(value, {"1f1b", "gpipe"});
-        return ValueError(where, value, close.empty() ? "unknown schedule" : "unknown schedule (did you mean '" + close + "'?)",
-                          "1f1b, gpipe or interleaved:V (V chunks per rank)");
-      }
-    } else if (key == "recompute") {
-      if (value == "none") {
-        s.recompute = Recompute::kNone;
-      } else if (value == "selective") {
-        s.recompute = Recompute::kSelective;
-      } else if (value == "full") {
-        s.recompute = Recompute::kFull;
-      } else {
-        return ValueError(where, value, "unknown recomputation mode", "none, selective or full");
-      }
-    } else if (key == "order") {
-      ORRERY_PARSE_OR_RETURN(s.order, ParseOrder(value));
-    } else if (key == "embedding-sharding") {
-      if (value == "table") {
-        o.embedding_sharding = EmbeddingSharding::kTable;
-      } else if (value == "row") {
-        o.embedding_sharding = EmbeddingSharding::kRow;
-      } else {
-        const std::string close = ClosestMatch(value, {"table", "row"});
-        return ValueError(where, value, close.empty() ? "unknown sharding" : "unknown sharding (did you mean '" + close + "'?)",
-                          "table (whole tables over the ranks) or row (every table's rows split over all ranks)");
-      }
+namespace {
+
+using Setter = Status (*)(GenOptions* o, const std::string& value, const Where& where);
+
+// A flag of `orrery gen`: its name (without "--"), whether it takes a value,
+// and how it sets the options. Switches are set by a null setter.
+struct GenFlag {
+  const char* name;
+  Setter set;  // null: a switch (SetSwitch)
+};
+
+constexpr int64_t kMaxAxis = 1 << 24;
+
+template <int64_t Min, int64_t Max, typename T>
+Status SetInt(T* out, const std::string& value, const Where& where) {
+  ORRERY_PARSE_OR_RETURN(const int64_t v, ParseInt(value, where, Min, Max));
+  *out = static_cast<T>(v);
+  return Status::Ok();
+}
+
+Status SetOffload(GenOptions* o, const std::string& value, const Where& where) {
+  Strategy& s = o->strategy;
+  s.offload_activations = s.offload_optimizer = false;
+  std::stringstream in(value);
+  for (std::string what; std::getline(in, what, ',');) {
+    if (what == "activations") {
+      s.offload_activations = true;
+    } else if (what == "optimizer") {
+      s.offload_optimizer = true;
+    } else {
+      const std::string close = ClosestMatch(what, {"activations", "optimizer"});
+      return ValueError(where, value, "unknown '" + what + "'" + (close.empty() ? "" : " (did you mean '" + close + "'?)"),
+                        "activations, optimizer, or both comma-separated");
     }
   }
-  if (o.strategy.global_batch != 0 && !have_mb) {
-    const int64_t per = o.strategy.microbatch_size * o.strategy.dp * o.strategy.ep;
-    if (o.strategy.global_batch % per != 0) {
-      return ValueError(Where{"", 0, "--global-batch"}, std::to_string(o.strategy.global_batch),
+  return Status::Ok();
+}
+
+Status SetBucket(GenOptions* o, const std::string& value, const Where& where) {
+  double mb;
+  ORRERY_PARSE_OR_RETURN(mb, ParseDouble(value, where, DoubleRange{0, 1e6, true}));
+  o->strategy.bucket_bytes = static_cast<uint64_t>(mb * (1 << 20));
+  if (o->strategy.bucket_bytes == 0) o->strategy.bucket_bytes = 1;
+  return Status::Ok();
+}
+
+Status SetHbm(GenOptions* o, const std::string& value, const Where& where) {
+  double gb;
+  ORRERY_PARSE_OR_RETURN(gb, ParseDouble(value, where, DoubleRange{0, 1e9, true}));
+  o->hbm_bytes = static_cast<uint64_t>(gb * 1e9);
+  return Status::Ok();
+}
+
+Status SetSchedule(GenOptions* o, const std::string& value, const Where& where) {
+  Strategy& s = o->strategy;
+  if (value == "1f1b") {
+    s.schedule = Schedule::k1F1B;
+  } else if (value == "gpipe") {
+    s.schedule = Schedule::kGpipe;
+  } else if (value.rfind("interleaved:", 0) == 0) {
+    s.schedule = Schedule::kInterleaved;
+    ORRERY_PARSE_OR_RETURN(s.chunks, ParseInt(value.substr(12), where, 2, 1 << 10));
+  } else {
+    const std::string close = ClosestMatch(value, {"1f1b", "gpipe"});
+    return ValueError(where, value, close.empty() ? "unknown schedule" : "unknown schedule (did you mean '" + close + "'?)",
+                      "1f1b, gpipe or interleaved:V (V chunks per rank)");
+  }
+  return Status::Ok();
+}
+
+Status SetRecompute(GenOptions* o, const std::string& value, const Where& where) {
+  Recompute& r = o->strategy.recompute;
+  if (value == "none") {
+    r = Recompute::kNone;
+  } else if (value == "selective") {
+    r = Recompute::kSelective;
+  } else if (value == "full") {
+    r = Recompute::kFull;
+  } else {
+    return ValueError(where, value, "unknown recomputation mode", "none, selective or full");
+  }
+  return Status::Ok();
+}
+
+Status SetSharding(GenOptions* o, const std::string& value, const Where& where) {
+  if (value == "table") {
+    o->embedding_sharding = EmbeddingSharding::kTable;
+  } else if (value == "row") {
+    o->embedding_sharding = EmbeddingSharding::kRow;
+  } else {
+    const std::string close = ClosestMatch(value, {"table", "row"});
+    return ValueError(where, value, close.empty() ? "unknown sharding" : "unknown sharding (did you mean '" + close + "'?)",
+                      "table (whole tables over the ranks) or row (every table's rows split over all ranks)");
+  }
+  return Status::Ok();
+}
+
+// Every flag, value flags first (the order of the "valid flags" message).
+const std::vector<GenFlag>& Flags() {
+  static const std::vector<GenFlag> f = {
+      {"model", [](GenOptions* o, const std::string& v, const Where&) { o->model = v; return Status::Ok(); }},
+      {"tp", [](GenOptions* o, const std::string& v, const Where& w) { return SetInt<1, kMaxAxis>(&o->strategy.tp, v, w); }},
+      {"cp", [](GenOptions* o, const std::string& v, const Where& w) { return SetInt<1, kMaxAxis>(&o->strategy.cp, v, w); }},
+      {"ep", [](GenOptions* o, const std::string& v, const Where& w) { return SetInt<1, kMaxAxis>(&o->strategy.ep, v, w); }},
+      {"dp", [](GenOptions* o, const std::string& v, const Where& w) { return SetInt<1, kMaxAxis>(&o->strategy.dp, v, w); }},
+      {"pp", [](GenOptions* o, const std::string& v, const Where& w) { return SetInt<1, kMaxAxis>(&o->strategy.pp, v, w); }},
+      {"npus",
+       [](GenOptions* o, const std::string& v, const Where& w) { return SetInt<1, kMaxAxis>(&o->strategy.npus, v, w); }},
+      {"microbatches",
+       [](GenOptions* o, const std::string& v, const Where& w) {
+         return SetInt<1, 1 << 20>(&o->strategy.microbatches, v, w);
+       }},
+      {"microbatch-size",
+       [](GenOptions* o, const std::string& v, const Where& w) {
+         return SetInt<1, 1 << 20>(&o->strategy.microbatch_size, v, w);
+       }},
+      {"global-batch",
+       [](GenOptions* o, const std::string& v, const Where& w) {
+         return SetInt<1, int64_t{1} << 30>(&o->strategy.global_batch, v, w);
+       }},
+      {"schedule", SetSchedule},
+      {"recompute", SetRecompute},
+      {"zero", [](GenOptions* o, const std::string& v, const Where& w) { return SetInt<0, 3>(&o->strategy.zero, v, w); }},
+      {"order",
+       [](GenOptions* o, const std::string& v, const Where&) {
+         ORRERY_PARSE_OR_RETURN(o->strategy.order, ParseOrder(v));
+         return Status::Ok();
+       }},
+      {"bucket-mb", SetBucket},
+      {"out", [](GenOptions* o, const std::string& v, const Where&) { o->out = v; return Status::Ok(); }},
+      {"hbm-gb", SetHbm},
+      {"network", [](GenOptions* o, const std::string& v, const Where&) { o->network = v; return Status::Ok(); }},
+      {"place", [](GenOptions* o, const std::string& v, const Where&) { o->place = v; return Status::Ok(); }},
+      {"offload", SetOffload},
+      {"embedding-sharding", SetSharding},
+      {"device", [](GenOptions* o, const std::string& v, const Where&) { o->device = v; return Status::Ok(); }},
+      {"efficiency",
+       [](GenOptions* o, const std::string& v, const Where& w) {
+         ORRERY_PARSE_OR_RETURN(o->efficiency, ParseDouble(v, w, DoubleRange{0.01, 1, false}));
+         return Status::Ok();
+       }},
+      {"system-out", [](GenOptions* o, const std::string& v, const Where&) { o->system_out = v; return Status::Ok(); }},
+      {"sp", nullptr},
+      {"summary", nullptr},
+      {"list-models", nullptr},
+      {"list-devices", nullptr},
+      {"help", nullptr},
+      {"allow-over-capacity", nullptr},
+  };
+  return f;
+}
+
+bool* SwitchField(GenOptions* o, const std::string& name) {
+  if (name == "sp") return &o->strategy.sp;
+  if (name == "summary") return &o->summary;
+  if (name == "list-models") return &o->list_models;
+  if (name == "list-devices") return &o->list_devices;
+  if (name == "help") return &o->help;
+  return &o->allow_over_capacity;
+}
+
+Result<const GenFlag*> FindFlag(const std::string& key) {
+  std::vector<std::string> all;
+  for (const GenFlag& f : Flags()) {
+    if (key == f.name) return &f;
+    all.push_back(f.name);
+  }
+  const std::string close = ClosestMatch(key, all);
+  return Status::Invalid("gen: unknown flag --" + key + (close.empty() ? "" : " (did you mean --" + close + "?)") +
+                         "; valid flags: --" + JoinStrings(all, ", --"));
+}
+
+// Sets one flag, given as `key` and, unless `has_value` is false, its value.
+Status Apply(GenOptions* o, const std::string& key, bool has_value, const std::string& value) {
+  const Where where{"", 0, "--" + key};
+  o->given.insert(key);
+  ORRERY_PARSE_OR_RETURN(const GenFlag* flag, FindFlag(key));
+  if (!flag->set) {
+    if (has_value) return ValueError(where, value, "this flag takes no value", "--" + key + " alone");
+    *SwitchField(o, key) = true;
+    return Status::Ok();
+  }
+  if (!has_value || value.empty()) return ValueError(where, value, "missing value", "--" + key + "=VALUE");
+  return flag->set(o, value, where);
+}
+
+}  // namespace
+
+Status ApplyGenFlag(GenOptions* o, const std::string& arg) {
+  if (arg.rfind("--", 0) != 0) {
+    return Status::Invalid("gen: unexpected argument '" + arg + "'; flags have the form --key=value\n" + GenUsage());
+  }
+  o->args.push_back(arg);
+  const size_t eq = arg.find('=');
+  const std::string key = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+  return Apply(o, key, eq != std::string::npos, eq == std::string::npos ? "" : arg.substr(eq + 1));
+}
+
+Status SetGenFlag(GenOptions* o, const std::string& key, const std::string& value) {
+  const std::string flag = "--" + key;
+  std::vector<std::string>& a = o->args;
+  a.erase(std::remove_if(a.begin(), a.end(), [&](const std::string& x) { return x == flag || x.rfind(flag + "=", 0) == 0; }),
+          a.end());
+  auto found = FindFlag(key);
+  if (found.ok() && !found.value()->set) {  // a switch: "true" sets it, anything else clears it
+    *SwitchField(o, key) = value == "true";
+    if (value != "true") {
+      o->given.erase(key);
+      return Status::Ok();
+    }
+    a.push_back(flag);
+    o->given.insert(key);
+    return Status::Ok();
+  }
+  a.push_back(flag + "=" + value);
+  return Apply(o, key, true, value);
+}
+
+std::string GenArgsText(const GenOptions& o) {
+  std::string out;
+  for (const std::string& a : o.args) out += (out.empty() ? "" : " ") + a;
+  return out;
+}
+
+Status FinishGenOptions(GenOptions* o) {
+  Strategy& s = o->strategy;
+  if (s.global_batch != 0 && !o->given.count("microbatches")) {
+    const int64_t per = s.microbatch_size * s.dp * s.ep;
+    if (s.global_batch % per != 0) {
+      return ValueError(Where{"", 0, "--global-batch"}, std::to_string(s.global_batch),
                         "not divisible by microbatch-size·dp·ep = " + std::to_string(per),
                         "a multiple of microbatch-size·dp·ep");
     }
-    o.strategy.microbatches = o.strategy.global_batch / per;
+    s.microbatches = s.global_batch / per;
   }
-  if (!o.device.empty()) {
-    auto d = FindDevice(o.device);
+  if (!o->device.empty()) {
+    auto d = FindDevice(o->device);
     if (!d.ok()) return d.status();
-    if (!o.given.count("hbm-gb")) o.hbm_bytes = static_cast<uint64_t>(d->hbm_gb * 1e9);
+    if (!o->given.count("hbm-gb")) o->hbm_bytes = static_cast<uint64_t>(d->hbm_gb * 1e9);
   }
-  if (o.given.count("efficiency") && o.device.empty()) {
-    return ValueError(Where{"", 0, "--efficiency"}, std::to_string(o.efficiency), "needs a device",
+  if (o->given.count("efficiency") && o->device.empty()) {
+    return ValueError(Where{"", 0, "--efficiency"}, std::to_string(o->efficiency), "needs a device",
                       "--efficiency together with --device=a100|h100");
   }
-  if (!o.system_out.empty() && o.device.empty()) {
-    return ValueError(Where{"", 0, "--system-out"}, o.system_out, "needs a device", "--system-out together with --device");
+  if (!o->system_out.empty() && o->device.empty()) {
+    return ValueError(Where{"", 0, "--system-out"}, o->system_out, "needs a device", "--system-out together with --device");
   }
-  if (!o.list_models && !o.list_devices && !o.help && o.model.empty() && o.system_out.empty()) {
+  if (!o->list_models && !o->list_devices && !o->help && o->model.empty() && o->system_out.empty()) {
     return Status::Invalid("gen: --model is required (a preset, see --list-models, or a YAML file)\n" + GenUsage());
   }
+  return Status::Ok();
+}
+
+Result<GenOptions> ReadGenArgs(const std::vector<std::string>& args) {
+  GenOptions o;
+  for (const std::string& arg : args) ORRERY_RETURN_IF_ERROR(ApplyGenFlag(&o, arg));
+  return o;
+}
+
+Result<GenOptions> ParseGenArgs(const std::vector<std::string>& args) {
+  ORRERY_PARSE_OR_RETURN(GenOptions o, ReadGenArgs(args));
+  ORRERY_RETURN_IF_ERROR(FinishGenOptions(&o));
   return o;
 }
 

@@ -1,4 +1,7 @@
-// Command-line options of `orrery gen` (and `orrery run --generate="..."`).
+// The generator's options: what `orrery gen`'s flags, `orrery run
+// --generate="..."` and a sweep's gen.* axes set. One table of flags
+// (gen_args.cc) parses each flag into its typed field; FinishGenOptions
+// derives what follows from several flags together.
 #pragma once
 #include <cstdint>
 #include <set>
@@ -29,6 +32,9 @@ struct GenOptions {
   std::string place;          // --place=tp:0,dp:1,...: the order from a placement on `network`
   EmbeddingSharding embedding_sharding = EmbeddingSharding::kTable;  // DLRM models only
   std::set<std::string> given;  // the flags on the command line, without "--"
+  // The flags as given, in order (a flag SetGenFlag replaces moves last): the
+  // options' identity in a run's configuration hash (gen/gen_source.cc).
+  std::vector<std::string> args;
 };
 
 // With --place: reads the network and sets the strategy's rank order from
@@ -36,9 +42,23 @@ struct GenOptions {
 // Fills `dims` with the network's dimensions when --network is given.
 Status ResolvePlacement(GenOptions* o, std::vector<Dim>* dims);
 
-// Parses "--key=value" / "--flag" arguments. Numbers go through core/parse.h;
-// an unknown flag is an error with a did-you-mean.
+// Parses "--key=value" / "--flag" arguments (ReadGenArgs, then
+// FinishGenOptions). Numbers go through core/parse.h; an unknown flag is an
+// error with a did-you-mean.
 Result<GenOptions> ParseGenArgs(const std::vector<std::string>& args);
+// The flags alone, each into its field, not yet finished.
+Result<GenOptions> ReadGenArgs(const std::vector<std::string>& args);
+// One flag, "--key=value" or "--switch".
+Status ApplyGenFlag(GenOptions* o, const std::string& arg);
+// Replaces flag `key` (without "--") by `value`; a switch (--sp) is set by
+// "true" and cleared by anything else. Finish the options again afterwards.
+Status SetGenFlag(GenOptions* o, const std::string& key, const std::string& value);
+// What follows from the flags together: microbatches from --global-batch,
+// the device's HBM, and the checks across flags (--efficiency needs
+// --device, ...). Idempotent: a sweep finishes a point's options again.
+Status FinishGenOptions(GenOptions* o);
+// The flags as given, one space between (GenOptions::args).
+std::string GenArgsText(const GenOptions& o);
 std::string GenUsage();
 // Refuses flags that do not apply to the model's kind (--tp for a DLRM,
 // --embedding-sharding for a transformer), naming the flag and what applies.

@@ -90,7 +90,7 @@ std::shared_ptr<const GraphSource> WorkloadSource(Workload workload, std::string
   return std::make_shared<Generated>(std::move(workload), std::move(description), std::move(canonical));
 }
 
-Result<std::shared_ptr<const GraphSource>> GeneratedSource(const std::string& arguments, const std::string& network) {
+Result<GenOptions> ReadGenerateArguments(const std::string& arguments) {
   const std::string what = "--generate=\"" + arguments + "\"";
   std::vector<std::string> args;
   std::istringstream in(arguments);
@@ -108,14 +108,25 @@ Result<std::shared_ptr<const GraphSource>> GeneratedSource(const std::string& ar
       }
     }
   }
-  auto opts = ParseGenArgs(args);
+  auto opts = ReadGenArgs(args);
   if (!opts.ok()) return opts.status().Prefixed(what + ": ");
-  if (!opts->place.empty()) {
-    opts.value().network = network;
+  return opts;
+}
+
+Result<std::shared_ptr<const GraphSource>> GeneratedSource(const std::string& arguments, const std::string& network) {
+  auto opts = ReadGenerateArguments(arguments);
+  if (!opts.ok()) return opts.status();
+  return GeneratedSource(std::move(opts.value()), network, "--generate=\"" + arguments + "\"");
+}
+
+Result<std::shared_ptr<const GraphSource>> GeneratedSource(GenOptions o, const std::string& network,
+                                                           const std::string& what) {
+  if (Status st = FinishGenOptions(&o); !st.ok()) return st.Prefixed(what + ": ");
+  if (!o.place.empty()) {
+    o.network = network;
     std::vector<Dim> dims;
-    if (Status st = ResolvePlacement(&opts.value(), &dims); !st.ok()) return st.Prefixed(what + ": ");
+    if (Status st = ResolvePlacement(&o, &dims); !st.ok()) return st.Prefixed(what + ": ");
   }
-  const GenOptions& o = opts.value();
   auto model = LoadModel(o.model);
   if (!model.ok()) return model.status().Prefixed(what + ": ");
   if (Status st = CheckFlagsForModel(o, model.value()); !st.ok()) return st.Prefixed(what + ": ");
@@ -123,7 +134,7 @@ Result<std::shared_ptr<const GraphSource>> GeneratedSource(const std::string& ar
     auto d = GenerateDlrmFromOptions(model.value(), o);
     if (!d.ok()) return d.status().Prefixed(what + ": ");
     return std::shared_ptr<const GraphSource>(
-        std::make_shared<Generated>(std::move(d->workload), "generated workload " + what, CanonicalArguments(args)));
+        std::make_shared<Generated>(std::move(d->workload), "generated workload " + what, CanonicalArguments(o.args)));
   }
   if (Status st = ValidateStrategy(model.value(), o.strategy); !st.ok()) return st.Prefixed(what + ": ");
   if (!o.allow_over_capacity) {
@@ -134,7 +145,7 @@ Result<std::shared_ptr<const GraphSource>> GeneratedSource(const std::string& ar
   auto w = GenerateDense(model.value(), o.strategy);
   if (!w.ok()) return w.status().Prefixed(what + ": ");
   return std::shared_ptr<const GraphSource>(
-      std::make_shared<Generated>(std::move(w.value()), "generated workload " + what, CanonicalArguments(args)));
+      std::make_shared<Generated>(std::move(w.value()), "generated workload " + what, CanonicalArguments(o.args)));
 }
 
 }  // namespace orrery::gen

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "gen/gen_args.h"
 #include "gen/strategy.h"
 #include "workload/graph_source.h"
 
@@ -18,6 +19,13 @@ namespace orrery::gen {
 // run's network, for --place (a --network inside `arguments` is refused).
 Result<std::shared_ptr<const GraphSource>> GeneratedSource(const std::string& arguments,
                                                            const std::string& network = "");
+// `arguments` read into options, not yet finished: the checks above, then
+// ReadGenArgs; messages start with --generate="ARGUMENTS".
+Result<GenOptions> ReadGenerateArguments(const std::string& arguments);
+// The same from options already read (ReadGenArgs, SetGenFlag: a sweep
+// point's), finished here; `what` names them in messages.
+Result<std::shared_ptr<const GraphSource>> GeneratedSource(GenOptions options, const std::string& network,
+                                                           const std::string& what);
 
 // A source over an already generated workload (`description` names it in messages).
 std::shared_ptr<const GraphSource> WorkloadSource(Workload workload, std::string description);

@@ -110,6 +110,8 @@ int Run(const RunFlags& f) {
   }
   if (auto st = EnumFlag("--report-format", f.report_format, {"text", "json", "csv"}); !st.ok()) return Fail(st);
   if (auto st = EnumFlag("--symmetry", f.symmetry, {"auto", "off"}); !st.ok()) return Fail(st);
+  SymmetryMode symmetry;
+  ParseSymmetry(f.symmetry, &symmetry);
   auto iterations = IntFlag("--iterations", f.iterations, 1, 1000000);
   if (!iterations.ok()) return Fail(iterations.status());
   auto timeout = IntFlag("--remote-timeout-ms", f.remote_timeout_ms, 1, 86400000);
@@ -180,7 +182,7 @@ int Run(const RunFlags& f) {
   }
   cfg.backend = f.backend;
   cfg.iterations = static_cast<int>(iterations.value());
-  cfg.symmetry = f.symmetry;
+  cfg.symmetry = symmetry;
   cfg.link_stats = f.link_stats;
   cfg.critical_path = f.critical_path;
   cfg.timeline_path = f.timeline;

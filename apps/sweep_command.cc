@@ -71,7 +71,7 @@ int RunSweepCommand(const SweepFlags& f) {
     return 0;
   };
   if (f.mpi) return sweep::RunSweepMpi(f.args[0], o, finish);
-  auto spec = sweep::ReadSpec(f.args[0]);
+  auto spec = sweep::ReadSweepSpec(f.args[0]);
   if (!spec.ok()) return Fail(spec.status());
   std::string dry;
   return finish(sweep::RunSweep(spec.value(), o, &dry), dry);

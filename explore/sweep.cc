@@ -22,7 +22,7 @@
 namespace orrery::sweep {
 
 struct Plan {
-  const Spec* spec = nullptr;
+  const SweepSpec* spec = nullptr;
   Options options;
   Base base;
   std::vector<size_t> mine;  // positions in spec->points, this shard's
@@ -32,7 +32,7 @@ struct Plan {
 
 size_t PlanSize(const Plan& plan) { return plan.mine.size(); }
 
-Result<std::shared_ptr<const Plan>> MakePlan(const Spec& spec, const Options& o) {
+Result<std::shared_ptr<const Plan>> MakePlan(const SweepSpec& spec, const Options& o) {
   auto plan = std::make_shared<Plan>();
   plan->spec = &spec;
   plan->options = o;
@@ -108,7 +108,7 @@ Status RunOnThreads(const Plan& plan, const std::vector<size_t>& todo, const std
 
 }  // namespace
 
-Result<Summary> RunSweep(const Spec& spec, const Options& o, std::string* dry_run_text, const Runner& runner) {
+Result<Summary> RunSweep(const SweepSpec& spec, const Options& o, std::string* dry_run_text, const Runner& runner) {
   Summary sum;
   sum.points = spec.points.size();
   auto made = MakePlan(spec, o);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "run/spec.h"
 
 namespace orrery::sweep {
 
@@ -32,12 +33,12 @@ struct Assignment {
   Value value;
 };
 
-struct Spec {
+struct SweepSpec {
   std::string file;
   // base
   std::string network, system, workload, generate, comm_groups, memory, remote_memory, backend = "analytical";
   int iterations = 1;
-  std::string symmetry = "auto";
+  SymmetryMode symmetry = SymmetryMode::kAuto;
   // The enumeration, in canonical order: the product of `axes` (first axis
   // slowest) with the zipped lists as one more axis, or the explicit points.
   std::vector<std::string> axis_paths;  // every path a point assigns, column order
@@ -51,7 +52,7 @@ struct Spec {
 // Reads and checks the spec: unknown keys, unknown paths (with the valid
 // paths near the typo), values of the wrong type, zip lists of unequal
 // length. The base's network is read to know its dimensions.
-Result<Spec> ReadSpec(const std::string& path);
+Result<SweepSpec> ReadSweepSpec(const std::string& path);
 
 // The paths a spec may assign, for messages and --help.
 std::vector<std::string> ValidPaths(int network_dims);
@@ -90,7 +91,7 @@ struct Summary {
 
 // The points of one shard, resolved (every process of an MPI sweep builds the same).
 struct Plan;
-Result<std::shared_ptr<const Plan>> MakePlan(const Spec& spec, const Options& options);
+Result<std::shared_ptr<const Plan>> MakePlan(const SweepSpec& spec, const Options& options);
 size_t PlanSize(const Plan& plan);
 // Simulates the plan's k-th point (thread-safe; a failure is the row's status).
 Row SimulatePoint(const Plan& plan, size_t k);
@@ -103,7 +104,7 @@ using Runner = std::function<Status(const Plan& plan, const std::vector<size_t>&
 // Runs the spec's points of this shard not already in the output (resume),
 // appending a JSON line per point as it finishes, then rewrites the shard's
 // JSON Lines and CSV in index order (byte-identical for any --jobs).
-Result<Summary> RunSweep(const Spec& spec, const Options& options, std::string* dry_run_text,
+Result<Summary> RunSweep(const SweepSpec& spec, const Options& options, std::string* dry_run_text,
                          const Runner& runner = nullptr);
 
 // Unions the shards' JSON Lines in `dir` into sweep.jsonl and sweep.csv;

@@ -56,7 +56,7 @@ void SendText(const std::string& text, int tag) {
 void SendWork(int64_t k, int to) { MPI_Send(&k, 1, MPI_INT64_T, to, kWorkTag, MPI_COMM_WORLD); }
 
 int Worker(int rank, const std::string& spec_path, const Options& o) {
-  auto spec = ReadSpec(spec_path);
+  auto spec = ReadSweepSpec(spec_path);
   std::shared_ptr<const Plan> plan;
   if (spec.ok() && !o.dry_run) {
     auto made = MakePlan(spec.value(), o);
@@ -122,7 +122,7 @@ int RunSweepMpi(const std::string& spec_path, const Options& o,
   };
   std::string dry;
   Result<Summary> sum = Status::Invalid("");
-  auto spec = ReadSpec(spec_path);
+  auto spec = ReadSweepSpec(spec_path);
   if (!spec.ok()) {
     sum = spec.status();
   } else {

@@ -27,7 +27,7 @@ std::string ExactNumber(double v) {
   return buf;
 }
 
-Result<Base> ReadBase(const Spec& spec, const Registries& registries) {
+Result<Base> ReadBase(const SweepSpec& spec, const Registries& registries) {
   Base b;
   RunConfig c;
   c.network_path = spec.network;
@@ -131,7 +131,7 @@ Result<Prepared> Preparer::Prepare(uint64_t index, const std::vector<Assignment>
     } else if (path == "run.iterations") {
       c.iterations = std::stoi(a.value.text);
     } else if (path == "run.symmetry") {
-      c.symmetry = a.value.text;
+      ParseSymmetry(a.value.text, &c.symmetry);  // checked when the spec was read
     }
   }
   for (const Dim& d : dims) {

@@ -31,7 +31,7 @@ struct Base {
   std::optional<gen::GenOptions> generate;  // read, not finished (gen/gen_args.h)
 };
 
-Result<Base> ReadBase(const Spec& spec, const Registries& registries);
+Result<Base> ReadBase(const SweepSpec& spec, const Registries& registries);
 
 struct Prepared {
   orrery::Spec spec;
@@ -42,7 +42,7 @@ struct Prepared {
 
 class Preparer {
  public:
-  Preparer(const Spec& spec, const Base& base, const Registries& registries)
+  Preparer(const SweepSpec& spec, const Base& base, const Registries& registries)
       : spec_(spec), base_(base), registries_(registries) {}
 
   // Spec-level errors (a network or system value the readers refuse) end
@@ -55,7 +55,7 @@ class Preparer {
     std::shared_ptr<const GraphSource> source;
     std::string error;
   };
-  const Spec& spec_;
+  const SweepSpec& spec_;
   const Base& base_;
   const Registries& registries_;
   std::map<std::string, Entry> generated_;

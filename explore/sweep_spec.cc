@@ -84,7 +84,7 @@ Status CheckAssignment(const std::string& file, const YAML::Node& where, const s
 // generator's defaults of the parallelism flags it leaves out), the
 // network's dimensions, the system JSON's scalar keys (a per-dimension list
 // whose entries are equal counts as that value), the run settings.
-std::map<std::string, Value> BaseValues(const Spec& spec, const std::vector<Dim>& dims) {
+std::map<std::string, Value> BaseValues(const SweepSpec& spec, const std::vector<Dim>& dims) {
   std::map<std::string, Value> base;
   std::istringstream in(spec.generate);
   for (std::string a; in >> a;) {
@@ -125,13 +125,13 @@ std::map<std::string, Value> BaseValues(const Spec& spec, const std::vector<Dim>
   }
   base["run.backend"] = Value{spec.backend, true};
   base["run.iterations"] = Value{std::to_string(spec.iterations), false};
-  base["run.symmetry"] = Value{spec.symmetry, true};
+  base["run.symmetry"] = Value{SymmetryName(spec.symmetry), true};
   return base;
 }
 
 // Reads `filters:` and keeps the points they all hold for; every point keeps
 // its index in the enumeration.
-Result<Spec> ApplySpecFilters(const YAML::Node& node, const std::vector<Dim>& dims, Spec spec) {
+Result<SweepSpec> ApplySpecFilters(const YAML::Node& node, const std::vector<Dim>& dims, SweepSpec spec) {
   spec.enumerated = spec.points.size();
   spec.indices.resize(spec.points.size());
   for (uint64_t i = 0; i < spec.points.size(); ++i) spec.indices[i] = i;
@@ -171,8 +171,8 @@ std::vector<std::string> ValidPaths(int network_dims) {
   return out;
 }
 
-Result<Spec> ReadSpec(const std::string& path) {
-  Spec spec;
+Result<SweepSpec> ReadSweepSpec(const std::string& path) {
+  SweepSpec spec;
   spec.file = path;
   YAML::Node root;
   try {
@@ -209,7 +209,9 @@ Result<Spec> ReadSpec(const std::string& path) {
     if (key == "memory") spec.memory = Resolve(path, v);
     if (key == "remote-memory") spec.remote_memory = Resolve(path, v);
     if (key == "backend") spec.backend = v;
-    if (key == "symmetry") spec.symmetry = v;
+    if (key == "symmetry" && !ParseSymmetry(v, &spec.symmetry)) {
+      return ValueError(Where{path, kv.second.Mark().line + 1, "base.symmetry"}, v, "unknown symmetry mode", "auto, off");
+    }
     if (key == "iterations") {
       ORRERY_PARSE_OR_RETURN(spec.iterations, ParseInt(v, Where{path, kv.second.Mark().line + 1, "base.iterations"}, 1, 1000000));
     }

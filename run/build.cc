@@ -39,7 +39,7 @@ Status Simulation::BuildParts(const Registries& registries) {
   symmetric_ = decision->symmetric;
   symmetry_note_ = decision->note;
   // run/rank_classes.h: when one rank cannot stand for all, one per class may.
-  if (!symmetric_ && s.symmetry != "off") {
+  if (!symmetric_ && s.symmetry != SymmetryMode::kOff) {
     auto cd = DecideRankClassesForRun(s, topology_, lo);
     if (!cd.ok()) return cd.status();
     classes_ = std::move(cd.value());

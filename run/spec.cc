@@ -198,9 +198,6 @@ Status CompleteSpec(Spec* s, const Registries& reg) {
                            " NPU(s); at least 2 are needed");
   }
   ORRERY_RETURN_IF_ERROR(DeriveSystemOptions(s, reg));
-  if (s->symmetry != "auto" && s->symmetry != "off") {
-    return Status::Invalid("--symmetry = \"" + s->symmetry + "\": valid: auto, off");
-  }
   // Communicator groups: from the JSON file, or defined by the source.
   std::map<std::string, std::vector<int>> source_groups = s->source->CommGroups();
   if (!s->files.comm_groups.empty() && !source_groups.empty()) {
@@ -250,6 +247,14 @@ Result<Spec> ResolveSpec(const RunConfig& config, const Registries& reg) {
   if (!s.ok()) return s.status();
   ORRERY_RETURN_IF_ERROR(CompleteSpec(&s.value(), reg));
   return s;
+}
+
+const char* SymmetryName(SymmetryMode mode) { return mode == SymmetryMode::kOff ? "off" : "auto"; }
+
+bool ParseSymmetry(const std::string& text, SymmetryMode* mode) {
+  if (text != "auto" && text != "off") return false;
+  *mode = text == "off" ? SymmetryMode::kOff : SymmetryMode::kAuto;
+  return true;
 }
 
 Result<Spec> ReadSpecInputs(const RunConfig& config, const Registries& reg) {

@@ -32,6 +32,14 @@ namespace orrery {
 
 class MemoryRegistry;
 
+// --symmetry: kAuto simulates one representative rank when every rank
+// provably runs the same schedule, else one per rank class when it can
+// (run/symmetry.h, run/rank_classes.h); kOff simulates every rank.
+enum class SymmetryMode { kAuto, kOff };
+const char* SymmetryName(SymmetryMode mode);  // "auto", "off"
+// "auto" or "off"; false for anything else.
+bool ParseSymmetry(const std::string& text, SymmetryMode* mode);
+
 // What a caller asks for: paths and flags, as `orrery run` takes them.
 struct RunConfig {
   std::string workload_prefix;      // PREFIX: reads PREFIX.<rank>.et
@@ -50,10 +58,7 @@ struct RunConfig {
   std::string comm_group_path;      // communicator groups JSON (optional)
   std::string backend = "analytical";
   int iterations = 1;
-  // "auto": when every rank runs the same trace on a symmetric network with the
-  // congestion-unaware backend, simulate one representative rank (exact, much
-  // faster); "off": always simulate every rank.
-  std::string symmetry = "auto";
+  SymmetryMode symmetry = SymmetryMode::kAuto;
   bool link_stats = false;  // per-link bytes and busy time (backends that model links)
   bool allow_oversubscription = false;  // over-capacity memory is a warning, not an error
   std::map<std::string, std::string> backend_params;  // e.g. remote-endpoint
@@ -114,7 +119,7 @@ struct Spec {
   std::string backend = "analytical";
   std::map<std::string, std::string> backend_params;
   int iterations = 1;
-  std::string symmetry = "auto";  // auto, off
+  SymmetryMode symmetry = SymmetryMode::kAuto;
   double injection_scale = 1.0;
   bool allow_oversubscription = false;
   ObserveSpec observe;

@@ -138,7 +138,7 @@ std::string SpecCanonical(const Spec& s) {
     if (!v.empty()) line("backend.param." + k, v);
   }
   line("iterations", std::to_string(s.iterations));
-  line("symmetry", s.symmetry);
+  line("symmetry", SymmetryName(s.symmetry));
   // --injection-scale enters through system.endpoint-delay-ns: it scales only
   // a given delay, and a run it does not change hashes as without it.
   return t;
@@ -183,7 +183,7 @@ std::string SpecConfigJson(const Spec& s) {
   }
   j["backend"] = {{"name", s.backend}, {"params", bparams}};
   j["iterations"] = s.iterations;
-  j["symmetry"] = s.symmetry;
+  j["symmetry"] = SymmetryName(s.symmetry);
   j["injection_scale"] = s.injection_scale;
   return j.dump();
 }

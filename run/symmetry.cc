@@ -135,7 +135,7 @@ Result<SymmetryDecision> DecideSymmetry(const Spec& spec, const std::function<Re
                                         std::vector<NpuGraph>* graphs) {
   SymmetryDecision d;
   const int npus = spec.npus;
-  if (spec.symmetry == "off") {
+  if (spec.symmetry == SymmetryMode::kOff) {
     d.note = "turned off by --symmetry=off";
     return d;
   }

@@ -115,7 +115,7 @@ Result<RunReport> RunIn(const TempDir& dir, const std::string& backend, const st
   c.network_path = dir.File("network.yml");
   c.system_path = dir.File("system.json");
   c.backend = backend;
-  c.symmetry = symmetry;
+  ParseSymmetry(symmetry, &c.symmetry);
   return RunSimulation(c, DefaultBackends());
 }
 

@@ -35,7 +35,7 @@ void WriteSpec(const TempDir& d, const std::string& gen_extra, const std::string
 
 std::vector<nlohmann::json> Rows(const TempDir& d, const std::string& out, bool critical_path = false,
                                  int jobs = 2) {
-  auto spec = ReadSpec(d.File("sweep.yml"));
+  auto spec = ReadSweepSpec(d.File("sweep.yml"));
   EXPECT_TRUE(spec.ok()) << spec.status().message();
   Options o;
   o.jobs = jobs;
@@ -264,7 +264,7 @@ TEST(SweepColumns, RowsSurviveAJsonRoundTrip) {
 TEST(SweepColumns, ACustomRunnerGivesThePoolsBytes) {
   TempDir d;
   WriteSpec(d, "", "axes:\n  gen.tp: [4, 3]\n  network.dim1.bandwidth_gbps: [10, 25]\n");
-  auto spec = ReadSpec(d.File("sweep.yml"));
+  auto spec = ReadSweepSpec(d.File("sweep.yml"));
   ASSERT_TRUE(spec.ok());
   std::string dry;
   Options o;

@@ -169,13 +169,13 @@ TEST(SweepFilter, OnlyDecimalNumbersAreNumbers) {
 TEST(SweepFilter, SpecErrorsNameTheFileAndLine) {
   TempDir d;
   WriteSpec(d, std::string(kAxes) + "filters:\n  - \"tp > 1\"\n  - \"dim2.npus > 1\"\n");
-  auto spec = ReadSpec(d.File("sweep.yml"));
+  auto spec = ReadSweepSpec(d.File("sweep.yml"));
   ASSERT_FALSE(spec.ok());
   EXPECT_NE(spec.status().message().find("sweep.yml:11: filters[1] 'dim2.npus > 1' at column 1: unknown name"),
             std::string::npos)
       << spec.status().message();
   WriteSpec(d, std::string(kAxes) + "filters: \"tp > 1\"\n");
-  spec = ReadSpec(d.File("sweep.yml"));
+  spec = ReadSweepSpec(d.File("sweep.yml"));
   ASSERT_FALSE(spec.ok());
   EXPECT_NE(spec.status().message().find("sweep.yml:9: filters: expected a list of conditions"), std::string::npos)
       << spec.status().message();
@@ -186,7 +186,7 @@ TEST(SweepFilter, SpecErrorsNameTheFileAndLine) {
 TEST(SweepFilter, FilteredPointsAreNotRunAndNotRows) {
   TempDir d;
   WriteSpec(d, std::string(kAxes) + "filters: [\"dim1.bandwidth_gbps >= dim0.bandwidth_gbps\"]\n");
-  auto spec = ReadSpec(d.File("sweep.yml"));
+  auto spec = ReadSweepSpec(d.File("sweep.yml"));
   ASSERT_TRUE(spec.ok()) << spec.status().message();
   EXPECT_EQ(spec->enumerated, 18u);
   EXPECT_EQ(spec->filtered, 6u);
@@ -224,7 +224,7 @@ TEST(SweepFilter, FilteredPointsAreNotRunAndNotRows) {
 TEST(SweepFilter, TheGeneratorsDefaultsAreBaseValues) {
   TempDir d;
   WriteSpec(d, std::string(kAxes) + "filters: [\"tp * dp * pp == 8 and cp == 1 and not sp and microbatches == 2\"]\n");
-  auto spec = ReadSpec(d.File("sweep.yml"));
+  auto spec = ReadSweepSpec(d.File("sweep.yml"));
   ASSERT_TRUE(spec.ok()) << spec.status().message();
   EXPECT_EQ(spec->points.size(), 18u);
 }
@@ -233,7 +233,7 @@ TEST(SweepFilter, TheGeneratorsDefaultsAreBaseValues) {
 TEST(SweepFilter, ShardsOfAFilteredSweepMerge) {
   TempDir d;
   WriteSpec(d, std::string(kAxes) + "filters: [\"dim1.bandwidth_gbps >= dim0.bandwidth_gbps and zero == 0\"]\n");
-  auto spec = ReadSpec(d.File("sweep.yml"));
+  auto spec = ReadSweepSpec(d.File("sweep.yml"));
   ASSERT_TRUE(spec.ok()) << spec.status().message();
   ASSERT_EQ(spec->points.size(), 6u);
   std::string dry;

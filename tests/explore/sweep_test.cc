@@ -36,7 +36,7 @@ const char kAxes[] =
     "  gen.zero: [0, 1]\n";
 
 Result<Summary> Sweep(const TempDir& d, const std::string& out, int jobs, int shard = 0, int shards = 1) {
-  auto spec = ReadSpec(d.File("sweep.yml"));
+  auto spec = ReadSweepSpec(d.File("sweep.yml"));
   if (!spec.ok()) return spec.status();
   Options o;
   o.jobs = jobs;
@@ -50,7 +50,7 @@ Result<Summary> Sweep(const TempDir& d, const std::string& out, int jobs, int sh
 TEST(SweepSpec, ProductInCanonicalOrder) {
   TempDir d;
   WriteBase(d, kAxes);
-  auto spec = ReadSpec(d.File("sweep.yml"));
+  auto spec = ReadSweepSpec(d.File("sweep.yml"));
   ASSERT_TRUE(spec.ok()) << spec.status().message();
   ASSERT_EQ(spec->points.size(), 3u * 2u * 2u);
   // First axis slowest: point 5 = bandwidth index 1, ring/direct index 0, zero index 1.
@@ -78,7 +78,7 @@ TEST(SweepSpec, BadSpecsNameThePath) {
   for (const Case& c : cases) {
     TempDir d;
     WriteBase(d, c.axes);
-    auto spec = ReadSpec(d.File("sweep.yml"));
+    auto spec = ReadSweepSpec(d.File("sweep.yml"));
     ASSERT_FALSE(spec.ok()) << c.axes;
     EXPECT_EQ(spec.status().exit_code(), 2);
     EXPECT_NE(spec.status().message().find(c.message), std::string::npos) << spec.status().message();
@@ -90,6 +90,36 @@ TEST(SweepSpec, BadSpecsNameThePath) {
   auto sum = Sweep(d, "out", 1);
   ASSERT_FALSE(sum.ok());
   EXPECT_NE(sum.status().message().find("point 1"), std::string::npos) << sum.status().message();
+  EXPECT_FALSE(std::filesystem::exists(d.File("out/sweep.csv")));
+}
+
+// The base's run settings and generator flags are read with the spec, so a
+// bad one ends the sweep before any point instead of failing every row.
+TEST(SweepSpec, BadBaseSettingsEndTheSweepBeforeAnyPoint) {
+  TempDir d;
+  d.Write("model.yml", kModel);
+  d.Write("sys.json", kSystem);
+  d.Write("sweep.yml", "base:\n  network: \"Ring(4,100GB/s,500ns)_Switch(2,25GB/s,2us)\"\n  system: sys.json\n"
+                       "  generate: \"--model=" + d.File("model.yml") + " --tp=4 --dp=2\"\n  symmetry: sometimes\n"
+                       "axes:\n  gen.zero: [0, 1]\n");
+  auto spec = ReadSweepSpec(d.File("sweep.yml"));
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.status().exit_code(), 2);
+  EXPECT_NE(spec.status().message().find("sweep.yml:5: base.symmetry = sometimes: unknown symmetry mode; "
+                                         "allowed: auto, off"),
+            std::string::npos)
+      << spec.status().message();
+
+  WriteBase(d, "axes:\n  gen.zero: [0, 1]\n");
+  d.Write("sweep.yml", "base:\n  network: \"Ring(4,100GB/s,500ns)_Switch(2,25GB/s,2us)\"\n  system: sys.json\n"
+                       "  generate: \"--model=" + d.File("model.yml") + " --tp=four\"\naxes:\n  gen.zero: [0, 1]\n");
+  auto sum = Sweep(d, "out", 1);
+  ASSERT_FALSE(sum.ok());
+  EXPECT_EQ(sum.status().exit_code(), 2);
+  EXPECT_NE(sum.status().message().find("sweep.yml: generate: --generate=\"--model=" + d.File("model.yml") +
+                                        " --tp=four\": --tp = \"four\""),
+            std::string::npos)
+      << sum.status().message();
   EXPECT_FALSE(std::filesystem::exists(d.File("out/sweep.csv")));
 }
 

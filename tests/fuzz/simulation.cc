@@ -32,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!more.value()) break;
     if (++nodes > 512) return 0;
   }
-  for (const char* symmetry : {"auto", "off"}) {
+  for (SymmetryMode symmetry : {SymmetryMode::kAuto, SymmetryMode::kOff}) {
     RunConfig c;
     c.workload_prefix = prefix;
     c.symmetry = symmetry;

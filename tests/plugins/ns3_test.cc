@@ -41,7 +41,7 @@ Result<RunReport> RunWith(const testing::TempDir& d, const std::string& net, con
   c.network_path = net;
   c.system_path = d.File("system.json");
   c.backend = backend;
-  c.symmetry = "off";
+  c.symmetry = SymmetryMode::kOff;
   return RunSimulation(c, WithNs3());
 }
 

@@ -78,7 +78,7 @@ TEST(RemoteBackend, SameReportsAsInProcessOnConformanceWorkloads) {
     c.system_path = r[4];
     c.memory_path = r[5];
     c.backend = r[1];
-    c.symmetry = "off";  // a remote run simulates every rank; so does this one
+    c.symmetry = SymmetryMode::kOff;  // a remote run simulates every rank; so does this one
     auto local = RunSimulation(c, WithRemote());
     c.backend = "remote";
     c.backend_params["remote-endpoint"] = endpoint;

@@ -62,7 +62,7 @@ std::pair<RunReport, RunReport> RunBoth(RunConfig c) {
   c.all_collectives = true;
   auto with = RunSimulation(c, DefaultBackends());
   EXPECT_TRUE(with.ok()) << with.status().message();
-  c.symmetry = "off";
+  c.symmetry = SymmetryMode::kOff;
   auto off = RunSimulation(c, DefaultBackends());
   EXPECT_TRUE(off.ok()) << off.status().message();
   if (!with.ok() || !off.ok()) return {};

@@ -139,7 +139,7 @@ TEST(Spec, AnyOneChangedValueChangesTheHash) {
       {"trace content", [](const TempDir& t, RunConfig*) { WriteAllReduceTraces(t, 8, (1 << 20) + 1); }},
       {"backend", [](const TempDir&, RunConfig* c) { c->backend = "congestion-aware"; }},
       {"iterations", [](const TempDir&, RunConfig* c) { c->iterations = 2; }},
-      {"symmetry", [](const TempDir&, RunConfig* c) { c->symmetry = "off"; }},
+      {"symmetry", [](const TempDir&, RunConfig* c) { c->symmetry = SymmetryMode::kOff; }},
       {"injection scale", [](const TempDir&, RunConfig* c) { c->injection_scale = 2; }},
       {"allow oversubscription", [](const TempDir&, RunConfig* c) { c->allow_oversubscription = true; }},
       {"communicator groups", [](const TempDir& t, RunConfig* c) {

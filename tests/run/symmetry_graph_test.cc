@@ -39,7 +39,7 @@ Result<RunReport> RunCase(const std::string& dir, const std::string& prefix, con
   c.network_path = dir + "/" + network;
   c.system_path = dir + "/" + system;
   if (!memory.empty()) c.memory_path = dir + "/" + memory;
-  c.symmetry = symmetry;
+  ParseSymmetry(symmetry, &c.symmetry);
   c.backend = backend;
   return RunSimulation(c, DefaultBackends());
 }

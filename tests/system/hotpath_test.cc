@@ -374,7 +374,7 @@ RunConfig FullEngineRun(const testing::TempDir& d) {
   c.network_path = d.File("network.yml");
   c.system_path = d.File("system.json");
   c.comm_group_path = d.File("groups.json");
-  c.symmetry = "off";
+  c.symmetry = SymmetryMode::kOff;
   return c;
 }
 

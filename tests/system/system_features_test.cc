@@ -187,7 +187,7 @@ TEST(Hierarchical, ThreeDimensionsPerPhaseSizesAndTimes) {
   c.workload_prefix = d.File("trace");
   c.network_path = "Ring(2,400GB/s,100ns)_FullyConnected(4,200GB/s,300ns)_Switch(4,50GB/s,1us)";
   c.system_path = d.File("system.json");
-  c.symmetry = "off";
+  c.symmetry = SymmetryMode::kOff;
   auto r = RunSimulation(c, DefaultBackends());
   ASSERT_TRUE(r.ok()) << r.status().message();
   const Tick ed = 5;
@@ -221,7 +221,7 @@ TEST(OneVariants, OneRingSpansEveryNpuOfAllDimensions) {
   // at 1 -> 2, 3 -> 4, 5 -> 6, 7 -> 0, which change both coordinates (one hop in each).
   c.network_path = "Ring(2,50GB/s,500ns)_Ring(4,50GB/s,500ns)";
   c.system_path = d.File("system.json");
-  c.symmetry = "off";
+  c.symmetry = SymmetryMode::kOff;
   auto r = RunSimulation(c, DefaultBackends());
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->collectives.at(0).algorithm, "ALL_REDUCE:oneRing");

@@ -103,7 +103,7 @@ TEST(GraphLoad, TheLowestBadRankIsReported) {
   c.workload_prefix = d.File("trace");
   c.network_path = d.File("network.yml");
   c.system_path = d.File("system.json");
-  c.symmetry = "off";
+  c.symmetry = SymmetryMode::kOff;
   auto r = RunSimulation(c, DefaultBackends());
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("trace.70.et"), std::string::npos) << r.status().message();

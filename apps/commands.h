@@ -5,8 +5,7 @@
 #include <vector>
 
 #include "apps/cli.h"
-#include "memory/backend.h"
-#include "plugins/loader.h"
+#include "plugins/registry_set.h"
 
 namespace orrery::cli {
 
@@ -20,11 +19,5 @@ void AddPlotCommand(Commands* commands, CLI::App* root);
 void AddSweepCommand(Commands* commands, CLI::App* root);
 void AddSearchCommand(Commands* commands, CLI::App* root);
 void AddReportCommand(Commands* commands, CLI::App* root);
-
-// Plugins named in ORRERY_PLUGINS (a.so:b.so) followed by `flags` (--plugin, repeatable).
-std::vector<std::string> PluginPaths(const std::vector<std::string>& flags);
-// Loads every plugin into the registries; fills `loaded` when given.
-Status LoadPlugins(const std::vector<std::string>& paths, const PluginRegistries& regs,
-                   std::vector<LoadedPlugin>* loaded = nullptr);
 
 }  // namespace orrery::cli

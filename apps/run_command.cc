@@ -42,22 +42,6 @@ struct RunFlags {
 
 bool Given(const CLI::App* app, const char* flag) { return app->get_option(flag)->count() > 0; }
 
-// Optional backends built as plugins (ns3) load on demand from the build tree
-// or from <prefix>/lib/orrery/plugins next to the installed binary.
-void FindOptionalPlugin(const std::string& backend, const BackendRegistry& backends, std::vector<std::string>* paths) {
-  if ((backend != "ns3" && backend != "help") || backends.Find("ns3")) return;
-  char self[4096];
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  std::string dir = n > 0 ? std::string(self, static_cast<size_t>(n)) : "";
-  dir = dir.substr(0, dir.rfind('/'));
-  for (const std::string& candidate : {dir + "/../lib/orrery/plugins/liborrery_ns3.so", dir + "/../plugins/liborrery_ns3.so"}) {
-    if (access(candidate.c_str(), R_OK) == 0) {
-      paths->push_back(candidate);
-      return;
-    }
-  }
-}
-
 // ASTRA-sim flags: honoured where Orrery models them, else one note on stderr.
 Status AstraSimFlags(const RunFlags& f, RunConfig* cfg) {
   auto note = [](const std::string& flag, const std::string& why) {
@@ -90,108 +74,136 @@ Status AstraSimFlags(const RunFlags& f, RunConfig* cfg) {
   return Status::Ok();
 }
 
-int Run(const RunFlags& f) {
-  BackendRegistry backends = DefaultBackends();
-  RegisterRemoteBackend(&backends);
-  std::vector<std::string> paths = PluginPaths(f.plugins);
-  FindOptionalPlugin(f.backend, backends, &paths);
-  CollectiveRegistry algorithms;
-  MemoryRegistry memories;
-  RegisterBuiltinMemoryBackends(&memories);
-  if (auto st = LoadPlugins(paths, PluginRegistries{&backends, &algorithms, &memories}); !st.ok()) return Fail(st);
-  if (f.backend == "help") {
-    std::printf("network backends:\n%s", backends.Help().c_str());
-    return 0;
-  }
-  if (f.backend == "ns3" && !backends.Find("ns3")) {
-    return Fail(Status::Invalid(
-        "--network-backend=ns3: this orrery was built without ns-3; install libns3-dev, libgsl-dev and ns3 "
-        "(scripts/setup.sh does) and rebuild"));
-  }
-  if (auto st = EnumFlag("--report-format", f.report_format, {"text", "json", "csv"}); !st.ok()) return Fail(st);
-  if (auto st = EnumFlag("--symmetry", f.symmetry, {"auto", "off"}); !st.ok()) return Fail(st);
-  SymmetryMode symmetry;
-  ParseSymmetry(f.symmetry, &symmetry);
-  auto iterations = IntFlag("--iterations", f.iterations, 1, 1000000);
-  if (!iterations.ok()) return Fail(iterations.status());
-  auto timeout = IntFlag("--remote-timeout-ms", f.remote_timeout_ms, 1, 86400000);
-  if (!timeout.ok()) return Fail(timeout.status());
-
-  if (!f.remote_endpoint.empty()) {
-    if (auto st = AddressFlag("--remote-endpoint", f.remote_endpoint, 1); !st.ok()) return Fail(st);
-  }
+// The checks of the flags alone, before any input is read.
+Status CheckRunFlags(const RunFlags& f, RunConfig* cfg) {
+  ORRERY_RETURN_IF_ERROR(EnumFlag("--report-format", f.report_format, {"text", "json", "csv"}));
+  ORRERY_RETURN_IF_ERROR(EnumFlag("--symmetry", f.symmetry, {"auto", "off"}));
+  ParseSymmetry(f.symmetry, &cfg->symmetry);
+  ORRERY_PARSE_OR_RETURN(const int64_t iterations, IntFlag("--iterations", f.iterations, 1, 1000000));
+  cfg->iterations = static_cast<int>(iterations);
+  ORRERY_PARSE_OR_RETURN(const int64_t timeout, IntFlag("--remote-timeout-ms", f.remote_timeout_ms, 1, 86400000));
+  if (!f.remote_endpoint.empty()) ORRERY_RETURN_IF_ERROR(AddressFlag("--remote-endpoint", f.remote_endpoint, 1));
   for (const char* flag : {"--timeline-ranks", "--timeline-window"}) {
     if (Given(f.app, flag) && f.timeline.empty()) {
-      return Fail(Status::Invalid(std::string(flag) + " selects what --timeline=FILE writes; give --timeline too"));
+      return Status::Invalid(std::string(flag) + " selects what --timeline=FILE writes; give --timeline too");
     }
   }
   if (Given(f.app, "--timeline") && f.timeline.empty()) {
-    return Fail(Status::Invalid("--timeline = \"\": empty; allowed: a file path in an existing, writable directory"));
+    return Status::Invalid("--timeline = \"\": empty; allowed: a file path in an existing, writable directory");
   }
-  RunConfig cfg;
-  if (auto st = AstraSimFlags(f, &cfg); !st.ok()) return Fail(st);
-  std::filesystem::path tmpdir;
-  struct Cleanup {
-    std::filesystem::path* dir;
-    ~Cleanup() {
-      std::error_code ec;
-      if (!dir->empty()) std::filesystem::remove_all(*dir, ec);
+  if (f.backend == "remote") {  // only the remote backend reads them (the configuration hash has only what is used)
+    cfg->backend_params["remote-endpoint"] = f.remote_endpoint;
+    cfg->backend_params["remote-model"] = f.remote_model;
+    cfg->backend_params["remote-timeout-ms"] = std::to_string(timeout);
+  }
+  return AstraSimFlags(f, cfg);
+}
+
+// A temporary folder, removed with everything in it when this goes.
+struct TempFolder {
+  std::filesystem::path path;
+  ~TempFolder() {
+    std::error_code ec;
+    if (!path.empty()) std::filesystem::remove_all(path, ec);
+  }
+};
+
+// --example=NAME: the example's inputs written into a temporary folder.
+Status ExampleInputs(const RunFlags& f, RunConfig* cfg, TempFolder* tmp) {
+  for (const char* input : {"--workload-configuration", "--system-configuration", "--network-configuration",
+                            "--remote-memory-configuration", "--memory-configuration", "--comm-group-configuration",
+                            "--generate"}) {
+    if (Given(f.app, input)) {
+      return Status::Invalid("--example=" + f.example + " runs embedded inputs; it cannot be combined with " + input +
+                             " (give either the example or the input files)");
     }
-  } cleanup{&tmpdir};
-  if (!f.example.empty()) {
-    for (const char* input : {"--workload-configuration", "--system-configuration", "--network-configuration",
-                              "--remote-memory-configuration", "--memory-configuration", "--comm-group-configuration",
-                              "--generate"}) {
+  }
+  char tmpl[] = "/tmp/orrery-example-XXXXXX";
+  if (!mkdtemp(tmpl)) return Status::Env("cannot create a temporary directory");
+  tmp->path = tmpl;
+  ORRERY_RETURN_IF_ERROR(WriteExample(f.example, tmp->path.string(), cfg));
+  cfg->shown_prefix_from = tmp->path.string();  // the report's config names the example, not the temporary folder
+  cfg->shown_prefix_to = "<example " + f.example + ">";
+  return Status::Ok();
+}
+
+// The input files as named, and --generate's workload built in memory.
+Status FileInputs(const RunFlags& f, RunConfig* cfg) {
+  if (f.workload.empty() && f.generate.empty() && f.system.empty() && f.network.empty()) {
+    return Status::Invalid("'orrery run' needs --workload-configuration (or --generate), --system-configuration "
+                           "and --network-configuration, or --example=default; 'orrery run --help' lists its flags");
+  }
+  if (Given(f.app, "--generate")) {
+    for (const char* input : {"--workload-configuration", "--comm-group-configuration"}) {
       if (Given(f.app, input)) {
-        return Fail(Status::Invalid("--example=" + f.example + " runs embedded inputs; it cannot be combined with " +
-                                    input + " (give either the example or the input files)"));
+        return Status::Invalid("--generate builds the workload and its communicator groups in memory; it cannot "
+                               "be combined with " + std::string(input));
       }
     }
-    char tmpl[] = "/tmp/orrery-example-XXXXXX";
-    if (!mkdtemp(tmpl)) return Fail(Status::Env("cannot create a temporary directory"));
-    tmpdir = tmpl;
-    if (auto st = WriteExample(f.example, tmpdir.string(), &cfg); !st.ok()) return Fail(st);
-    cfg.shown_prefix_from = tmpdir.string();  // the report's config names the example, not the temporary folder
-    cfg.shown_prefix_to = "<example " + f.example + ">";
-  } else {
-    if (f.workload.empty() && f.generate.empty() && f.system.empty() && f.network.empty()) {
-      return Fail(Status::Invalid("'orrery run' needs --workload-configuration (or --generate), --system-configuration "
-                                  "and --network-configuration, or --example=default; 'orrery run --help' lists its flags"));
+    if (f.generate.find("--offload") != std::string::npos && f.remote_memory.empty() && f.memory.empty()) {
+      return Status::Invalid("--generate=\"" + f.generate + "\": --offload moves data to a remote memory; give "
+                             "--remote-memory-configuration (ASTRA-sim JSON) or --memory-configuration (Orrery YAML)");
     }
-    if (Given(f.app, "--generate")) {
-      for (const char* input : {"--workload-configuration", "--comm-group-configuration"}) {
-        if (Given(f.app, input)) {
-          return Fail(Status::Invalid("--generate builds the workload and its communicator groups in memory; it cannot "
-                                      "be combined with " + std::string(input)));
-        }
-      }
-      if (f.generate.find("--offload") != std::string::npos && f.remote_memory.empty() && f.memory.empty()) {
-        return Fail(Status::Invalid("--generate=\"" + f.generate + "\": --offload moves data to a remote memory; give "
-                                    "--remote-memory-configuration (ASTRA-sim JSON) or --memory-configuration (Orrery YAML)"));
-      }
-      auto source = gen::GeneratedSource(f.generate, f.network);
-      if (!source.ok()) return Fail(source.status());
-      cfg.source = source.value();
-    }
-    cfg.workload_prefix = f.workload;
-    cfg.system_path = f.system;
-    cfg.network_path = f.network;
-    cfg.memory_path = f.remote_memory;
-    cfg.memory_config_path = f.memory;
-    cfg.comm_group_path = f.comm_group;
+    ORRERY_PARSE_OR_RETURN(cfg->source, gen::GeneratedSource(f.generate, f.network));
   }
-  cfg.backend = f.backend;
-  cfg.iterations = static_cast<int>(iterations.value());
-  cfg.symmetry = symmetry;
-  cfg.link_stats = f.link_stats;
-  cfg.critical_path = f.critical_path;
-  cfg.timeline_path = f.timeline;
-  cfg.timeline_ranks = f.timeline_ranks;
-  cfg.timeline_window = f.timeline_window;
-  cfg.all_collectives = f.report_format == "json" || !f.collectives_csv.empty();
-  cfg.collect_links = !f.links_csv.empty();
-  // The export files are opened before the run (a bad path fails at once) and
-  // written after it; a failed run leaves none behind.
+  cfg->workload_prefix = f.workload;
+  cfg->system_path = f.system;
+  cfg->network_path = f.network;
+  cfg->memory_path = f.remote_memory;
+  cfg->memory_config_path = f.memory;
+  cfg->comm_group_path = f.comm_group;
+  return Status::Ok();
+}
+
+void ObserveFromFlags(const RunFlags& f, RunConfig* cfg) {
+  cfg->backend = f.backend;
+  cfg->link_stats = f.link_stats;
+  cfg->critical_path = f.critical_path;
+  cfg->timeline_path = f.timeline;
+  cfg->timeline_ranks = f.timeline_ranks;
+  cfg->timeline_window = f.timeline_window;
+  cfg->all_collectives = f.report_format == "json" || !f.collectives_csv.empty();
+  cfg->collect_links = !f.links_csv.empty();
+  cfg->allow_oversubscription = f.allow_oversubscription;
+}
+
+// --collectives and --links: opened before the run (a bad path fails at
+// once) and written after it; a failed run leaves none behind.
+class ExportFiles {
+ public:
+  Status Open(const RunFlags& f) {
+    for (Export& e : exports_) {
+      e.path = e.flag == std::string("--links") ? f.links_csv : f.collectives_csv;
+      if (!Given(f.app, e.flag)) continue;
+      e.file = e.path.empty() ? nullptr : std::fopen(e.path.c_str(), "wb");
+      if (!e.file) {
+        return Status::Invalid(std::string(e.flag) + " = \"" + e.path + "\": cannot write it (" +
+                               (e.path.empty() ? "empty" : std::strerror(errno)) +
+                               "); allowed: a file path in an existing, writable directory");
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status Write(const RunReport& report, const std::string& backend) {
+    for (Export& e : exports_) {
+      if (!e.file) continue;
+      const bool links = e.flag == std::string("--links");
+      const std::string text = links ? FormatLinksCsv(report) : FormatCollectivesCsv(report);
+      const bool ok = std::fwrite(text.data(), 1, text.size(), e.file) == text.size();
+      const bool closed = std::fclose(e.file) == 0;
+      e.file = nullptr;
+      if (!ok || !closed) return Status::Env(std::string(e.flag) + " = \"" + e.path + "\": writing it failed");
+      if (links && report.links.empty()) {
+        std::fprintf(stderr, "orrery: note: --links: %s\n",
+                     report.messages == 0 ? "no message crossed the network"
+                                          : ("backend " + backend + " has no per-link statistics; the file has only its header").c_str());
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
   struct Export {
     const char* flag;
     std::string path;
@@ -201,28 +213,46 @@ int Run(const RunFlags& f) {
       std::fclose(file);
       std::remove(path.c_str());
     }
-  } exports[] = {{"--collectives", f.collectives_csv}, {"--links", f.links_csv}};
-  for (Export& e : exports) {
-    if (!Given(f.app, e.flag)) continue;
-    e.file = e.path.empty() ? nullptr : std::fopen(e.path.c_str(), "wb");
-    if (!e.file) {
-      return Fail(Status::Invalid(std::string(e.flag) + " = \"" + e.path + "\": cannot write it (" +
-                                  (e.path.empty() ? "empty" : std::strerror(errno)) +
-                                  "); allowed: a file path in an existing, writable directory"));
-    }
+  };
+  Export exports_[2] = {{"--collectives"}, {"--links"}};
+};
+
+void PrintReport(const std::string& format, const RunReport& report) {
+  if (format == "json") {
+    std::fputs(FormatReportJson(report).c_str(), stdout);
+  } else if (format == "csv") {
+    std::fputs(FormatReportCsv(report).c_str(), stdout);
+  } else {
+    std::fputs(FormatReportText(report).c_str(), stdout);
   }
-  cfg.allow_oversubscription = f.allow_oversubscription;
-  if (f.backend == "remote") {  // only the remote backend reads them (the configuration hash has only what is used)
-    cfg.backend_params["remote-endpoint"] = f.remote_endpoint;
-    cfg.backend_params["remote-model"] = f.remote_model;
-    cfg.backend_params["remote-timeout-ms"] = std::to_string(timeout.value());
+}
+
+int Run(const RunFlags& f) {
+  auto set = BuildRegistrySet(f.plugins, f.backend);
+  if (!set.ok()) return Fail(set.status());
+  const RegistrySet& r = *set.value();
+  if (f.backend == "help") {
+    std::printf("network backends:\n%s", r.backends.Help().c_str());
+    return 0;
   }
+  if (f.backend == "ns3" && !r.backends.Find("ns3")) {
+    return Fail(Status::Invalid(
+        "--network-backend=ns3: this orrery was built without ns-3; install libns3-dev, libgsl-dev and ns3 "
+        "(scripts/setup.sh does) and rebuild"));
+  }
+  RunConfig cfg;
+  if (Status st = CheckRunFlags(f, &cfg); !st.ok()) return Fail(st);
+  TempFolder example;
+  if (Status st = f.example.empty() ? FileInputs(f, &cfg) : ExampleInputs(f, &cfg, &example); !st.ok()) return Fail(st);
+  ObserveFromFlags(f, &cfg);
+  ExportFiles exports;
+  if (Status st = exports.Open(f); !st.ok()) return Fail(st);
   if (f.quiet && f.progress) {
     return Fail(Status::Invalid("--quiet and --progress contradict each other; give one (--quiet: no progress line, "
                                 "--progress: a progress line per update even when stderr is not a terminal)"));
   }
   // The stages (run/spec.h, run/build.h), with a progress meter on stderr.
-  const Registries registries{&backends, &algorithms, &memories};
+  const Registries registries{&r.backends, &r.algorithms, &r.memories};
   auto spec = ResolveSpec(cfg, registries);
   if (!spec.ok()) return Fail(spec.status());
   ProgressMeter meter(f.progress                   ? ProgressMeter::Mode::kLines
@@ -230,28 +260,118 @@ int Run(const RunFlags& f) {
                                                    : ProgressMeter::Mode::kOff);
   auto report = RunSpec(spec.value(), registries, &meter);
   if (!report.ok()) return Fail(report.status());
-  for (Export& e : exports) {
-    if (!e.file) continue;
-    const std::string text = e.flag == std::string("--links") ? FormatLinksCsv(report.value())
-                                                              : FormatCollectivesCsv(report.value());
-    const bool ok = std::fwrite(text.data(), 1, text.size(), e.file) == text.size();
-    const bool closed = std::fclose(e.file) == 0;
-    e.file = nullptr;
-    if (!ok || !closed) return Fail(Status::Env(std::string(e.flag) + " = \"" + e.path + "\": writing it failed"));
-    if (e.flag == std::string("--links") && report->links.empty()) {
-      std::fprintf(stderr, "orrery: note: --links: %s\n",
-                   report->messages == 0 ? "no message crossed the network"
-                                         : ("backend " + cfg.backend + " has no per-link statistics; the file has only its header").c_str());
-    }
-  }
-  if (f.report_format == "json") {
-    std::fputs(FormatReportJson(report.value()).c_str(), stdout);
-  } else if (f.report_format == "csv") {
-    std::fputs(FormatReportCsv(report.value()).c_str(), stdout);
-  } else {
-    std::fputs(FormatReportText(report.value()).c_str(), stdout);
-  }
+  if (Status st = exports.Write(report.value(), cfg.backend); !st.ok()) return Fail(st);
+  PrintReport(f.report_format, report.value());
   return 0;
+}
+
+}  // namespace
+
+namespace {
+
+void AddRunInputsFlags(CLI::App* run, RunFlags* f) {
+  const std::string group = "Inputs";
+  run->add_option("--workload-configuration", f->workload, "Chakra traces PREFIX.<rank>.et, one per NPU")
+      ->type_name("PREFIX")->group(group);
+  run->add_option("--generate", f->generate,
+                  "generate the workload in memory from 'orrery gen' flags instead of reading traces, "
+                  "e.g. \"--model=llama3-8b --tp=8 --dp=2\"")
+      ->type_name("\"GEN FLAGS\"")->group(group);
+  run->add_option("--system-configuration", f->system, "ASTRA-sim system JSON")->type_name("F.json")->group(group);
+  run->add_option("--network-configuration", f->network,
+                  "ASTRA-sim network YAML, Orrery's network YAML, or a topology notation string")
+      ->type_name("F.yml")->group(group);
+  run->add_option("--comm-group-configuration", f->comm_group,
+                  "communicator groups JSON {\"<name>\": [ranks...]} (optional)")
+      ->type_name("F.json")->group(group);
+  run->add_option("--example", f->example,
+                  "run an embedded example instead of input files: " + ExampleNames() +
+                      " (not together with input-file flags)")
+      ->type_name("NAME")->group(group);
+}
+
+void AddRunNetworkFlags(CLI::App* run, RunFlags* f) {
+  const std::string group = "Network backend";
+  run->add_option("--network-backend", f->backend,
+                  "analytical (congestion-unaware), congestion-aware, remote, ns3, or a plugin's; 'help' lists them")
+      ->type_name("NAME")->capture_default_str()->group(group);
+  run->add_option("--plugin", f->plugins, "load a plugin shared library (repeatable)")
+      ->type_name("PATH.so")->allow_extra_args(false)->group(group);
+  run->add_option("--remote-endpoint", f->remote_endpoint, "remote backend: the peer, HOST:PORT or unix:/path")
+      ->type_name("ADDR")->group(group);
+  run->add_option("--remote-model", f->remote_model, "remote backend: which model to ask the peer for")
+      ->type_name("NAME")->capture_default_str()->group(group);
+  run->add_option("--remote-timeout-ms", f->remote_timeout_ms,
+                  "remote backend: how long to wait for each answer of the peer, 1..86400000 ms")
+      ->type_name("MS")->capture_default_str()->group(group);
+}
+
+void AddRunMemoryFlags(CLI::App* run, RunFlags* f) {
+  const std::string group = "Memory";
+  run->add_option("--remote-memory-configuration", f->remote_memory,
+                  "ASTRA-sim remote-memory JSON (optional; default: no remote memory)")
+      ->type_name("F.json")->group(group);
+  run->add_option("--memory-configuration", f->memory,
+                  "Orrery memory YAML (backend and settings); overrides the remote-memory JSON")
+      ->type_name("F.yml")->group(group);
+  run->add_flag("--allow-oversubscription", f->allow_oversubscription,
+                "memory over capacity is a warning in the report, not an error")->group(group);
+}
+
+void AddRunOutputFlags(CLI::App* run, RunFlags* f) {
+  const std::string group = "Output";
+  run->add_option("--report-format", f->report_format, "text, json or csv, on stdout (logs and errors: stderr)")
+      ->type_name("FMT")->capture_default_str()->group(group);
+  run->add_flag("--link-stats", f->link_stats, "report bytes and busy time of the busiest links")->group(group);
+  run->add_flag("--critical-path", f->critical_path,
+                "find the critical path of the NPU that finishes last; the bottleneck line names what dominates it")
+      ->group(group);
+  run->add_option("--timeline", f->timeline,
+                  "write a Chrome trace-event timeline (Perfetto, chrome://tracing): one process per NPU")
+      ->type_name("FILE")->group(group);
+  run->add_option("--timeline-ranks", f->timeline_ranks, "the NPUs the timeline shows, e.g. 0-7,1024 (default: all)")
+      ->type_name("LIST")->group(group);
+  run->add_option("--timeline-window", f->timeline_window,
+                  "only spans that overlap this simulated interval, in ns (default: the whole run)")
+      ->type_name("START_NS-END_NS")->group(group);
+  run->add_option("--collectives", f->collectives_csv,
+                  "write every rank's collectives (node, type, bytes, algorithm, start, end) as CSV")
+      ->type_name("FILE.csv")->group(group);
+  run->add_option("--links", f->links_csv, "write every link's bytes and busy time as CSV (backends with per-link statistics)")
+      ->type_name("FILE.csv")->group(group);
+}
+
+void AddRunControlFlags(CLI::App* run, RunFlags* f) {
+  const std::string group = "Run control";
+  run->add_flag("--quiet", f->quiet, "no progress line on stderr (by default one shows after ~2 s when stderr is a terminal)")
+      ->group(group);
+  run->add_flag("--progress", f->progress,
+                "print progress (simulated time, events/s, ranks finished) on stderr, one line per update, "
+                "even when stderr is not a terminal")
+      ->group(group);
+  run->add_option("--iterations", f->iterations, "run each NPU's graph N times back to back, 1..1000000")
+      ->type_name("N")->capture_default_str()->group(group);
+  run->add_option("--symmetry", f->symmetry,
+                  "auto: simulate one representative rank when every rank provably runs the same schedule, "
+                  "else one per rank class (ranks equal up to renaming) when possible; off: simulate every rank")
+      ->type_name("MODE")->capture_default_str()->group(group);
+}
+
+void AddRunAstraSimFlags(CLI::App* run, RunFlags* f) {
+  const std::string group = "ASTRA-sim compatibility (accepted so ASTRA-sim command lines run unchanged)";
+  run->add_option("--logging-configuration", f->logging_configuration, "ASTRA-sim's logger setup; no effect (use -v)")
+      ->type_name("F")->group(group);
+  run->add_option("--logging-folder", f->logging_folder, "ASTRA-sim's log folder; no effect (logs go to stderr)")
+      ->type_name("DIR")->group(group);
+  run->add_option("--num-queues-per-dim", f->num_queues_per_dim, "ASTRA-sim's queues per dimension; Orrery models 1")
+      ->type_name("N")->group(group);
+  run->add_option("--compute-scale", f->compute_scale, "unused by ASTRA-sim; no effect")->type_name("X")->group(group);
+  run->add_option("--comm-scale", f->comm_scale, "unused by ASTRA-sim's system layer; no effect")
+      ->type_name("X")->group(group);
+  run->add_option("--injection-scale", f->injection_scale, "multiplies endpoint-delay, as in ASTRA-sim (truncated to ns)")
+      ->type_name("X")->capture_default_str()->group(group);
+  run->add_flag("--rendezvous-protocol", f->rendezvous_protocol, "unused by ASTRA-sim's system layer; no effect")
+      ->group(group);
 }
 
 }  // namespace
@@ -263,89 +383,10 @@ void AddRunCommand(Commands* commands, CLI::App* root) {
   f->app = run;
   run->footer("Typical: orrery run --workload-configuration=PREFIX --system-configuration=F.json --network-configuration=F.yml "
              "\n     or: orrery run --example=default");
-  const std::string in = "Inputs", net = "Network backend", mem = "Memory", out = "Output", ctl = "Run control",
-                    astra = "ASTRA-sim compatibility (accepted so ASTRA-sim command lines run unchanged)";
-  run->add_option("--workload-configuration", f->workload, "Chakra traces PREFIX.<rank>.et, one per NPU")
-      ->type_name("PREFIX")->group(in);
-  run->add_option("--generate", f->generate,
-                  "generate the workload in memory from 'orrery gen' flags instead of reading traces, "
-                  "e.g. \"--model=llama3-8b --tp=8 --dp=2\"")
-      ->type_name("\"GEN FLAGS\"")->group(in);
-  run->add_option("--system-configuration", f->system, "ASTRA-sim system JSON")->type_name("F.json")->group(in);
-  run->add_option("--network-configuration", f->network,
-                  "ASTRA-sim network YAML, Orrery's network YAML, or a topology notation string")
-      ->type_name("F.yml")->group(in);
-  run->add_option("--comm-group-configuration", f->comm_group,
-                  "communicator groups JSON {\"<name>\": [ranks...]} (optional)")
-      ->type_name("F.json")->group(in);
-  run->add_option("--example", f->example,
-                  "run an embedded example instead of input files: " + ExampleNames() +
-                      " (not together with input-file flags)")
-      ->type_name("NAME")->group(in);
-  run->add_option("--network-backend", f->backend,
-                  "analytical (congestion-unaware), congestion-aware, remote, ns3, or a plugin's; 'help' lists them")
-      ->type_name("NAME")->capture_default_str()->group(net);
-  run->add_option("--plugin", f->plugins, "load a plugin shared library (repeatable)")
-      ->type_name("PATH.so")->allow_extra_args(false)->group(net);
-  run->add_option("--remote-endpoint", f->remote_endpoint, "remote backend: the peer, HOST:PORT or unix:/path")
-      ->type_name("ADDR")->group(net);
-  run->add_option("--remote-model", f->remote_model, "remote backend: which model to ask the peer for")
-      ->type_name("NAME")->capture_default_str()->group(net);
-  run->add_option("--remote-timeout-ms", f->remote_timeout_ms,
-                  "remote backend: how long to wait for each answer of the peer, 1..86400000 ms")
-      ->type_name("MS")->capture_default_str()->group(net);
-  run->add_option("--remote-memory-configuration", f->remote_memory,
-                  "ASTRA-sim remote-memory JSON (optional; default: no remote memory)")
-      ->type_name("F.json")->group(mem);
-  run->add_option("--memory-configuration", f->memory,
-                  "Orrery memory YAML (backend and settings); overrides the remote-memory JSON")
-      ->type_name("F.yml")->group(mem);
-  run->add_flag("--allow-oversubscription", f->allow_oversubscription,
-                "memory over capacity is a warning in the report, not an error")->group(mem);
-  run->add_option("--report-format", f->report_format, "text, json or csv, on stdout (logs and errors: stderr)")
-      ->type_name("FMT")->capture_default_str()->group(out);
-  run->add_flag("--link-stats", f->link_stats, "report bytes and busy time of the busiest links")->group(out);
-  run->add_flag("--critical-path", f->critical_path,
-                "find the critical path of the NPU that finishes last; the bottleneck line names what dominates it")
-      ->group(out);
-  run->add_option("--timeline", f->timeline,
-                  "write a Chrome trace-event timeline (Perfetto, chrome://tracing): one process per NPU")
-      ->type_name("FILE")->group(out);
-  run->add_option("--timeline-ranks", f->timeline_ranks, "the NPUs the timeline shows, e.g. 0-7,1024 (default: all)")
-      ->type_name("LIST")->group(out);
-  run->add_option("--timeline-window", f->timeline_window,
-                  "only spans that overlap this simulated interval, in ns (default: the whole run)")
-      ->type_name("START_NS-END_NS")->group(out);
-  run->add_option("--collectives", f->collectives_csv,
-                  "write every rank's collectives (node, type, bytes, algorithm, start, end) as CSV")
-      ->type_name("FILE.csv")->group(out);
-  run->add_option("--links", f->links_csv, "write every link's bytes and busy time as CSV (backends with per-link statistics)")
-      ->type_name("FILE.csv")->group(out);
-  run->add_flag("--quiet", f->quiet, "no progress line on stderr (by default one shows after ~2 s when stderr is a terminal)")
-      ->group(ctl);
-  run->add_flag("--progress", f->progress,
-                "print progress (simulated time, events/s, ranks finished) on stderr, one line per update, "
-                "even when stderr is not a terminal")
-      ->group(ctl);
-  run->add_option("--iterations", f->iterations, "run each NPU's graph N times back to back, 1..1000000")
-      ->type_name("N")->capture_default_str()->group(ctl);
-  run->add_option("--symmetry", f->symmetry,
-                  "auto: simulate one representative rank when every rank provably runs the same schedule, "
-                  "else one per rank class (ranks equal up to renaming) when possible; off: simulate every rank")
-      ->type_name("MODE")->capture_default_str()->group(ctl);
-  run->add_option("--logging-configuration", f->logging_configuration, "ASTRA-sim's logger setup; no effect (use -v)")
-      ->type_name("F")->group(astra);
-  run->add_option("--logging-folder", f->logging_folder, "ASTRA-sim's log folder; no effect (logs go to stderr)")
-      ->type_name("DIR")->group(astra);
-  run->add_option("--num-queues-per-dim", f->num_queues_per_dim, "ASTRA-sim's queues per dimension; Orrery models 1")
-      ->type_name("N")->group(astra);
-  run->add_option("--compute-scale", f->compute_scale, "unused by ASTRA-sim; no effect")->type_name("X")->group(astra);
-  run->add_option("--comm-scale", f->comm_scale, "unused by ASTRA-sim's system layer; no effect")
-      ->type_name("X")->group(astra);
-  run->add_option("--injection-scale", f->injection_scale, "multiplies endpoint-delay, as in ASTRA-sim (truncated to ns)")
-      ->type_name("X")->capture_default_str()->group(astra);
-  run->add_flag("--rendezvous-protocol", f->rendezvous_protocol, "unused by ASTRA-sim's system layer; no effect")
-      ->group(astra);
+  for (auto add : {AddRunInputsFlags, AddRunNetworkFlags, AddRunMemoryFlags, AddRunOutputFlags, AddRunControlFlags,
+                   AddRunAstraSimFlags}) {
+    add(run, f.get());
+  }
 }
 
 }  // namespace orrery::cli

@@ -21,10 +21,19 @@ namespace {
 struct SearchFlags {
   std::string model, npus, global_batch, network, system, memory, remote_memory, csv;
   std::string hbm_gb = "80", top = "20", jobs = "2", time_limit;
+  std::vector<std::string> plugins;
 };
 
-int Search(const SearchFlags& f) {
-  const auto start = std::chrono::steady_clock::now();
+// The flags read and checked, and the inputs they name.
+struct SearchInputs {
+  int64_t npus = 0, batch = 0, top = 0, jobs = 0;
+  double hbm_gb = 0, time_limit_s = -1;
+  gen::ModelDesc model;
+  std::vector<Dim> dims;
+  AstraSystemConfig system;
+};
+
+Status RequiredFlags(const SearchFlags& f) {
   auto need = [](const std::string& value, const char* flag, const char* what) {
     return value.empty() ? Status::Invalid(std::string("'orrery search' needs ") + flag + "=" + what) : Status::Ok();
   };
@@ -32,61 +41,67 @@ int Search(const SearchFlags& f) {
                            need(f.npus, "--npus", "N"), need(f.global_batch, "--global-batch", "G"),
                            need(f.network, "--network", "NET (a network YAML or a notation such as \"Switch(8,300GB/s,1us)_Switch(128,25GB/s,2us)\")"),
                            need(f.system, "--system", "F.json (ASTRA-sim system JSON with the roofline: roofline-enabled, peak-perf, local-mem-bw)")}) {
-    if (!st.ok()) return Fail(st);
+    if (!st.ok()) return st;
   }
-  auto npus = IntFlag("--npus", f.npus, 1, int64_t{1} << 26);
-  if (!npus.ok()) return Fail(npus.status());
-  auto batch = IntFlag("--global-batch", f.global_batch, 1, int64_t{1} << 40);
-  if (!batch.ok()) return Fail(batch.status());
-  auto top = IntFlag("--top", f.top, 1, 100000);
-  if (!top.ok()) return Fail(top.status());
-  auto jobs = IntFlag("--jobs", f.jobs, 1, 256);
-  if (!jobs.ok()) return Fail(jobs.status());
-  auto hbm = DoubleFlag("--hbm-gb", f.hbm_gb, kPositive);
-  if (!hbm.ok()) return Fail(hbm.status());
-  double time_limit = -1;
+  return Status::Ok();
+}
+
+Status ReadSearchNumbers(const SearchFlags& f, SearchInputs* in) {
+  ORRERY_PARSE_OR_RETURN(in->npus, IntFlag("--npus", f.npus, 1, int64_t{1} << 26));
+  ORRERY_PARSE_OR_RETURN(in->batch, IntFlag("--global-batch", f.global_batch, 1, int64_t{1} << 40));
+  ORRERY_PARSE_OR_RETURN(in->top, IntFlag("--top", f.top, 1, 100000));
+  ORRERY_PARSE_OR_RETURN(in->jobs, IntFlag("--jobs", f.jobs, 1, 256));
+  ORRERY_PARSE_OR_RETURN(in->hbm_gb, DoubleFlag("--hbm-gb", f.hbm_gb, kPositive));
   if (!f.time_limit.empty()) {
-    auto t = DoubleFlag("--time-limit", f.time_limit, kNonNegative);
-    if (!t.ok()) return Fail(t.status());
-    time_limit = t.value();
+    ORRERY_PARSE_OR_RETURN(in->time_limit_s, DoubleFlag("--time-limit", f.time_limit, kNonNegative));
   }
   if (!f.memory.empty() && !f.remote_memory.empty()) {
-    return Fail(Status::Invalid("--memory and --remote-memory name the same thing (the run's remote memory); give one"));
+    return Status::Invalid("--memory and --remote-memory name the same thing (the run's remote memory); give one");
   }
-  auto model = gen::LoadModel(f.model);
-  if (!model.ok()) return Fail(model.status());
-  if (model->kind != gen::ModelKind::kTransformer) {
-    return Fail(Status::Invalid("--model = \"" + f.model + "\": a DLRM; 'orrery search' searches transformer strategies "
-                                "(tp, cp, ep, pp, dp); allowed: a transformer preset or YAML"));
+  return Status::Ok();
+}
+
+// The model, the network and the system JSON, each checked for what a search needs.
+Status ReadSearchFiles(const SearchFlags& f, SearchInputs* in) {
+  ORRERY_PARSE_OR_RETURN(in->model, gen::LoadModel(f.model));
+  if (in->model.kind != gen::ModelKind::kTransformer) {
+    return Status::Invalid("--model = \"" + f.model + "\": a DLRM; 'orrery search' searches transformer strategies "
+                           "(tp, cp, ep, pp, dp); allowed: a transformer preset or YAML");
   }
   auto dims = ReadNetworkDims(f.network);
-  if (!dims.ok()) return Fail(dims.status().Prefixed("--network: "));
+  if (!dims.ok()) return dims.status().Prefixed("--network: ");
+  in->dims = std::move(dims.value());
   int64_t network_npus = 1;
-  for (const Dim& d : dims.value()) network_npus *= d.npus;
-  if (network_npus != npus.value()) {
-    return Fail(Status::Invalid("--npus = " + std::to_string(npus.value()) + " but the network (" + f.network + ") has " +
-                                std::to_string(network_npus) + " NPUs; they must be equal"));
+  for (const Dim& d : in->dims) network_npus *= d.npus;
+  if (network_npus != in->npus) {
+    return Status::Invalid("--npus = " + std::to_string(in->npus) + " but the network (" + f.network + ") has " +
+                           std::to_string(network_npus) + " NPUs; they must be equal");
   }
   auto sys = ReadAstraSystemJson(f.system);
-  if (!sys.ok()) return Fail(sys.status().Prefixed("--system: "));
-  if (!sys->roofline_enabled || sys->peak_perf_tflops <= 0) {
-    return Fail(Status::Invalid("--system = \"" + f.system + "\": roofline-enabled is 0 or peak-perf is missing; the "
-                                "generated compute is timed by the roofline; allowed: a system JSON with "
-                                "\"roofline-enabled\": 1, \"peak-perf\" and \"local-mem-bw\" (orrery gen --device=a100 "
-                                "--system-out=F.json writes one)"));
+  if (!sys.ok()) return sys.status().Prefixed("--system: ");
+  in->system = std::move(sys.value());
+  if (!in->system.roofline_enabled || in->system.peak_perf_tflops <= 0) {
+    return Status::Invalid("--system = \"" + f.system + "\": roofline-enabled is 0 or peak-perf is missing; the "
+                           "generated compute is timed by the roofline; allowed: a system JSON with "
+                           "\"roofline-enabled\": 1, \"peak-perf\" and \"local-mem-bw\" (orrery gen --device=a100 "
+                           "--system-out=F.json writes one)");
   }
-  gen::SearchSpace space;
-  space.npus = npus.value();
-  space.global_batch = batch.value();
-  space.hbm_bytes = static_cast<uint64_t>(hbm.value() * 1e9);
-  gen::CostModel cost;
-  cost.peak_flops_per_s = sys->peak_perf_tflops * 1e12;
-  cost.mem_bytes_per_s = sys->local_mem_bw * 1e9;
-  cost.dims = dims.value();
-  cost.splits = sys->preferred_dataset_splits;
-  cost.endpoint_delay_s = static_cast<double>(sys->endpoint_delay_ns) * 1e-9;
+  return Status::Ok();
+}
 
-  const gen::SearchResult result = gen::SearchStrategies(model.value(), space, cost, static_cast<size_t>(top.value()));
+// Enumerates, pre-filters and ranks every strategy by the symbolic cost.
+gen::SearchResult RankStrategies(const SearchInputs& in, std::chrono::steady_clock::time_point start) {
+  gen::SearchSpace space;
+  space.npus = in.npus;
+  space.global_batch = in.batch;
+  space.hbm_bytes = static_cast<uint64_t>(in.hbm_gb * 1e9);
+  gen::CostModel cost;
+  cost.peak_flops_per_s = in.system.peak_perf_tflops * 1e12;
+  cost.mem_bytes_per_s = in.system.local_mem_bw * 1e9;
+  cost.dims = in.dims;
+  cost.splits = in.system.preferred_dataset_splits;
+  cost.endpoint_delay_s = static_cast<double>(in.system.endpoint_delay_ns) * 1e-9;
+  gen::SearchResult result = gen::SearchStrategies(in.model, space, cost, static_cast<size_t>(in.top));
   const uint64_t survivors = result.pruned[static_cast<int>(gen::PruneReason::kSurvives)];
   const double ranked_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::fprintf(stderr, "orrery search: pre-filter: %llu strategies in %.3f s (%.0f per second, one thread); "
@@ -94,37 +109,58 @@ int Search(const SearchFlags& f) {
                static_cast<unsigned long long>(result.enumerated), result.prefilter_seconds,
                result.prefilter_seconds > 0 ? static_cast<double>(result.enumerated) / result.prefilter_seconds : 0.0,
                static_cast<unsigned long long>(survivors), ranked_s);
-  if (survivors == 0) {
-    std::string reasons;
-    for (int k = 1; k < gen::kNumPruneReasons; ++k) {
-      if (result.pruned[k] == 0) continue;
-      reasons += std::string(reasons.empty() ? "" : ", ") + gen::PruneReasonText(static_cast<gen::PruneReason>(k)) +
-                 " (" + std::to_string(result.pruned[k]) + ")";
-    }
-    return Fail(Status::Invalid("no strategy survives: " + model->name + " on " + std::to_string(npus.value()) +
-                                " NPUs with global batch " + std::to_string(batch.value()) + ": " +
-                                std::to_string(result.enumerated) + " enumerated, pruned by " + reasons +
-                                "; allowed: a global batch divisible by b*dp*ep for some b in 1,2,4,8, more --hbm-gb, "
-                                "or an NPU count whose factors divide the model's shape"));
-  }
+  return result;
+}
 
+Status NoSurvivorError(const SearchInputs& in, const gen::SearchResult& result) {
+  std::string reasons;
+  for (int k = 1; k < gen::kNumPruneReasons; ++k) {
+    if (result.pruned[k] == 0) continue;
+    reasons += std::string(reasons.empty() ? "" : ", ") + gen::PruneReasonText(static_cast<gen::PruneReason>(k)) +
+               " (" + std::to_string(result.pruned[k]) + ")";
+  }
+  return Status::Invalid("no strategy survives: " + in.model.name + " on " + std::to_string(in.npus) +
+                         " NPUs with global batch " + std::to_string(in.batch) + ": " +
+                         std::to_string(result.enumerated) + " enumerated, pruned by " + reasons +
+                         "; allowed: a global batch divisible by b*dp*ep for some b in 1,2,4,8, more --hbm-gb, "
+                         "or an NPU count whose factors divide the model's shape");
+}
+
+std::vector<gen::Simulated> SimulateTop(const SearchFlags& f, const SearchInputs& in, const gen::SearchResult& result,
+                                        const Registries& registries, std::chrono::steady_clock::time_point start) {
   gen::SimulateOptions sim;
   sim.system_path = f.system;
   sim.network = f.network;
   sim.memory_path = f.remote_memory;
   sim.memory_config_path = f.memory;
-  sim.jobs = static_cast<int>(jobs.value());
-  sim.time_limit_s = time_limit;
+  sim.jobs = static_cast<int>(in.jobs);
+  sim.time_limit_s = in.time_limit_s;
   sim.start = start;
+  sim.registries = &registries;
   const auto sim_start = std::chrono::steady_clock::now();
-  const std::vector<gen::Simulated> sims = gen::SimulateCandidates(model.value(), result.top, sim);
+  std::vector<gen::Simulated> sims = gen::SimulateCandidates(in.model, result.top, sim);
   size_t done = 0;
   for (const auto& s : sims) done += s.done ? 1 : 0;
   const double sim_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - sim_start).count();
   std::fprintf(stderr, "orrery search: simulated %zu of %zu in %.1f s on %lld jobs (%.1f per minute)\n", done,
-               sims.size(), sim_s, static_cast<long long>(jobs.value()), sim_s > 0 ? done * 60.0 / sim_s : 0.0);
+               sims.size(), sim_s, static_cast<long long>(in.jobs), sim_s > 0 ? done * 60.0 / sim_s : 0.0);
+  return sims;
+}
 
-  gen::SearchHeader h{model->name, npus.value(), batch.value(), hbm.value(), f.network, f.system};
+int Search(const SearchFlags& f) {
+  const auto start = std::chrono::steady_clock::now();
+  SearchInputs in;
+  for (Status st : {RequiredFlags(f), ReadSearchNumbers(f, &in)}) {
+    if (!st.ok()) return Fail(st);
+  }
+  if (Status st = ReadSearchFiles(f, &in); !st.ok()) return Fail(st);
+  auto set = BuildRegistrySet(f.plugins);
+  if (!set.ok()) return Fail(set.status());
+  const Registries registries{&set.value()->backends, &set.value()->algorithms, &set.value()->memories};
+  const gen::SearchResult result = RankStrategies(in, start);
+  if (result.pruned[static_cast<int>(gen::PruneReason::kSurvives)] == 0) return Fail(NoSurvivorError(in, result));
+  const std::vector<gen::Simulated> sims = SimulateTop(f, in, result, registries, start);
+  gen::SearchHeader h{in.model.name, in.npus, in.batch, in.hbm_gb, f.network, f.system};
   std::fputs(gen::FormatSearchText(h, result, sims).c_str(), stdout);
   if (!f.csv.empty()) {
     std::ofstream csv(f.csv);
@@ -156,6 +192,9 @@ void AddSearchCommand(Commands* commands, CLI::App* root) {
   s->add_option("--time-limit", f->time_limit, "start no simulation after this many seconds (from the start)")
       ->type_name("SECONDS");
   s->add_option("--csv", f->csv, "also write the table as CSV")->type_name("FILE");
+  s->add_option("--plugin", f->plugins, "load a plugin shared library whose backends or algorithms the system names (repeatable)")
+      ->type_name("PATH.so")
+      ->allow_extra_args(false);
 }
 
 }  // namespace orrery::cli

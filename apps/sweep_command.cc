@@ -19,6 +19,7 @@ struct SweepFlags {
   std::vector<std::string> args;
   std::string jobs, shard, out = "sweep-results";
   bool dry_run = false, quiet = false, critical_path = false, mpi = false;
+  std::vector<std::string> plugins;
 };
 
 int RunSweepCommand(const SweepFlags& f) {
@@ -57,6 +58,11 @@ int RunSweepCommand(const SweepFlags& f) {
   o.dry_run = f.dry_run;
   o.critical_path = f.critical_path;
   o.progress = !f.quiet && isatty(STDERR_FILENO);
+  auto set = BuildRegistrySet(f.plugins);
+  if (!set.ok()) return Fail(set.status());
+  const RegistrySet& r = *set.value();
+  const Registries registries{&r.backends, &r.algorithms, &r.memories};
+  o.registries = &registries;
   auto finish = [&](const Result<sweep::Summary>& result, const std::string& dry) {
     if (!result.ok()) return Fail(result.status());
     const sweep::Summary* sum = &result.value();
@@ -97,6 +103,9 @@ void AddSweepCommand(Commands* commands, CLI::App* root) {
   cmd->add_flag("--mpi", f->mpi,
                 "run as one rank of an MPI job (mpirun -n N orrery sweep SPEC --mpi): rank 0 hands out points "
                 "and writes the output, the others simulate (needs an MPI build)");
+  cmd->add_option("--plugin", f->plugins, "load a plugin shared library whose backends or algorithms points name (repeatable)")
+      ->type_name("PATH.so")
+      ->allow_extra_args(false);
   cmd->add_flag("--critical-path", f->critical_path,
                 "find every point's critical path: its communication per network dimension in the row "
                 "(dimK_exposed_comm_ns)");

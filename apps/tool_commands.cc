@@ -129,27 +129,22 @@ int Describe(const std::string& network, const std::string& bytes_text) {
 }
 
 int PluginsList(const std::vector<std::string>& flags) {
-  BackendRegistry backends = DefaultBackends();
-  CollectiveRegistry algorithms;
-  MemoryRegistry memories;
-  RegisterBuiltinMemoryBackends(&memories);
-  std::vector<LoadedPlugin> loaded;
-  if (auto st = LoadPlugins(PluginPaths(flags), PluginRegistries{&backends, &algorithms, &memories}, &loaded); !st.ok()) {
-    return Fail(st);
-  }
-  for (const auto& p : loaded) {
+  auto set = BuildRegistrySet(flags);
+  if (!set.ok()) return Fail(set.status());
+  const RegistrySet& r = *set.value();
+  for (const auto& p : r.loaded) {
     std::printf("%s %s (ABI %u) from %s\n", p.name.c_str(), p.version.c_str(), p.abi_version, p.path.c_str());
     for (const auto& b : p.network_backends) {
-      std::printf("  network backend %s: %s\n", b.c_str(), backends.Find(b)->description.c_str());
+      std::printf("  network backend %s: %s\n", b.c_str(), r.backends.Find(b)->description.c_str());
     }
     for (const auto& a : p.collective_algorithms) {
-      std::printf("  collective algorithm %s: %s\n", a.c_str(), algorithms.Find(a)->description.c_str());
+      std::printf("  collective algorithm %s: %s\n", a.c_str(), r.algorithms.Find(a)->description.c_str());
     }
     for (const auto& m : p.memory_backends) {
-      std::printf("  memory backend %s: %s\n", m.c_str(), memories.Find(m)->description.c_str());
+      std::printf("  memory backend %s: %s\n", m.c_str(), r.memories.Find(m)->description.c_str());
     }
   }
-  if (loaded.empty()) std::printf("no plugins given (use --plugin=PATH)\n");
+  if (r.loaded.empty()) std::printf("no plugins given (use --plugin=PATH)\n");
   return 0;
 }
 
@@ -164,30 +159,6 @@ int Peer(const std::string& listen, const std::string& connections_text) {
 }
 
 }  // namespace
-
-std::vector<std::string> PluginPaths(const std::vector<std::string>& flags) {
-  std::vector<std::string> paths;
-  if (const char* env = std::getenv("ORRERY_PLUGINS")) {
-    const std::string list = env;
-    for (size_t start = 0; start <= list.size();) {
-      const size_t end = std::min(list.find(':', start), list.size());
-      if (end > start) paths.push_back(list.substr(start, end - start));
-      start = end + 1;
-    }
-  }
-  paths.insert(paths.end(), flags.begin(), flags.end());
-  return paths;
-}
-
-Status LoadPlugins(const std::vector<std::string>& paths, const PluginRegistries& regs, std::vector<LoadedPlugin>* loaded) {
-  PluginRegistries r = regs;
-  for (const std::string& path : paths) {
-    auto p = LoadPlugin(path, &r);
-    if (!p.ok()) return p.status();
-    if (loaded) loaded->push_back(p.value());
-  }
-  return Status::Ok();
-}
 
 void AddTraceCommands(Commands* commands, CLI::App* root) {
   CLI::App* trace = commands->AddGroup(root, "trace", "inspect, convert and generate Chakra traces");

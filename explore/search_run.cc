@@ -17,7 +17,7 @@ namespace {
 
 // A candidate is the base Spec (the files, read once) with its workload as
 // the graph source, completed and run (run/spec.h, run/build.h).
-Simulated SimulateOne(const ModelDesc& m, const Candidate& c, const Result<Spec>& base) {
+Simulated SimulateOne(const ModelDesc& m, const Candidate& c, const Result<Spec>& base, const Registries& registries) {
   Simulated out;
   if (!base.ok()) {
     out.error = base.status().message();
@@ -31,8 +31,6 @@ Simulated SimulateOne(const ModelDesc& m, const Candidate& c, const Result<Spec>
   Spec spec = base.value();
   spec.source = WorkloadSource(std::move(w.value()), "search candidate " + std::to_string(c.index) + " (" +
                                                          StrategyText(c.strategy) + ")");
-  const BackendRegistry backends = DefaultBackends();  // each simulation its own: nothing shared
-  const Registries registries{&backends};
   const Status completed = CompleteSpec(&spec, registries);
   Result<RunReport> r = completed.ok() ? RunSpec(spec, registries) : Result<RunReport>(completed);
   if (!r.ok()) {
@@ -71,8 +69,9 @@ std::vector<Simulated> SimulateCandidates(const ModelDesc& m, const std::vector<
   rc.network_path = o.network;
   rc.memory_path = o.memory_path;
   rc.memory_config_path = o.memory_config_path;
-  const BackendRegistry backends = DefaultBackends();
-  const Result<Spec> base = ReadSpecInputs(rc, Registries{&backends});
+  const BackendRegistry builtins = DefaultBackends();
+  const Registries registries = o.registries ? *o.registries : Registries{&builtins};
+  const Result<Spec> base = ReadSpecInputs(rc, registries);
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t i = next++; i < candidates.size(); i = next++) {
@@ -80,7 +79,7 @@ std::vector<Simulated> SimulateCandidates(const ModelDesc& m, const std::vector<
         const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - o.start).count();
         if (elapsed >= o.time_limit_s) return;
       }
-      out[i] = SimulateOne(m, candidates[i], base);  // each thread writes only its own slots
+      out[i] = SimulateOne(m, candidates[i], base, registries);  // each thread writes only its own slots
     }
   };
   std::vector<std::thread> pool;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/tick.h"
+#include "run/spec.h"
 #include "explore/search.h"
 
 namespace orrery::gen {
@@ -21,6 +22,9 @@ struct SimulateOptions {
   // `start` (< 0: no limit); those not started stay unsimulated.
   double time_limit_s = -1;
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  // The backends, algorithms and memories the runs may name (the command's
+  // plugins/registry_set.h, shared by every thread); null: the built-ins.
+  const Registries* registries = nullptr;
 };
 
 struct Simulated {

@@ -28,6 +28,8 @@ struct Plan {
   std::vector<size_t> mine;  // positions in spec->points, this shard's
   std::vector<Prepared> prepared;
   std::vector<std::shared_ptr<const GenFigures>> gen;  // per position in `mine` (null: not generated)
+  BackendRegistry builtins;  // when Options::registries is null
+  Registries registries;     // what every point's simulation names things from (read-only: threads share it)
 };
 
 size_t PlanSize(const Plan& plan) { return plan.mine.size(); }
@@ -36,8 +38,13 @@ Result<std::shared_ptr<const Plan>> MakePlan(const SweepSpec& spec, const Option
   auto plan = std::make_shared<Plan>();
   plan->spec = &spec;
   plan->options = o;
-  const BackendRegistry backends = DefaultBackends();  // only for planning (no simulation runs here)
-  const Registries registries{&backends, nullptr, nullptr};
+  if (o.registries) {
+    plan->registries = *o.registries;
+  } else {
+    RegisterBuiltinBackends(&plan->builtins);
+    plan->registries = Registries{&plan->builtins, nullptr, nullptr};
+  }
+  const Registries& registries = plan->registries;
   auto base = ReadBase(spec, registries);
   if (!base.ok()) return base.status();
   plan->base = std::move(base.value());
@@ -81,8 +88,7 @@ Row SimulatePoint(const Plan& plan, size_t k) {
     row.status = p.error;
     return row;
   }
-  const BackendRegistry backends = DefaultBackends();  // each simulation its own: nothing shared
-  auto report = RunSpec(p.spec, Registries{&backends, nullptr, nullptr});
+  auto report = RunSpec(p.spec, plan.registries);
   if (!report.ok()) {
     row.status = report.status().message();
     return row;

@@ -66,6 +66,9 @@ struct Options {
   // The critical path of every point: its communication per network dimension
   // in the row (dimK_exposed_comm_ns). Part of the points' hashes.
   bool critical_path = false;
+  // The backends, algorithms and memories points may name (the command's
+  // plugins/registry_set.h, shared by every thread); null: the built-ins.
+  const Registries* registries = nullptr;
 };
 
 struct Row {

@@ -189,7 +189,13 @@ Status DeriveMemory(Spec* s, const Registries& reg) {
 
 }  // namespace
 
+Status CheckBackendName(const std::string& backend, const Registries& reg) {
+  if (reg.backends->Find(backend)) return Status::Ok();
+  return Status::Invalid("--network-backend = \"" + backend + "\": " + reg.backends->Unknown(backend));
+}
+
 Status CompleteSpec(Spec* s, const Registries& reg) {
+  ORRERY_RETURN_IF_ERROR(CheckBackendName(s->backend, reg));  // a sweep point's backend comes here first
   if (!s->source) return Status::Invalid("--workload-configuration is required (trace prefix)");
   Topology topology(s->dims);
   s->npus = topology.npus();
@@ -231,9 +237,7 @@ Status CompleteSpec(Spec* s, const Registries& reg) {
 
 Result<Spec> ResolveSpec(const RunConfig& config, const Registries& reg) {
   if (config.iterations < 1) return Status::Invalid("--iterations = " + std::to_string(config.iterations) + ": must be >= 1");
-  if (!reg.backends->Find(config.backend)) {
-    return Status::Invalid("--network-backend = \"" + config.backend + "\": " + reg.backends->Unknown(config.backend));
-  }
+  ORRERY_RETURN_IF_ERROR(CheckBackendName(config.backend, reg));
   if (config.network_path.empty()) return Status::Invalid("--network-configuration is required (ASTRA-sim network YAML)");
   if (config.system_path.empty()) return Status::Invalid("--system-configuration is required (ASTRA-sim system JSON)");
   if (config.source && !config.workload_prefix.empty()) {

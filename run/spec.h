@@ -146,6 +146,9 @@ Result<Spec> ResolveSpec(const RunConfig& config, const Registries& registries);
 // be missing): a sweep's base, whose points set the rest.
 Result<Spec> ReadSpecInputs(const RunConfig& config, const Registries& registries);
 
+// The network backend's name is one the registry has.
+Status CheckBackendName(const std::string& backend, const Registries& registries);
+
 // Derives the Spec's derived part from its inputs and checks them together
 // (NPU count, dimensions named by the memory, ranks of the groups, one graph
 // per NPU). Reads a file only when what it depends on changed.

@@ -249,5 +249,33 @@ TEST(Sweep, TwoSimulationsOnTwoThreadsEqualTheirSerialRuns) {
   EXPECT_EQ(par_b, serial_b);
 }
 
+// `orrery sweep --plugin`: points may name a plugin's network backend, which
+// the built-in registry does not have.
+TEST(Sweep, PointsUseAPluginsBackend) {
+  TempDir d;
+  d.Write("sys.json", R"({"all-reduce-implementation": ["ring"]})");
+  d.Write("sweep.yml", "base:\n  network: \"Ring(4,50GB/s,500ns)\"\n  system: sys.json\n  workload: dp\n"
+                       "  backend: fixture-fixed\naxes:\n  run.iterations: [1, 2]\n");
+  std::string out, err;
+  ASSERT_EQ(testing::RunCli("trace gen-dp --npus=4 --layers=2 --out=" + d.File("dp"), &err), 0) << err;
+  ASSERT_EQ(testing::RunCliCapture("sweep " + d.File("sweep.yml") + " --quiet --jobs=2 --out=" + d.File("with") +
+                                       " --plugin=" FIXTURE_GOOD_PATH,
+                                   &out, &err),
+            0)
+      << err;
+  const std::string with = ReadFileText(d.File("with/sweep.csv"));
+  EXPECT_EQ(std::count(with.begin(), with.end(), '\n'), 3) << with;
+  EXPECT_EQ(with.find("unknown network backend"), std::string::npos) << with;
+  EXPECT_NE(with.find(",ok,"), std::string::npos) << with;
+  // Without the plugin every point names the backend it lacks.
+  ASSERT_EQ(testing::RunCliCapture("sweep " + d.File("sweep.yml") + " --quiet --jobs=1 --out=" + d.File("without"), &out,
+                                   &err),
+            0)
+      << err;
+  const std::string without = ReadFileText(d.File("without/sweep.csv"));
+  EXPECT_NE(without.find("fixture-fixed"), std::string::npos) << without;
+  EXPECT_EQ(without.find(",ok,"), std::string::npos) << without;
+}
+
 }  // namespace
 }  // namespace orrery::sweep

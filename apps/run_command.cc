@@ -70,7 +70,7 @@ Status AstraSimFlags(const RunFlags& f, RunConfig* cfg) {
   }
   auto inj = DoubleFlag("--injection-scale", f.injection_scale, DoubleRange{0, 1e6, false});
   if (!inj.ok()) return inj.status();
-  cfg->injection_scale = inj.value();
+  cfg->run.injection_scale = inj.value();
   return Status::Ok();
 }
 
@@ -78,9 +78,9 @@ Status AstraSimFlags(const RunFlags& f, RunConfig* cfg) {
 Status CheckRunFlags(const RunFlags& f, RunConfig* cfg) {
   ORRERY_RETURN_IF_ERROR(EnumFlag("--report-format", f.report_format, {"text", "json", "csv"}));
   ORRERY_RETURN_IF_ERROR(EnumFlag("--symmetry", f.symmetry, {"auto", "off"}));
-  ParseSymmetry(f.symmetry, &cfg->symmetry);
+  ParseSymmetry(f.symmetry, &cfg->run.symmetry);
   ORRERY_PARSE_OR_RETURN(const int64_t iterations, IntFlag("--iterations", f.iterations, 1, 1000000));
-  cfg->iterations = static_cast<int>(iterations);
+  cfg->run.iterations = static_cast<int>(iterations);
   ORRERY_PARSE_OR_RETURN(const int64_t timeout, IntFlag("--remote-timeout-ms", f.remote_timeout_ms, 1, 86400000));
   if (!f.remote_endpoint.empty()) ORRERY_RETURN_IF_ERROR(AddressFlag("--remote-endpoint", f.remote_endpoint, 1));
   for (const char* flag : {"--timeline-ranks", "--timeline-window"}) {
@@ -92,9 +92,9 @@ Status CheckRunFlags(const RunFlags& f, RunConfig* cfg) {
     return Status::Invalid("--timeline = \"\": empty; allowed: a file path in an existing, writable directory");
   }
   if (f.backend == "remote") {  // only the remote backend reads them (the configuration hash has only what is used)
-    cfg->backend_params["remote-endpoint"] = f.remote_endpoint;
-    cfg->backend_params["remote-model"] = f.remote_model;
-    cfg->backend_params["remote-timeout-ms"] = std::to_string(timeout);
+    cfg->run.backend_params["remote-endpoint"] = f.remote_endpoint;
+    cfg->run.backend_params["remote-model"] = f.remote_model;
+    cfg->run.backend_params["remote-timeout-ms"] = std::to_string(timeout);
   }
   return AstraSimFlags(f, cfg);
 }
@@ -122,8 +122,8 @@ Status ExampleInputs(const RunFlags& f, RunConfig* cfg, TempFolder* tmp) {
   if (!mkdtemp(tmpl)) return Status::Env("cannot create a temporary directory");
   tmp->path = tmpl;
   ORRERY_RETURN_IF_ERROR(WriteExample(f.example, tmp->path.string(), cfg));
-  cfg->shown_prefix_from = tmp->path.string();  // the report's config names the example, not the temporary folder
-  cfg->shown_prefix_to = "<example " + f.example + ">";
+  cfg->files.shown_prefix_from = tmp->path.string();  // the report's config names the example, not the temporary folder
+  cfg->files.shown_prefix_to = "<example " + f.example + ">";
   return Status::Ok();
 }
 
@@ -146,25 +146,25 @@ Status FileInputs(const RunFlags& f, RunConfig* cfg) {
     }
     ORRERY_PARSE_OR_RETURN(cfg->source, gen::GeneratedSource(f.generate, f.network));
   }
-  cfg->workload_prefix = f.workload;
-  cfg->system_path = f.system;
-  cfg->network_path = f.network;
-  cfg->memory_path = f.remote_memory;
-  cfg->memory_config_path = f.memory;
-  cfg->comm_group_path = f.comm_group;
+  cfg->files.workload_prefix = f.workload;
+  cfg->files.system = f.system;
+  cfg->files.network = f.network;
+  cfg->files.remote_memory = f.remote_memory;
+  cfg->files.memory_config = f.memory;
+  cfg->files.comm_groups = f.comm_group;
   return Status::Ok();
 }
 
 void ObserveFromFlags(const RunFlags& f, RunConfig* cfg) {
-  cfg->backend = f.backend;
-  cfg->link_stats = f.link_stats;
-  cfg->critical_path = f.critical_path;
-  cfg->timeline_path = f.timeline;
-  cfg->timeline_ranks = f.timeline_ranks;
-  cfg->timeline_window = f.timeline_window;
-  cfg->all_collectives = f.report_format == "json" || !f.collectives_csv.empty();
-  cfg->collect_links = !f.links_csv.empty();
-  cfg->allow_oversubscription = f.allow_oversubscription;
+  cfg->run.backend = f.backend;
+  cfg->observe.link_stats = f.link_stats;
+  cfg->observe.critical_path = f.critical_path;
+  cfg->observe.timeline_path = f.timeline;
+  cfg->observe.timeline_ranks = f.timeline_ranks;
+  cfg->observe.timeline_window = f.timeline_window;
+  cfg->observe.all_collectives = f.report_format == "json" || !f.collectives_csv.empty();
+  cfg->observe.collect_links = !f.links_csv.empty();
+  cfg->run.allow_oversubscription = f.allow_oversubscription;
 }
 
 // --collectives and --links: opened before the run (a bad path fails at
@@ -260,7 +260,7 @@ int Run(const RunFlags& f) {
                                                    : ProgressMeter::Mode::kOff);
   auto report = RunSpec(spec.value(), registries, &meter);
   if (!report.ok()) return Fail(report.status());
-  if (Status st = exports.Write(report.value(), cfg.backend); !st.ok()) return Fail(st);
+  if (Status st = exports.Write(report.value(), cfg.run.backend); !st.ok()) return Fail(st);
   PrintReport(f.report_format, report.value());
   return 0;
 }

@@ -65,10 +65,10 @@ std::vector<Simulated> SimulateCandidates(const ModelDesc& m, const std::vector<
   std::vector<Simulated> out(candidates.size());
   // The inputs every candidate shares, read and parsed once.
   RunConfig rc;
-  rc.system_path = o.system_path;
-  rc.network_path = o.network;
-  rc.memory_path = o.memory_path;
-  rc.memory_config_path = o.memory_config_path;
+  rc.files.system = o.system_path;
+  rc.files.network = o.network;
+  rc.files.remote_memory = o.memory_path;
+  rc.files.memory_config = o.memory_config_path;
   const BackendRegistry builtins = DefaultBackends();
   const Registries registries = o.registries ? *o.registries : Registries{&builtins};
   const Result<Spec> base = ReadSpecInputs(rc, registries);

@@ -94,7 +94,7 @@ Row SimulatePoint(const Plan& plan, size_t k) {
     return row;
   }
   row.status = "ok";
-  FillRow(report.value(), p.spec.iterations, plan.gen[k].get(), &row);
+  FillRow(report.value(), p.spec.run.iterations, plan.gen[k].get(), &row);
   return row;
 }
 

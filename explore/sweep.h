@@ -35,10 +35,10 @@ struct Assignment {
 
 struct SweepSpec {
   std::string file;
-  // base
-  std::string network, system, workload, generate, comm_groups, memory, remote_memory, backend = "analytical";
-  int iterations = 1;
-  SymmetryMode symmetry = SymmetryMode::kAuto;
+  // The base: what `orrery run` takes (paths resolved against the spec's
+  // folder), or a generator line instead of trace files.
+  RunConfig base;
+  std::string generate;
   // The enumeration, in canonical order: the product of `axes` (first axis
   // slowest) with the zipped lists as one more axis, or the explicit points.
   std::vector<std::string> axis_paths;  // every path a point assigns, column order

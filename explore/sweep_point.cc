@@ -29,20 +29,10 @@ std::string ExactNumber(double v) {
 
 Result<Base> ReadBase(const SweepSpec& spec, const Registries& registries) {
   Base b;
-  RunConfig c;
-  c.network_path = spec.network;
-  c.system_path = spec.system;
-  c.workload_prefix = spec.workload;
-  c.comm_group_path = spec.comm_groups;
-  c.memory_config_path = spec.memory;
-  c.memory_path = spec.remote_memory;
-  c.backend = spec.backend;
-  c.iterations = spec.iterations;
-  c.symmetry = spec.symmetry;
-  auto inputs = ReadSpecInputs(c, registries);
+  auto inputs = ReadSpecInputs(spec.base, registries);
   if (!inputs.ok()) return inputs.status();
   b.spec = std::move(inputs.value());
-  auto sys = ReadJsonFile(spec.system);
+  auto sys = ReadJsonFile(spec.base.files.system);
   if (!sys.ok()) return sys.status();
   b.system = sys.value();
   if (!spec.generate.empty()) {
@@ -127,11 +117,11 @@ Result<Prepared> Preparer::Prepare(uint64_t index, const std::vector<Assignment>
         sys[key] = a.value.text;
       }
     } else if (path == "run.backend") {
-      c.backend = a.value.text;
+      c.run.backend = a.value.text;
     } else if (path == "run.iterations") {
-      c.iterations = std::stoi(a.value.text);
+      c.run.iterations = std::stoi(a.value.text);
     } else if (path == "run.symmetry") {
-      ParseSymmetry(a.value.text, &c.symmetry);  // checked when the spec was read
+      ParseSymmetry(a.value.text, &c.run.symmetry);  // checked when the spec was read
     }
   }
   for (const Dim& d : dims) {
@@ -140,7 +130,7 @@ Result<Prepared> Preparer::Prepare(uint64_t index, const std::vector<Assignment>
                              "; allowed: >= 0.001");
     }
   }
-  auto parsed = ParseAstraSystemJson(sys, spec_.system + " (" + where + ")");
+  auto parsed = ParseAstraSystemJson(sys, spec_.base.files.system + " (" + where + ")");
   if (!parsed.ok()) return parsed.status();
   c.system = std::move(parsed.value());
   c.dims = std::move(dims);

@@ -111,7 +111,7 @@ std::map<std::string, Value> BaseValues(const SweepSpec& spec, const std::vector
     base[d + "npus"] = Value{std::to_string(dims[k].npus), false};
     base[d + "links_per_npu"] = Value{std::to_string(dims[k].links_per_npu), false};
   }
-  if (auto sys = ReadJsonFile(spec.system); sys.ok() && sys->is_object()) {
+  if (auto sys = ReadJsonFile(spec.base.files.system); sys.ok() && sys->is_object()) {
     for (auto it = sys->begin(); it != sys->end(); ++it) {
       nlohmann::json v = it.value();
       if (v.is_array() && !v.empty() && std::all_of(v.begin(), v.end(), [&](const auto& x) { return x == v[0]; })) {
@@ -123,9 +123,9 @@ std::map<std::string, Value> BaseValues(const SweepSpec& spec, const std::vector
       if (v.is_boolean()) base["system." + it.key()] = Value{v.get<bool>() ? "true" : "false", false};
     }
   }
-  base["run.backend"] = Value{spec.backend, true};
-  base["run.iterations"] = Value{std::to_string(spec.iterations), false};
-  base["run.symmetry"] = Value{SymmetryName(spec.symmetry), true};
+  base["run.backend"] = Value{spec.base.run.backend, true};
+  base["run.iterations"] = Value{std::to_string(spec.base.run.iterations), false};
+  base["run.symmetry"] = Value{SymmetryName(spec.base.run.symmetry), true};
   return base;
 }
 
@@ -201,26 +201,26 @@ Result<SweepSpec> ReadSweepSpec(const std::string& path) {
     }
     if (!kv.second.IsScalar()) return SpecError(path, kv.second, "base." + key + ": expected a single value");
     const std::string v = kv.second.Scalar();
-    if (key == "network") spec.network = Resolve(path, v, true);
-    if (key == "system") spec.system = Resolve(path, v);
-    if (key == "workload") spec.workload = Resolve(path, v);
+    if (key == "network") spec.base.files.network = Resolve(path, v, true);
+    if (key == "system") spec.base.files.system = Resolve(path, v);
+    if (key == "workload") spec.base.files.workload_prefix = Resolve(path, v);
     if (key == "generate") spec.generate = v;
-    if (key == "comm-groups") spec.comm_groups = Resolve(path, v);
-    if (key == "memory") spec.memory = Resolve(path, v);
-    if (key == "remote-memory") spec.remote_memory = Resolve(path, v);
-    if (key == "backend") spec.backend = v;
-    if (key == "symmetry" && !ParseSymmetry(v, &spec.symmetry)) {
+    if (key == "comm-groups") spec.base.files.comm_groups = Resolve(path, v);
+    if (key == "memory") spec.base.files.memory_config = Resolve(path, v);
+    if (key == "remote-memory") spec.base.files.remote_memory = Resolve(path, v);
+    if (key == "backend") spec.base.run.backend = v;
+    if (key == "symmetry" && !ParseSymmetry(v, &spec.base.run.symmetry)) {
       return ValueError(Where{path, kv.second.Mark().line + 1, "base.symmetry"}, v, "unknown symmetry mode", "auto, off");
     }
     if (key == "iterations") {
-      ORRERY_PARSE_OR_RETURN(spec.iterations, ParseInt(v, Where{path, kv.second.Mark().line + 1, "base.iterations"}, 1, 1000000));
+      ORRERY_PARSE_OR_RETURN(spec.base.run.iterations, ParseInt(v, Where{path, kv.second.Mark().line + 1, "base.iterations"}, 1, 1000000));
     }
   }
-  if (spec.network.empty() || spec.system.empty()) return Status::Invalid(path + ": base needs network and system");
-  if (spec.workload.empty() == spec.generate.empty()) {
+  if (spec.base.files.network.empty() || spec.base.files.system.empty()) return Status::Invalid(path + ": base needs network and system");
+  if (spec.base.files.workload_prefix.empty() == spec.generate.empty()) {
     return Status::Invalid(path + ": base needs exactly one of workload (a trace prefix) and generate (orrery gen's flags)");
   }
-  auto dims = ReadNetworkDims(spec.network);
+  auto dims = ReadNetworkDims(spec.base.files.network);
   if (!dims.ok()) return dims.status().Prefixed(path + ": base.network: ");
   const int ndims = static_cast<int>(dims->size());
 

@@ -39,7 +39,7 @@ Status Simulation::BuildParts(const Registries& registries) {
   symmetric_ = decision->symmetric;
   symmetry_note_ = decision->note;
   // run/rank_classes.h: when one rank cannot stand for all, one per class may.
-  if (!symmetric_ && s.symmetry != SymmetryMode::kOff) {
+  if (!symmetric_ && s.run.symmetry != SymmetryMode::kOff) {
     auto cd = DecideRankClassesForRun(s, topology_, lo);
     if (!cd.ok()) return cd.status();
     classes_ = std::move(cd.value());
@@ -124,9 +124,9 @@ Status Simulation::BuildParts(const Registries& registries) {
   ctx.topology = &topology_;
   ctx.sink = engine_.get();
   ctx.delivered_kind = CollectiveEngine::kDelivered;
-  ctx.params = &s.backend_params;
+  ctx.params = &s.run.backend_params;
   ctx.failure = &backend_failure_;
-  auto backend = registries.backends->Find(s.backend)->factory(ctx);
+  auto backend = registries.backends->Find(s.run.backend)->factory(ctx);
   if (!backend.ok()) return backend.status();
   backend_ = std::move(backend.value());
   engine_->SetBackend(backend_.get());
@@ -151,7 +151,7 @@ Status Simulation::BuildParts(const Registries& registries) {
     hooks.observer = timeline_.get();
     engine_->AddPhaseObserver(timeline_.get());
   }
-  exec_ = std::make_unique<Executor>(&queue_, engine_.get(), memory_.get(), cm, std::move(graphs), s.iterations,
+  exec_ = std::make_unique<Executor>(&queue_, engine_.get(), memory_.get(), cm, std::move(graphs), s.run.iterations,
                                      s.memory.capacity, hooks);
   if (timeline_) timeline_->Attach(exec_.get());
   mem_sink_.to = exec_.get();

@@ -46,10 +46,10 @@ Status WriteExample(const std::string& name, const std::string& dir, RunConfig* 
   } else {
     ORRERY_RETURN_IF_ERROR(WriteSingleCollectiveTraces(8, 0, 1 << 20, dir + "/trace"));
   }
-  config->workload_prefix = dir + "/trace";
-  config->network_path = dir + "/network.yml";
-  config->system_path = dir + "/system.json";
-  config->memory_path = dir + "/memory.json";
+  config->files.workload_prefix = dir + "/trace";
+  config->files.network = dir + "/network.yml";
+  config->files.system = dir + "/system.json";
+  config->files.remote_memory = dir + "/memory.json";
   return Status::Ok();
 }
 

@@ -78,7 +78,7 @@ std::vector<GroupShape> Shapes(const Topology& t, const std::vector<std::vector<
 
 std::string ConfigReason(const ClassInputs& in) {
   const Spec& c = *in.spec;
-  if (c.backend != "analytical") return "backend " + c.backend + " is not symmetric (only analytical is)";
+  if (c.run.backend != "analytical") return "backend " + c.run.backend + " is not symmetric (only analytical is)";
   const RemoteMemoryKind mem = c.remote_memory.kind;
   if (mem == RemoteMemoryKind::kPool || mem == RemoteMemoryKind::kPerNode || !c.files.memory_config.empty()) {
     return "remote memory is shared between ranks";

@@ -59,9 +59,9 @@ Result<RunReport> Simulation::Report() {
   const MemoryBackend& memory = *memory_;
   const uint64_t k = symmetric_ ? static_cast<uint64_t>(npus) : 1;  // a symmetric run's totals stand for every rank
   RunReport rep;
-  rep.backend = spec_.backend;
+  rep.backend = spec_.run.backend;
   rep.npus = npus;
-  rep.iterations = spec_.iterations;
+  rep.iterations = spec_.run.iterations;
   rep.events = queue_.Executed();
   rep.messages = classes_.use ? engine_->class_messages() : engine_->messages_sent() * k;
   rep.rank_classes = classes_.use ? classes_.map.num_classes() : 0;
@@ -150,7 +150,7 @@ Result<RunReport> Simulation::Report() {
     if (!backend_failure_.ok()) return backend_failure_;  // a remote peer asked for its links
     if (rep.links.empty()) {
       rep.links_note = rep.messages == 0 ? "none (no message crossed the network)"
-                                         : "none (backend " + spec_.backend + " has no per-link statistics)";
+                                         : "none (backend " + spec_.run.backend + " has no per-link statistics)";
     }
     std::stable_sort(rep.links.begin(), rep.links.end(),
                      [](const LinkStat& a, const LinkStat& b) { return a.busy_ns > b.busy_ns; });

@@ -77,8 +77,8 @@ Status DeriveSystemOptions(Spec* s, const Registries& reg) {
   SystemOptions so;
   so.lifo = sys.lifo;
   so.endpoint_delay_ns = sys.endpoint_delay_ns;
-  if (s->injection_scale != 1.0 && sys.endpoint_delay_given) {  // ASTRA-sim leaves its default 10 ns unscaled
-    auto d = DoubleToUint(std::trunc(static_cast<double>(sys.endpoint_delay_ns) * s->injection_scale),
+  if (s->run.injection_scale != 1.0 && sys.endpoint_delay_given) {  // ASTRA-sim leaves its default 10 ns unscaled
+    auto d = DoubleToUint(std::trunc(static_cast<double>(sys.endpoint_delay_ns) * s->run.injection_scale),
                           Where{s->files.system, 0, "endpoint-delay x --injection-scale"}, 0, uint64_t{1} << 50);
     if (!d.ok()) return d.status();
     so.endpoint_delay_ns = d.value();
@@ -119,7 +119,7 @@ Status DeriveSystemOptions(Spec* s, const Registries& reg) {
 // The memory backend's settings: Orrery's memory YAML, or ASTRA-sim's remote-memory JSON.
 Status DeriveMemory(Spec* s, const Registries& reg) {
   MemorySpec m;
-  m.capacity.allow_oversubscription = s->allow_oversubscription;
+  m.capacity.allow_oversubscription = s->run.allow_oversubscription;
   m.source = s->files.remote_memory.empty() ? "no --remote-memory-configuration" : s->files.remote_memory;
   const int ndims = static_cast<int>(s->dims.size());
   if (!s->files.memory_config.empty()) {
@@ -195,7 +195,7 @@ Status CheckBackendName(const std::string& backend, const Registries& reg) {
 }
 
 Status CompleteSpec(Spec* s, const Registries& reg) {
-  ORRERY_RETURN_IF_ERROR(CheckBackendName(s->backend, reg));  // a sweep point's backend comes here first
+  ORRERY_RETURN_IF_ERROR(CheckBackendName(s->run.backend, reg));  // a sweep point's backend comes here first
   if (!s->source) return Status::Invalid("--workload-configuration is required (trace prefix)");
   Topology topology(s->dims);
   s->npus = topology.npus();
@@ -236,15 +236,15 @@ Status CompleteSpec(Spec* s, const Registries& reg) {
 }
 
 Result<Spec> ResolveSpec(const RunConfig& config, const Registries& reg) {
-  if (config.iterations < 1) return Status::Invalid("--iterations = " + std::to_string(config.iterations) + ": must be >= 1");
-  ORRERY_RETURN_IF_ERROR(CheckBackendName(config.backend, reg));
-  if (config.network_path.empty()) return Status::Invalid("--network-configuration is required (ASTRA-sim network YAML)");
-  if (config.system_path.empty()) return Status::Invalid("--system-configuration is required (ASTRA-sim system JSON)");
-  if (config.source && !config.workload_prefix.empty()) {
-    return Status::Invalid("--workload-configuration = \"" + config.workload_prefix +
+  if (config.run.iterations < 1) return Status::Invalid("--iterations = " + std::to_string(config.run.iterations) + ": must be >= 1");
+  ORRERY_RETURN_IF_ERROR(CheckBackendName(config.run.backend, reg));
+  if (config.files.network.empty()) return Status::Invalid("--network-configuration is required (ASTRA-sim network YAML)");
+  if (config.files.system.empty()) return Status::Invalid("--system-configuration is required (ASTRA-sim system JSON)");
+  if (config.source && !config.files.workload_prefix.empty()) {
+    return Status::Invalid("--workload-configuration = \"" + config.files.workload_prefix +
                            "\": give either trace files or a generated workload (" + config.source->Describe() + "), not both");
   }
-  if (!config.source && config.workload_prefix.empty()) {
+  if (!config.source && config.files.workload_prefix.empty()) {
     return Status::Invalid("--workload-configuration is required (trace prefix)");
   }
   auto s = ReadSpecInputs(config, reg);
@@ -263,56 +263,38 @@ bool ParseSymmetry(const std::string& text, SymmetryMode* mode) {
 
 Result<Spec> ReadSpecInputs(const RunConfig& config, const Registries& reg) {
   Spec s;
-  s.files.workload_prefix = config.workload_prefix;
-  s.files.system = config.system_path;
-  s.files.network = config.network_path;
-  s.files.remote_memory = config.memory_path;
-  s.files.memory_config = config.memory_config_path;
-  s.files.comm_groups = config.comm_group_path;
-  s.files.shown_prefix_from = config.shown_prefix_from;
-  s.files.shown_prefix_to = config.shown_prefix_to;
+  s.files = config.files;
+  s.run = config.run;
+  s.observe = config.observe;
   if (config.source) {
     s.source = config.source;
-  } else if (!config.workload_prefix.empty()) {
-    s.source = TraceFileSource(config.workload_prefix);
+  } else if (!config.files.workload_prefix.empty()) {
+    s.source = TraceFileSource(config.files.workload_prefix);
   }
   if (config.network_dims) {
     s.dims = *config.network_dims;
   } else {
-    auto network = ReadNetworkDims(config.network_path);
+    auto network = ReadNetworkDims(config.files.network);
     if (!network.ok()) return network.status();
     s.dims = std::move(network.value());
   }
   if (config.system) {
     s.system = *config.system;
   } else {
-    auto sys = ReadAstraSystemJson(config.system_path, reg.algorithms ? reg.algorithms->Names() : std::vector<std::string>{});
+    auto sys = ReadAstraSystemJson(config.files.system, reg.algorithms ? reg.algorithms->Names() : std::vector<std::string>{});
     if (!sys.ok()) return sys.status();
     s.system = std::move(sys.value());
   }
-  if (!config.memory_path.empty()) {
-    auto m = ReadAstraRemoteMemoryJson(config.memory_path);
+  if (!config.files.remote_memory.empty()) {
+    auto m = ReadAstraRemoteMemoryJson(config.files.remote_memory);
     if (!m.ok()) return m.status();
     s.remote_memory = m.value();
   }
-  if (!config.memory_config_path.empty()) {
-    auto flat = ReadFlatYaml(config.memory_config_path);
+  if (!config.files.memory_config.empty()) {
+    auto flat = ReadFlatYaml(config.files.memory_config);
     if (!flat.ok()) return flat.status();
     s.memory_yaml = std::move(flat.value());
   }
-  s.backend = config.backend;
-  s.backend_params = config.backend_params;
-  s.iterations = config.iterations;
-  s.symmetry = config.symmetry;
-  s.injection_scale = config.injection_scale;
-  s.allow_oversubscription = config.allow_oversubscription;
-  s.observe.critical_path = config.critical_path;
-  s.observe.link_stats = config.link_stats;
-  s.observe.collect_links = config.collect_links;
-  s.observe.all_collectives = config.all_collectives;
-  s.observe.timeline_path = config.timeline_path;
-  s.observe.timeline_ranks = config.timeline_ranks;
-  s.observe.timeline_window = config.timeline_window;
   return s;
 }
 

@@ -40,40 +40,58 @@ const char* SymmetryName(SymmetryMode mode);  // "auto", "off"
 // "auto" or "off"; false for anything else.
 bool ParseSymmetry(const std::string& text, SymmetryMode* mode);
 
-// What a caller asks for: paths and flags, as `orrery run` takes them.
-struct RunConfig {
-  std::string workload_prefix;      // PREFIX: reads PREFIX.<rank>.et
-  // Graphs from elsewhere (a generator in memory, workload/graph_source.h);
-  // when set, `workload_prefix` must be empty.
-  std::shared_ptr<const GraphSource> source;
-  // Inputs already parsed (a sweep point replaces fields of a base without
-  // files): when set they are used instead of reading system_path /
-  // network_path, which then only name them in messages.
-  std::shared_ptr<const AstraSystemConfig> system;
-  std::shared_ptr<const std::vector<Dim>> network_dims;
-  std::string system_path;          // ASTRA-sim system JSON
-  std::string network_path;         // ASTRA-sim network YAML
-  std::string memory_path;          // ASTRA-sim remote-memory JSON (optional)
-  std::string memory_config_path;   // Orrery memory YAML (optional; overrides memory_path)
-  std::string comm_group_path;      // communicator groups JSON (optional)
-  std::string backend = "analytical";
-  int iterations = 1;
-  SymmetryMode symmetry = SymmetryMode::kAuto;
-  bool link_stats = false;  // per-link bytes and busy time (backends that model links)
-  bool allow_oversubscription = false;  // over-capacity memory is a warning, not an error
-  std::map<std::string, std::string> backend_params;  // e.g. remote-endpoint
-  // ASTRA-sim's --injection-scale: a given endpoint-delay x scale, truncated to whole ns as ASTRA-sim does.
-  double injection_scale = 1.0;
-  // Record every node's start, end and what it waited for, and find the critical
-  // path (RunReport::critical_path): 32 bytes per node and iteration of each simulated rank.
-  bool critical_path = false;
-  // --timeline, --timeline-ranks, --timeline-window (report/timeline.h); no timeline when the path is empty.
-  std::string timeline_path, timeline_ranks, timeline_window;
-  bool all_collectives = false;  // RunReport::all_collectives: every simulated rank's collectives
-  bool collect_links = false;    // fill RunReport::links (as link_stats does) without listing them in the report
+// The inputs as the user named them: messages and the report's "config".
+struct SpecFiles {
+  std::string workload_prefix;  // PREFIX: reads PREFIX.<rank>.et
+  std::string system;           // ASTRA-sim system JSON
+  std::string network;          // ASTRA-sim or Orrery network YAML, or a topology notation
+  std::string remote_memory;    // ASTRA-sim remote-memory JSON (optional)
+  std::string memory_config;    // Orrery memory YAML (optional; overrides remote_memory)
+  std::string comm_groups;      // communicator groups JSON (optional)
   // The report's "config" shows paths starting with `shown_prefix_from` with
   // `shown_prefix_to` instead (an example's temporary folder), so it is the same every run.
   std::string shown_prefix_from, shown_prefix_to;
+};
+
+// How the run goes, besides its input files: what a flag or a sweep's run.*
+// axis sets.
+struct RunOptions {
+  std::string backend = "analytical";  // a network backend's registered name (plugins add names)
+  std::map<std::string, std::string> backend_params;  // e.g. remote-endpoint
+  int iterations = 1;
+  SymmetryMode symmetry = SymmetryMode::kAuto;
+  // ASTRA-sim's --injection-scale: a given endpoint-delay x scale, truncated to whole ns as ASTRA-sim does.
+  double injection_scale = 1.0;
+  bool allow_oversubscription = false;  // over-capacity memory is a warning, not an error
+};
+
+// What the run records besides its totals; none of it changes simulated times,
+// so none of it enters the hash.
+struct ObserveSpec {
+  // Record every node's start, end and what it waited for, and find the critical
+  // path (RunReport::critical_path): 32 bytes per node and iteration of each simulated rank.
+  bool critical_path = false;
+  bool link_stats = false;       // per-link bytes and busy time (backends that model links)
+  bool collect_links = false;    // fill RunReport::links (as link_stats does) without listing them in the report
+  bool all_collectives = false;  // RunReport::all_collectives: every simulated rank's collectives
+  // --timeline, --timeline-ranks, --timeline-window (report/timeline.h); no timeline when the path is empty.
+  std::string timeline_path, timeline_ranks, timeline_window;
+};
+
+// What a caller asks for: the files, the options, what to observe — the
+// parts a Spec holds too, so ResolveSpec copies them whole.
+struct RunConfig {
+  SpecFiles files;
+  // Graphs from elsewhere (a generator in memory, workload/graph_source.h);
+  // when set, `files.workload_prefix` must be empty.
+  std::shared_ptr<const GraphSource> source;
+  // Inputs already parsed (a sweep point replaces fields of a base without
+  // files): when set they are used instead of reading files.system /
+  // files.network, which then only name them in messages.
+  std::shared_ptr<const AstraSystemConfig> system;
+  std::shared_ptr<const std::vector<Dim>> network_dims;
+  RunOptions run;
+  ObserveSpec observe;
 };
 
 // The plugins' registries a run may name things from.
@@ -81,13 +99,6 @@ struct Registries {
   const BackendRegistry* backends = nullptr;      // required
   const CollectiveRegistry* algorithms = nullptr;  // plugin collective algorithms (optional)
   const MemoryRegistry* memories = nullptr;        // memory backends (null: the built-ins)
-};
-
-// The inputs as the user named them: messages and the report's "config".
-struct SpecFiles {
-  std::string workload_prefix, system, network, remote_memory, memory_config, comm_groups;
-  // Shown in the report instead of this prefix of a path (an example's temporary folder).
-  std::string shown_prefix_from, shown_prefix_to;
 };
 
 // The memory, resolved (CompleteSpec): Orrery's memory YAML or ASTRA-sim's remote-memory JSON.
@@ -101,13 +112,6 @@ struct MemorySpec {
   int pool_via_dim = -1;
 };
 
-// What the run records besides its totals; none of it changes simulated times,
-// so none of it enters the hash.
-struct ObserveSpec {
-  bool critical_path = false, link_stats = false, collect_links = false, all_collectives = false;
-  std::string timeline_path, timeline_ranks, timeline_window;
-};
-
 struct Spec {
   SpecFiles files;
   // --- inputs (a sweep replaces these, then calls CompleteSpec) ---
@@ -116,12 +120,7 @@ struct Spec {
   AstraRemoteMemoryConfig remote_memory;  // ASTRA-sim JSON (none when not given)
   FlatYaml memory_yaml;                   // Orrery memory YAML, as read (when files.memory_config)
   std::shared_ptr<const GraphSource> source;
-  std::string backend = "analytical";
-  std::map<std::string, std::string> backend_params;
-  int iterations = 1;
-  SymmetryMode symmetry = SymmetryMode::kAuto;
-  double injection_scale = 1.0;
-  bool allow_oversubscription = false;
+  RunOptions run;
   ObserveSpec observe;
 
   // --- derived (CompleteSpec) ---

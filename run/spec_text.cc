@@ -125,7 +125,7 @@ std::string SpecCanonical(const Spec& s) {
   line("memory.local_capacity_bytes", std::to_string(m.capacity.local_capacity));
   line("memory.remote_capacity_bytes", std::to_string(m.capacity.remote_capacity));
   line("memory.resident_bytes", std::to_string(m.capacity.resident));
-  line("memory.allow_oversubscription", s.allow_oversubscription ? "true" : "false");
+  line("memory.allow_oversubscription", s.run.allow_oversubscription ? "true" : "false");
   line("comm_groups", std::to_string(s.comm_groups.size()));
   for (const auto& [name, ranks] : s.comm_groups) {
     std::string r;
@@ -133,12 +133,12 @@ std::string SpecCanonical(const Spec& s) {
     line("comm_group." + name, r);
   }
   line("workload", s.graphs.text);
-  line("backend", s.backend);
-  for (const auto& [k, v] : s.backend_params) {
+  line("backend", s.run.backend);
+  for (const auto& [k, v] : s.run.backend_params) {
     if (!v.empty()) line("backend.param." + k, v);
   }
-  line("iterations", std::to_string(s.iterations));
-  line("symmetry", SymmetryName(s.symmetry));
+  line("iterations", std::to_string(s.run.iterations));
+  line("symmetry", SymmetryName(s.run.symmetry));
   // --injection-scale enters through system.endpoint-delay-ns: it scales only
   // a given delay, and a run it does not change hashes as without it.
   return t;
@@ -172,19 +172,19 @@ std::string SpecConfigJson(const Spec& s) {
                  {"local_capacity_bytes", m.capacity.local_capacity},
                  {"remote_capacity_bytes", m.capacity.remote_capacity},
                  {"resident_bytes", m.capacity.resident},
-                 {"allow_oversubscription", s.allow_oversubscription}};
+                 {"allow_oversubscription", s.run.allow_oversubscription}};
   nlohmann::ordered_json groups = nlohmann::ordered_json::object();
   for (const auto& [name, ranks] : s.comm_groups) groups[name] = ranks;
   j["comm_groups"] = {{"from", s.groups_from_file ? "file" : s.comm_groups.empty() ? "none" : "workload"},
                       {"groups", groups}};
   nlohmann::ordered_json bparams = nlohmann::ordered_json::object();
-  for (const auto& [k, v] : s.backend_params) {
+  for (const auto& [k, v] : s.run.backend_params) {
     if (!v.empty()) bparams[k] = v;
   }
-  j["backend"] = {{"name", s.backend}, {"params", bparams}};
-  j["iterations"] = s.iterations;
-  j["symmetry"] = SymmetryName(s.symmetry);
-  j["injection_scale"] = s.injection_scale;
+  j["backend"] = {{"name", s.run.backend}, {"params", bparams}};
+  j["iterations"] = s.run.iterations;
+  j["symmetry"] = SymmetryName(s.run.symmetry);
+  j["injection_scale"] = s.run.injection_scale;
   return j.dump();
 }
 

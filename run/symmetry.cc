@@ -10,9 +10,9 @@ namespace {
 // Why the configuration (not the traces) rules out one representative rank;
 // "" when it does not.
 std::string ConfigBlocker(const Spec& spec) {
-  if (spec.backend != "analytical") {
-    return "backend " + spec.backend + " is not symmetric (only analytical treats every rank alike; " +
-           (spec.backend == "congestion-aware" ? std::string("congestion-aware models contention between ranks)")
+  if (spec.run.backend != "analytical") {
+    return "backend " + spec.run.backend + " is not symmetric (only analytical treats every rank alike; " +
+           (spec.run.backend == "congestion-aware" ? std::string("congestion-aware models contention between ranks)")
                                                  : std::string("the others may model contention between ranks)"));
   }
   if (!spec.comm_groups.empty() || spec.groups_from_file) return "communicator groups are configured";
@@ -135,7 +135,7 @@ Result<SymmetryDecision> DecideSymmetry(const Spec& spec, const std::function<Re
                                         std::vector<NpuGraph>* graphs) {
   SymmetryDecision d;
   const int npus = spec.npus;
-  if (spec.symmetry == SymmetryMode::kOff) {
+  if (spec.run.symmetry == SymmetryMode::kOff) {
     d.note = "turned off by --symmetry=off";
     return d;
   }

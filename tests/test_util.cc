@@ -111,20 +111,20 @@ void WriteP2PTraces(const TempDir& dir, int npus, const std::vector<P2PMsg>& msg
 
 Result<RunReport> RunIn(const TempDir& dir, const std::string& backend, const std::string& symmetry) {
   RunConfig c;
-  c.workload_prefix = dir.File("trace");
-  c.network_path = dir.File("network.yml");
-  c.system_path = dir.File("system.json");
-  c.backend = backend;
-  ParseSymmetry(symmetry, &c.symmetry);
+  c.files.workload_prefix = dir.File("trace");
+  c.files.network = dir.File("network.yml");
+  c.files.system = dir.File("system.json");
+  c.run.backend = backend;
+  ParseSymmetry(symmetry, &c.run.symmetry);
   return RunSimulation(c, DefaultBackends());
 }
 
 Result<RunReport> RunInWithGroups(const TempDir& dir) {
   RunConfig c;
-  c.workload_prefix = dir.File("trace");
-  c.network_path = dir.File("network.yml");
-  c.system_path = dir.File("system.json");
-  c.comm_group_path = dir.File("groups.json");
+  c.files.workload_prefix = dir.File("trace");
+  c.files.network = dir.File("network.yml");
+  c.files.system = dir.File("system.json");
+  c.files.comm_groups = dir.File("groups.json");
   return RunSimulation(c, DefaultBackends());
 }
 

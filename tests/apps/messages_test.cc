@@ -54,11 +54,11 @@ TEST(Messages, PeerThatRefusesTheHello) {
   d.Write("system.json", R"({"preferred-dataset-splits": 1})");
   ASSERT_TRUE(WriteSingleCollectiveTraces(4, 0, 1024, d.File("trace")).ok());
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
-  c.backend = "remote";
-  c.backend_params["remote-endpoint"] = endpoint;
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
+  c.run.backend = "remote";
+  c.run.backend_params["remote-endpoint"] = endpoint;
   BackendRegistry reg = DefaultBackends();
   RegisterRemoteBackend(&reg);
   auto r = RunSimulation(c, reg);
@@ -98,10 +98,10 @@ TEST(Messages, RootOutsideTheGroupAndInvolvedDimNotAList) {
     return nodes;
   });
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
-  c.comm_group_path = d.File("groups.json");
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
+  c.files.comm_groups = d.File("groups.json");
   auto r = RunSimulation(c, DefaultBackends());
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("node 4 (rank 0): root rank 3 is not a member of the collective's group"),

@@ -415,8 +415,8 @@ TEST(SearchEndToEnd, TinyModelOnEightNpus) {
   ASSERT_TRUE(source.ok()) << source.status().message();
   RunConfig rc;
   rc.source = source.value();
-  rc.system_path = d.File("sys.json");
-  rc.network_path = kNet8;
+  rc.files.system = d.File("sys.json");
+  rc.files.network = kNet8;
   auto alone = RunSimulation(rc, DefaultBackends());
   ASSERT_TRUE(alone.ok()) << alone.status().message();
   EXPECT_EQ(orrery::testing::MaxFinished(alone.value()), sims[best].iteration_ns);

@@ -133,8 +133,8 @@ TEST(Sweep, PointsEqualTheirOwnRuns) {
   const std::string csv = ReadFileText(d.File("out/sweep.csv"));
   for (const char* bw : {"10", "50"}) {
     RunConfig c;
-    c.network_path = std::string("Ring(4,100GB/s,500ns)_Switch(2,") + bw + "GB/s,2us)";
-    c.system_path = d.File("sys.json");
+    c.files.network = std::string("Ring(4,100GB/s,500ns)_Switch(2,") + bw + "GB/s,2us)";
+    c.files.system = d.File("sys.json");
     auto source = gen::GeneratedSource("--model=" + d.File("model.yml") + " --tp=4 --dp=2 --microbatches=2");
     ASSERT_TRUE(source.ok());
     c.source = source.value();
@@ -229,10 +229,10 @@ TEST(Sweep, TwoSimulationsOnTwoThreadsEqualTheirSerialRuns) {
   d.Write("sys.json", kSystem);
   auto config = [&](const std::string& generate, const std::string& net) {
     RunConfig c;
-    c.network_path = net;
-    c.system_path = d.File("sys.json");
+    c.files.network = net;
+    c.files.system = d.File("sys.json");
     c.source = gen::GeneratedSource("--model=" + d.File("model.yml") + " " + generate).value();
-    c.all_collectives = true;
+    c.observe.all_collectives = true;
     return c;
   };
   const RunConfig a = config("--tp=4 --dp=2 --microbatches=4", "Ring(4,100GB/s,500ns)_Switch(2,25GB/s,2us)");

@@ -63,10 +63,10 @@ Status RunWithMemoryYaml(const std::string& yaml) {
   d.Write("mem.yml", yaml);
   testing::WriteTraces(d, 4, [](int) { return std::vector<ChakraProtoMsg::Node>{testing::MakeNode(0, ChakraProtoMsg::COMP_NODE)}; });
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
-  c.memory_config_path = d.File("mem.yml");
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
+  c.files.memory_config = d.File("mem.yml");
   auto r = RunSimulation(c, DefaultBackends());
   EXPECT_FALSE(r.ok()) << yaml;
   return r.ok() ? Status::Ok() : r.status();

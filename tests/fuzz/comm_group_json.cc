@@ -12,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto groups = ReadCommGroupJson(path, fuzz::kRanks);
   if (!groups.ok()) return 0;
   RunConfig c;
-  c.comm_group_path = path;
+  c.files.comm_groups = path;
   (void)fuzz::RunSmall(c);
   return 0;
 }

@@ -128,9 +128,9 @@ const std::string& BaseTraces() {
 }
 
 Result<RunReport> RunSmall(RunConfig c) {
-  if (c.workload_prefix.empty()) c.workload_prefix = BaseTraces();
-  if (c.network_path.empty()) c.network_path = BaseNetwork();
-  if (c.system_path.empty()) c.system_path = BaseSystem();
+  if (c.files.workload_prefix.empty()) c.files.workload_prefix = BaseTraces();
+  if (c.files.network.empty()) c.files.network = BaseNetwork();
+  if (c.files.system.empty()) c.files.system = BaseSystem();
   static const BackendRegistry backends = DefaultBackends();
   return RunSimulation(c, backends);
 }

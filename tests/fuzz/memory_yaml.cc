@@ -12,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto kv = ReadFlatYaml(path);
   if (!kv.ok()) return 0;
   RunConfig c;
-  c.memory_config_path = path;
+  c.files.memory_config = path;
   (void)fuzz::RunSmall(c);
   return 0;
 }

@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int64_t npus = net->TotalNpus();
   if (npus >= 1 && npus <= 64) {
     RunConfig c;
-    c.network_path = path;
+    c.files.network = path;
     (void)fuzz::RunSmall(c);
   }
   return 0;

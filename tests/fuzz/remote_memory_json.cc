@@ -12,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto mem = ReadAstraRemoteMemoryJson(path);
   if (!mem.ok()) return 0;
   RunConfig c;
-  c.memory_path = path;
+  c.files.remote_memory = path;
   (void)fuzz::RunSmall(c);
   return 0;
 }

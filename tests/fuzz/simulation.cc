@@ -34,8 +34,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   for (SymmetryMode symmetry : {SymmetryMode::kAuto, SymmetryMode::kOff}) {
     RunConfig c;
-    c.workload_prefix = prefix;
-    c.symmetry = symmetry;
+    c.files.workload_prefix = prefix;
+    c.run.symmetry = symmetry;
     (void)fuzz::RunSmall(c);
   }
   return 0;

@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!sys.ok()) return 0;
   if (sys->preferred_dataset_splits > 64 || sys->active_chunks_per_dimension > 64) return 0;  // bounded run
   RunConfig c;
-  c.system_path = path;
+  c.files.system = path;
   (void)fuzz::RunSmall(c);
   return 0;
 }

@@ -270,10 +270,10 @@ Result<RunReport> Simulate(const Workload& w, const TempDir& d, const Ring& ring
   d.Write("network.yml", orrery::testing::NetworkYaml("Ring", ring.p, ring.bw_gbps, ring.lat_ns));
   d.Write("system.json", SystemJson());
   RunConfig c;
-  c.workload_prefix = prefix;
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
-  c.comm_group_path = prefix + ".comm_groups.json";
+  c.files.workload_prefix = prefix;
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
+  c.files.comm_groups = prefix + ".comm_groups.json";
   return RunSimulation(c, DefaultBackends());
 }
 
@@ -357,8 +357,8 @@ TEST(DlrmRun, GenerateInMemoryEqualsFiles) {
   auto files = Simulate(w.value(), d, ring);
   ASSERT_TRUE(files.ok()) << files.status().message();
   RunConfig c;
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
   c.source = source.value();
   auto memory = RunSimulation(c, DefaultBackends());
   ASSERT_TRUE(memory.ok()) << memory.status().message();

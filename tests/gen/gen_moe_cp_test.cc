@@ -278,11 +278,11 @@ TEST(GenSimulated, ActivationOffloadThroughTheRemoteMemory) {
   d.Write("system.json", orrery::testing::SystemJson("ring", 1, 0, 1e9, 1, ", \"roofline-enabled\": 1, \"peak-perf\": 1"));
   d.Write("memory.json", R"({"memory-type": "PER_NPU_MEMORY_EXPANSION", "remote-mem-latency": 100000, "remote-mem-bw": 10})");
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
-  c.memory_path = d.File("memory.json");
-  c.comm_group_path = d.File("trace.comm_groups.json");
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
+  c.files.remote_memory = d.File("memory.json");
+  c.files.comm_groups = d.File("trace.comm_groups.json");
   auto r = RunSimulation(c, DefaultBackends());
   ASSERT_TRUE(r.ok()) << r.status().message();
   const uint64_t s_ = 16, h = 64;

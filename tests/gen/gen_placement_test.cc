@@ -108,8 +108,8 @@ TEST(GenPlacement, TwoPlacementsOfOneStrategySimulateDifferently) {
     auto source = GeneratedSource("--model=megatron-22b --tp=2 --dp=2 --microbatches=16 --allow-over-capacity --place=" + place, net);
     EXPECT_TRUE(source.ok()) << source.status().message();
     RunConfig c;
-    c.system_path = d.File("system.json");
-    c.network_path = net;
+    c.files.system = d.File("system.json");
+    c.files.network = net;
     c.source = source.value();
     auto r = RunSimulation(c, DefaultBackends());
     EXPECT_TRUE(r.ok()) << r.status().message();

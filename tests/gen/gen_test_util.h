@@ -41,10 +41,10 @@ inline Result<RunReport> SimulateOnRing(const Workload& w, const orrery::testing
   d.Write("network.yml", orrery::testing::NetworkYaml("Ring", static_cast<int>(w.layout.npus()), bw_gbps, latency_ns));
   d.Write("system.json", orrery::testing::SystemJson("ring", 1, 0, 1e9, 1, ", \"roofline-enabled\": 1, \"peak-perf\": 1"));
   RunConfig c;
-  c.workload_prefix = prefix;
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
-  c.comm_group_path = prefix + ".comm_groups.json";
+  c.files.workload_prefix = prefix;
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
+  c.files.comm_groups = prefix + ".comm_groups.json";
   return RunSimulation(c, DefaultBackends());
 }
 

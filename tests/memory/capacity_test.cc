@@ -24,11 +24,11 @@ Result<RunReport> RunStep(const TempDir& d, bool offload, const std::string& mem
   d.Write("system.json", R"({"preferred-dataset-splits": 4, "local-mem-bw": 1600, "all-reduce-implementation": ["ring"]})");
   d.Write("mem.yml", mem_yaml);
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = "Ring(8,50GB/s,500ns)";
-  c.system_path = d.File("system.json");
-  c.memory_config_path = d.File("mem.yml");
-  c.allow_oversubscription = allow;
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = "Ring(8,50GB/s,500ns)";
+  c.files.system = d.File("system.json");
+  c.files.memory_config = d.File("mem.yml");
+  c.run.allow_oversubscription = allow;
   return RunSimulation(c, DefaultBackends());
 }
 

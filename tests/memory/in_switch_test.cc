@@ -19,9 +19,9 @@ Result<RunReport> RunColl(const TempDir& d, const std::string& net, const std::s
                              algo + "\"]" + extra + "}");
   EXPECT_TRUE(WriteSingleCollectiveTraces(npus, type, bytes, d.File("trace")).ok());
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = net;
-  c.system_path = d.File("system.json");
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = net;
+  c.files.system = d.File("system.json");
   return RunSimulation(c, DefaultBackends());
 }
 
@@ -71,9 +71,9 @@ TEST(InSwitch, OnASecondDimensionOfAHierarchy) {
     "all-gather-implementation": ["ring", "inSwitch"]})");
   ASSERT_TRUE(WriteSingleCollectiveTraces(16, 0, 4 << 20, d.File("trace")).ok());
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = "Ring(4,200GB/s,100ns)_Switch(4,50GB/s,1us)";
-  c.system_path = d.File("system.json");
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = "Ring(4,200GB/s,100ns)_Switch(4,50GB/s,1us)";
+  c.files.system = d.File("system.json");
   auto r = RunSimulation(c, DefaultBackends());
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->collectives.at(0).algorithm, "REDUCE_SCATTER:ring,ALL_REDUCE:inSwitch,ALL_GATHER:ring");

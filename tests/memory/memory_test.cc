@@ -28,10 +28,10 @@ Result<RunReport> RunMem(const TempDir& d, const std::string& mem_yaml) {
   d.Write("system.json", R"({"preferred-dataset-splits": 1})");
   d.Write("mem.yml", mem_yaml);
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
-  c.memory_config_path = d.File("mem.yml");
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
+  c.files.memory_config = d.File("mem.yml");
   return RunSimulation(c, DefaultBackends());
 }
 
@@ -115,10 +115,10 @@ TEST(LocalTier, MemNodesMarkedLocalUseHbm) {
   d.Write("system.json", R"({"preferred-dataset-splits": 1, "local-mem-bw": 1600})");
   d.Write("mem.yml", "backend: pool\nlatency_ns: 700\nbandwidth_gbps: 50\nlocal_latency_ns: 100\n");
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
-  c.memory_config_path = d.File("mem.yml");
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
+  c.files.memory_config = d.File("mem.yml");
   auto r = RunSimulation(c, DefaultBackends());
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->per_npu[0].finished_ns, 2 * (100 + 1600000 / 1600u));  // HBM: 1000 ns + latency, twice
@@ -160,11 +160,11 @@ Result<RunReport> RunPool(const testing::TempDir& d, const std::string& backend,
   d.Write("system.json", R"({"preferred-dataset-splits": 1})");
   d.Write("mem.yml", "backend: pool\nlatency_ns: 700\nbandwidth_gbps: 50\n" + via);
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = "Ring(4,50GB/s,500ns)";
-  c.system_path = d.File("system.json");
-  c.memory_config_path = d.File("mem.yml");
-  c.backend = backend;
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = "Ring(4,50GB/s,500ns)";
+  c.files.system = d.File("system.json");
+  c.files.memory_config = d.File("mem.yml");
+  c.run.backend = backend;
   return RunSimulation(c, DefaultBackends());
 }
 
@@ -235,10 +235,10 @@ TEST(AstraSimMemory, ClosedFormsOfTheThreeModes) {
     d.Write("system.json", R"({"preferred-dataset-splits": 1})");
     d.Write("mem.json", c.json);
     RunConfig cfg;
-    cfg.workload_prefix = d.File("trace");
-    cfg.network_path = d.File("network.yml");
-    cfg.system_path = d.File("system.json");
-    cfg.memory_path = d.File("mem.json");
+    cfg.files.workload_prefix = d.File("trace");
+    cfg.files.network = d.File("network.yml");
+    cfg.files.system = d.File("system.json");
+    cfg.files.remote_memory = d.File("mem.json");
     auto r = RunSimulation(cfg, DefaultBackends());
     ASSERT_TRUE(r.ok()) << r.status().message();
     for (int k = 0; k < 4; ++k) EXPECT_EQ(r->per_npu[k].finished_ns, c.want[k]) << c.json << " rank " << k;

@@ -22,11 +22,11 @@ void WriteMessages(const TempDir& d, int npus, const std::vector<testing::P2PMsg
 Result<RunReport> RunNet(const TempDir& d, const std::string& net, const std::string& backend,
                       const std::string& groups = "") {
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = net;
-  c.system_path = d.File("system.json");
-  c.backend = backend;
-  if (!groups.empty()) c.comm_group_path = d.File(groups);
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = net;
+  c.files.system = d.File("system.json");
+  c.run.backend = backend;
+  if (!groups.empty()) c.files.comm_groups = d.File(groups);
   return RunSimulation(c, DefaultBackends());
 }
 

@@ -134,10 +134,10 @@ TEST(NewBlocks, MeshAndUnidirectionalRingHops) {
     }
     for (const char* be : {"analytical", "congestion-aware"}) {
       RunConfig cfg;
-      cfg.workload_prefix = d.File("trace");
-      cfg.network_path = c.net;  // the notation is accepted directly
-      cfg.system_path = d.File("system.json");
-      cfg.backend = be;
+      cfg.files.workload_prefix = d.File("trace");
+      cfg.files.network = c.net;  // the notation is accepted directly
+      cfg.files.system = d.File("system.json");
+      cfg.run.backend = be;
       auto r = RunSimulation(cfg, DefaultBackends());
       ASSERT_TRUE(r.ok()) << r.status().message();
       EXPECT_EQ(r->per_npu[c.dst].finished_ns, std::string(be) == "analytical" ? c.unaware : c.aware)

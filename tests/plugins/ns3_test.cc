@@ -37,11 +37,11 @@ void WriteSends(const testing::TempDir& d, int npus, const std::vector<std::pair
 
 Result<RunReport> RunWith(const testing::TempDir& d, const std::string& net, const std::string& backend) {
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = net;
-  c.system_path = d.File("system.json");
-  c.backend = backend;
-  c.symmetry = SymmetryMode::kOff;
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = net;
+  c.files.system = d.File("system.json");
+  c.run.backend = backend;
+  c.run.symmetry = SymmetryMode::kOff;
   return RunSimulation(c, WithNs3());
 }
 

@@ -35,10 +35,10 @@ TEST(PluginLoader, GoodPluginRegistersABackendThatRuns) {
   d.Write("system.json", R"({"preferred-dataset-splits": 1, "all-reduce-implementation": ["ring"]})");
   ASSERT_TRUE(WriteSingleCollectiveTraces(4, 0, 4000000, d.File("trace")).ok());
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
-  c.backend = "fixture-fixed";
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
+  c.run.backend = "fixture-fixed";
   auto r = RunSimulation(c, reg);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->per_npu[0].finished_ns, 10 + 6 * (1000 + 1000000 / 1000 + 10));
@@ -60,9 +60,9 @@ TEST(PluginLoader, CollectiveAlgorithmFromAPlugin) {
   d.Write("system.json", R"({"preferred-dataset-splits": 2, "all-reduce-implementation": ["fixture-exchange"]})");
   ASSERT_TRUE(WriteSingleCollectiveTraces(8, 0, 1 << 20, d.File("trace")).ok());
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
   auto r = RunSimulation(c, reg, &algos);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_FALSE(r->symmetric);  // plugin algorithms are never assumed symmetric
@@ -156,9 +156,9 @@ TEST(CollectiveRegistry, InvalidGraphsAndNameClashesAreRefused) {
     d.Write("system.json", std::string(R"({"preferred-dataset-splits": 1, "all-reduce-implementation": [")") + name + "\"]}");
     ASSERT_TRUE(WriteSingleCollectiveTraces(4, 0, 4096, d.File("trace")).ok());
     RunConfig c;
-    c.workload_prefix = d.File("trace");
-    c.network_path = d.File("network.yml");
-    c.system_path = d.File("system.json");
+    c.files.workload_prefix = d.File("trace");
+    c.files.network = d.File("network.yml");
+    c.files.system = d.File("system.json");
     auto r = RunSimulation(c, DefaultBackends(), &algos);
     ASSERT_FALSE(r.ok()) << name;
     EXPECT_NE(r.status().message().find(std::string("collective algorithm \"") + name + "\" returned an invalid graph"),
@@ -196,10 +196,10 @@ TEST(PluginLoader, MemoryBackendFromAPlugin) {
     return nodes;
   });
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
-  c.memory_config_path = d.File("mem.yml");
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
+  c.files.memory_config = d.File("mem.yml");
   auto run = RunSimulation(c, reg, nullptr, &mem);
   ASSERT_TRUE(run.ok()) << run.status().message();
   EXPECT_EQ(run->per_npu[1].finished_ns, 3 * 777u);  // MEM nodes share the communication slot: one at a time

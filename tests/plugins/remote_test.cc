@@ -73,16 +73,16 @@ TEST(RemoteBackend, SameReportsAsInProcessOnConformanceWorkloads) {
   const std::string endpoint = StartPeer("127.0.0.1:0", static_cast<int>(rows.size()), &peer);
   for (const auto& r : rows) {
     RunConfig c;
-    c.workload_prefix = r[2];
-    c.network_path = r[3];
-    c.system_path = r[4];
-    c.memory_path = r[5];
-    c.backend = r[1];
-    c.symmetry = SymmetryMode::kOff;  // a remote run simulates every rank; so does this one
+    c.files.workload_prefix = r[2];
+    c.files.network = r[3];
+    c.files.system = r[4];
+    c.files.remote_memory = r[5];
+    c.run.backend = r[1];
+    c.run.symmetry = SymmetryMode::kOff;  // a remote run simulates every rank; so does this one
     auto local = RunSimulation(c, WithRemote());
-    c.backend = "remote";
-    c.backend_params["remote-endpoint"] = endpoint;
-    c.backend_params["remote-model"] = r[1];
+    c.run.backend = "remote";
+    c.run.backend_params["remote-endpoint"] = endpoint;
+    c.run.backend_params["remote-model"] = r[1];
     auto remote = RunSimulation(c, WithRemote());
     ASSERT_TRUE(local.ok() && remote.ok()) << r[0] << ": " << remote.status().message();
     ExpectSameReport(local.value(), remote.value(), r[0]);
@@ -106,18 +106,18 @@ TEST(RemoteBackend, UnixSocketAndAComputeHeavyWorkload) {
   ASSERT_TRUE(WriteDataParallelTraces(spec, d.File("trace")).ok());
   d.Write("system.json", R"({"preferred-dataset-splits": 4, "local-mem-bw": 1600, "collective-optimization": "localBWAware",
     "all-reduce-implementation": ["ring", "halvingDoubling"]})");
-  c.workload_prefix = d.File("trace");
-  c.network_path = "Ring(4,100GB/s,500ns)_Switch(4,50GB/s,1us)";
-  c.system_path = d.File("system.json");
-  c.backend = "congestion-aware";
-  c.link_stats = true;  // the busiest links travel over the protocol too
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = "Ring(4,100GB/s,500ns)_Switch(4,50GB/s,1us)";
+  c.files.system = d.File("system.json");
+  c.run.backend = "congestion-aware";
+  c.observe.link_stats = true;  // the busiest links travel over the protocol too
   auto local = RunSimulation(c, WithRemote());
   ASSERT_TRUE(local.ok()) << local.status().message();
   std::thread peer;
   const std::string endpoint = StartPeer("unix:" + d.File("peer.sock"), 1, &peer);
-  c.backend = "remote";
-  c.backend_params["remote-endpoint"] = endpoint;
-  c.backend_params["remote-model"] = "congestion-aware";
+  c.run.backend = "remote";
+  c.run.backend_params["remote-endpoint"] = endpoint;
+  c.run.backend_params["remote-model"] = "congestion-aware";
   auto remote = RunSimulation(c, WithRemote());
   peer.join();
   ASSERT_TRUE(remote.ok()) << remote.status().message();
@@ -148,12 +148,12 @@ Status RunAgainst(const std::string& endpoint, int timeout_ms) {
   d.Write("system.json", R"({"preferred-dataset-splits": 1})");
   EXPECT_TRUE(WriteSingleCollectiveTraces(4, 0, 1 << 20, d.File("trace")).ok());
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
-  c.backend = "remote";
-  c.backend_params["remote-endpoint"] = endpoint;
-  c.backend_params["remote-timeout-ms"] = std::to_string(timeout_ms);
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
+  c.run.backend = "remote";
+  c.run.backend_params["remote-endpoint"] = endpoint;
+  c.run.backend_params["remote-timeout-ms"] = std::to_string(timeout_ms);
   auto r = RunSimulation(c, WithRemote());
   return r.ok() ? Status::Ok() : r.status();
 }

@@ -61,12 +61,12 @@ Status RunAgainst(const std::string& endpoint, const std::string& timeout_ms = "
   d.Write("system.json", R"({"preferred-dataset-splits": 1})");
   EXPECT_TRUE(WriteSingleCollectiveTraces(4, 0, 1 << 20, d.File("trace")).ok());
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
-  c.backend = "remote";
-  c.backend_params["remote-endpoint"] = endpoint;
-  c.backend_params["remote-timeout-ms"] = timeout_ms;
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
+  c.run.backend = "remote";
+  c.run.backend_params["remote-endpoint"] = endpoint;
+  c.run.backend_params["remote-timeout-ms"] = timeout_ms;
   BackendRegistry r = DefaultBackends();
   RegisterRemoteBackend(&r);
   auto rep = RunSimulation(c, r);

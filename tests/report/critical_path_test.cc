@@ -38,14 +38,14 @@ ChakraProtoMsg::Node P2P(uint64_t id, bool send, int peer, uint64_t bytes, std::
 
 Result<RunReport> RunCp(const TempDir& d, const std::string& mem_yaml = "") {
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
   if (!mem_yaml.empty()) {
     d.Write("mem.yml", mem_yaml);
-    c.memory_config_path = d.File("mem.yml");
+    c.files.memory_config = d.File("mem.yml");
   }
-  c.critical_path = true;
+  c.observe.critical_path = true;
   return RunSimulation(c, DefaultBackends());
 }
 
@@ -284,11 +284,11 @@ TEST(CriticalPath, IterationsChainThroughEachOther) {
   d.Write("system.json", R"({"preferred-dataset-splits": 1})");
   testing::WriteTraces(d, 2, [](int) { return Nodes{Comp(1, 5)}; });
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
-  c.critical_path = true;
-  c.iterations = 3;
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
+  c.observe.critical_path = true;
+  c.run.iterations = 3;
   auto r = RunSimulation(c, DefaultBackends());
   ASSERT_TRUE(r.ok()) << r.status().message();
   const CriticalPath& p = r->critical_path;
@@ -346,12 +346,12 @@ TEST(CriticalPath, TilesTheFinishedTimeOnConformanceCases) {
     for (std::string x; std::getline(ss, x, '\t');) c.push_back(x);
     if (c[0].find("custom") != std::string::npos) continue;
     RunConfig cfg;
-    cfg.backend = c[1];
-    cfg.workload_prefix = c[2];
-    cfg.network_path = c[3];
-    cfg.system_path = c[4];
-    cfg.memory_path = c[5];
-    cfg.critical_path = true;
+    cfg.run.backend = c[1];
+    cfg.files.workload_prefix = c[2];
+    cfg.files.network = c[3];
+    cfg.files.system = c[4];
+    cfg.files.remote_memory = c[5];
+    cfg.observe.critical_path = true;
     auto r = RunSimulation(cfg, DefaultBackends());
     ASSERT_TRUE(r.ok()) << c[0] << ": " << r.status().message();
     SCOPED_TRACE(c[0]);

@@ -36,10 +36,10 @@ TEST(Exports, EveryRanksCollectivesInJsonAndCsv) {
     return std::vector<ChakraProtoMsg::Node>{comp, ar};
   });
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
-  c.all_collectives = true;
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
+  c.observe.all_collectives = true;
   auto r = RunSimulation(c, DefaultBackends());
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->all_collectives.size(), 4u);
@@ -67,9 +67,9 @@ TEST(Exports, SymmetricCollectivesForEveryRankAndLinks) {
   TempDir d;
   RunConfig c;
   ASSERT_TRUE(WriteExample("default", d.path(), &c).ok());
-  c.all_collectives = true;
-  c.collect_links = true;
-  c.backend = "congestion-aware";
+  c.observe.all_collectives = true;
+  c.observe.collect_links = true;
+  c.run.backend = "congestion-aware";
   auto r = RunSimulation(c, DefaultBackends());
   ASSERT_TRUE(r.ok()) << r.status().message();
   const auto rows = Lines(FormatCollectivesCsv(r.value()));

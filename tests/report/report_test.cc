@@ -20,7 +20,7 @@ TEST(Report, SameInputsGiveByteIdenticalReports) {
   testing::TempDir d;
   RunConfig c;
   ASSERT_TRUE(WriteExample("data-parallel", d.path(), &c).ok());
-  c.backend = "congestion-aware";
+  c.run.backend = "congestion-aware";
   auto a = RunSimulation(c, DefaultBackends());
   auto b = RunSimulation(c, DefaultBackends());
   ASSERT_TRUE(a.ok() && b.ok());
@@ -53,7 +53,7 @@ TEST(Report, IterationsRepeatTheGraph) {
   RunConfig c;
   ASSERT_TRUE(WriteExample("default", d.path(), &c).ok());
   auto one = RunSimulation(c, DefaultBackends());
-  c.iterations = 3;
+  c.run.iterations = 3;
   auto three = RunSimulation(c, DefaultBackends());
   ASSERT_TRUE(one.ok() && three.ok());
   EXPECT_EQ(three->per_npu[0].finished_ns, 3 * one->per_npu[0].finished_ns);
@@ -99,10 +99,10 @@ TEST(Report, MemoryStallIsItsOwnCategory) {
     return v;
   });
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
-  c.memory_path = d.File("memory.json");
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
+  c.files.remote_memory = d.File("memory.json");
   auto r = RunSimulation(c, DefaultBackends());
   ASSERT_TRUE(r.ok()) << r.status().message();
   for (const auto& n : r->per_npu) {
@@ -142,11 +142,11 @@ TEST(Report, CategoriesSumToFinishedOnConformanceCases) {
     while (std::getline(ss, x, '\t')) c.push_back(x);
     if (c[0].find("custom") != std::string::npos) continue;
     RunConfig cfg;
-    cfg.backend = c[1];
-    cfg.workload_prefix = c[2];
-    cfg.network_path = c[3];
-    cfg.system_path = c[4];
-    cfg.memory_path = c[5];
+    cfg.run.backend = c[1];
+    cfg.files.workload_prefix = c[2];
+    cfg.files.network = c[3];
+    cfg.files.system = c[4];
+    cfg.files.remote_memory = c[5];
     auto r = RunSimulation(cfg, DefaultBackends());
     ASSERT_TRUE(r.ok()) << c[0] << ": " << r.status().message();
     for (const auto& n : r->per_npu) {
@@ -170,7 +170,7 @@ TEST(Report, LinkStatsWithoutLinksSaySo) {
   testing::TempDir d;
   RunConfig c;
   ASSERT_TRUE(WriteExample("default", d.path(), &c).ok());
-  c.link_stats = true;
+  c.observe.link_stats = true;
   auto r = RunSimulation(c, DefaultBackends());  // analytical: no per-link statistics
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_TRUE(r->links.empty());
@@ -179,12 +179,12 @@ TEST(Report, LinkStatsWithoutLinksSaySo) {
       << text;
   EXPECT_NE(FormatReportJson(r.value()).find("\"links_note\": \"none (backend analytical has no per-link statistics)\""),
             std::string::npos);
-  c.backend = "congestion-aware";
+  c.run.backend = "congestion-aware";
   auto ca = RunSimulation(c, DefaultBackends());
   ASSERT_TRUE(ca.ok());
   EXPECT_FALSE(ca->links.empty());
   EXPECT_EQ(FormatReportText(ca.value()).find("link statistics: none"), std::string::npos);
-  c.link_stats = false;
+  c.observe.link_stats = false;
   auto off = RunSimulation(c, DefaultBackends());
   ASSERT_TRUE(off.ok());
   EXPECT_EQ(FormatReportText(off.value()).find("link statistics"), std::string::npos);

@@ -72,12 +72,12 @@ void WritePipeline(const TempDir& d) {
 Result<RunReport> RunTl(const TempDir& d, const std::string& file, const std::string& ranks = "",
                       const std::string& window = "") {
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
-  c.timeline_path = d.File(file);
-  c.timeline_ranks = ranks;
-  c.timeline_window = window;
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
+  c.observe.timeline_path = d.File(file);
+  c.observe.timeline_ranks = ranks;
+  c.observe.timeline_window = window;
   return RunSimulation(c, DefaultBackends());
 }
 

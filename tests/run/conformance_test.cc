@@ -45,11 +45,11 @@ TEST(Conformance, AstraSimExpectedFinishedTimes) {
   for (const auto& r : rows) {
     if (KnownGap(r[0])) continue;
     RunConfig c;
-    c.backend = r[1];
-    c.workload_prefix = r[2];
-    c.network_path = r[3];
-    c.system_path = r[4];
-    c.memory_path = r[5];
+    c.run.backend = r[1];
+    c.files.workload_prefix = r[2];
+    c.files.network = r[3];
+    c.files.system = r[4];
+    c.files.remote_memory = r[5];
     auto rep = RunSimulation(c, DefaultBackends());
     ASSERT_TRUE(rep.ok()) << r[0] << ": " << rep.status().message();
     std::vector<uint64_t> want;

@@ -23,8 +23,8 @@ const char kSystem[] = R"({"roofline-enabled": 1, "peak-perf": 156, "local-mem-b
 RunConfig BaseConfig(const TempDir& d) {
   d.Write("system.json", kSystem);
   RunConfig c;
-  c.system_path = d.File("system.json");
-  c.network_path = kNetwork64;
+  c.files.system = d.File("system.json");
+  c.files.network = kNetwork64;
   return c;
 }
 
@@ -45,8 +45,8 @@ TEST(GenerateRun, FilesAndMemoryGiveIdenticalReports) {
   ASSERT_TRUE(w.ok()) << w.status().message();
   ASSERT_TRUE(WriteChakra(w.value(), d.File("gpt")).ok());
   RunConfig files = BaseConfig(d);
-  files.workload_prefix = d.File("gpt");
-  files.comm_group_path = d.File("gpt.comm_groups.json");
+  files.files.workload_prefix = d.File("gpt");
+  files.files.comm_groups = d.File("gpt.comm_groups.json");
   auto from_files = RunSimulation(files, DefaultBackends());
   ASSERT_TRUE(from_files.ok()) << from_files.status().message();
 
@@ -141,11 +141,11 @@ TEST(GenerateRun, CommandLineSimulatesAGeneratedWorkload) {
   const char gen[] = "--model=megatron-22b --tp=2 --pp=2 --dp=2 --microbatches=2 --schedule=gpipe --allow-over-capacity";
   const char net[] = "Ring(2,300GB/s,500ns)_Switch(4,50GB/s,2us)";
   RunConfig c = BaseConfig(d);
-  c.network_path = net;
+  c.files.network = net;
   auto source = GeneratedSource(gen);
   ASSERT_TRUE(source.ok()) << source.status().message();
   c.source = source.value();
-  c.all_collectives = true;  // what run --report-format=json asks for
+  c.observe.all_collectives = true;  // what run --report-format=json asks for
   auto expected = RunSimulation(c, DefaultBackends());
   ASSERT_TRUE(expected.ok()) << expected.status().message();
   std::string out, err;

@@ -59,10 +59,10 @@ void ExpectSameAsFull(const RunReport& classes, const RunReport& full, bool same
 
 // Runs `c` with classes allowed and with --symmetry=off.
 std::pair<RunReport, RunReport> RunBoth(RunConfig c) {
-  c.all_collectives = true;
+  c.observe.all_collectives = true;
   auto with = RunSimulation(c, DefaultBackends());
   EXPECT_TRUE(with.ok()) << with.status().message();
-  c.symmetry = SymmetryMode::kOff;
+  c.run.symmetry = SymmetryMode::kOff;
   auto off = RunSimulation(c, DefaultBackends());
   EXPECT_TRUE(off.ok()) << off.status().message();
   if (!with.ok() || !off.ok()) return {};
@@ -81,8 +81,8 @@ void GeneratedPipeline(const std::string& network) {
   ASSERT_TRUE(source.ok()) << source.status().message();
   RunConfig c;
   c.source = source.value();
-  c.system_path = d.File("system.json");
-  c.network_path = network;
+  c.files.system = d.File("system.json");
+  c.files.network = network;
   auto [with, off] = RunBoth(c);
   EXPECT_EQ(with.rank_classes, 4) << with.symmetry_note;
   EXPECT_NE(with.symmetry_note.find("4 rank classes"), std::string::npos) << with.symmetry_note;
@@ -117,19 +117,19 @@ TEST(RankClasses, GeneratedContextParallelEqualsFullEngine) {
   ASSERT_TRUE(source.ok()) << source.status().message();
   RunConfig c;
   c.source = source.value();
-  c.system_path = d.File("system.json");
-  c.network_path = "Ring(2,300GB/s,500ns)_Ring(2,300GB/s,500ns)_Switch(2,50GB/s,2us)_Switch(4,50GB/s,2us)";
+  c.files.system = d.File("system.json");
+  c.files.network = "Ring(2,300GB/s,500ns)_Ring(2,300GB/s,500ns)_Switch(2,50GB/s,2us)_Switch(4,50GB/s,2us)";
   auto [with, off] = RunBoth(c);
   EXPECT_EQ(with.rank_classes, 4) << with.symmetry_note;
   ExpectSameAsFull(with, off);
-  c.network_path = "Ring(2,300GB/s,500ns)_Switch(16,50GB/s,2us)";
+  c.files.network = "Ring(2,300GB/s,500ns)_Switch(16,50GB/s,2us)";
   auto [flat, flat_off] = RunBoth(c);
   EXPECT_EQ(flat.rank_classes, 4) << flat.symmetry_note;
   ExpectSameAsFull(flat, flat_off);
   // On a RingUni dimension the two directions differ (1 hop and 15): the
   // classes split by direction, and the groups over them (flat rings, not
   // uniform) span classes; still on the class path, every rank exact.
-  c.network_path = "Ring(2,300GB/s,500ns)_RingUni(16,50GB/s,2us)";
+  c.files.network = "Ring(2,300GB/s,500ns)_RingUni(16,50GB/s,2us)";
   auto [uni, uni_off] = RunBoth(c);
   EXPECT_GT(uni.rank_classes, 4) << uni.symmetry_note;
   ExpectSameAsFull(uni, uni_off);
@@ -151,8 +151,8 @@ TEST(RankClasses, FlatRingSpanningTwoClassesEqualsFullEngine) {
     ASSERT_TRUE(source.ok()) << source.status().message();
     RunConfig c;
     c.source = source.value();
-    c.system_path = d.File("system.json");
-    c.network_path = "Switch(4,300GB/s,1us)_Switch(8,25GB/s,2us)";
+    c.files.system = d.File("system.json");
+    c.files.network = "Switch(4,300GB/s,1us)_Switch(8,25GB/s,2us)";
     auto [with, off] = RunBoth(c);
     // Two stages, each split into its CP halves.
     EXPECT_EQ(with.rank_classes, 4) << with.symmetry_note;
@@ -178,8 +178,8 @@ TEST(RankClasses, ContextParallelRingAcrossTwoDimensionsEqualsFullEngine) {
   ASSERT_TRUE(source.ok()) << source.status().message();
   RunConfig c;
   c.source = source.value();
-  c.system_path = d.File("system.json");
-  c.network_path = "Switch(8,300GB/s,1us)_Switch(2,25GB/s,2us)";
+  c.files.system = d.File("system.json");
+  c.files.network = "Switch(8,300GB/s,1us)_Switch(2,25GB/s,2us)";
   auto [with, off] = RunBoth(c);
   EXPECT_EQ(with.rank_classes, 4) << with.symmetry_note;
   ExpectSameAsFull(with, off);
@@ -254,10 +254,10 @@ void WritePipelineTraces(const TempDir& d, bool all_reduce, int slow = -1, uint6
 
 RunConfig TraceConfig(const TempDir& d, bool groups) {
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
-  if (groups) c.comm_group_path = d.File("groups.json");
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
+  if (groups) c.files.comm_groups = d.File("groups.json");
   return c;
 }
 
@@ -325,9 +325,9 @@ TEST(RankClasses, MessagesInsideAClassAreMirrored) {
     return std::vector<ChakraProtoMsg::Node>{comp, send, recv, after};
   });
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
   auto [with, off] = RunBoth(c);
   EXPECT_EQ(with.rank_classes, 1) << with.symmetry_note;
   // Hand-derived: 3 us compute, then the neighbour's 64 KiB over one hop
@@ -348,9 +348,9 @@ TEST(RankClasses, TwoPeersInOneClassFallBack) {
   for (int r = 0; r < 4; ++r) msgs.push_back({r, 4 + (r + 1) % 4, 1 << 10, 2});
   testing::WriteP2PTraces(d, 8, msgs);
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
   auto [with, off] = RunBoth(c);
   EXPECT_EQ(with.rank_classes, 0);
   EXPECT_NE(with.symmetry_note.find("rank classes: rank 0 (representing class 0) exchanges messages with rank 5, but "
@@ -386,7 +386,7 @@ TEST(RankClasses, CongestionAwareBackendFallsBack) {
   TempDir d;
   WritePipelineTraces(d, true);
   RunConfig c = TraceConfig(d, true);
-  c.backend = "congestion-aware";
+  c.run.backend = "congestion-aware";
   auto r = RunSimulation(c, DefaultBackends());
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->rank_classes, 0);

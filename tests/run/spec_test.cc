@@ -41,10 +41,10 @@ void WriteInputs(const TempDir& d) {
 
 RunConfig ConfigIn(const TempDir& d) {
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
-  c.memory_config_path = d.File("memory.yml");
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
+  c.files.memory_config = d.File("memory.yml");
   return c;
 }
 
@@ -83,16 +83,16 @@ TEST(Spec, SameInputsUnderOtherNamesAndFormattingHashEqual) {
   b.Write("mem.yaml", "bandwidth_gbps: 50\nbackend: pool\n\nlatency_ns: 500   # ns\n");
   WriteAllReduceTraces(b, 8);
   RunConfig cb;
-  cb.workload_prefix = b.File("trace");
-  cb.network_path = b.File("net-other.yaml");
-  cb.system_path = b.File("sys.json");
-  cb.memory_config_path = b.File("mem.yaml");
+  cb.files.workload_prefix = b.File("trace");
+  cb.files.network = b.File("net-other.yaml");
+  cb.files.system = b.File("sys.json");
+  cb.files.memory_config = b.File("mem.yaml");
   const Spec sa = Resolve(ConfigIn(a)), sb = Resolve(cb);
   EXPECT_EQ(SpecCanonical(sa), SpecCanonical(sb));
   EXPECT_EQ(SpecHash(sa), SpecHash(sb));
   // A network given as topology notation with the same values.
   RunConfig cn = ConfigIn(a);
-  cn.network_path = "Ring(8,50GB/s,500ns)";
+  cn.files.network = "Ring(8,50GB/s,500ns)";
   EXPECT_EQ(SpecHash(Resolve(cn)), SpecHash(sa));
 }
 
@@ -137,14 +137,14 @@ TEST(Spec, AnyOneChangedValueChangesTheHash) {
          t.Write("memory.yml", "backend: pool\nlatency_ns: 500\nbandwidth_gbps: 50\nlocal_capacity_bytes: 1000000\n");
        }},
       {"trace content", [](const TempDir& t, RunConfig*) { WriteAllReduceTraces(t, 8, (1 << 20) + 1); }},
-      {"backend", [](const TempDir&, RunConfig* c) { c->backend = "congestion-aware"; }},
-      {"iterations", [](const TempDir&, RunConfig* c) { c->iterations = 2; }},
-      {"symmetry", [](const TempDir&, RunConfig* c) { c->symmetry = SymmetryMode::kOff; }},
-      {"injection scale", [](const TempDir&, RunConfig* c) { c->injection_scale = 2; }},
-      {"allow oversubscription", [](const TempDir&, RunConfig* c) { c->allow_oversubscription = true; }},
+      {"backend", [](const TempDir&, RunConfig* c) { c->run.backend = "congestion-aware"; }},
+      {"iterations", [](const TempDir&, RunConfig* c) { c->run.iterations = 2; }},
+      {"symmetry", [](const TempDir&, RunConfig* c) { c->run.symmetry = SymmetryMode::kOff; }},
+      {"injection scale", [](const TempDir&, RunConfig* c) { c->run.injection_scale = 2; }},
+      {"allow oversubscription", [](const TempDir&, RunConfig* c) { c->run.allow_oversubscription = true; }},
       {"communicator groups", [](const TempDir& t, RunConfig* c) {
          t.Write("groups.json", R"({"0": [0, 1, 2, 3, 4, 5, 6, 7]})");
-         c->comm_group_path = t.File("groups.json");
+         c->files.comm_groups = t.File("groups.json");
        }},
   };
   std::set<std::string> seen = {base};
@@ -166,8 +166,8 @@ TEST(Spec, GeneratorArgumentsEnterTheHashNormalised) {
   e.Write("other-name.yaml", kSmallModel);
   auto spec_for = [&](const std::string& args) {
     RunConfig c;
-    c.network_path = "Ring(8,50GB/s,500ns)";
-    c.system_path = d.File("system.json");
+    c.files.network = "Ring(8,50GB/s,500ns)";
+    c.files.system = d.File("system.json");
     auto source = gen::GeneratedSource(args);
     EXPECT_TRUE(source.ok()) << source.status().message();
     c.source = source.ok() ? source.value() : nullptr;
@@ -189,9 +189,9 @@ TEST(Spec, ReportConfigListsTheDefaultsAndTheHash) {
   d.Write("system.json", "{}");  // every system value a default
   WriteAllReduceTraces(d, 4);
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
   auto r = RunSimulation(c, DefaultBackends());
   ASSERT_TRUE(r.ok()) << r.status().message();
   const nlohmann::json j = nlohmann::json::parse(FormatReportJson(r.value()));
@@ -256,18 +256,18 @@ TEST(Spec, TwoDifferentSimulationsOnTwoThreadsEqualTheirSerialReports) {
   TempDir a, b;
   WriteInputs(a);
   RunConfig ca = ConfigIn(a);
-  ca.backend = "congestion-aware";
-  ca.all_collectives = true;
-  ca.link_stats = true;
+  ca.run.backend = "congestion-aware";
+  ca.observe.all_collectives = true;
+  ca.observe.link_stats = true;
   b.Write("system.json", R"({"roofline-enabled": 1, "peak-perf": 100, "local-mem-bw": 2000})");
   b.Write("model.yml", kSmallModel);
   RunConfig cb;
-  cb.network_path = "Ring(4,100GB/s,500ns)_Switch(2,25GB/s,2us)";
-  cb.system_path = b.File("system.json");
+  cb.files.network = "Ring(4,100GB/s,500ns)_Switch(2,25GB/s,2us)";
+  cb.files.system = b.File("system.json");
   auto source = gen::GeneratedSource("--model=" + b.File("model.yml") + " --tp=2 --pp=2 --dp=2 --microbatches=4");
   ASSERT_TRUE(source.ok()) << source.status().message();
   cb.source = source.value();
-  cb.critical_path = true;
+  cb.observe.critical_path = true;
   const BackendRegistry backends = DefaultBackends();
   const Registries reg{&backends};
   const Spec sa = Resolve(ca), sb = Resolve(cb);

@@ -35,12 +35,12 @@ Result<RunReport> RunCase(const std::string& dir, const std::string& prefix, con
                       const std::string& system, const std::string& symmetry, const std::string& backend = "analytical",
                       const std::string& memory = "") {
   RunConfig c;
-  c.workload_prefix = dir + "/" + prefix;
-  c.network_path = dir + "/" + network;
-  c.system_path = dir + "/" + system;
-  if (!memory.empty()) c.memory_path = dir + "/" + memory;
-  ParseSymmetry(symmetry, &c.symmetry);
-  c.backend = backend;
+  c.files.workload_prefix = dir + "/" + prefix;
+  c.files.network = dir + "/" + network;
+  c.files.system = dir + "/" + system;
+  if (!memory.empty()) c.files.remote_memory = dir + "/" + memory;
+  ParseSymmetry(symmetry, &c.run.symmetry);
+  c.run.backend = backend;
   return RunSimulation(c, DefaultBackends());
 }
 

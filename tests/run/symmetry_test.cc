@@ -109,11 +109,11 @@ TEST(SymmetryFallback, CongestionAwareAndDoubleBinaryTreeAreFullRuns) {
   EXPECT_FALSE(r.symmetric);
   EXPECT_NE(r.symmetry_note.find("double binary tree"), std::string::npos) << r.symmetry_note;
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
   d.Write("system2.json", R"({"all-reduce-implementation": ["ring"]})");
-  c.system_path = d.File("system2.json");
-  c.backend = "congestion-aware";
+  c.files.system = d.File("system2.json");
+  c.run.backend = "congestion-aware";
   auto a = RunSimulation(c, DefaultBackends());
   ASSERT_TRUE(a.ok());
   EXPECT_FALSE(a->symmetric);

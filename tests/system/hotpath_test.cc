@@ -370,11 +370,11 @@ std::string TwoDimSystem(const std::string& algo, int splits) {
 // `d`'s traces, network, system and groups on the full engine.
 RunConfig FullEngineRun(const testing::TempDir& d) {
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
-  c.comm_group_path = d.File("groups.json");
-  c.symmetry = SymmetryMode::kOff;
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
+  c.files.comm_groups = d.File("groups.json");
+  c.run.symmetry = SymmetryMode::kOff;
   return c;
 }
 
@@ -444,7 +444,7 @@ TEST(HotPathDelivery, DirectDeliveryEqualsTheSlotPath) {
       d.Write("system.json", TwoDimSystem(algo, splits));
       auto run = [&](const std::string& backend) {
         RunConfig c = FullEngineRun(d);
-        c.backend = backend;
+        c.run.backend = backend;
         return RunSimulation(c, reg);
       };
       slot_sends = wrapped_sends = wrapped_direct = routed_sends = routed_direct = routes = 0;

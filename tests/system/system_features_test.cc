@@ -98,10 +98,10 @@ TEST(CommGroups, AlignedGroupRunsOnItsDimension) {
   const uint64_t S = 1 << 20;
   WriteColl(d, 16, {0, 4, 8, 12}, 0, S, {}, "dp");
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
-  c.comm_group_path = d.File("groups.json");
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
+  c.files.comm_groups = d.File("groups.json");
   auto r = RunSimulation(c, DefaultBackends());
   ASSERT_TRUE(r.ok()) << r.status().message();
   Dim2 m;
@@ -118,10 +118,10 @@ TEST(CommGroups, UnalignedGroupRunsAsAFlatRing) {
   const uint64_t S = 3 << 20;
   WriteColl(d, 8, {1, 2, 3}, 0, S, {}, "7");
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
-  c.comm_group_path = d.File("groups.json");
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
+  c.files.comm_groups = d.File("groups.json");
   auto r = RunSimulation(c, DefaultBackends());
   ASSERT_TRUE(r.ok()) << r.status().message();
   // Ring 1 -> 2 -> 3 -> 1: the 3 -> 1 step takes two hops and paces every step.
@@ -144,10 +144,10 @@ TEST(CommGroups, UnknownGroupNameIsAnError) {
   d.Write("groups.json", R"({"a": [0, 1]})");
   WriteColl(d, 4, {0, 1}, 0, 1024, {}, "b");
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
-  c.comm_group_path = d.File("groups.json");
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
+  c.files.comm_groups = d.File("groups.json");
   auto r = RunSimulation(c, DefaultBackends());
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("pg_name \"b\" is not in the communicator group configuration"),
@@ -184,10 +184,10 @@ TEST(Hierarchical, ThreeDimensionsPerPhaseSizesAndTimes) {
   const uint64_t S = 3 << 20;
   ASSERT_TRUE(WriteSingleCollectiveTraces(32, 0, S, d.File("trace")).ok());
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = "Ring(2,400GB/s,100ns)_FullyConnected(4,200GB/s,300ns)_Switch(4,50GB/s,1us)";
-  c.system_path = d.File("system.json");
-  c.symmetry = SymmetryMode::kOff;
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = "Ring(2,400GB/s,100ns)_FullyConnected(4,200GB/s,300ns)_Switch(4,50GB/s,1us)";
+  c.files.system = d.File("system.json");
+  c.run.symmetry = SymmetryMode::kOff;
   auto r = RunSimulation(c, DefaultBackends());
   ASSERT_TRUE(r.ok()) << r.status().message();
   const Tick ed = 5;
@@ -216,12 +216,12 @@ TEST(OneVariants, OneRingSpansEveryNpuOfAllDimensions) {
   const uint64_t S = 1 << 20;
   ASSERT_TRUE(WriteSingleCollectiveTraces(8, 0, S, d.File("trace")).ok());
   RunConfig c;
-  c.workload_prefix = d.File("trace");
+  c.files.workload_prefix = d.File("trace");
   // A 2x4 torus where every link is the same: a ring over ids 0..7 has 1-hop neighbours except
   // at 1 -> 2, 3 -> 4, 5 -> 6, 7 -> 0, which change both coordinates (one hop in each).
-  c.network_path = "Ring(2,50GB/s,500ns)_Ring(4,50GB/s,500ns)";
-  c.system_path = d.File("system.json");
-  c.symmetry = SymmetryMode::kOff;
+  c.files.network = "Ring(2,50GB/s,500ns)_Ring(4,50GB/s,500ns)";
+  c.files.system = d.File("system.json");
+  c.run.symmetry = SymmetryMode::kOff;
   auto r = RunSimulation(c, DefaultBackends());
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->collectives.at(0).algorithm, "ALL_REDUCE:oneRing");

@@ -38,9 +38,9 @@ TEST(Themis, BalancesAThreeDimensionalSystem) {
       "collective-optimization": "localBWAware", "all-reduce-implementation": ["ring", "ring", "ring"],
       "inter-dimension-scheduling": ")") + (k ? "themis" : "baseline") + "\"}");
     RunConfig c;
-    c.workload_prefix = d.File("trace");
-    c.network_path = "Ring(4,200GB/s,500ns)_Ring(4,100GB/s,500ns)_Ring(4,50GB/s,500ns)";
-    c.system_path = d.File("system.json");
+    c.files.workload_prefix = d.File("trace");
+    c.files.network = "Ring(4,200GB/s,500ns)_Ring(4,100GB/s,500ns)_Ring(4,50GB/s,500ns)";
+    c.files.system = d.File("system.json");
     auto r = RunSimulation(c, DefaultBackends());
     ASSERT_TRUE(r.ok()) << r.status().message();
     finished[k] = testing::MaxFinished(r.value());

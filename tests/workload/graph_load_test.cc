@@ -100,10 +100,10 @@ TEST(GraphLoad, TheLowestBadRankIsReported) {
   d.Write("trace.201.et", "not a trace");
   d.Write("trace.70.et", "not a trace either");
   RunConfig c;
-  c.workload_prefix = d.File("trace");
-  c.network_path = d.File("network.yml");
-  c.system_path = d.File("system.json");
-  c.symmetry = SymmetryMode::kOff;
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
+  c.run.symmetry = SymmetryMode::kOff;
   auto r = RunSimulation(c, DefaultBackends());
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("trace.70.et"), std::string::npos) << r.status().message();

@@ -16,6 +16,7 @@
 #include "explore/sweep_rows.h"
 #include "run/build.h"
 #include "core/fnv.h"
+#include "core/parse.h"
 #include "run/run.h"
 #include "run/spec.h"
 
@@ -114,46 +115,97 @@ Status RunOnThreads(const Plan& plan, const std::vector<size_t>& todo, const std
 
 }  // namespace
 
+namespace {
+
+using RowsByIndex = std::map<uint64_t, Row>;
+
+std::string DryRunText(const SweepSpec& spec, const Plan& plan, const std::vector<uint64_t>& mine) {
+  std::ostringstream t;
+  t << spec.points.size() << " points";
+  if (spec.filtered > 0) t << " (" << spec.filtered << " of " << spec.enumerated << " filtered out)";
+  t << (plan.options.shard_count > 1 ? ", " + std::to_string(mine.size()) + " in this shard" : "") << "\n";
+  for (size_t k = 0; k < mine.size() && k < 10; ++k) {
+    t << "  " << mine[k] << " [" << plan.prepared[k].hash << "]";
+    for (const Assignment& a : spec.points[plan.mine[k]]) t << " " << a.path << "=" << a.value.text;
+    t << "\n";
+  }
+  return t.str();
+}
+
+// DIR/sweep, or DIR/sweep.shard-I-of-N for a shard.
+std::string OutputStem(const Options& o) {
+  return o.out_dir + "/sweep" +
+         (o.shard_count > 1 ? ".shard-" + std::to_string(o.shard_index + 1) + "-of-" + std::to_string(o.shard_count)
+                            : std::string());
+}
+
+// The rows of an earlier run kept (resume): those of this shard's points
+// whose inputs are unchanged (the same hash).
+Result<RowsByIndex> KeptRows(const std::string& jsonl, const Plan& plan, const std::vector<uint64_t>& mine) {
+  ORRERY_PARSE_OR_RETURN(std::vector<Row> existing, ReadRows(jsonl));
+  RowsByIndex done;
+  for (Row& r : existing) {
+    const auto it = std::lower_bound(mine.begin(), mine.end(), r.index);
+    if (it != mine.end() && *it == r.index && r.hash == plan.prepared[it - mine.begin()].hash) done[r.index] = std::move(r);
+  }
+  return done;
+}
+
+// Appends each finished row to the JSON Lines file as it comes (thread-safe),
+// with a progress line on stderr when asked.
+class RowLog {
+ public:
+  RowLog(std::FILE* file, RowsByIndex* done, size_t todo, bool progress)
+      : file_(file), done_(done), todo_(todo), progress_(progress) {}
+
+  void Record(Row row) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (row.status != "ok") ++failed_;
+    std::fputs((RowJson(row) + "\n").c_str(), file_);
+    std::fflush(file_);
+    (*done_)[row.index] = std::move(row);
+    const uint64_t n = ++finished_;
+    if (!progress_) return;
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double rate = secs > 0 ? static_cast<double>(n) / secs : 0;
+    std::fprintf(stderr, "\rsweep: %llu/%zu points, %.1f/s, ETA %.0f s, %llu failed   ", static_cast<unsigned long long>(n),
+                 todo_, rate, rate > 0 ? static_cast<double>(todo_ - n) / rate : 0.0,
+                 static_cast<unsigned long long>(failed_));
+  }
+  uint64_t finished() const { return finished_; }
+  uint64_t failed() const { return failed_; }
+
+ private:
+  std::FILE* file_;
+  RowsByIndex* done_;
+  size_t todo_;
+  bool progress_;
+  std::mutex mu_;
+  uint64_t finished_ = 0, failed_ = 0;
+  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace
+
 Result<Summary> RunSweep(const SweepSpec& spec, const Options& o, std::string* dry_run_text, const Runner& runner) {
   Summary sum;
   sum.points = spec.points.size();
-  auto made = MakePlan(spec, o);
-  if (!made.ok()) return made.status();
-  const Plan& plan = *made.value();
-  const std::vector<Prepared>& prepared = plan.prepared;
+  ORRERY_PARSE_OR_RETURN(const std::shared_ptr<const Plan> made, MakePlan(spec, o));
+  const Plan& plan = *made;
   std::vector<uint64_t> mine;  // the shard's indices in the enumeration, ascending
   for (size_t k : plan.mine) mine.push_back(spec.indices[k]);
   sum.in_shard = mine.size();
   if (o.dry_run) {
-    std::ostringstream t;
-    t << spec.points.size() << " points";
-    if (spec.filtered > 0) t << " (" << spec.filtered << " of " << spec.enumerated << " filtered out)";
-    t << (o.shard_count > 1 ? ", " + std::to_string(mine.size()) + " in this shard" : "") << "\n";
-    for (size_t k = 0; k < mine.size() && k < 10; ++k) {
-      t << "  " << mine[k] << " [" << prepared[k].hash << "]";
-      for (const Assignment& a : spec.points[plan.mine[k]]) t << " " << a.path << "=" << a.value.text;
-      t << "\n";
-    }
-    *dry_run_text = t.str();
+    *dry_run_text = DryRunText(spec, plan, mine);
     return sum;
   }
   std::error_code ec;
   std::filesystem::create_directories(o.out_dir, ec);
   if (ec) return Status::Env(o.out_dir + ": cannot create the output folder: " + ec.message());
-  const std::string stem = o.out_dir + "/sweep" +
-                           (o.shard_count > 1 ? ".shard-" + std::to_string(o.shard_index + 1) + "-of-" +
-                                                    std::to_string(o.shard_count)
-                                              : std::string());
+  const std::string stem = OutputStem(o);
   sum.jsonl = stem + ".jsonl";
   sum.csv = stem + ".csv";
-  auto existing = ReadRows(sum.jsonl);
-  if (!existing.ok()) return existing.status();
-  std::map<uint64_t, Row> done;
-  for (Row& r : existing.value()) {
-    // Kept only when the point is this shard's and its inputs are unchanged.
-    const auto it = std::lower_bound(mine.begin(), mine.end(), r.index);
-    if (it != mine.end() && *it == r.index && r.hash == prepared[it - mine.begin()].hash) done[r.index] = std::move(r);
-  }
+  ORRERY_PARSE_OR_RETURN(RowsByIndex done, KeptRows(sum.jsonl, plan, mine));
   std::vector<size_t> todo;
   for (size_t k = 0; k < mine.size(); ++k) {
     if (!done.count(mine[k])) todo.push_back(k);
@@ -164,32 +216,16 @@ Result<Summary> RunSweep(const SweepSpec& spec, const Options& o, std::string* d
     std::ofstream out(sum.jsonl, std::ios::binary | std::ios::trunc);
     for (const auto& [i, r] : done) out << RowJson(r) << "\n";
   }
-  std::FILE* log = std::fopen(sum.jsonl.c_str(), "ab");
-  if (!log) return Status::Env(sum.jsonl + ": cannot append");
-  std::mutex mu;
-  uint64_t finished = 0, failed = 0;
-  const auto start = std::chrono::steady_clock::now();
-  auto record = [&](Row row) {
-    std::lock_guard<std::mutex> lock(mu);
-    if (row.status != "ok") ++failed;
-    std::fputs((RowJson(row) + "\n").c_str(), log);
-    std::fflush(log);
-    done[row.index] = std::move(row);
-    const uint64_t n = ++finished;
-    if (o.progress) {
-      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      const double rate = secs > 0 ? static_cast<double>(n) / secs : 0;
-      std::fprintf(stderr, "\rsweep: %llu/%zu points, %.1f/s, ETA %.0f s, %llu failed   ",
-                   static_cast<unsigned long long>(n), todo.size(), rate,
-                   rate > 0 ? static_cast<double>(todo.size() - n) / rate : 0.0, static_cast<unsigned long long>(failed));
-    }
-  };
+  std::FILE* file = std::fopen(sum.jsonl.c_str(), "ab");
+  if (!file) return Status::Env(sum.jsonl + ": cannot append");
+  RowLog log(file, &done, todo.size(), o.progress);
+  auto record = [&log](Row row) { log.Record(std::move(row)); };
   const Status ran = runner ? runner(plan, todo, record) : RunOnThreads(plan, todo, record);
-  std::fclose(log);
+  std::fclose(file);
   if (o.progress && !todo.empty()) std::fputs("\n", stderr);
   if (!ran.ok()) return ran;
-  sum.ran = finished;
-  sum.failed = failed;
+  sum.ran = log.finished();
+  sum.failed = log.failed();
   std::vector<Row> rows;
   for (auto& [i, r] : done) rows.push_back(r);
   ORRERY_RETURN_IF_ERROR(WriteTables(spec.axis_paths, rows, sum.jsonl, sum.csv));

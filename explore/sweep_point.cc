@@ -78,6 +78,66 @@ void Preparer::GeneratePoint(const std::vector<Assignment>& point, Prepared* p) 
   if (p->error.empty()) p->generate = std::move(o);
 }
 
+namespace {
+
+// network.notation and network.dimK.FIELD (values checked when the spec was read).
+Status SetNetwork(const Assignment& a, const std::string& where, std::vector<Dim>* dims, SpecFiles* files) {
+  const std::string& path = a.path;
+  if (path == "network.notation") {
+    auto parsed = ParseTopologyNotation(a.value.text);
+    if (!parsed.ok()) return parsed.status().Prefixed(where + ": network.notation: ");
+    *dims = parsed.value();
+    files->network = a.value.text;
+    return Status::Ok();
+  }
+  const size_t dot = path.find('.', 8);
+  const int k = std::stoi(path.substr(11, dot - 11));
+  if (k >= static_cast<int>(dims->size())) {
+    return Status::Invalid(where + ": " + path + ": the network has " + std::to_string(dims->size()) + " dimension(s)");
+  }
+  const std::string field = path.substr(dot + 1);
+  const double v = std::stod(a.value.text);
+  Dim& d = (*dims)[k];
+  if (field == "bandwidth_gbps") d.bandwidth_gbps = v;
+  if (field == "latency_ns") d.latency_ns = v;
+  if (field == "npus") d.npus = static_cast<int>(v);
+  if (field == "links_per_npu") d.links_per_npu = static_cast<int>(v);
+  return Status::Ok();
+}
+
+// system.KEY into the system document: an *-implementation value applies to every dimension.
+void SetSystemKey(const Assignment& a, size_t dims, nlohmann::json* sys) {
+  const std::string key = a.path.substr(7);
+  nlohmann::json& v = (*sys)[key];
+  if (key.size() > 15 && key.compare(key.size() - 15, 15, "-implementation") == 0) {
+    v = nlohmann::json::array();
+    for (size_t d = 0; d < dims; ++d) v.push_back(a.value.text);
+  } else if (!a.value.is_string && IsNumber(a.value.text)) {
+    v = std::stod(a.value.text);
+    if (a.value.text.find_first_of(".eE") == std::string::npos) v = std::stoll(a.value.text);
+  } else {
+    v = a.value.text;
+  }
+}
+
+// run.backend, run.iterations, run.symmetry (checked when the spec was read).
+void SetRunOption(const Assignment& a, RunOptions* run) {
+  if (a.path == "run.backend") run->backend = a.value.text;
+  if (a.path == "run.iterations") run->iterations = std::stoi(a.value.text);
+  if (a.path == "run.symmetry") ParseSymmetry(a.value.text, &run->symmetry);
+}
+
+// The point's hash: its resolved inputs (SpecHash), or, for a point that
+// could not be resolved, its assignments and the reason.
+std::string PointHash(const Prepared& p, const std::vector<Assignment>& point) {
+  if (p.error.empty()) return SpecHash(p.spec);
+  std::string text = "unresolved point\n" + p.error + "\n";
+  for (const Assignment& a : point) text += a.path + "=" + a.value.text + "\n";
+  return HexU64(Fnv1a(kFnvOffset, text));
+}
+
+}  // namespace
+
 Result<Prepared> Preparer::Prepare(uint64_t index, const std::vector<Assignment>& point) {
   Prepared p;
   p.spec = base_.spec;  // the point: the base with fields replaced
@@ -86,43 +146,9 @@ Result<Prepared> Preparer::Prepare(uint64_t index, const std::vector<Assignment>
   nlohmann::json sys = base_.system;
   const std::string where = spec_.file + ": point " + std::to_string(index);
   for (const Assignment& a : point) {
-    const std::string& path = a.path;
-    if (path == "network.notation") {
-      auto parsed = ParseTopologyNotation(a.value.text);
-      if (!parsed.ok()) return parsed.status().Prefixed(where + ": network.notation: ");
-      dims = parsed.value();
-      c.files.network = a.value.text;
-    } else if (path.rfind("network.dim", 0) == 0) {
-      const size_t dot = path.find('.', 8);
-      const int k = std::stoi(path.substr(11, dot - 11));
-      if (k >= static_cast<int>(dims.size())) {
-        return Status::Invalid(where + ": " + path + ": the network has " + std::to_string(dims.size()) +
-                               " dimension(s)");
-      }
-      const std::string field = path.substr(dot + 1);
-      const double v = std::stod(a.value.text);
-      if (field == "bandwidth_gbps") dims[k].bandwidth_gbps = v;
-      if (field == "latency_ns") dims[k].latency_ns = v;
-      if (field == "npus") dims[k].npus = static_cast<int>(v);
-      if (field == "links_per_npu") dims[k].links_per_npu = static_cast<int>(v);
-    } else if (path.rfind("system.", 0) == 0) {
-      const std::string key = path.substr(7);
-      if (key.size() > 15 && key.compare(key.size() - 15, 15, "-implementation") == 0) {
-        sys[key] = nlohmann::json::array();
-        for (size_t d = 0; d < dims.size(); ++d) sys[key].push_back(a.value.text);  // one per dimension
-      } else if (!a.value.is_string && IsNumber(a.value.text)) {
-        sys[key] = std::stod(a.value.text);
-        if (a.value.text.find_first_of(".eE") == std::string::npos) sys[key] = std::stoll(a.value.text);
-      } else {
-        sys[key] = a.value.text;
-      }
-    } else if (path == "run.backend") {
-      c.run.backend = a.value.text;
-    } else if (path == "run.iterations") {
-      c.run.iterations = std::stoi(a.value.text);
-    } else if (path == "run.symmetry") {
-      ParseSymmetry(a.value.text, &c.run.symmetry);  // checked when the spec was read
-    }
+    if (a.path.rfind("network.", 0) == 0) ORRERY_RETURN_IF_ERROR(SetNetwork(a, where, &dims, &c.files));
+    if (a.path.rfind("system.", 0) == 0) SetSystemKey(a, dims.size(), &sys);
+    if (a.path.rfind("run.", 0) == 0) SetRunOption(a, &c.run);
   }
   for (const Dim& d : dims) {
     if (!(d.bandwidth_gbps >= 0.001)) {
@@ -130,9 +156,7 @@ Result<Prepared> Preparer::Prepare(uint64_t index, const std::vector<Assignment>
                              "; allowed: >= 0.001");
     }
   }
-  auto parsed = ParseAstraSystemJson(sys, spec_.base.files.system + " (" + where + ")");
-  if (!parsed.ok()) return parsed.status();
-  c.system = std::move(parsed.value());
+  ORRERY_PARSE_OR_RETURN(c.system, ParseAstraSystemJson(sys, spec_.base.files.system + " (" + where + ")"));
   c.dims = std::move(dims);
   if (base_.generate) GeneratePoint(point, &p);
   // The rest of the point follows from its inputs (run/spec.h); a
@@ -140,15 +164,7 @@ Result<Prepared> Preparer::Prepare(uint64_t index, const std::vector<Assignment>
   if (p.error.empty()) {
     if (Status st = CompleteSpec(&c, registries_); !st.ok()) p.error = st.message();
   }
-  // The hash names the point's resolved inputs (SpecHash); a point that
-  // could not be resolved is named by its assignments and the reason.
-  if (p.error.empty()) {
-    p.hash = SpecHash(c);
-  } else {
-    std::string text = "unresolved point\n" + p.error + "\n";
-    for (const Assignment& a : point) text += a.path + "=" + a.value.text + "\n";
-    p.hash = HexU64(Fnv1a(kFnvOffset, text));
-  }
+  p.hash = PointHash(p, point);
   return p;
 }
 

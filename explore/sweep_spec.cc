@@ -171,9 +171,11 @@ std::vector<std::string> ValidPaths(int network_dims) {
   return out;
 }
 
-Result<SweepSpec> ReadSweepSpec(const std::string& path) {
-  SweepSpec spec;
-  spec.file = path;
+namespace {
+
+using Lists = std::vector<std::pair<std::string, std::vector<Value>>>;
+
+Result<YAML::Node> LoadSpecYaml(const std::string& path) {
   YAML::Node root;
   try {
     root = YAML::LoadFile(path);
@@ -184,14 +186,41 @@ Result<SweepSpec> ReadSweepSpec(const std::string& path) {
   }
   if (!root.IsMap()) return Status::Invalid(path + ": expected a mapping with base, axes, zip or points");
   static const std::vector<std::string> kTop = {"base", "axes", "zip", "points", "filters"};
-  static const std::vector<std::string> kBase = {"network", "system", "workload", "generate", "comm-groups", "memory",
-                                                 "remote-memory", "backend", "iterations", "symmetry"};
   for (const auto& kv : root) {
     const std::string key = kv.first.as<std::string>();
     if (std::find(kTop.begin(), kTop.end(), key) == kTop.end()) {
       return SpecError(path, kv.first, UnknownKeyMessage(key, kTop));
     }
   }
+  return root;
+}
+
+// One key of `base`: a file (resolved against the spec's folder), the
+// generator line, or a run setting.
+Status ReadBaseKey(const std::string& path, const std::string& key, const YAML::Node& value, SweepSpec* spec) {
+  const std::string v = value.Scalar();
+  SpecFiles& files = spec->base.files;
+  if (key == "network") files.network = Resolve(path, v, true);
+  if (key == "system") files.system = Resolve(path, v);
+  if (key == "workload") files.workload_prefix = Resolve(path, v);
+  if (key == "generate") spec->generate = v;
+  if (key == "comm-groups") files.comm_groups = Resolve(path, v);
+  if (key == "memory") files.memory_config = Resolve(path, v);
+  if (key == "remote-memory") files.remote_memory = Resolve(path, v);
+  if (key == "backend") spec->base.run.backend = v;
+  if (key == "symmetry" && !ParseSymmetry(v, &spec->base.run.symmetry)) {
+    return ValueError(Where{path, value.Mark().line + 1, "base.symmetry"}, v, "unknown symmetry mode", "auto, off");
+  }
+  if (key == "iterations") {
+    ORRERY_PARSE_OR_RETURN(spec->base.run.iterations,
+                           ParseInt(v, Where{path, value.Mark().line + 1, "base.iterations"}, 1, 1000000));
+  }
+  return Status::Ok();
+}
+
+Status ReadBaseSection(const std::string& path, const YAML::Node& root, SweepSpec* spec) {
+  static const std::vector<std::string> kBase = {"network", "system", "workload", "generate", "comm-groups", "memory",
+                                                 "remote-memory", "backend", "iterations", "symmetry"};
   const YAML::Node base = root["base"];
   if (!base || !base.IsMap()) return Status::Invalid(path + ": 'base' is required: the inputs every point starts from");
   for (const auto& kv : base) {
@@ -200,86 +229,64 @@ Result<SweepSpec> ReadSweepSpec(const std::string& path) {
       return SpecError(path, kv.first, "base: " + UnknownKeyMessage(key, kBase));
     }
     if (!kv.second.IsScalar()) return SpecError(path, kv.second, "base." + key + ": expected a single value");
-    const std::string v = kv.second.Scalar();
-    if (key == "network") spec.base.files.network = Resolve(path, v, true);
-    if (key == "system") spec.base.files.system = Resolve(path, v);
-    if (key == "workload") spec.base.files.workload_prefix = Resolve(path, v);
-    if (key == "generate") spec.generate = v;
-    if (key == "comm-groups") spec.base.files.comm_groups = Resolve(path, v);
-    if (key == "memory") spec.base.files.memory_config = Resolve(path, v);
-    if (key == "remote-memory") spec.base.files.remote_memory = Resolve(path, v);
-    if (key == "backend") spec.base.run.backend = v;
-    if (key == "symmetry" && !ParseSymmetry(v, &spec.base.run.symmetry)) {
-      return ValueError(Where{path, kv.second.Mark().line + 1, "base.symmetry"}, v, "unknown symmetry mode", "auto, off");
-    }
-    if (key == "iterations") {
-      ORRERY_PARSE_OR_RETURN(spec.base.run.iterations, ParseInt(v, Where{path, kv.second.Mark().line + 1, "base.iterations"}, 1, 1000000));
-    }
+    ORRERY_RETURN_IF_ERROR(ReadBaseKey(path, key, kv.second, spec));
   }
-  if (spec.base.files.network.empty() || spec.base.files.system.empty()) return Status::Invalid(path + ": base needs network and system");
-  if (spec.base.files.workload_prefix.empty() == spec.generate.empty()) {
+  const SpecFiles& files = spec->base.files;
+  if (files.network.empty() || files.system.empty()) return Status::Invalid(path + ": base needs network and system");
+  if (files.workload_prefix.empty() == spec->generate.empty()) {
     return Status::Invalid(path + ": base needs exactly one of workload (a trace prefix) and generate (orrery gen's flags)");
   }
-  auto dims = ReadNetworkDims(spec.base.files.network);
-  if (!dims.ok()) return dims.status().Prefixed(path + ": base.network: ");
-  const int ndims = static_cast<int>(dims->size());
+  return Status::Ok();
+}
 
-  auto read_lists = [&](const char* section, std::vector<std::pair<std::string, std::vector<Value>>>* out) -> Status {
-    const YAML::Node n = root[section];
-    if (!n) return Status::Ok();
-    if (!n.IsMap()) return SpecError(path, n, std::string(section) + ": expected a mapping of path: [values]");
-    for (const auto& kv : n) {
+// `axes` or `zip`: path -> its values, each checked.
+Status ReadLists(const std::string& path, const YAML::Node& root, const char* section, int ndims, Lists* out) {
+  const YAML::Node n = root[section];
+  if (!n) return Status::Ok();
+  if (!n.IsMap()) return SpecError(path, n, std::string(section) + ": expected a mapping of path: [values]");
+  for (const auto& kv : n) {
+    const std::string p = kv.first.as<std::string>();
+    if (!kv.second.IsSequence() || kv.second.size() == 0) {
+      return SpecError(path, kv.second, std::string(section) + "." + p + ": expected a non-empty list of values");
+    }
+    std::vector<Value> values;
+    for (const auto& item : kv.second) {
+      auto v = ScalarValue(path, item, p);
+      if (!v.ok()) return v.status();
+      ORRERY_RETURN_IF_ERROR(CheckAssignment(path, item, p, v.value(), ndims));
+      values.push_back(v.value());
+    }
+    ORRERY_RETURN_IF_ERROR(CheckAssignment(path, kv.first, p, values[0], ndims));
+    out->push_back({p, values});
+  }
+  return Status::Ok();
+}
+
+// `points`: the explicit list, each point a mapping of path: value.
+Status ReadExplicitPoints(const std::string& path, const YAML::Node& points, int ndims, SweepSpec* spec) {
+  if (!points.IsSequence()) return SpecError(path, points, "points: expected a list of {path: value} mappings");
+  for (const auto& pt : points) {
+    if (!pt.IsMap()) return SpecError(path, pt, "points: each point is a mapping of path: value");
+    std::vector<Assignment> point;
+    for (const auto& kv : pt) {
       const std::string p = kv.first.as<std::string>();
-      if (!kv.second.IsSequence() || kv.second.size() == 0) {
-        return SpecError(path, kv.second, std::string(section) + "." + p + ": expected a non-empty list of values");
+      auto v = ScalarValue(path, kv.second, p);
+      if (!v.ok()) return v.status();
+      ORRERY_RETURN_IF_ERROR(CheckAssignment(path, kv.second, p, v.value(), ndims));
+      point.push_back({p, v.value()});
+      if (std::find(spec->axis_paths.begin(), spec->axis_paths.end(), p) == spec->axis_paths.end()) {
+        spec->axis_paths.push_back(p);
       }
-      std::vector<Value> values;
-      for (const auto& item : kv.second) {
-        auto v = ScalarValue(path, item, p);
-        if (!v.ok()) return v.status();
-        ORRERY_RETURN_IF_ERROR(CheckAssignment(path, item, p, v.value(), ndims));
-        values.push_back(v.value());
-      }
-      ORRERY_RETURN_IF_ERROR(CheckAssignment(path, kv.first, p, values[0], ndims));
-      out->push_back({p, values});
     }
-    return Status::Ok();
-  };
-  std::vector<std::pair<std::string, std::vector<Value>>> axes, zip;
-  ORRERY_RETURN_IF_ERROR(read_lists("axes", &axes));
-  ORRERY_RETURN_IF_ERROR(read_lists("zip", &zip));
-  for (const auto& [p, values] : zip) {
-    if (values.size() != zip[0].second.size()) {
-      return Status::Invalid(path + ": zip lists must have equal lengths: " + zip[0].first + " has " +
-                             std::to_string(zip[0].second.size()) + ", " + p + " has " + std::to_string(values.size()));
-    }
+    spec->points.push_back(std::move(point));
   }
-  const YAML::Node points = root["points"];
-  if (points && (!axes.empty() || !zip.empty())) {
-    return SpecError(path, points, "points: give either an explicit list of points or axes/zip, not both");
-  }
-  if (points) {
-    if (!points.IsSequence()) return SpecError(path, points, "points: expected a list of {path: value} mappings");
-    for (const auto& pt : points) {
-      if (!pt.IsMap()) return SpecError(path, pt, "points: each point is a mapping of path: value");
-      std::vector<Assignment> point;
-      for (const auto& kv : pt) {
-        const std::string p = kv.first.as<std::string>();
-        auto v = ScalarValue(path, kv.second, p);
-        if (!v.ok()) return v.status();
-        ORRERY_RETURN_IF_ERROR(CheckAssignment(path, kv.second, p, v.value(), ndims));
-        point.push_back({p, v.value()});
-        if (std::find(spec.axis_paths.begin(), spec.axis_paths.end(), p) == spec.axis_paths.end()) {
-          spec.axis_paths.push_back(p);
-        }
-      }
-      spec.points.push_back(std::move(point));
-    }
-    return ApplySpecFilters(root["filters"], dims.value(), std::move(spec));
-  }
-  // Product of the axes (first slowest), the zipped lists one more axis.
-  for (const auto& [p, v] : axes) spec.axis_paths.push_back(p);
-  for (const auto& [p, v] : zip) spec.axis_paths.push_back(p);
+  return Status::Ok();
+}
+
+// The product of the axes (first slowest), the zipped lists one more axis.
+Status ProductPoints(const std::string& path, const Lists& axes, const Lists& zip, SweepSpec* spec) {
+  for (const auto& [p, v] : axes) spec->axis_paths.push_back(p);
+  for (const auto& [p, v] : zip) spec->axis_paths.push_back(p);
   std::vector<size_t> sizes;
   for (const auto& [p, v] : axes) sizes.push_back(v.size());
   if (!zip.empty()) sizes.push_back(zip[0].second.size());
@@ -298,8 +305,35 @@ Result<SweepSpec> ReadSweepSpec(const std::string& path) {
     }
     for (size_t a = 0; a < axes.size(); ++a) point.push_back({axes[a].first, axes[a].second[digit[a]]});
     for (const auto& [p, v] : zip) point.push_back({p, v[digit.back()]});
-    spec.points.push_back(std::move(point));
+    spec->points.push_back(std::move(point));
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<SweepSpec> ReadSweepSpec(const std::string& path) {
+  SweepSpec spec;
+  spec.file = path;
+  ORRERY_PARSE_OR_RETURN(const YAML::Node root, LoadSpecYaml(path));
+  ORRERY_RETURN_IF_ERROR(ReadBaseSection(path, root, &spec));
+  auto dims = ReadNetworkDims(spec.base.files.network);
+  if (!dims.ok()) return dims.status().Prefixed(path + ": base.network: ");
+  const int ndims = static_cast<int>(dims->size());
+  Lists axes, zip;
+  ORRERY_RETURN_IF_ERROR(ReadLists(path, root, "axes", ndims, &axes));
+  ORRERY_RETURN_IF_ERROR(ReadLists(path, root, "zip", ndims, &zip));
+  for (const auto& [p, values] : zip) {
+    if (values.size() != zip[0].second.size()) {
+      return Status::Invalid(path + ": zip lists must have equal lengths: " + zip[0].first + " has " +
+                             std::to_string(zip[0].second.size()) + ", " + p + " has " + std::to_string(values.size()));
+    }
+  }
+  const YAML::Node points = root["points"];
+  if (points && (!axes.empty() || !zip.empty())) {
+    return SpecError(path, points, "points: give either an explicit list of points or axes/zip, not both");
+  }
+  ORRERY_RETURN_IF_ERROR(points ? ReadExplicitPoints(path, points, ndims, &spec) : ProductPoints(path, axes, zip, &spec));
   return ApplySpecFilters(root["filters"], dims.value(), std::move(spec));
 }
 

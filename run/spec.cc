@@ -117,66 +117,71 @@ Status DeriveSystemOptions(Spec* s, const Registries& reg) {
 }
 
 // The memory backend's settings: Orrery's memory YAML, or ASTRA-sim's remote-memory JSON.
+// Orrery's memory YAML: its own keys (the pool's dimension, local latency,
+// capacities) taken out, the rest the backend's settings.
+Status MemoryFromYaml(const Spec& s, MemorySpec* m) {
+  const std::string& file = s.files.memory_config;
+  const int ndims = static_cast<int>(s.dims.size());
+  m->params = s.memory_yaml.values;
+  m->lines = s.memory_yaml.lines;
+  m->backend = m->params.count("backend") ? m->params["backend"] : "pool";
+  auto at = [&](const std::string& key) { return Where{file, m->lines[key], key}; };
+  if (auto it = m->params.find("via_network_dim"); it != m->params.end()) {
+    auto v = ParseInt(it->second, at(it->first), 0, ndims - 1);
+    if (!v.ok()) {
+      return ValueError(at(it->first), it->second, "must name a network dimension, 0.." + std::to_string(ndims - 1),
+                        DescribeIntRange(0, ndims - 1));
+    }
+    m->pool_via_dim = static_cast<int>(v.value());
+    m->params.erase(it);
+  }
+  if (auto it = m->params.find("local_latency_ns"); it != m->params.end()) {
+    ORRERY_PARSE_OR_RETURN(m->local_latency_ns, ParseUint(it->second, at(it->first), 0, kMaxLatencyNs));
+    m->params.erase(it);
+  }
+  for (const std::string key : {"local_capacity_bytes", "remote_capacity_bytes", "resident_bytes"}) {
+    auto it = m->params.find(key);
+    if (it == m->params.end()) continue;
+    const bool resident = key == "resident_bytes";
+    // A capacity must be positive (omit it for unlimited); resident bytes may be 0.
+    ORRERY_PARSE_OR_RETURN(const uint64_t v, ParseUint(it->second, at(key), 0, kMaxCapacityBytes));
+    if (v == 0 && !resident) {
+      return ValueError(at(key), "0", "a capacity must be positive (omit it for unlimited)",
+                        DescribeUintRange(1, kMaxCapacityBytes));
+    }
+    if (key == "local_capacity_bytes") m->capacity.local_capacity = v;
+    if (key == "remote_capacity_bytes") m->capacity.remote_capacity = v;
+    if (resident) m->capacity.resident = v;
+    m->params.erase(it);
+  }
+  m->source = file;
+  return Status::Ok();
+}
+
+// ASTRA-sim's remote-memory JSON (or none) as the astra-sim backend's settings.
+Status MemoryFromAstraJson(const Spec& s, MemorySpec* m) {
+  const AstraRemoteMemoryConfig& mem = s.remote_memory;
+  static const char* kTypes[] = {"NO_MEMORY_EXPANSION", "PER_NPU_MEMORY_EXPANSION", "PER_NODE_MEMORY_EXPANSION",
+                                 "MEMORY_POOL"};
+  m->params["memory-type"] = kTypes[static_cast<int>(mem.kind)];
+  m->params["remote-mem-latency"] = std::to_string(mem.latency_ns);
+  char bw[64];
+  std::snprintf(bw, sizeof(bw), "%.17g", mem.bandwidth_bytes_per_ns);
+  m->params["remote-mem-bw"] = bw;
+  m->params["num-npus-per-node"] = std::to_string(mem.npus_per_node > 0 ? mem.npus_per_node : 1);
+  if (mem.kind == RemoteMemoryKind::kPerNode && mem.num_nodes * mem.npus_per_node != s.npus) {
+    return Status::Invalid(s.files.remote_memory + ": num-nodes (" + std::to_string(mem.num_nodes) +
+                           ") x num-npus-per-node (" + std::to_string(mem.npus_per_node) + ") must equal the network's " +
+                           std::to_string(s.npus) + " NPUs");
+  }
+  return Status::Ok();
+}
+
 Status DeriveMemory(Spec* s, const Registries& reg) {
   MemorySpec m;
   m.capacity.allow_oversubscription = s->run.allow_oversubscription;
   m.source = s->files.remote_memory.empty() ? "no --remote-memory-configuration" : s->files.remote_memory;
-  const int ndims = static_cast<int>(s->dims.size());
-  if (!s->files.memory_config.empty()) {
-    const std::string& file = s->files.memory_config;
-    m.params = s->memory_yaml.values;
-    m.lines = s->memory_yaml.lines;
-    m.backend = m.params.count("backend") ? m.params["backend"] : "pool";
-    auto at = [&](const std::string& key) { return Where{file, m.lines[key], key}; };
-    // Capacity settings belong to Orrery, not to the backend.
-    if (auto it = m.params.find("via_network_dim"); it != m.params.end()) {
-      auto v = ParseInt(it->second, at(it->first), 0, ndims - 1);
-      if (!v.ok()) {
-        return ValueError(at(it->first), it->second, "must name a network dimension, 0.." + std::to_string(ndims - 1),
-                          DescribeIntRange(0, ndims - 1));
-      }
-      m.pool_via_dim = static_cast<int>(v.value());
-      m.params.erase(it);
-    }
-    if (auto it = m.params.find("local_latency_ns"); it != m.params.end()) {
-      auto v = ParseUint(it->second, at(it->first), 0, kMaxLatencyNs);
-      if (!v.ok()) return v.status();
-      m.local_latency_ns = v.value();
-      m.params.erase(it);
-    }
-    for (const std::string key : {"local_capacity_bytes", "remote_capacity_bytes", "resident_bytes"}) {
-      auto it = m.params.find(key);
-      if (it == m.params.end()) continue;
-      const bool resident = key == "resident_bytes";
-      // A capacity must be positive (omit it for unlimited); resident bytes may be 0.
-      auto v = ParseUint(it->second, at(key), 0, kMaxCapacityBytes);
-      if (!v.ok()) return v.status();
-      if (v.value() == 0 && !resident) {
-        return ValueError(at(key), "0", "a capacity must be positive (omit it for unlimited)",
-                          DescribeUintRange(1, kMaxCapacityBytes));
-      }
-      if (key == "local_capacity_bytes") m.capacity.local_capacity = v.value();
-      if (key == "remote_capacity_bytes") m.capacity.remote_capacity = v.value();
-      if (resident) m.capacity.resident = v.value();
-      m.params.erase(it);
-    }
-    m.source = file;
-  } else {
-    const AstraRemoteMemoryConfig& mem = s->remote_memory;
-    static const char* kTypes[] = {"NO_MEMORY_EXPANSION", "PER_NPU_MEMORY_EXPANSION", "PER_NODE_MEMORY_EXPANSION",
-                                   "MEMORY_POOL"};
-    m.params["memory-type"] = kTypes[static_cast<int>(mem.kind)];
-    m.params["remote-mem-latency"] = std::to_string(mem.latency_ns);
-    char bw[64];
-    std::snprintf(bw, sizeof(bw), "%.17g", mem.bandwidth_bytes_per_ns);
-    m.params["remote-mem-bw"] = bw;
-    m.params["num-npus-per-node"] = std::to_string(mem.npus_per_node > 0 ? mem.npus_per_node : 1);
-    if (mem.kind == RemoteMemoryKind::kPerNode && mem.num_nodes * mem.npus_per_node != s->npus) {
-      return Status::Invalid(s->files.remote_memory + ": num-nodes (" + std::to_string(mem.num_nodes) +
-                             ") x num-npus-per-node (" + std::to_string(mem.npus_per_node) +
-                             ") must equal the network's " + std::to_string(s->npus) + " NPUs");
-    }
-  }
+  ORRERY_RETURN_IF_ERROR(s->files.memory_config.empty() ? MemoryFromAstraJson(*s, &m) : MemoryFromYaml(*s, &m));
   MemoryRegistry builtin;
   RegisterBuiltinMemoryBackends(&builtin);
   const MemoryRegistry& registry = reg.memories ? *reg.memories : builtin;

@@ -76,16 +76,16 @@ int GenDp(const GenFlags& f) {
 int GenColl(const GenFlags& f) {
   if (f.out.empty()) return Fail(Status::Invalid("trace gen-coll needs --out=PREFIX"));
   std::vector<std::string> names;
-  for (int t = 0; t <= 9; ++t) names.push_back(CollectiveName(t));
+  for (uint64_t t = 0; t <= kMaxCollectiveWire; ++t) names.push_back(CollectiveKindName(static_cast<CollectiveKind>(t)));
   if (auto st = EnumFlag("--collective", f.collective, names); !st.ok()) return Fail(st);
-  int type = 0;
+  uint64_t type = 0;
   while (names[type] != f.collective) ++type;
   auto npus = IntFlag("--npus", f.npus, 1, kMaxNpus);
   if (!npus.ok()) return Fail(npus.status());
   auto bytes = UintFlag("--bytes", f.bytes, 0, kMaxBytes);
   if (!bytes.ok()) return Fail(bytes.status());
   const int n = static_cast<int>(npus.value());
-  if (auto st = WriteSingleCollectiveTraces(n, type, bytes.value(), f.out); !st.ok()) return Fail(st);
+  if (auto st = WriteSingleCollectiveTraces(n, static_cast<CollectiveKind>(type), bytes.value(), f.out); !st.ok()) return Fail(st);
   if (auto st = RemoveStale(f.out, n); !st.ok()) return Fail(st);
   return 0;
 }

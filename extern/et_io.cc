@@ -230,20 +230,5 @@ const char* NodeTypeName(int t) {
   }
 }
 
-const char* CollectiveName(int c) {
-  switch (c) {
-    case 0: return "ALL_REDUCE";
-    case 1: return "REDUCE";
-    case 2: return "ALL_GATHER";
-    case 3: return "GATHER";
-    case 4: return "SCATTER";
-    case 5: return "BROADCAST";
-    case 6: return "ALL_TO_ALL";
-    case 7: return "REDUCE_SCATTER";
-    case 8: return "REDUCE_SCATTER_BLOCK";
-    case 9: return "BARRIER";
-    default: return "UNKNOWN";
-  }
-}
 
 }  // namespace orrery

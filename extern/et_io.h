@@ -64,6 +64,5 @@ std::optional<std::string> AttrString(const ChakraProtoMsg::AttributeProto& attr
 std::optional<std::vector<bool>> AttrBoolList(const ChakraProtoMsg::AttributeProto& attr);
 
 const char* NodeTypeName(int type);
-const char* CollectiveName(int comm_type);
 
 }  // namespace orrery

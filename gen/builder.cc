@@ -293,7 +293,7 @@ Result<NpuGraph> ToNpuGraph(const Workload& w, int rank, const std::map<std::str
         break;
       case GenKind::kColl: {
         n.kind = NodeKind::kColl;
-        n.comm_type = static_cast<int>(s.coll);
+        n.collective = s.coll;
         n.comm_size = s.bytes;
         auto it = groups.find(w.layout.GroupName(rank, s.group));
         if (it == groups.end()) {

@@ -30,7 +30,8 @@ constexpr AxisSet kExpertDp = Axes(Axis::kCp) | Axes(Axis::kDp);
 std::string AxisSetName(AxisSet set);  // "cp+ep+dp"
 
 // Chakra collective type numbers (CollectiveCommType).
-enum class Coll : int { kAllReduce = 0, kAllGather = 2, kAllToAll = 6, kReduceScatter = 7 };
+// The generator writes the trace's own collective kinds (core/collective_kind.h).
+using Coll = CollectiveKind;
 
 // Ranks on the axes: rank = Σ coord[axis]·stride[axis], strides from the order
 // (innermost first, Megatron's default tp-cp-ep-dp-pp).

@@ -36,7 +36,7 @@ Result<std::string> InspectTrace(const std::string& path) {
     by_type[NodeTypeName(static_cast<int>(n.kind))]++;
     if (n.kind == NodeKind::kComp) compute_us += n.duration_micros;
     if (n.kind == NodeKind::kColl) {
-      auto& c = colls[CollectiveName(n.comm_type)];
+      auto& c = colls[CollectiveKindName(n.collective)];
       c.first++;
       c.second += n.comm_size;
     }
@@ -225,7 +225,7 @@ Status WriteDataParallelTraces(const DataParallelSpec& spec, const std::string& 
   return Status::Ok();
 }
 
-Status WriteSingleCollectiveTraces(int npus, int comm_type, uint64_t bytes, const std::string& prefix) {
+Status WriteSingleCollectiveTraces(int npus, CollectiveKind kind, uint64_t bytes, const std::string& prefix) {
   ChakraProtoMsg::GlobalMetadata md;
   md.set_version("0.0.4");
   for (int r = 0; r < npus; ++r) {
@@ -236,7 +236,7 @@ Status WriteSingleCollectiveTraces(int npus, int comm_type, uint64_t bytes, cons
     c.set_name("collective");
     c.set_type(ChakraProtoMsg::COMM_COLL_NODE);
     AddAttr(&c, "is_cpu_op")->set_bool_val(false);
-    AddAttr(&c, "comm_type")->set_int64_val(comm_type);
+    AddAttr(&c, "comm_type")->set_int64_val(static_cast<int64_t>(kind));  // the wire value
     AddAttr(&c, "comm_size")->set_int64_val(static_cast<int64_t>(bytes));
     ORRERY_RETURN_IF_ERROR(w.Write(c));
     ORRERY_RETURN_IF_ERROR(w.Close());

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/collective_kind.h"
 #include "core/status.h"
 
 namespace orrery {
@@ -37,7 +38,7 @@ struct DataParallelSpec {
 // Writes PREFIX.<rank>.et for every rank.
 Status WriteDataParallelTraces(const DataParallelSpec& spec, const std::string& prefix);
 // A single collective per rank (microbenchmark).
-Status WriteSingleCollectiveTraces(int npus, int comm_type, uint64_t bytes, const std::string& prefix);
+Status WriteSingleCollectiveTraces(int npus, CollectiveKind kind, uint64_t bytes, const std::string& prefix);
 // Removes PREFIX.<k>.et for every k >= npus (left by an earlier, larger run
 // under the same prefix, they would make the folder hold a different job);
 // returns the paths it removed, in rank order.

@@ -44,7 +44,7 @@ Status WriteExample(const std::string& name, const std::string& dir, RunConfig* 
     spec.allreduce_bytes = 1 << 20;
     ORRERY_RETURN_IF_ERROR(WriteDataParallelTraces(spec, dir + "/trace"));
   } else {
-    ORRERY_RETURN_IF_ERROR(WriteSingleCollectiveTraces(8, 0, 1 << 20, dir + "/trace"));
+    ORRERY_RETURN_IF_ERROR(WriteSingleCollectiveTraces(8, CollectiveKind::kAllReduce, 1 << 20, dir + "/trace"));
   }
   config->files.workload_prefix = dir + "/trace";
   config->files.network = dir + "/network.yml";

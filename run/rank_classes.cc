@@ -9,6 +9,7 @@
 #include "extern/et_io.h"
 #include "run/rank_class_decider.h"
 #include "run/symmetry.h"
+#include "system/collective_kinds.h"
 
 namespace orrery {
 
@@ -133,18 +134,13 @@ std::string GraphReason(const NpuGraph& g, const SystemOptions& so, const std::v
       return at + " accesses remote memory (its statistics are not kept per class)";
     }
     if (n.kind != NodeKind::kColl) continue;
-    const std::vector<AlgoSpec>* list = nullptr;
-    switch (n.comm_type) {
-      case 0: list = &so.all_reduce; break;
-      case 2: list = &so.all_gather; break;
-      case 6: list = &so.all_to_all; break;
-      case 7:
-      case 8: list = &so.reduce_scatter; break;
-      default: return at + " is a " + std::string(CollectiveName(n.comm_type)) + " (rooted collectives differ per rank)";
+    if (IsRooted(n.collective)) {
+      return at + " is a " + std::string(CollectiveKindName(n.collective)) + " (rooted collectives differ per rank)";
     }
-    if (!AlgorithmsSymmetric(*list)) return "an algorithm in use (double binary tree, custom or one*) differs per rank";
+    const std::vector<AlgoSpec>& list = so.ImplFor(SymmetricType(n.collective));
+    if (!AlgorithmsSymmetric(list)) return "an algorithm in use (double binary tree, custom or one*) differs per rank";
     const bool flat_ring = flat_rings && n.group >= 0 && shapes[n.group].flat &&
-                           (list->empty() || (*list)[0].kind != AlgoKind::kDirect);  // empty: ring
+                           (list.empty() || list[0].kind != AlgoKind::kDirect);  // empty: ring
     if (n.group >= 0 && !shapes[n.group].uniform && !flat_ring) {
       return at + "'s communicator group is neither whole dimensions nor one Switch/FullyConnected dimension "
              "(its members' network paths differ)";

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "extern/et_io.h"
+#include "system/collective_kinds.h"
 
 namespace orrery {
 
@@ -255,21 +256,7 @@ void Executor::Issue(int rank, uint32_t idx) {
       return;
     }
     case NodeKind::kColl: {
-      ComType t = ComType::kAllReduce;
-      bool rooted = false;
-      RootedKind rk = RootedKind::kBroadcast;
-      switch (n.comm_type) {
-        case 0: t = ComType::kAllReduce; break;
-        case 2: t = ComType::kAllGather; break;
-        case 6: t = ComType::kAllToAll; break;
-        case 7:
-        case 8: t = ComType::kReduceScatter; break;
-        case 1: rooted = true; rk = RootedKind::kReduce; break;
-        case 3: rooted = true; rk = RootedKind::kGather; break;
-        case 4: rooted = true; rk = RootedKind::kScatter; break;
-        case 5: rooted = true; rk = RootedKind::kBroadcast; break;
-        case 9: rooted = true; rk = RootedKind::kBarrier; break;
-      }
+      const bool rooted = IsRooted(n.collective);
       s.comm_busy = true;
       CommBegin(s);
       static const std::vector<bool> kAllDims;  // empty: every dimension
@@ -281,15 +268,15 @@ void Executor::Issue(int rank, uint32_t idx) {
       algo.swap(algo_scratch_);
       // Before the engine starts it: the collective's first phase marks come from the call below.
       if (hooks_.recorder) hooks_.recorder->CollectiveIssued(rank, idx, n.group);
-      Status st = rooted ? engine_->IssueRooted(rank, rk, n.comm_size, n.comm_root, n.group, this, Key(rank, idx), &algo)
-                         : engine_->IssueCollective(rank, t, n.comm_size, involved, n.group, this, Key(rank, idx), &algo);
+      Status st = rooted ? engine_->IssueRooted(rank, RootedType(n.collective), n.comm_size, n.comm_root, n.group, this, Key(rank, idx), &algo)
+                         : engine_->IssueCollective(rank, SymmetricType(n.collective), n.comm_size, involved, n.group, this, Key(rank, idx), &algo);
       if (!st.ok()) st = Status::Invalid(s.graph.path + ": node " + std::to_string(n.id) + " (rank " +
                                          std::to_string(rank) + "): " + st.message());
       if (!st.ok()) {
         Fail(st);
         return;
       }
-      VLOG(1) << "t=" << queue_->Now() << " ns rank " << rank << ": issued " << CollectiveName(n.comm_type) << " node "
+      VLOG(1) << "t=" << queue_->Now() << " ns rank " << rank << ": issued " << CollectiveKindName(n.collective) << " node "
               << n.id << " (" << n.comm_size << " bytes, " << algo << ")";
       if (hooks_.observer) hooks_.observer->OnCollectiveIssued(rank, idx, algo);
       if (hooks_.all_collectives) {
@@ -299,7 +286,7 @@ void Executor::Issue(int rank, uint32_t idx) {
         all_colls_.push_back(RankCollective{rank, idx, it->second, queue_->Now(), 0});
       }
       if (rank == 0) {
-        rank0_colls_.push_back(CollectiveRecord{n.id, n.name, CollectiveName(n.comm_type), algo, n.comm_size,
+        rank0_colls_.push_back(CollectiveRecord{n.id, n.name, CollectiveKindName(n.collective), algo, n.comm_size,
                                                 queue_->Now(), 0});
       }
       algo_scratch_.swap(algo);
@@ -415,7 +402,7 @@ void Executor::Complete(int rank, uint32_t idx) {
       }
       break;
     case NodeKind::kColl:
-      VLOG(1) << "t=" << queue_->Now() << " ns rank " << rank << ": finished " << CollectiveName(n.comm_type) << " node "
+      VLOG(1) << "t=" << queue_->Now() << " ns rank " << rank << ": finished " << CollectiveKindName(n.collective) << " node "
               << n.id;
       [[fallthrough]];
     case NodeKind::kSend:

@@ -31,7 +31,7 @@ Status Executor::CheckGroups() const {
       for (size_t i = 0; i < cg.ranks.size() && i < 8; ++i) members += (i ? ", " : "") + std::to_string(cg.ranks[i]);
       if (cg.ranks.size() > 8) members += ", ... (" + std::to_string(cg.ranks.size()) + " ranks)";
       return Status::Invalid(g.path + ": node " + std::to_string(n.id) + " (rank " + std::to_string(r) + "): " +
-                             CollectiveName(n.comm_type) + " on communicator group \"" + cg.name +
+                             CollectiveKindName(n.collective) + " on communicator group \"" + cg.name +
                              "\", but rank " + std::to_string(r) + " is not a member of it (members: " +
                              (members.empty() ? "none" : members) + ")");
     }
@@ -89,7 +89,7 @@ Status Executor::CheckFinished() const {
         waits += " from rank " + std::to_string(n.comm_src) + ", tag " + std::to_string(n.comm_tag) + ", " +
                  std::to_string(n.comm_size) + " bytes; rank " + std::to_string(n.comm_src) + " never sends it";
       } else if (n.kind == NodeKind::kColl) {
-        waits += std::string(" ") + CollectiveName(n.comm_type) + ", " + std::to_string(n.comm_size) +
+        waits += std::string(" ") + CollectiveKindName(n.collective) + ", " + std::to_string(n.comm_size) +
                  " bytes; some rank in its group never issues it";
       }
       waits += ")";

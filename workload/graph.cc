@@ -93,20 +93,20 @@ Result<NpuGraph> LoadNpuGraph(const std::string& path, int rank, const GraphLoad
       }
       w.local_tier = *tier == "local";
     }
-    const bool barrier = w.kind == NodeKind::kColl && comm_type == std::optional<uint64_t>(9);
+    const bool barrier = w.kind == NodeKind::kColl && comm_type == std::optional<uint64_t>(
+                                                          static_cast<uint64_t>(CollectiveKind::kBarrier));
     if ((w.kind == NodeKind::kColl && !barrier) || w.kind == NodeKind::kSend || w.kind == NodeKind::kRecv) {
       ORRERY_PARSE_OR_RETURN(w.comm_size, need("comm_size", kMaxBytes));
     }
     if (w.kind == NodeKind::kColl) {
       auto t = need("comm_type", UINT64_MAX);
       if (!t.ok()) return t.status();
-      if (t.value() > 9) {
+      if (!CollectiveKindFromWire(t.value(), &w.collective)) {
         return Status::Invalid(NodeWhere(path, w.id, rank) + ": comm_type " + std::to_string(t.value()) +
                                " is not a Chakra CollectiveCommType; valid: 0 ALL_REDUCE, 1 REDUCE, 2 ALL_GATHER, "
                                "3 GATHER, 4 SCATTER, 5 BROADCAST, 6 ALL_TO_ALL, 7 REDUCE_SCATTER, "
                                "8 REDUCE_SCATTER_BLOCK, 9 BARRIER");
       }
-      w.comm_type = static_cast<int>(t.value());
       ORRERY_PARSE_OR_RETURN(const std::optional<uint64_t> root_attr, read("root", UINT64_MAX));
       ORRERY_PARSE_OR_RETURN(const std::optional<uint64_t> src_attr, read("comm_src", UINT64_MAX));
       if (auto root = root_attr ? root_attr : src_attr) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/collective_kind.h"
 #include "core/status.h"
 
 namespace orrery {
@@ -23,7 +24,7 @@ struct WorkNode {
   uint64_t tensor_size = 0;
   uint64_t output_bytes = 0;  // Orrery attribute: bytes of the node's output held in HBM
   bool local_tier = false;    // MEM nodes: Orrery attribute memory_tier = "local" (HBM) or "remote" (default)
-  int comm_type = -1;
+  CollectiveKind collective = CollectiveKind::kAllReduce;  // kColl nodes: decoded once from comm_type
   uint64_t comm_size = 0;
   int comm_src = -1;
   int comm_dst = -1;

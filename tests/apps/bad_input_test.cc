@@ -17,7 +17,7 @@ class BadInput : public ::testing::Test {
   void SetUp() override {
     d_.Write("network.yml", testing::NetworkYaml("Ring", 4, 50, 500));
     d_.Write("system.json", testing::SystemJson("ring", 4, 10, 1600));
-    ASSERT_TRUE(WriteSingleCollectiveTraces(4, 0, 1 << 20, d_.File("trace")).ok());
+    ASSERT_TRUE(WriteSingleCollectiveTraces(4, CollectiveKind::kAllReduce, 1 << 20, d_.File("trace")).ok());
   }
   // Runs the CLI; expects a failure whose message contains every needle.
   void ExpectError(const std::vector<std::string>& needles, int want_rc = 2) {
@@ -65,7 +65,7 @@ TEST_F(BadInput, MissingTraceForRankZero) {
 }
 
 TEST_F(BadInput, MoreTracesThanNpus) {
-  ASSERT_TRUE(WriteSingleCollectiveTraces(6, 0, 1 << 20, d_.File("trace")).ok());
+  ASSERT_TRUE(WriteSingleCollectiveTraces(6, CollectiveKind::kAllReduce, 1 << 20, d_.File("trace")).ok());
   ExpectError({"trace.4.et", "more trace files than the network's 4 NPUs"});
 }
 

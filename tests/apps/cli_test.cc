@@ -269,7 +269,7 @@ TEST(Cli, AstraSimFlagsRunUnchangedWithANoteEach) {
 TEST(Cli, InjectionScaleMultipliesEndpointDelay) {
   TempDir d;
   d.Write("network.yml", testing::NetworkYaml("Ring", 4, 50, 500));
-  ASSERT_TRUE(WriteSingleCollectiveTraces(4, 0, 1 << 20, d.File("trace")).ok());
+  ASSERT_TRUE(WriteSingleCollectiveTraces(4, CollectiveKind::kAllReduce, 1 << 20, d.File("trace")).ok());
   auto finished = [&](int endpoint_delay, const std::string& scale) {
     d.Write("system.json", testing::SystemJson("ring", 4, endpoint_delay, 1600));
     const Cli r = Orrery("run --workload-configuration=" + d.File("trace") + " --system-configuration=" +

@@ -52,7 +52,7 @@ TEST(Messages, PeerThatRefusesTheHello) {
   TempDir d;
   d.Write("network.yml", testing::NetworkYaml("Ring", 4, 50, 500));
   d.Write("system.json", R"({"preferred-dataset-splits": 1})");
-  ASSERT_TRUE(WriteSingleCollectiveTraces(4, 0, 1024, d.File("trace")).ok());
+  ASSERT_TRUE(WriteSingleCollectiveTraces(4, CollectiveKind::kAllReduce, 1024, d.File("trace")).ok());
   RunConfig c;
   c.files.workload_prefix = d.File("trace");
   c.files.network = d.File("network.yml");
@@ -72,8 +72,8 @@ TEST(Messages, CustomCollectiveWithAForbiddenNode) {
   d.Write("network.yml", testing::NetworkYaml("Ring", 2, 50, 500));
   d.Write("system.json", std::string(R"({"preferred-dataset-splits": 1, "all-reduce-implementation-custom": [")") +
                              d.File("algo") + "\"]}");
-  ASSERT_TRUE(WriteSingleCollectiveTraces(2, 0, 1024, d.File("trace")).ok());
-  ASSERT_TRUE(WriteSingleCollectiveTraces(2, 0, 1024, d.File("algo")).ok());  // a collective inside: not allowed
+  ASSERT_TRUE(WriteSingleCollectiveTraces(2, CollectiveKind::kAllReduce, 1024, d.File("trace")).ok());
+  ASSERT_TRUE(WriteSingleCollectiveTraces(2, CollectiveKind::kAllReduce, 1024, d.File("algo")).ok());  // a collective inside: not allowed
   auto r = testing::RunIn(d);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("a custom collective may contain only COMM_SEND, COMM_RECV, COMP, METADATA and "

@@ -17,7 +17,7 @@ Result<RunReport> RunColl(const TempDir& d, const std::string& net, const std::s
     "all-reduce-implementation": [")") + algo + R"("], "reduce-scatter-implementation": [")" + algo +
                              R"("], "all-gather-implementation": [")" + algo + R"("], "all-to-all-implementation": [")" +
                              algo + "\"]" + extra + "}");
-  EXPECT_TRUE(WriteSingleCollectiveTraces(npus, type, bytes, d.File("trace")).ok());
+  EXPECT_TRUE(WriteSingleCollectiveTraces(npus, static_cast<CollectiveKind>(type), bytes, d.File("trace")).ok());
   RunConfig c;
   c.files.workload_prefix = d.File("trace");
   c.files.network = net;
@@ -69,7 +69,7 @@ TEST(InSwitch, OnASecondDimensionOfAHierarchy) {
     "collective-optimization": "localBWAware", "in-switch-reduction-bw": 400,
     "all-reduce-implementation": ["ring", "inSwitch"], "reduce-scatter-implementation": ["ring", "inSwitch"],
     "all-gather-implementation": ["ring", "inSwitch"]})");
-  ASSERT_TRUE(WriteSingleCollectiveTraces(16, 0, 4 << 20, d.File("trace")).ok());
+  ASSERT_TRUE(WriteSingleCollectiveTraces(16, CollectiveKind::kAllReduce, 4 << 20, d.File("trace")).ok());
   RunConfig c;
   c.files.workload_prefix = d.File("trace");
   c.files.network = "Ring(4,200GB/s,100ns)_Switch(4,50GB/s,1us)";

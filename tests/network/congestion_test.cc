@@ -57,7 +57,7 @@ TEST(CongestionAware, AgreesWithAnalyticalWhenNothingIsShared) {
     TempDir d;
     d.Write("system.json", R"({"preferred-dataset-splits": 4, "local-mem-bw": 1600,
       "collective-optimization": "localBWAware", "all-reduce-implementation": ["ring", "ring"]})");
-    ASSERT_TRUE(WriteSingleCollectiveTraces(16, 0, 8 << 20, d.File("trace")).ok());
+    ASSERT_TRUE(WriteSingleCollectiveTraces(16, CollectiveKind::kAllReduce, 8 << 20, d.File("trace")).ok());
     auto u = RunNet(d, net, "analytical");
     auto a = RunNet(d, net, "congestion-aware");
     ASSERT_TRUE(u.ok() && a.ok());

@@ -62,7 +62,7 @@ TEST(Ns3Backend, SingleMessageAgreesWithAnalytical) {
 TEST(Ns3Backend, AstraSimAllReduceExample) {
   testing::TempDir d;
   d.Write("system.json", testing::SystemJson("ring", 4, 10, 50));
-  ASSERT_TRUE(WriteSingleCollectiveTraces(8, 0, 1 << 20, d.File("trace")).ok());
+  ASSERT_TRUE(WriteSingleCollectiveTraces(8, CollectiveKind::kAllReduce, 1 << 20, d.File("trace")).ok());
   auto a = RunWith(d, "Ring(8,50GB/s,500ns)", "analytical");
   auto n = RunWith(d, "Ring(8,50GB/s,500ns)", "ns3");
   ASSERT_TRUE(a.ok() && n.ok()) << n.status().message();

@@ -33,7 +33,7 @@ TEST(PluginLoader, GoodPluginRegistersABackendThatRuns) {
   testing::TempDir d;
   d.Write("network.yml", testing::NetworkYaml("Ring", 4, 50, 500));
   d.Write("system.json", R"({"preferred-dataset-splits": 1, "all-reduce-implementation": ["ring"]})");
-  ASSERT_TRUE(WriteSingleCollectiveTraces(4, 0, 4000000, d.File("trace")).ok());
+  ASSERT_TRUE(WriteSingleCollectiveTraces(4, CollectiveKind::kAllReduce, 4000000, d.File("trace")).ok());
   RunConfig c;
   c.files.workload_prefix = d.File("trace");
   c.files.network = d.File("network.yml");
@@ -58,7 +58,7 @@ TEST(PluginLoader, CollectiveAlgorithmFromAPlugin) {
   testing::TempDir d;
   d.Write("network.yml", testing::NetworkYaml("Switch", 8, 50, 500));
   d.Write("system.json", R"({"preferred-dataset-splits": 2, "all-reduce-implementation": ["fixture-exchange"]})");
-  ASSERT_TRUE(WriteSingleCollectiveTraces(8, 0, 1 << 20, d.File("trace")).ok());
+  ASSERT_TRUE(WriteSingleCollectiveTraces(8, CollectiveKind::kAllReduce, 1 << 20, d.File("trace")).ok());
   RunConfig c;
   c.files.workload_prefix = d.File("trace");
   c.files.network = d.File("network.yml");
@@ -154,7 +154,7 @@ TEST(CollectiveRegistry, InvalidGraphsAndNameClashesAreRefused) {
     testing::TempDir d;
     d.Write("network.yml", testing::NetworkYaml("Ring", 4, 50, 500));
     d.Write("system.json", std::string(R"({"preferred-dataset-splits": 1, "all-reduce-implementation": [")") + name + "\"]}");
-    ASSERT_TRUE(WriteSingleCollectiveTraces(4, 0, 4096, d.File("trace")).ok());
+    ASSERT_TRUE(WriteSingleCollectiveTraces(4, CollectiveKind::kAllReduce, 4096, d.File("trace")).ok());
     RunConfig c;
     c.files.workload_prefix = d.File("trace");
     c.files.network = d.File("network.yml");

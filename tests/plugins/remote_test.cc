@@ -146,7 +146,7 @@ Status RunAgainst(const std::string& endpoint, int timeout_ms) {
   testing::TempDir d;
   d.Write("network.yml", testing::NetworkYaml("Ring", 4, 50, 500));
   d.Write("system.json", R"({"preferred-dataset-splits": 1})");
-  EXPECT_TRUE(WriteSingleCollectiveTraces(4, 0, 1 << 20, d.File("trace")).ok());
+  EXPECT_TRUE(WriteSingleCollectiveTraces(4, CollectiveKind::kAllReduce, 1 << 20, d.File("trace")).ok());
   RunConfig c;
   c.files.workload_prefix = d.File("trace");
   c.files.network = d.File("network.yml");

@@ -56,7 +56,7 @@ TEST_P(Symmetry, RepresentativeRankGivesTheFullReport) {
     TempDir e;
     e.Write("network.yml", c.network);
     e.Write("system.json", c.system);
-    ASSERT_TRUE(WriteSingleCollectiveTraces(c.npus, type, 1 << 20, e.File("trace")).ok());
+    ASSERT_TRUE(WriteSingleCollectiveTraces(c.npus, static_cast<CollectiveKind>(type), 1 << 20, e.File("trace")).ok());
     ExpectSame(RunWith(e, "auto"), RunWith(e, "off"));
   }
 }
@@ -104,7 +104,7 @@ TEST(SymmetryFallback, CongestionAwareAndDoubleBinaryTreeAreFullRuns) {
   TempDir d;
   d.Write("network.yml", "topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n");
   d.Write("system.json", R"({"all-reduce-implementation": ["doubleBinaryTree"]})");
-  ASSERT_TRUE(WriteSingleCollectiveTraces(8, 0, 1 << 20, d.File("trace")).ok());
+  ASSERT_TRUE(WriteSingleCollectiveTraces(8, CollectiveKind::kAllReduce, 1 << 20, d.File("trace")).ok());
   RunReport r = RunWith(d, "auto");
   EXPECT_FALSE(r.symmetric);
   EXPECT_NE(r.symmetry_note.find("double binary tree"), std::string::npos) << r.symmetry_note;

@@ -36,7 +36,7 @@ TEST_P(RingAllReduce, MatchesClosedForm) {
   TempDir d;
   d.Write("network.yml", testing::NetworkYaml("Ring", c.p, bw, lat));
   d.Write("system.json", testing::SystemJson("ring", c.splits, ed, mem));
-  ASSERT_TRUE(WriteSingleCollectiveTraces(c.p, 0, c.bytes, d.File("trace")).ok());
+  ASSERT_TRUE(WriteSingleCollectiveTraces(c.p, CollectiveKind::kAllReduce, c.bytes, d.File("trace")).ok());
   auto r = testing::RunIn(d);
   ASSERT_TRUE(r.ok()) << r.status().message();
   const uint64_t msg = c.bytes / c.splits / c.p;
@@ -78,10 +78,10 @@ TEST(RingCollectives, ReduceScatterAllGatherAllToAll) {
     TempDir d;
     d.Write("network.yml", testing::NetworkYaml("Ring", p, bw, lat));
     d.Write("system.json", testing::SystemJson("ring", splits, ed, mem));
-    ASSERT_TRUE(WriteSingleCollectiveTraces(p, w.type, bytes, d.File("trace")).ok());
+    ASSERT_TRUE(WriteSingleCollectiveTraces(p, static_cast<CollectiveKind>(w.type), bytes, d.File("trace")).ok());
     auto r = testing::RunIn(d);
     ASSERT_TRUE(r.ok()) << r.status().message();
-    EXPECT_EQ(testing::MaxFinished(r.value()), splits * w.per_chunk) << CollectiveName(w.type);
+    EXPECT_EQ(testing::MaxFinished(r.value()), splits * w.per_chunk) << CollectiveKindName(static_cast<CollectiveKind>(w.type));
   }
 }
 
@@ -96,7 +96,7 @@ TEST(SwitchAllReduce, DirectAndHalvingDoubling) {
     TempDir d;
     d.Write("network.yml", testing::NetworkYaml("Switch", p, bw, lat));
     d.Write("system.json", testing::SystemJson("direct", splits, ed, mem));
-    ASSERT_TRUE(WriteSingleCollectiveTraces(p, 0, 1 << 20, d.File("trace")).ok());
+    ASSERT_TRUE(WriteSingleCollectiveTraces(p, CollectiveKind::kAllReduce, 1 << 20, d.File("trace")).ok());
     auto r = testing::RunIn(d);
     ASSERT_TRUE(r.ok()) << r.status().message();
     const uint64_t msg = chunk / p;
@@ -107,7 +107,7 @@ TEST(SwitchAllReduce, DirectAndHalvingDoubling) {
     TempDir d;
     d.Write("network.yml", testing::NetworkYaml("Switch", p, bw, lat));
     d.Write("system.json", testing::SystemJson("halvingDoubling", splits, ed, mem));
-    ASSERT_TRUE(WriteSingleCollectiveTraces(p, 0, 1 << 20, d.File("trace")).ok());
+    ASSERT_TRUE(WriteSingleCollectiveTraces(p, CollectiveKind::kAllReduce, 1 << 20, d.File("trace")).ok());
     auto r = testing::RunIn(d);
     ASSERT_TRUE(r.ok()) << r.status().message();
     // log2(8) = 3 halving steps then 3 doubling steps.
@@ -241,12 +241,12 @@ TEST(RootedCollectives, DirectGatherAndScatterOnASwitch) {
     auto u = testing::RunIn(d, "analytical");
     ASSERT_TRUE(u.ok()) << u.status().message();
     const uint64_t each = type == 3 ? bytes : bytes / 4;
-    EXPECT_EQ(u->per_npu[1].finished_ns, T(2 * lat + each / bpns)) << CollectiveName(type);
+    EXPECT_EQ(u->per_npu[1].finished_ns, T(2 * lat + each / bpns)) << CollectiveKindName(static_cast<CollectiveKind>(type));
     // Congestion-aware: the root's one link serialises the three messages.
     auto a = testing::RunIn(d, "congestion-aware");
     ASSERT_TRUE(a.ok()) << a.status().message();
     EXPECT_EQ(a->per_npu[1].finished_ns, T(lat + each / bpns) + 2 * T(each / bpns) + T(lat + each / bpns))
-        << CollectiveName(type);
+        << CollectiveKindName(static_cast<CollectiveKind>(type));
   }
 }
 

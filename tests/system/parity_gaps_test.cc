@@ -27,7 +27,7 @@ Tick RunRing(int p, int type, uint64_t bytes, int splits, const std::string& alg
   TempDir d;
   d.Write("network.yml", testing::NetworkYaml(block, p, kBw, kLat));
   d.Write("system.json", testing::SystemJson(algo, splits, kEd, kMem));
-  EXPECT_TRUE(WriteSingleCollectiveTraces(p, type, bytes, d.File("trace")).ok());
+  EXPECT_TRUE(WriteSingleCollectiveTraces(p, static_cast<CollectiveKind>(type), bytes, d.File("trace")).ok());
   auto r = testing::RunIn(d);
   EXPECT_TRUE(r.ok()) << r.status().message();
   return r.ok() ? testing::MaxFinished(r.value()) : 0;
@@ -86,7 +86,7 @@ Tick Run2d(int type, uint64_t bytes, const std::string& opt) {
     "collective-optimization": ")" + opt + R"(", "all-reduce-implementation": )" + algos +
                              R"(, "reduce-scatter-implementation": )" + algos + R"(, "all-gather-implementation": )" +
                              algos + "}");
-  EXPECT_TRUE(WriteSingleCollectiveTraces(16, type, bytes, d.File("trace")).ok());
+  EXPECT_TRUE(WriteSingleCollectiveTraces(16, static_cast<CollectiveKind>(type), bytes, d.File("trace")).ok());
   auto r = testing::RunIn(d);
   EXPECT_TRUE(r.ok()) << r.status().message();
   return r.ok() ? testing::MaxFinished(r.value()) : 0;

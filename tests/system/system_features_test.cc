@@ -182,7 +182,7 @@ TEST(Hierarchical, ThreeDimensionsPerPhaseSizesAndTimes) {
   d.Write("system.json", R"({"endpoint-delay": 5, "preferred-dataset-splits": 1, "local-mem-bw": 800,
     "collective-optimization": "localBWAware", "all-reduce-implementation": ["ring", "ring", "ring"]})");
   const uint64_t S = 3 << 20;
-  ASSERT_TRUE(WriteSingleCollectiveTraces(32, 0, S, d.File("trace")).ok());
+  ASSERT_TRUE(WriteSingleCollectiveTraces(32, CollectiveKind::kAllReduce, S, d.File("trace")).ok());
   RunConfig c;
   c.files.workload_prefix = d.File("trace");
   c.files.network = "Ring(2,400GB/s,100ns)_FullyConnected(4,200GB/s,300ns)_Switch(4,50GB/s,1us)";
@@ -214,7 +214,7 @@ TEST(OneVariants, OneRingSpansEveryNpuOfAllDimensions) {
   d.Write("system.json", R"({"endpoint-delay": 10, "preferred-dataset-splits": 1, "local-mem-bw": 1600,
     "all-reduce-implementation": ["oneRing"]})");
   const uint64_t S = 1 << 20;
-  ASSERT_TRUE(WriteSingleCollectiveTraces(8, 0, S, d.File("trace")).ok());
+  ASSERT_TRUE(WriteSingleCollectiveTraces(8, CollectiveKind::kAllReduce, S, d.File("trace")).ok());
   RunConfig c;
   c.files.workload_prefix = d.File("trace");
   // A 2x4 torus where every link is the same: a ring over ids 0..7 has 1-hop neighbours except

@@ -30,7 +30,7 @@ TEST(Themis, HandWorkedOrder) {
 
 TEST(Themis, BalancesAThreeDimensionalSystem) {
   testing::TempDir d;
-  ASSERT_TRUE(WriteSingleCollectiveTraces(64, 0, 1 << 30, d.File("trace")).ok());
+  ASSERT_TRUE(WriteSingleCollectiveTraces(64, CollectiveKind::kAllReduce, 1 << 30, d.File("trace")).ok());
   Tick finished[2];
   double spread[2];
   for (int k = 0; k < 2; ++k) {
@@ -59,7 +59,7 @@ TEST(Themis, BalancesAThreeDimensionalSystem) {
 TEST(IntraDimension, SmallestFirstIsAcceptedAndKeepsSingleDimensionOrder) {
   testing::TempDir d;
   d.Write("network.yml", testing::NetworkYaml("Ring", 8, 50, 500));
-  ASSERT_TRUE(WriteSingleCollectiveTraces(8, 7, 1 << 20, d.File("trace")).ok());
+  ASSERT_TRUE(WriteSingleCollectiveTraces(8, CollectiveKind::kReduceScatter, 1 << 20, d.File("trace")).ok());
   Tick t[2];
   for (int k = 0; k < 2; ++k) {
     d.Write("system.json", testing::SystemJson("ring", 4, 10, 1600, 1,

@@ -8,7 +8,7 @@
 
 #include "apps/commands.h"
 #include "gen/generate.h"
-#include "gen/trace_tools.h"
+#include "gen/toy_traces.h"
 #include "extern/astra_config.h"
 #include "extern/et_io.h"
 #include "network/describe.h"
@@ -16,6 +16,7 @@
 #include "plugins/remote/remote_backend.h"
 #include "run/run.h"
 #include "run/spec.h"
+#include "workload/trace_tools.h"
 
 namespace orrery::cli {
 

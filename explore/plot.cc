@@ -241,6 +241,150 @@ Status CheckOptions(const PlotOptions& o) {
   return Status::Ok();
 }
 
+// The columns the flags name (-1: not given); --stack's in its order.
+struct PlotColumns {
+  int x = -1, y = -1, z = -1, series = -1;
+  std::vector<int> stack;
+};
+
+Result<PlotColumns> ResolveColumns(const Table& t, const PlotOptions& o) {
+  PlotColumns c;
+  if (!o.x.empty()) { ORRERY_PARSE_OR_RETURN(c.x, t.Column("--x", o.x)); }
+  if (!o.y.empty()) { ORRERY_PARSE_OR_RETURN(c.y, t.Column("--y", o.y)); }
+  if (!o.z.empty()) { ORRERY_PARSE_OR_RETURN(c.z, t.Column("--z", o.z)); }
+  if (!o.series.empty()) { ORRERY_PARSE_OR_RETURN(c.series, t.Column("--series", o.series)); }
+  if (o.kind == "stacked") {
+    std::vector<std::string> names;
+    ORRERY_PARSE_OR_RETURN(names, SplitStack(o.stack));
+    for (const auto& n : names) {
+      int col = -1;
+      ORRERY_PARSE_OR_RETURN(col, t.Column("--stack", n));
+      c.stack.push_back(col);
+    }
+  }
+  return c;
+}
+
+Status DrawHeatmap(const Table& t, const PlotColumns& c, ScriptWriter* script, PlotFiles* files) {
+  const CsvTable& csv = t.csv();
+  const int n = static_cast<int>(t.rows().size());
+  const Axis ax = t.MakeAxis(c.x), ay = t.MakeAxis(c.y);
+  std::vector<double> zv;
+  ORRERY_PARSE_OR_RETURN(zv, t.Metric(c.z));
+  std::map<std::pair<int, int>, int> cell;
+  for (int i = 0; i < n; ++i) {
+    auto [it, fresh] = cell.emplace(std::make_pair(ax.pos[i], ay.pos[i]), i);
+    if (!fresh) return t.Collision("heatmap", it->second, i, {c.x, c.y}, "draws one cell per (x, y)");
+  }
+  std::vector<HeatCell> cells;
+  for (const auto& [xy, i] : cell) cells.push_back({xy.first, xy.second, zv[i], csv.lines[t.rows()[i]]});
+  script->Heatmap(ax, ay, csv.header[c.z], cells);
+  files->marks = n;
+  return Status::Ok();
+}
+
+Status DrawLines(const Table& t, const PlotColumns& c, ScriptWriter* script, PlotFiles* files) {
+  const CsvTable& csv = t.csv();
+  const int n = static_cast<int>(t.rows().size());
+  const Axis ax = t.MakeAxis(c.x);
+  std::vector<double> yv;
+  ORRERY_PARSE_OR_RETURN(yv, t.Metric(c.y));
+  Axis as;
+  if (c.series >= 0) {
+    as = t.MakeAxis(c.series);
+  } else {
+    as.labels = {""};
+    as.pos.assign(n, 0);
+  }
+  std::vector<Line> lines(as.labels.size());
+  std::vector<std::map<int, int>> seen(as.labels.size());  // x position -> point
+  for (int i = 0; i < n; ++i) {
+    auto [it, fresh] = seen[as.pos[i]].emplace(ax.pos[i], i);
+    if (!fresh) {
+      std::vector<int> same = {c.x};
+      if (c.series >= 0) same.push_back(c.series);
+      return t.Collision("lines", it->second, i, same, "draws one point per x in each series");
+    }
+  }
+  for (size_t s = 0; s < lines.size(); ++s) {
+    lines[s].title = c.series >= 0 ? as.labels[s] : "";
+    for (const auto& [pos, i] : seen[s]) lines[s].points.push_back({ax.values[pos], yv[i], csv.lines[t.rows()[i]]});
+  }
+  script->Lines(ax, csv.header[c.y], lines);
+  files->marks = n;
+  return Status::Ok();
+}
+
+Status DrawStacked(const Table& t, const PlotColumns& c, ScriptWriter* script, PlotFiles* files) {
+  const CsvTable& csv = t.csv();
+  std::vector<std::string> names, labels;
+  std::vector<std::vector<double>> values;  // per layer, per bar
+  for (int col : c.stack) {
+    names.push_back(csv.header[col]);
+    values.emplace_back();
+    ORRERY_PARSE_OR_RETURN(values.back(), t.Metric(col));
+  }
+  std::vector<int> lines;
+  for (int r : t.rows()) {
+    labels.push_back(csv.rows[r][c.x]);
+    lines.push_back(csv.lines[r]);
+  }
+  script->Stacked(csv.header[c.x], labels, names, values, lines);
+  files->marks = static_cast<int>(t.rows().size()) * static_cast<int>(c.stack.size());
+  return Status::Ok();
+}
+
+// The points (indices) on the Pareto front of minimising both x and y, by x then y.
+std::vector<int> ParetoFront(const std::vector<double>& xv, const std::vector<double>& yv) {
+  std::vector<int> order(xv.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return std::make_pair(xv[a], yv[a]) < std::make_pair(xv[b], yv[b]); });
+  // Sorted by x then y, a point is on the front when no earlier point has a
+  // y as small (an equal point is kept: neither dominates the other).
+  std::vector<int> front;
+  for (int i : order) {
+    if (front.empty() || yv[i] < yv[front.back()] || (xv[i] == xv[front.back()] && yv[i] == yv[front.back()])) {
+      front.push_back(i);
+    }
+  }
+  return front;
+}
+
+// The report's lines: each front row's x, y and its axis columns.
+std::string ParetoReport(const Table& t, const PlotColumns& c, const std::vector<int>& front) {
+  const CsvTable& csv = t.csv();
+  std::string report = "pareto front of " + csv.path + ": " + std::to_string(front.size()) + " of " +
+                       std::to_string(t.rows().size()) + " row(s), minimising " + csv.header[c.x] + " and " +
+                       csv.header[c.y] + "\n";
+  for (int i : front) {
+    const int r = t.rows()[i];
+    std::string axes;
+    for (size_t col = 0; col < csv.header.size(); ++col) {
+      const bool axis = !kResultColumns.count(csv.header[col]) && static_cast<int>(col) != c.x && static_cast<int>(col) != c.y;
+      if (axis) axes += " " + csv.header[col] + "=" + Shown(csv.rows[r][col]);
+    }
+    report += "  line " + std::to_string(csv.lines[r]) + ": " + csv.header[c.x] + "=" + Shown(csv.rows[r][c.x]) + " " +
+              csv.header[c.y] + "=" + Shown(csv.rows[r][c.y]) + (axes.empty() ? "" : " |" + axes) + "\n";
+  }
+  return report;
+}
+
+Status DrawPareto(const Table& t, const PlotColumns& c, ScriptWriter* script, PlotFiles* files) {
+  const CsvTable& csv = t.csv();
+  const int n = static_cast<int>(t.rows().size());
+  std::vector<double> xv, yv;
+  ORRERY_PARSE_OR_RETURN(xv, t.Metric(c.x));
+  ORRERY_PARSE_OR_RETURN(yv, t.Metric(c.y));
+  const std::vector<int> front = ParetoFront(xv, yv);
+  std::vector<Point> all, best;
+  for (int i = 0; i < n; ++i) all.push_back({xv[i], yv[i], csv.lines[t.rows()[i]]});
+  for (int i : front) best.push_back({xv[i], yv[i], csv.lines[t.rows()[i]]});
+  script->Pareto(csv.header[c.x], csv.header[c.y], all, best);
+  files->marks = n + static_cast<int>(front.size());
+  files->report = ParetoReport(t, c, front);
+  return Status::Ok();
+}
+
 }  // namespace
 
 const std::vector<std::string>& PlotKinds() {
@@ -253,111 +397,18 @@ Result<PlotFiles> BuildPlot(const CsvTable& csv, const PlotOptions& o) {
   Table t(csv);
   PlotFiles files;
   // Columns first (a misspelled flag is reported before any row), then rows.
-  int x = -1, y = -1, z = -1, series = -1;
-  std::vector<int> stack;
-  if (!o.x.empty()) { ORRERY_PARSE_OR_RETURN(x, t.Column("--x", o.x)); }
-  if (!o.y.empty()) { ORRERY_PARSE_OR_RETURN(y, t.Column("--y", o.y)); }
-  if (!o.z.empty()) { ORRERY_PARSE_OR_RETURN(z, t.Column("--z", o.z)); }
-  if (!o.series.empty()) { ORRERY_PARSE_OR_RETURN(series, t.Column("--series", o.series)); }
-  if (o.kind == "stacked") {
-    std::vector<std::string> names;
-    ORRERY_PARSE_OR_RETURN(names, SplitStack(o.stack));
-    for (const auto& n : names) {
-      int c = -1;
-      ORRERY_PARSE_OR_RETURN(c, t.Column("--stack", n));
-      stack.push_back(c);
-    }
-  }
+  PlotColumns c;
+  ORRERY_PARSE_OR_RETURN(c, ResolveColumns(t, o));
   ORRERY_RETURN_IF_ERROR(t.SelectRows(&files));
-  const int n = static_cast<int>(t.rows().size());
-
   ScriptWriter script(o);
   if (o.kind == "heatmap") {
-    const Axis ax = t.MakeAxis(x), ay = t.MakeAxis(y);
-    std::vector<double> zv;
-    ORRERY_PARSE_OR_RETURN(zv, t.Metric(z));
-    std::map<std::pair<int, int>, int> cell;
-    for (int i = 0; i < n; ++i) {
-      auto [it, fresh] = cell.emplace(std::make_pair(ax.pos[i], ay.pos[i]), i);
-      if (!fresh) return t.Collision("heatmap", it->second, i, {x, y}, "draws one cell per (x, y)");
-    }
-    std::vector<HeatCell> cells;
-    for (const auto& [xy, i] : cell) cells.push_back({xy.first, xy.second, zv[i], csv.lines[t.rows()[i]]});
-    script.Heatmap(ax, ay, csv.header[z], cells);
-    files.marks = n;
+    ORRERY_RETURN_IF_ERROR(DrawHeatmap(t, c, &script, &files));
   } else if (o.kind == "lines") {
-    const Axis ax = t.MakeAxis(x);
-    std::vector<double> yv;
-    ORRERY_PARSE_OR_RETURN(yv, t.Metric(y));
-    Axis as;
-    if (series >= 0) {
-      as = t.MakeAxis(series);
-    } else {
-      as.labels = {""};
-      as.pos.assign(n, 0);
-    }
-    std::vector<Line> lines(as.labels.size());
-    std::vector<std::map<int, int>> seen(as.labels.size());  // x position -> point
-    for (int i = 0; i < n; ++i) {
-      auto [it, fresh] = seen[as.pos[i]].emplace(ax.pos[i], i);
-      if (!fresh) {
-        std::vector<int> same = {x};
-        if (series >= 0) same.push_back(series);
-        return t.Collision("lines", it->second, i, same, "draws one point per x in each series");
-      }
-    }
-    for (size_t s = 0; s < lines.size(); ++s) {
-      lines[s].title = series >= 0 ? as.labels[s] : "";
-      for (const auto& [pos, i] : seen[s]) lines[s].points.push_back({ax.values[pos], yv[i], csv.lines[t.rows()[i]]});
-    }
-    script.Lines(ax, csv.header[y], lines);
-    files.marks = n;
+    ORRERY_RETURN_IF_ERROR(DrawLines(t, c, &script, &files));
   } else if (o.kind == "stacked") {
-    std::vector<std::string> names, labels;
-    std::vector<std::vector<double>> values;  // per layer, per bar
-    for (int c : stack) {
-      names.push_back(csv.header[c]);
-      values.emplace_back();
-      ORRERY_PARSE_OR_RETURN(values.back(), t.Metric(c));
-    }
-    std::vector<int> lines;
-    for (int r : t.rows()) {
-      labels.push_back(csv.rows[r][x]);
-      lines.push_back(csv.lines[r]);
-    }
-    script.Stacked(csv.header[x], labels, names, values, lines);
-    files.marks = n * static_cast<int>(stack.size());
-  } else {  // pareto
-    std::vector<double> xv, yv;
-    ORRERY_PARSE_OR_RETURN(xv, t.Metric(x));
-    ORRERY_PARSE_OR_RETURN(yv, t.Metric(y));
-    std::vector<int> order(n);
-    for (int i = 0; i < n; ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return std::make_pair(xv[a], yv[a]) < std::make_pair(xv[b], yv[b]); });
-    // Sorted by x then y, a point is on the front when no earlier point has a
-    // y as small (an equal point is kept: neither dominates the other).
-    std::vector<int> front;
-    for (int i : order) {
-      if (front.empty() || yv[i] < yv[front.back()] || (xv[i] == xv[front.back()] && yv[i] == yv[front.back()])) {
-        front.push_back(i);
-      }
-    }
-    std::vector<Point> all, best;
-    for (int i = 0; i < n; ++i) all.push_back({xv[i], yv[i], csv.lines[t.rows()[i]]});
-    for (int i : front) best.push_back({xv[i], yv[i], csv.lines[t.rows()[i]]});
-    script.Pareto(csv.header[x], csv.header[y], all, best);
-    files.marks = n + static_cast<int>(front.size());
-    files.report = "pareto front of " + csv.path + ": " + std::to_string(front.size()) + " of " + std::to_string(n) +
-                   " row(s), minimising " + csv.header[x] + " and " + csv.header[y] + "\n";
-    for (int i : front) {
-      const int r = t.rows()[i];
-      std::string axes;
-      for (size_t c = 0; c < csv.header.size(); ++c) {
-        if (!kResultColumns.count(csv.header[c]) && static_cast<int>(c) != x && static_cast<int>(c) != y) axes += " " + csv.header[c] + "=" + Shown(csv.rows[r][c]);
-      }
-      files.report += "  line " + std::to_string(csv.lines[r]) + ": " + csv.header[x] + "=" + Shown(csv.rows[r][x]) +
-                      " " + csv.header[y] + "=" + Shown(csv.rows[r][y]) + (axes.empty() ? "" : " |" + axes) + "\n";
-    }
+    ORRERY_RETURN_IF_ERROR(DrawStacked(t, c, &script, &files));
+  } else {
+    ORRERY_RETURN_IF_ERROR(DrawPareto(t, c, &script, &files));
   }
   files.gp = script.gp();
   files.dat = script.dat();

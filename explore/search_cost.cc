@@ -128,6 +128,113 @@ struct StageTimes {
   double compute = 0, fwd = 0, bwd = 0, tp = 0, cp = 0, ep = 0, pp = 0, zero3 = 0, grads = 0;
 };
 
+// The network of each axis and of the two data-parallel sets.
+struct AxisLinks {
+  AxisLink tp, cp, ep, pp, ddp, edp;
+};
+
+AxisLinks LinksOf(const Strategy& s, const CostModel& c) {
+  auto link = [&](AxisSet set) { return LinkOf(s, set, c.dims, c.splits, c.endpoint_delay_s); };
+  return {link(Axes(Axis::kTp)), link(Axes(Axis::kCp)), link(Axes(Axis::kEp)),
+          link(Axes(Axis::kPp)), link(kDenseDp),        link(kExpertDp)};
+}
+
+// One layer of one microbatch on a rank (seconds), the same on every stage.
+struct LayerTimes {
+  double attn_f = 0, attn_b = 0, mlp_f = 0, mlp_b = 0, moe_f = 0, moe_b = 0;  // compute
+  double passes_f = 1;           // forwards per microbatch (full recomputation: 2)
+  double tp = 0, ep = 0, cp = 0;  // communication
+};
+
+LayerTimes LayerTimesOf(const Blocks& k, const Strategy& s, const CostModel& c, const AxisLinks& l) {
+  const Roofline roof(c);
+  LayerTimes t;
+  // Forward and backward of one layer (backward: twice the ops and bytes;
+  // selective recomputation adds one forward attention core).
+  const double sel = s.recompute == Recompute::kSelective ? static_cast<double>(k.core) : 0;
+  t.attn_f = roof(k.attn_ops, k.attn_bytes);
+  t.attn_b = roof(2.0 * k.attn_ops + sel, 2.0 * k.attn_bytes);
+  t.mlp_f = roof(k.mlp_ops, k.mlp_bytes);
+  t.mlp_b = roof(2.0 * k.mlp_ops, 2.0 * k.mlp_bytes);
+  t.moe_f = roof(k.router_ops, k.router_bytes) + roof(k.experts_ops, k.experts_bytes);
+  t.moe_b = roof(2.0 * k.router_ops, 2.0 * k.router_bytes) + roof(2.0 * k.experts_ops, 2.0 * k.experts_bytes);
+  t.passes_f = s.recompute == Recompute::kFull ? 2 : 1;
+  // Per layer and microbatch: TP collectives (2 per forward, 2 backward; SP's
+  // all-gather + reduce-scatter pair takes an all-reduce's time), EP
+  // all-to-alls (MoE layers: dispatch + combine per pass), CP ring steps.
+  t.tp = (2 * t.passes_f + 2) * AllReduceS(k.act, s.tp, l.tp);
+  t.ep = (2 * t.passes_f + 2) * HalfS(k.a2a, s.ep, l.ep);
+  if (s.cp > 1) {
+    const double step_f = static_cast<double>(k.core_step) / c.peak_flops_per_s;
+    const double fwd = std::max(0.0, P2pS(k.kv_bytes, l.cp) - step_f);
+    const double bwd = std::max(0.0, P2pS(2.0 * k.kv_bytes, l.cp) - (2 * step_f + sel / s.cp / c.peak_flops_per_s));
+    t.cp = (s.cp - 1) * (t.passes_f * fwd + bwd);
+  }
+  return t;
+}
+
+// A stage rank's parameter bytes: dense ones and experts'.
+struct ParamBytes {
+  double dense = 0, expert = 0;
+};
+
+// Gradients: 2 bytes per parameter of the rank, dense ones over cp·ep·dp,
+// expert ones over cp·dp. ZeRO-0 all-reduce, ZeRO-1/2 reduce-scatter +
+// all-gather (the same time), ZeRO-3 reduce-scatter only.
+double GradientS(const Strategy& s, const ParamBytes& p, const AxisLinks& l) {
+  const int64_t dense_dp = s.cp * s.ep * s.dp, expert_dp = s.cp * s.dp;
+  const double buckets = std::ceil(p.dense / s.bucket_bytes) + std::ceil(p.expert / s.bucket_bytes);
+  auto reduce = [&](double bytes, int64_t d, const AxisLink& link) {
+    if (d <= 1 || bytes == 0) return 0.0;
+    if (link.bytes_per_s == 0) return 0.0;
+    const double body = (s.zero == 3 ? 1.0 : 2.0) * (d - 1) / d * bytes / link.bytes_per_s;
+    return body + (s.zero == 3 ? 1.0 : 2.0) * (d - 1) * link.latency_s * link.splits * std::max(1.0, buckets);
+  };
+  return reduce(p.dense, dense_dp, l.ddp) + reduce(p.expert, expert_dp, l.edp);
+}
+
+// ZeRO-3: each layer's parameters gathered before every forward and
+// backward; a gather overlaps the layer before it, the first is exposed.
+double Zero3S(const Strategy& s, const StageLayerCount& n, const ParamBytes& p, const StageTimes& t, double passes_f,
+              const AxisLinks& l) {
+  const double layers = static_cast<double>(n.dense + n.moe);
+  if (s.zero != 3 || layers <= 0) return 0;
+  const int64_t dense_dp = s.cp * s.ep * s.dp, expert_dp = s.cp * s.dp;
+  const double dense_layer = layers > 0 ? p.dense / layers : 0;  // per layer, embeddings spread
+  const double expert_layer = n.moe > 0 ? p.expert / n.moe : 0;
+  const double ag = HalfS(dense_layer, dense_dp, l.ddp) +
+                    (n.moe > 0 ? HalfS(expert_layer, expert_dp, l.edp) * n.moe / layers : 0);
+  const double layer_f = t.fwd / layers, layer_b = t.bwd / layers;
+  const double pass_f = ag + (layers - 1) * std::max(0.0, ag - layer_f);
+  const double pass_b = ag + (layers - 1) * std::max(0.0, ag - layer_b);
+  return passes_f * pass_f + pass_b;
+}
+
+// One microbatch on a rank of `stage`; `v` model chunks per rank.
+StageTimes StageTimesOf(const ModelDesc& m, const Strategy& s, const CostModel& c, const Blocks& k,
+                        const LayerTimes& lt, const AxisLinks& l, int64_t stage, double v) {
+  const Roofline roof(c);
+  const StageLayerCount n = LayersOf(m, s, stage);
+  const double layers = static_cast<double>(n.dense + n.moe);
+  StageTimes t;
+  // Layers (full recomputation runs their forward twice), then the output layer.
+  t.fwd = n.dense * (lt.attn_f + lt.mlp_f) + n.moe * (lt.attn_f + lt.moe_f);
+  t.bwd = n.dense * (lt.attn_b + lt.mlp_b) + n.moe * (lt.attn_b + lt.moe_b);
+  t.compute = lt.passes_f * t.fwd + t.bwd;
+  if (stage == s.pp - 1 && s.lm_head) t.compute += roof(k.logit_ops, k.logit_bytes) + roof(2.0 * k.logit_ops, 2.0 * k.logit_bytes);
+  t.tp = layers * lt.tp;
+  t.ep = n.moe * lt.ep;
+  t.cp = layers * lt.cp;
+  // One activation in and one gradient back per chunk the rank holds.
+  t.pp = s.pp > 1 ? 2 * v * P2pS(k.act, l.pp) : 0;
+  const RankParamSplit split = RankParamsSplit(m, s, stage);
+  const ParamBytes p{static_cast<double>(split.dense) * s.bytes_per_value,
+                     static_cast<double>(split.expert) * s.bytes_per_value};
+  t.grads = GradientS(s, p, l);
+  t.zero3 = Zero3S(s, n, p, t, lt.passes_f, l);
+  return t;
+}
+
 }  // namespace
 
 Flops StageRankFlops(const ModelDesc& m, const Strategy& s, int64_t stage) {
@@ -144,75 +251,13 @@ Flops StageRankFlops(const ModelDesc& m, const Strategy& s, int64_t stage) {
 
 SymbolicCost EstimateCost(const ModelDesc& m, const Strategy& s, const CostModel& c) {
   const Blocks k = BlocksOf(m, s);
-  const Roofline roof(c);
-  const bool inter = s.schedule == Schedule::kInterleaved;
-  const double v = inter ? static_cast<double>(s.chunks) : 1.0;
-  const int64_t dense_dp = s.cp * s.ep * s.dp, expert_dp = s.cp * s.dp;
-  auto link = [&](AxisSet set) { return LinkOf(s, set, c.dims, c.splits, c.endpoint_delay_s); };
-  const AxisLink tp = link(Axes(Axis::kTp)), cp = link(Axes(Axis::kCp)), ep = link(Axes(Axis::kEp)),
-                 pp = link(Axes(Axis::kPp)), ddp = link(kDenseDp), edp = link(kExpertDp);
-  // Forward and backward of one layer (backward: twice the ops and bytes;
-  // selective recomputation adds one forward attention core).
-  const double sel = s.recompute == Recompute::kSelective ? static_cast<double>(k.core) : 0;
-  const double attn_f = roof(k.attn_ops, k.attn_bytes), attn_b = roof(2.0 * k.attn_ops + sel, 2.0 * k.attn_bytes);
-  const double mlp_f = roof(k.mlp_ops, k.mlp_bytes), mlp_b = roof(2.0 * k.mlp_ops, 2.0 * k.mlp_bytes);
-  const double moe_f = roof(k.router_ops, k.router_bytes) + roof(k.experts_ops, k.experts_bytes);
-  const double moe_b = roof(2.0 * k.router_ops, 2.0 * k.router_bytes) + roof(2.0 * k.experts_ops, 2.0 * k.experts_bytes);
-  const double passes_f = s.recompute == Recompute::kFull ? 2 : 1;  // forwards per microbatch
-  // Per layer and microbatch: TP collectives (2 per forward, 2 backward; SP's
-  // all-gather + reduce-scatter pair takes an all-reduce's time), EP
-  // all-to-alls (MoE layers: dispatch + combine per pass), CP ring steps.
-  const double tp_layer = (2 * passes_f + 2) * AllReduceS(k.act, s.tp, tp);
-  const double ep_layer = (2 * passes_f + 2) * HalfS(k.a2a, s.ep, ep);
-  double cp_layer = 0;
-  if (s.cp > 1) {
-    const double step_f = static_cast<double>(k.core_step) / c.peak_flops_per_s;
-    const double fwd = std::max(0.0, P2pS(k.kv_bytes, cp) - step_f);
-    const double bwd = std::max(0.0, P2pS(2.0 * k.kv_bytes, cp) - (2 * step_f + sel / s.cp / c.peak_flops_per_s));
-    cp_layer = (s.cp - 1) * (passes_f * fwd + bwd);
-  }
+  const double v = s.schedule == Schedule::kInterleaved ? static_cast<double>(s.chunks) : 1.0;
+  const AxisLinks links = LinksOf(s, c);
+  const LayerTimes lt = LayerTimesOf(k, s, c, links);
   SymbolicCost best;
   double slowest_mb = -1, dp_exposed = 0;
   for (int64_t stage : {int64_t{0}, s.pp - 1}) {
-    const StageLayerCount n = LayersOf(m, s, stage);
-    const double layers = static_cast<double>(n.dense + n.moe);
-    StageTimes t;
-    // Layers (full recomputation runs their forward twice), then the output layer.
-    t.fwd = n.dense * (attn_f + mlp_f) + n.moe * (attn_f + moe_f);
-    t.bwd = n.dense * (attn_b + mlp_b) + n.moe * (attn_b + moe_b);
-    t.compute = passes_f * t.fwd + t.bwd;
-    if (stage == s.pp - 1 && s.lm_head) t.compute += roof(k.logit_ops, k.logit_bytes) + roof(2.0 * k.logit_ops, 2.0 * k.logit_bytes);
-    t.tp = layers * tp_layer;
-    t.ep = n.moe * ep_layer;
-    t.cp = layers * cp_layer;
-    // One activation in and one gradient back per chunk the rank holds.
-    t.pp = s.pp > 1 ? 2 * v * P2pS(k.act, pp) : 0;
-    // Gradients: 2 bytes per parameter of the rank, dense ones over cp·ep·dp,
-    // expert ones over cp·dp. ZeRO-0 all-reduce, ZeRO-1/2 reduce-scatter +
-    // all-gather (the same time), ZeRO-3 reduce-scatter only.
-    const RankParamSplit split = RankParamsSplit(m, s, stage);
-    const double dense_bytes = static_cast<double>(split.dense) * s.bytes_per_value;
-    const double expert_bytes = static_cast<double>(split.expert) * s.bytes_per_value;
-    const double buckets = std::ceil(dense_bytes / s.bucket_bytes) + std::ceil(expert_bytes / s.bucket_bytes);
-    auto reduce = [&](double bytes, int64_t d, const AxisLink& l) {
-      if (d <= 1 || bytes == 0) return 0.0;
-      if (l.bytes_per_s == 0) return 0.0;
-      const double body = (s.zero == 3 ? 1.0 : 2.0) * (d - 1) / d * bytes / l.bytes_per_s;
-      return body + (s.zero == 3 ? 1.0 : 2.0) * (d - 1) * l.latency_s * l.splits * std::max(1.0, buckets);
-    };
-    t.grads = reduce(dense_bytes, dense_dp, ddp) + reduce(expert_bytes, expert_dp, edp);
-    // ZeRO-3: each layer's parameters gathered before every forward and
-    // backward; a gather overlaps the layer before it, the first is exposed.
-    if (s.zero == 3 && layers > 0) {
-      const double dense_layer = layers > 0 ? dense_bytes / layers : 0;  // per layer, embeddings spread
-      const double expert_layer = n.moe > 0 ? expert_bytes / n.moe : 0;
-      const double ag = HalfS(dense_layer, dense_dp, ddp) +
-                        (n.moe > 0 ? HalfS(expert_layer, expert_dp, edp) * n.moe / layers : 0);
-      const double layer_f = t.fwd / layers, layer_b = t.bwd / layers;
-      const double pass_f = ag + (layers - 1) * std::max(0.0, ag - layer_f);
-      const double pass_b = ag + (layers - 1) * std::max(0.0, ag - layer_b);
-      t.zero3 = passes_f * pass_f + pass_b;
-    }
+    const StageTimes t = StageTimesOf(m, s, c, k, lt, links, stage, v);
     const double mb = t.compute + t.tp + t.cp + t.ep + t.pp + t.zero3;
     // The last microbatch's backward (of the layers) hides the gradient reduction.
     dp_exposed = std::max(dp_exposed, std::max(0.0, t.grads - t.bwd));

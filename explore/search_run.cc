@@ -102,21 +102,16 @@ std::vector<size_t> ReportOrder(const std::vector<Candidate>& c, const std::vect
   return order;
 }
 
-std::string FormatSearchText(const SearchHeader& h, const SearchResult& r, const std::vector<Simulated>& sims) {
-  std::ostringstream o;
+namespace {
+
+// The table of the top strategies, in report order.
+std::string TopTable(const SearchResult& r, const std::vector<Simulated>& sims, const std::vector<size_t>& order) {
+  std::string out;
   char line[512];
-  const uint64_t survivors = r.pruned[static_cast<int>(PruneReason::kSurvives)];
-  size_t simulated = 0;
-  for (const Simulated& s : sims) simulated += s.done ? 1 : 0;
-  o << "search: " << h.model << " on " << h.npus << " NPUs, global batch " << h.global_batch << ", HBM " << h.hbm_gb
-    << " GB; network " << h.network << "; system " << h.system << "\n";
-  o << "strategies: " << r.enumerated << " enumerated, " << survivors << " survive the pre-filter; top " << r.top.size()
-    << " by symbolic cost, " << simulated << " of them simulated\n";
   std::snprintf(line, sizeof line, "%4s %4s %3s %3s %4s %3s %2s %5s %-13s %-3s %-9s %4s %-14s %12s %14s %10s\n", "rank",
                 "tp", "cp", "ep", "dp", "pp", "b", "m", "schedule", "sp", "recompute", "zero", "order", "symbolic_ms",
                 "simulated_ms", "index");
-  o << line;
-  const std::vector<size_t> order = ReportOrder(r.top, sims);
+  out += line;
   int rank = 0;
   for (size_t i : order) {
     const Strategy& s = r.top[i].strategy;
@@ -128,47 +123,77 @@ std::string FormatSearchText(const SearchHeader& h, const SearchResult& r, const
                   static_cast<long long>(s.microbatches), ScheduleText(s).c_str(), s.sp ? "on" : "off",
                   RecomputeText(s.recompute), s.zero, OrderTextOf(s).c_str(), Ms(r.top[i].cost.total_s).c_str(),
                   sim.c_str(), static_cast<unsigned long long>(r.top[i].index));
-    o << line;
+    out += line;
   }
-  for (size_t i : order) {
-    if (!sims[i].error.empty()) o << "error (index " << r.top[i].index << "): " << sims[i].error << "\n";
-  }
-  // Which engine ran them: a full-engine run costs far more (the reasons say what to lift next).
+  return out;
+}
+
+// Which engine ran them: a full-engine run costs far more (the reasons say what to lift next).
+std::string EngineLine(const SearchResult& r, const std::vector<Simulated>& sims, const std::vector<size_t>& order,
+                       size_t simulated) {
   size_t full = 0;
   std::string first_full;
   for (size_t i : order) {
     if (!sims[i].done || sims[i].full_engine.empty()) continue;
     if (full++ == 0) first_full = "index " + std::to_string(r.top[i].index) + ": " + sims[i].full_engine;
   }
-  if (simulated > 0) {
-    o << "engine: " << simulated - full << " of " << simulated << " simulated by rank classes or one symmetric rank";
-    if (full > 0) o << ", " << full << " on the full engine (first, " << first_full << ")";
-    o << "\n";
+  std::ostringstream o;
+  o << "engine: " << simulated - full << " of " << simulated << " simulated by rank classes or one symmetric rank";
+  if (full > 0) o << ", " << full << " on the full engine (first, " << first_full << ")";
+  o << "\n";
+  return o.str();
+}
+
+// The best simulated strategy, the spread and how well the symbolic cost ranked them.
+std::string WinnerLines(const SearchResult& r, const std::vector<Simulated>& sims, const std::vector<size_t>& order,
+                        size_t simulated) {
+  std::ostringstream o;
+  char line[512];
+  const size_t best = order.front(), worst = order[simulated - 1];
+  o << "winner: index " << r.top[best].index << ": " << StrategyText(r.top[best].strategy) << ": simulated "
+    << NsAsMs(sims[best].iteration_ns) << " ms (symbolic " << Ms(r.top[best].cost.total_s) << " ms)\n";
+  std::snprintf(line, sizeof line, "spread: worst / best simulated = %s / %s ms = %.3f over %zu simulated\n",
+                NsAsMs(sims[worst].iteration_ns).c_str(), NsAsMs(sims[best].iteration_ns).c_str(),
+                static_cast<double>(sims[worst].iteration_ns) / static_cast<double>(sims[best].iteration_ns), simulated);
+  o << line;
+  std::vector<double> sym, sim;
+  for (size_t i = 0; i < r.top.size(); ++i) {
+    if (!sims[i].done) continue;
+    sym.push_back(r.top[i].cost.total_s);
+    sim.push_back(static_cast<double>(sims[i].iteration_ns));
   }
+  const double rho = SpearmanRho(sym, sim);
+  if (std::isnan(rho)) {
+    o << "Spearman rank correlation, symbolic vs simulated: n/a (n = " << sym.size() << ", needs 2 or more distinct values)\n";
+  } else {
+    std::snprintf(line, sizeof line, "Spearman rank correlation, symbolic vs simulated (n = %zu): %.3f\n", sym.size(), rho);
+    o << line;
+  }
+  return o.str();
+}
+
+}  // namespace
+
+std::string FormatSearchText(const SearchHeader& h, const SearchResult& r, const std::vector<Simulated>& sims) {
+  std::ostringstream o;
+  const uint64_t survivors = r.pruned[static_cast<int>(PruneReason::kSurvives)];
+  size_t simulated = 0;
+  for (const Simulated& s : sims) simulated += s.done ? 1 : 0;
+  o << "search: " << h.model << " on " << h.npus << " NPUs, global batch " << h.global_batch << ", HBM " << h.hbm_gb
+    << " GB; network " << h.network << "; system " << h.system << "\n";
+  o << "strategies: " << r.enumerated << " enumerated, " << survivors << " survive the pre-filter; top " << r.top.size()
+    << " by symbolic cost, " << simulated << " of them simulated\n";
+  const std::vector<size_t> order = ReportOrder(r.top, sims);
+  o << TopTable(r, sims, order);
+  for (size_t i : order) {
+    if (!sims[i].error.empty()) o << "error (index " << r.top[i].index << "): " << sims[i].error << "\n";
+  }
+  if (simulated > 0) o << EngineLine(r, sims, order, simulated);
   if (simulated == 0) {
     o << "winner: none simulated (--time-limit); the symbolic best is index " << r.top.front().index << ": "
       << StrategyText(r.top.front().strategy) << "\n";
   } else {
-    const size_t best = order.front(), worst = order[simulated - 1];
-    o << "winner: index " << r.top[best].index << ": " << StrategyText(r.top[best].strategy) << ": simulated "
-      << NsAsMs(sims[best].iteration_ns) << " ms (symbolic " << Ms(r.top[best].cost.total_s) << " ms)\n";
-    std::snprintf(line, sizeof line, "spread: worst / best simulated = %s / %s ms = %.3f over %zu simulated\n",
-                  NsAsMs(sims[worst].iteration_ns).c_str(), NsAsMs(sims[best].iteration_ns).c_str(),
-                  static_cast<double>(sims[worst].iteration_ns) / static_cast<double>(sims[best].iteration_ns), simulated);
-    o << line;
-    std::vector<double> sym, sim;
-    for (size_t i = 0; i < r.top.size(); ++i) {
-      if (!sims[i].done) continue;
-      sym.push_back(r.top[i].cost.total_s);
-      sim.push_back(static_cast<double>(sims[i].iteration_ns));
-    }
-    const double rho = SpearmanRho(sym, sim);
-    if (std::isnan(rho)) {
-      o << "Spearman rank correlation, symbolic vs simulated: n/a (n = " << sym.size() << ", needs 2 or more distinct values)\n";
-    } else {
-      std::snprintf(line, sizeof line, "Spearman rank correlation, symbolic vs simulated (n = %zu): %.3f\n", sym.size(), rho);
-      o << line;
-    }
+    o << WinnerLines(r, sims, order, simulated);
   }
   o << "pruned (reason: strategies):\n";
   for (int k = 1; k < kNumPruneReasons; ++k) {

@@ -4,8 +4,10 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <memory>
 #include <set>
 
+#include "core/parse.h"
 #include "extern/json_util.h"
 
 namespace orrery::sweep {
@@ -103,56 +105,74 @@ class Parser {
       }
       const char c = text_[i];
       if (std::isdigit(static_cast<unsigned char>(c)) || (c == '.' && i + 1 < text_.size() && std::isdigit(static_cast<unsigned char>(text_[i + 1])))) {
-        char* end = nullptr;
-        t.number = std::strtod(text_.c_str() + i, &end);
-        const size_t len = static_cast<size_t>(end - (text_.c_str() + i));
-        t.kind = Tok::kNumber;
-        t.text = text_.substr(i, len);
-        i += len;
-        if (i < text_.size() && (std::isalpha(static_cast<unsigned char>(text_[i])) || text_[i] == '_')) {
-          return Error(static_cast<int>(i) + 1, "expected an operator after the number " + t.text + ", found '" +
-                                                    std::string(1, text_[i]) + "' (units are not allowed: write 50, not 50GB)");
-        }
+        ORRERY_RETURN_IF_ERROR(LexNumber(&i, &t));
       } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
-        size_t j = i + 1;
-        while (j < text_.size()) {
-          const char d = text_[j];
-          const bool joins = d == '-' && std::isalpha(static_cast<unsigned char>(text_[j - 1])) && j + 1 < text_.size() &&
-                             std::isalpha(static_cast<unsigned char>(text_[j + 1]));
-          if (!(std::isalnum(static_cast<unsigned char>(d)) || d == '_' || d == '.' || joins)) break;
-          ++j;
-        }
-        t.text = text_.substr(i, j - i);
-        t.kind = (t.text == "and" || t.text == "or" || t.text == "not") ? Tok::kOp : Tok::kName;
-        if (t.text.back() == '.') return Error(static_cast<int>(j), "expected a name after '.', found " + std::string(j < text_.size() ? "'" + std::string(1, text_[j]) + "'" : "the end of the filter"));
-        i = j;
+        ORRERY_RETURN_IF_ERROR(LexName(&i, &t));
       } else if (c == '\'' || c == '"') {
-        const size_t close = text_.find(c, i + 1);
-        if (close == std::string::npos) return Error(t.column, std::string("the string opened here has no closing ") + c);
-        t.kind = Tok::kString;
-        t.text = text_.substr(i + 1, close - i - 1);
-        i = close + 1;
+        ORRERY_RETURN_IF_ERROR(LexString(&i, &t));
       } else {
-        static const char* const kOps[] = {"==", "!=", "<=", ">=", "&&", "||", "<", ">", "+", "-", "*", "/", "(", ")", "!"};
-        bool found = false;
-        for (const char* op : kOps) {
-          const std::string o = op;
-          if (text_.compare(i, o.size(), o) == 0) {
-            t.kind = Tok::kOp;
-            t.text = o;
-            i += o.size();
-            found = true;
-            break;
-          }
-        }
-        if (!found) {
-          return Error(t.column, std::string("unexpected character '") + c +
-                                     "'; allowed: numbers, 'strings', names, + - * / == != < <= > >= and or not ( )" +
-                                     (c == '=' ? " (compare with ==)" : ""));
-        }
+        ORRERY_RETURN_IF_ERROR(LexOperator(&i, &t));
       }
       toks_.push_back(t);
     }
+  }
+
+  // Each reads the token that starts at *i into *t and moves *i past it.
+  Status LexNumber(size_t* i, Token* t) const {
+    char* end = nullptr;
+    t->number = std::strtod(text_.c_str() + *i, &end);
+    const size_t len = static_cast<size_t>(end - (text_.c_str() + *i));
+    t->kind = Tok::kNumber;
+    t->text = text_.substr(*i, len);
+    *i += len;
+    if (*i < text_.size() && (std::isalpha(static_cast<unsigned char>(text_[*i])) || text_[*i] == '_')) {
+      return Error(static_cast<int>(*i) + 1, "expected an operator after the number " + t->text + ", found '" +
+                                                 std::string(1, text_[*i]) + "' (units are not allowed: write 50, not 50GB)");
+    }
+    return Status::Ok();
+  }
+
+  Status LexName(size_t* i, Token* t) const {
+    size_t j = *i + 1;
+    while (j < text_.size()) {
+      const char d = text_[j];
+      const bool joins = d == '-' && std::isalpha(static_cast<unsigned char>(text_[j - 1])) && j + 1 < text_.size() &&
+                         std::isalpha(static_cast<unsigned char>(text_[j + 1]));
+      if (!(std::isalnum(static_cast<unsigned char>(d)) || d == '_' || d == '.' || joins)) break;
+      ++j;
+    }
+    t->text = text_.substr(*i, j - *i);
+    t->kind = (t->text == "and" || t->text == "or" || t->text == "not") ? Tok::kOp : Tok::kName;
+    if (t->text.back() == '.') return Error(static_cast<int>(j), "expected a name after '.', found " + std::string(j < text_.size() ? "'" + std::string(1, text_[j]) + "'" : "the end of the filter"));
+    *i = j;
+    return Status::Ok();
+  }
+
+  Status LexString(size_t* i, Token* t) const {
+    const char quote = text_[*i];
+    const size_t close = text_.find(quote, *i + 1);
+    if (close == std::string::npos) return Error(t->column, std::string("the string opened here has no closing ") + quote);
+    t->kind = Tok::kString;
+    t->text = text_.substr(*i + 1, close - *i - 1);
+    *i = close + 1;
+    return Status::Ok();
+  }
+
+  Status LexOperator(size_t* i, Token* t) const {
+    static const char* const kOps[] = {"==", "!=", "<=", ">=", "&&", "||", "<", ">", "+", "-", "*", "/", "(", ")", "!"};
+    for (const char* op : kOps) {
+      const std::string o = op;
+      if (text_.compare(*i, o.size(), o) == 0) {
+        t->kind = Tok::kOp;
+        t->text = o;
+        *i += o.size();
+        return Status::Ok();
+      }
+    }
+    const char c = text_[*i];
+    return Error(t->column, std::string("unexpected character '") + c +
+                                "'; allowed: numbers, 'strings', names, + - * / == != < <= > >= and or not ( )" +
+                                (c == '=' ? " (compare with ==)" : ""));
   }
 
   const Token& Peek() const { return toks_[pos_]; }
@@ -312,67 +332,66 @@ class Parser {
   int root_ = -1;
 };
 
-// Evaluates node `i`; `vars` are the values of the filter's names at this point.
-Result<V> Eval(const std::vector<Node>& nodes, int i, const std::vector<V>& vars) {
-  const Node& n = nodes[i];
-  auto type_error = [&](const std::string& what, const V& got) {
-    return Status::Invalid("'" + n.op + "' at column " + std::to_string(n.column) + " " + what + ", got " +
-                           TypeName(got.type));
-  };
-  switch (n.kind) {
-    case Node::kConst: return n.value;
-    case Node::kVar: return vars[n.var];
-    case Node::kNeg: {
-      auto a = Eval(nodes, n.a, vars);
-      if (!a.ok()) return a;
-      if (a->type != V::kNumber) {
-        return Status::Invalid("'-' at column " + std::to_string(n.column) + " takes a number, got " + TypeName(a->type));
-      }
-      a->n = -a->n;
-      return a;
-    }
-    case Node::kNot: {
-      auto a = Eval(nodes, n.a, vars);
-      if (!a.ok()) return a;
-      if (a->type != V::kBool) {
-        return Status::Invalid("'not' at column " + std::to_string(n.column) + " takes true or false, got " +
-                               TypeName(a->type));
-      }
-      a->b = !a->b;
-      return a;
-    }
-    case Node::kBinary: break;
-  }
+Result<V> Eval(const std::vector<Node>& nodes, int i, const std::vector<V>& vars);
+
+Status TypeError(const Node& n, const std::string& what, const V& got) {
+  return Status::Invalid("'" + n.op + "' at column " + std::to_string(n.column) + " " + what + ", got " +
+                         TypeName(got.type));
+}
+
+// '-' and 'not'.
+Result<V> EvalPrefix(const std::vector<Node>& nodes, const Node& n, const std::vector<V>& vars) {
   auto a = Eval(nodes, n.a, vars);
   if (!a.ok()) return a;
-  if (n.op == "and" || n.op == "or") {
-    if (a->type != V::kBool) return type_error("takes true or false", a.value());
-    if (n.op == "and" ? !a->b : a->b) return a;  // short-circuit
-    auto b = Eval(nodes, n.b, vars);
-    if (b.ok() && b->type != V::kBool) return type_error("takes true or false", b.value());
-    return b;
+  if (n.kind == Node::kNeg) {
+    if (a->type != V::kNumber) {
+      return Status::Invalid("'-' at column " + std::to_string(n.column) + " takes a number, got " + TypeName(a->type));
+    }
+    a->n = -a->n;
+    return a;
   }
+  if (a->type != V::kBool) {
+    return Status::Invalid("'not' at column " + std::to_string(n.column) + " takes true or false, got " +
+                           TypeName(a->type));
+  }
+  a->b = !a->b;
+  return a;
+}
+
+// 'and' and 'or', given the left side's value: the right side only when it decides.
+Result<V> EvalLogic(const std::vector<Node>& nodes, const Node& n, const V& a, const std::vector<V>& vars) {
+  if (a.type != V::kBool) return TypeError(n, "takes true or false", a);
+  if (n.op == "and" ? !a.b : a.b) return a;  // short-circuit
   auto b = Eval(nodes, n.b, vars);
-  if (!b.ok()) return b;
+  if (b.ok() && b->type != V::kBool) return TypeError(n, "takes true or false", b.value());
+  return b;
+}
+
+// '==' and '!=': two values of one type.
+Result<V> EvalEquality(const Node& n, const V& a, const V& b) {
+  if (a.type != b.type) {
+    return Status::Invalid("'" + n.op + "' at column " + std::to_string(n.column) + " compares " + TypeName(a.type) +
+                           " with " + TypeName(b.type));
+  }
   V out;
   out.type = V::kBool;
-  if (n.op == "==" || n.op == "!=") {
-    if (a->type != b->type) {
-      return Status::Invalid("'" + n.op + "' at column " + std::to_string(n.column) + " compares " +
-                             TypeName(a->type) + " with " + TypeName(b->type));
-    }
-    const bool eq = a->type == V::kNumber ? a->n == b->n : a->type == V::kString ? a->s == b->s : a->b == b->b;
-    out.b = n.op == "==" ? eq : !eq;
-    return out;
-  }
-  if (a->type != V::kNumber) return type_error("takes numbers", a.value());
-  if (b->type != V::kNumber) return type_error("takes numbers", b.value());
-  const double x = a->n, y = b->n;
+  const bool eq = a.type == V::kNumber ? a.n == b.n : a.type == V::kString ? a.s == b.s : a.b == b.b;
+  out.b = n.op == "==" ? eq : !eq;
+  return out;
+}
+
+// < <= > >= + - * /: two numbers.
+Result<V> EvalNumeric(const Node& n, const V& a, const V& b) {
+  if (a.type != V::kNumber) return TypeError(n, "takes numbers", a);
+  if (b.type != V::kNumber) return TypeError(n, "takes numbers", b);
+  const double x = a.n, y = b.n;
+  V out;
+  out.type = V::kBool;
   if (n.op == "<") out.b = x < y;
   if (n.op == "<=") out.b = x <= y;
   if (n.op == ">") out.b = x > y;
   if (n.op == ">=") out.b = x >= y;
-  if (out.type == V::kBool && (n.op[0] == '<' || n.op[0] == '>')) return out;
+  if (n.op[0] == '<' || n.op[0] == '>') return out;
   out.type = V::kNumber;
   if (n.op == "+") out.n = x + y;
   if (n.op == "-") out.n = x - y;
@@ -384,10 +403,137 @@ Result<V> Eval(const std::vector<Node>& nodes, int i, const std::vector<V>& vars
   return out;
 }
 
+// Evaluates node `i`; `vars` are the values of the filter's names at this point.
+Result<V> Eval(const std::vector<Node>& nodes, int i, const std::vector<V>& vars) {
+  const Node& n = nodes[i];
+  switch (n.kind) {
+    case Node::kConst: return n.value;
+    case Node::kVar: return vars[n.var];
+    case Node::kNeg:
+    case Node::kNot: return EvalPrefix(nodes, n, vars);
+    case Node::kBinary: break;
+  }
+  auto a = Eval(nodes, n.a, vars);
+  if (!a.ok()) return a;
+  if (n.op == "and" || n.op == "or") return EvalLogic(nodes, n, a.value(), vars);
+  auto b = Eval(nodes, n.b, vars);
+  if (!b.ok()) return b;
+  if (n.op == "==" || n.op == "!=") return EvalEquality(n, a.value(), b.value());
+  return EvalNumeric(n, a.value(), b.value());
+}
+
 std::string PointText(const std::vector<Assignment>& point) {
   std::string s;
   for (const Assignment& a : point) s += (s.empty() ? "" : ", ") + a.path + "=" + a.value.text;
   return s;
+}
+
+// What a filter's names may stand for.
+struct NameScope {
+  const std::vector<std::string>& valid_paths;
+  const std::set<std::string>& axes;  // paths that have a value at some point
+  const std::map<std::string, Value>& base;
+};
+
+// A filter as messages name it: `spec.yml:7: filters[0] 'tp <= 4'`.
+std::string FilterWhere(const std::string& file, const FilterText& filter, size_t index) {
+  const std::string& text = filter.text;  // a long one is shown by its start
+  return file + ":" + std::to_string(filter.line) + ": filters[" + std::to_string(index) + "] '" +
+         (text.size() > 120 ? text.substr(0, 100) + "...' (" + std::to_string(text.size()) + " characters)" : text + "'");
+}
+
+// `at`: where the name is written. Names the closest name with a value and the axes.
+Status UnknownName(const std::string& at, const std::string& name, const NameScope& scope) {
+  std::vector<std::string> known;  // the names with a value, full and short
+  for (const std::string& p : scope.valid_paths) {
+    if (!scope.axes.count(p) && !scope.base.count(p)) continue;
+    known.push_back(p);
+    for (size_t dot = p.find('.'); dot != std::string::npos; dot = p.find('.', dot + 1)) known.push_back(p.substr(dot + 1));
+  }
+  std::string close = ClosestMatch(name, known);
+  for (const std::string& k : known) {
+    if (close.empty() && k.rfind(name, 0) == 0) close = k;  // a name cut short: dim1.bandwidth
+  }
+  std::vector<std::string> axes(scope.axes.begin(), scope.axes.end());
+  return Status::Invalid(at + "unknown name '" + name + "'" + (close.empty() ? "" : " (did you mean '" + close + "'?)") +
+                         (name.find('-') != std::string::npos ? " ('-' between letters is part of a name; write subtraction with spaces)" : "") +
+                         (close.empty() && name.find('.') == std::string::npos ? " (a text value is quoted: '" + name + "')" : "") +
+                         "; a name is a path of the spec or a dotted tail of one (tp for gen.tp); the axes: " +
+                         (axes.empty() ? std::string("none") : JoinStrings(axes, ", ")));
+}
+
+// The path `name` stands for: itself, or the one path it is a dotted tail of.
+Result<std::string> ResolveName(const std::string& at, const std::string& name, const NameScope& scope) {
+  std::vector<std::string> matches;
+  for (const std::string& p : scope.valid_paths) {
+    if (p == name) {
+      matches = {p};
+      break;
+    }
+    if (p.size() > name.size() && p.compare(p.size() - name.size(), name.size(), name) == 0 &&
+        p[p.size() - name.size() - 1] == '.') {
+      matches.push_back(p);
+    }
+  }
+  if (matches.empty()) return UnknownName(at, name, scope);
+  if (matches.size() > 1) {
+    return Status::Invalid(at + "'" + name + "' names several paths (" + JoinStrings(matches, ", ") +
+                           "); write more of the path");
+  }
+  return matches[0];
+}
+
+struct Compiled {
+  Parser parser;
+  std::vector<std::string> paths;  // per name
+  std::string where;
+};
+
+Result<std::unique_ptr<Compiled>> Compile(const std::string& file, const FilterText& filter, size_t index,
+                                          const NameScope& scope) {
+  const std::string where = FilterWhere(file, filter, index);
+  auto c = std::make_unique<Compiled>(Compiled{Parser(filter.text, where), {}, where});
+  ORRERY_RETURN_IF_ERROR(c->parser.Parse());
+  for (const auto& [name, column] : c->parser.names) {
+    std::string path;
+    ORRERY_PARSE_OR_RETURN(path, ResolveName(where + " at column " + std::to_string(column) + ": ", name, scope));
+    c->paths.push_back(std::move(path));
+  }
+  return c;
+}
+
+// Whether filter `c` holds at point `i`; `vars` is scratch space.
+Result<bool> Holds(const Compiled& c, const std::vector<Assignment>& point, uint64_t i,
+                   const std::map<std::string, Value>& base, std::vector<V>* vars) {
+  vars->clear();
+  for (size_t v = 0; v < c.paths.size(); ++v) {
+    const std::string& path = c.paths[v];
+    const Value* value = nullptr;
+    for (const Assignment& a : point) {
+      if (a.path == path) value = &a.value;
+    }
+    if (!value) {
+      auto it = base.find(path);
+      if (it == base.end()) {
+        const std::string& name = c.parser.names[v].first;
+        return Status::Invalid(c.where + ": '" + name + "'" + (name == path ? "" : " (" + path + ")") +
+                               " has no value at point " + std::to_string(i) + " (" + PointText(point) +
+                               "): it is not on an axis there and the base does not set it");
+      }
+      value = &it->second;
+    }
+    vars->push_back(FromValue(*value));
+  }
+  auto r = Eval(c.parser.nodes, c.parser.root(), *vars);
+  if (!r.ok()) {
+    return Status::Invalid(c.where + ": at point " + std::to_string(i) + " (" + PointText(point) + "): " +
+                           r.status().message());
+  }
+  if (r->type != V::kBool) {
+    return Status::Invalid(c.where + ": gives " + std::string(TypeName(r->type)) + ", not true or false (at point " +
+                           std::to_string(i) + "); a filter is a condition, e.g. 'tp * pp <= 64'");
+  }
+  return r->b;
 }
 
 }  // namespace
@@ -401,93 +547,18 @@ Result<std::vector<uint64_t>> FilterPoints(const std::string& file, const std::v
   for (const auto& p : points) {
     for (const Assignment& a : p) axis_set.insert(a.path);
   }
-  struct Compiled {
-    Parser parser;
-    std::vector<std::string> paths;  // per name
-    std::string where;
-  };
+  const NameScope scope{valid_paths, axis_set, base};
   std::vector<std::unique_ptr<Compiled>> compiled;
   for (size_t f = 0; f < filters.size(); ++f) {
-    const std::string& text = filters[f].text;  // a long one is shown by its start
-    const std::string where = file + ":" + std::to_string(filters[f].line) + ": filters[" + std::to_string(f) +
-                              "] '" + (text.size() > 120 ? text.substr(0, 100) + "...' (" + std::to_string(text.size()) +
-                                                               " characters)" : text + "'");
-    auto c = std::make_unique<Compiled>(Compiled{Parser(filters[f].text, where), {}, where});
-    ORRERY_RETURN_IF_ERROR(c->parser.Parse());
-    for (const auto& [name, column] : c->parser.names) {
-      std::vector<std::string> matches;
-      for (const std::string& p : valid_paths) {
-        if (p == name) {
-          matches = {p};
-          break;
-        }
-        if (p.size() > name.size() && p.compare(p.size() - name.size(), name.size(), name) == 0 &&
-            p[p.size() - name.size() - 1] == '.') {
-          matches.push_back(p);
-        }
-      }
-      const std::string at = where + " at column " + std::to_string(column) + ": ";
-      if (matches.empty()) {
-        std::vector<std::string> known;  // the names with a value, full and short
-        for (const std::string& p : valid_paths) {
-          if (!axis_set.count(p) && !base.count(p)) continue;
-          known.push_back(p);
-          for (size_t dot = p.find('.'); dot != std::string::npos; dot = p.find('.', dot + 1)) known.push_back(p.substr(dot + 1));
-        }
-        std::string close = ClosestMatch(name, known);
-        for (const std::string& k : known) {
-          if (close.empty() && k.rfind(name, 0) == 0) close = k;  // a name cut short: dim1.bandwidth
-        }
-        std::vector<std::string> axes(axis_set.begin(), axis_set.end());
-        return Status::Invalid(at + "unknown name '" + name + "'" + (close.empty() ? "" : " (did you mean '" + close + "'?)") +
-                               (name.find('-') != std::string::npos ? " ('-' between letters is part of a name; write subtraction with spaces)" : "") +
-                               (close.empty() && name.find('.') == std::string::npos ? " (a text value is quoted: '" + name + "')" : "") +
-                               "; a name is a path of the spec or a dotted tail of one (tp for gen.tp); the axes: " +
-                               (axes.empty() ? std::string("none") : JoinStrings(axes, ", ")));
-      }
-      if (matches.size() > 1) {
-        return Status::Invalid(at + "'" + name + "' names several paths (" + JoinStrings(matches, ", ") +
-                               "); write more of the path");
-      }
-      c->paths.push_back(matches[0]);
-    }
-    compiled.push_back(std::move(c));
+    compiled.emplace_back();
+    ORRERY_PARSE_OR_RETURN(compiled.back(), Compile(file, filters[f], f, scope));
   }
   std::vector<uint64_t> kept;
   std::vector<V> vars;
   for (uint64_t i = 0; i < points.size(); ++i) {
     bool keep = true;
     for (size_t f = 0; f < compiled.size() && keep; ++f) {
-      const Compiled& c = *compiled[f];
-      vars.clear();
-      for (size_t v = 0; v < c.paths.size(); ++v) {
-        const std::string& path = c.paths[v];
-        const Value* value = nullptr;
-        for (const Assignment& a : points[i]) {
-          if (a.path == path) value = &a.value;
-        }
-        if (!value) {
-          auto it = base.find(path);
-          if (it == base.end()) {
-            const std::string& name = c.parser.names[v].first;
-            return Status::Invalid(c.where + ": '" + name + "'" + (name == path ? "" : " (" + path + ")") +
-                                   " has no value at point " + std::to_string(i) + " (" + PointText(points[i]) +
-                                   "): it is not on an axis there and the base does not set it");
-          }
-          value = &it->second;
-        }
-        vars.push_back(FromValue(*value));
-      }
-      auto r = Eval(c.parser.nodes, c.parser.root(), vars);
-      if (!r.ok()) {
-        return Status::Invalid(c.where + ": at point " + std::to_string(i) + " (" + PointText(points[i]) + "): " +
-                               r.status().message());
-      }
-      if (r->type != V::kBool) {
-        return Status::Invalid(c.where + ": gives " + std::string(TypeName(r->type)) + ", not true or false (at point " +
-                               std::to_string(i) + "); a filter is a condition, e.g. 'tp * pp <= 64'");
-      }
-      keep = r->b;
+      ORRERY_PARSE_OR_RETURN(keep, Holds(*compiled[f], points[i], i, base, &vars));
     }
     if (keep) kept.push_back(i);
   }

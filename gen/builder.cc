@@ -139,6 +139,16 @@ NodeRef GraphBuilder::Compute(std::string name, uint64_t num_ops, uint64_t tenso
   return Add(std::move(n), std::move(deps));
 }
 
+NodeRef GraphBuilder::Timed(std::string name, uint64_t duration_us, uint64_t output_bytes, std::vector<NodeRef> deps) {
+  GenNode n;
+  n.kind = GenKind::kComp;
+  n.name = std::move(name);
+  n.timed = true;
+  n.duration_micros = duration_us;
+  n.output_bytes = output_bytes;
+  return Add(std::move(n), std::move(deps));
+}
+
 NodeRef GraphBuilder::Collective(std::string name, Coll type, uint64_t bytes, AxisSet group, std::vector<NodeRef> deps) {
   GenNode n;
   n.kind = GenKind::kColl;
@@ -197,36 +207,64 @@ void Attr(ChakraProtoMsg::Node* node, const char* name, uint64_t v) {
   a->set_uint64_val(v);
 }
 
-ChakraProtoMsg::Node ToChakra(const Layout& l, int rank, uint32_t id, const GenNode& g) {
+// comm_type and comm_size: int64 in ASTRA-sim's example spelling.
+void CommAttr(ChakraProtoMsg::Node* node, const char* name, uint64_t v, ChakraSpelling spelling) {
+  if (spelling == ChakraSpelling::kGenerated) return Attr(node, name, v);
+  auto* a = node->add_attr();
+  a->set_name(name);
+  a->set_int64_val(static_cast<int64_t>(v));
+}
+
+void SetComp(const GenNode& g, ChakraProtoMsg::Node* n) {
+  n->set_type(ChakraProtoMsg::COMP_NODE);
+  if (!g.timed) {
+    Attr(n, "num_ops", g.num_ops);
+    Attr(n, "tensor_size", g.tensor_size);
+  }
+  if (g.output_bytes) Attr(n, "output_bytes", g.output_bytes);
+  if (g.timed || g.duration_micros) n->set_duration_micros(g.duration_micros);
+}
+
+void SetColl(const Layout& l, int rank, const GenNode& g, ChakraSpelling spelling, ChakraProtoMsg::Node* n) {
+  n->set_type(ChakraProtoMsg::COMM_COLL_NODE);
+  CommAttr(n, "comm_type", static_cast<uint64_t>(g.coll), spelling);
+  CommAttr(n, "comm_size", g.bytes, spelling);
+  if (spelling == ChakraSpelling::kAstraSimExample) return;
+  auto* a = n->add_attr();
+  a->set_name("pg_name");
+  a->set_string_val(l.GroupName(rank, g.group));
+}
+
+void SetSendRecv(const Layout& l, int rank, const GenNode& g, ChakraSpelling spelling, ChakraProtoMsg::Node* n) {
+  const bool send = g.kind == GenKind::kSend;
+  n->set_type(send ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE);
+  Attr(n, send ? "comm_dst" : "comm_src", static_cast<uint64_t>(Peer(l, rank, g)));
+  CommAttr(n, "comm_size", g.bytes, spelling);
+  Attr(n, "comm_tag", g.tag);
+}
+
+ChakraProtoMsg::Node ToChakra(const Layout& l, int rank, uint32_t id, const GenNode& g, ChakraSpelling spelling) {
   ChakraProtoMsg::Node n;
   n.set_id(id);
   n.set_name(g.name);
   for (NodeRef d : g.deps) n.add_data_deps(d);
+  for (NodeRef d : g.ctrl_deps) n.add_ctrl_deps(d);
+  if (spelling == ChakraSpelling::kAstraSimExample) {
+    auto* a = n.add_attr();
+    a->set_name("is_cpu_op");
+    a->set_bool_val(false);
+  }
   switch (g.kind) {
     case GenKind::kComp:
-      n.set_type(ChakraProtoMsg::COMP_NODE);
-      Attr(&n, "num_ops", g.num_ops);
-      Attr(&n, "tensor_size", g.tensor_size);
-      if (g.duration_micros) n.set_duration_micros(g.duration_micros);
+      SetComp(g, &n);
       break;
-    case GenKind::kColl: {
-      n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
-      Attr(&n, "comm_type", static_cast<uint64_t>(g.coll));
-      Attr(&n, "comm_size", g.bytes);
-      auto* a = n.add_attr();
-      a->set_name("pg_name");
-      a->set_string_val(l.GroupName(rank, g.group));
+    case GenKind::kColl:
+      SetColl(l, rank, g, spelling, &n);
       break;
-    }
     case GenKind::kSend:
-    case GenKind::kRecv: {
-      const bool send = g.kind == GenKind::kSend;
-      n.set_type(send ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE);
-      Attr(&n, send ? "comm_dst" : "comm_src", static_cast<uint64_t>(Peer(l, rank, g)));
-      Attr(&n, "comm_size", g.bytes);
-      Attr(&n, "comm_tag", g.tag);
+    case GenKind::kRecv:
+      SetSendRecv(l, rank, g, spelling, &n);
       break;
-    }
     case GenKind::kMemLoad:
     case GenKind::kMemStore:
       n.set_type(g.kind == GenKind::kMemLoad ? ChakraProtoMsg::MEM_LOAD_NODE : ChakraProtoMsg::MEM_STORE_NODE);
@@ -244,7 +282,7 @@ std::string CommGroupJson(const Layout& layout) {
   return j.dump() + "\n";
 }
 
-Status WriteChakra(const Workload& w, const std::string& prefix) {
+Status WriteChakra(const Workload& w, const std::string& prefix, ChakraSpelling spelling) {
   for (int r = 0; r < w.layout.npus(); ++r) {
     const GraphBuilder& g = w.classes[w.class_of_rank[r]];
     EtWriter out;
@@ -253,10 +291,11 @@ Status WriteChakra(const Workload& w, const std::string& prefix) {
     meta.set_version("0.0.4");
     ORRERY_RETURN_IF_ERROR(out.Open(path, meta));
     for (uint32_t i = 0; i < g.nodes().size(); ++i) {
-      ORRERY_RETURN_IF_ERROR(out.Write(ToChakra(w.layout, r, i, g.nodes()[i])));
+      ORRERY_RETURN_IF_ERROR(out.Write(ToChakra(w.layout, r, i, g.nodes()[i], spelling)));
     }
     ORRERY_RETURN_IF_ERROR(out.Close());
   }
+  if (spelling == ChakraSpelling::kAstraSimExample) return Status::Ok();
   const std::string path = prefix + ".comm_groups.json";
   std::ofstream f(path);
   f << CommGroupJson(w.layout);
@@ -271,6 +310,53 @@ void RankPeers(const Workload& w, int rank, std::vector<int>* peers) {
   }
 }
 
+namespace {
+
+// The simulator's node for generated node `i` of `rank`; its dependencies are counted, not linked.
+Result<WorkNode> ToWorkNode(const Workload& w, int rank, uint32_t i, const GenNode& s,
+                            const std::map<std::string, int>& groups, const std::string& path) {
+  WorkNode n;
+  n.id = i;
+  n.name = s.name;
+  n.num_deps = static_cast<uint32_t>(s.deps.size() + s.ctrl_deps.size());
+  switch (s.kind) {
+    case GenKind::kComp:
+      n.kind = NodeKind::kComp;
+      n.num_ops = s.num_ops;
+      n.tensor_size = s.tensor_size;
+      n.output_bytes = s.output_bytes;
+      n.duration_micros = s.duration_micros;
+      break;
+    case GenKind::kColl: {
+      n.kind = NodeKind::kColl;
+      n.collective = s.coll;
+      n.comm_size = s.bytes;
+      auto it = groups.find(w.layout.GroupName(rank, s.group));
+      if (it == groups.end()) {
+        return Status::Invalid(path + ", node " + std::to_string(i) + ": group of axes " + AxisSetName(s.group) +
+                               " is not configured");
+      }
+      n.group = it->second;
+      break;
+    }
+    case GenKind::kSend:
+    case GenKind::kRecv:
+      n.kind = s.kind == GenKind::kSend ? NodeKind::kSend : NodeKind::kRecv;
+      (s.kind == GenKind::kSend ? n.comm_dst : n.comm_src) = Peer(w.layout, rank, s);
+      n.comm_size = s.bytes;
+      n.comm_tag = s.tag;
+      break;
+    case GenKind::kMemLoad:
+    case GenKind::kMemStore:
+      n.kind = s.kind == GenKind::kMemLoad ? NodeKind::kMemLoad : NodeKind::kMemStore;
+      n.tensor_size = s.tensor_size;
+      break;
+  }
+  return n;
+}
+
+}  // namespace
+
 Result<NpuGraph> ToNpuGraph(const Workload& w, int rank, const std::map<std::string, int>& groups) {
   const GraphBuilder& b = w.classes[w.class_of_rank[rank]];
   NpuGraph g;
@@ -279,45 +365,13 @@ Result<NpuGraph> ToNpuGraph(const Workload& w, int rank, const std::map<std::str
   std::vector<std::vector<uint32_t>> kids(b.nodes().size());
   for (uint32_t i = 0; i < b.nodes().size(); ++i) {
     const GenNode& s = b.nodes()[i];
-    WorkNode n;
-    n.id = i;
-    n.name = s.name;
-    n.num_deps = static_cast<uint32_t>(s.deps.size());
+    Result<WorkNode> n = ToWorkNode(w, rank, i, s, groups, g.path);
+    if (!n.ok()) return n.status();
     for (NodeRef d : s.deps) kids[d].push_back(i);
-    switch (s.kind) {
-      case GenKind::kComp:
-        n.kind = NodeKind::kComp;
-        n.num_ops = s.num_ops;
-        n.tensor_size = s.tensor_size;
-        n.duration_micros = s.duration_micros;
-        break;
-      case GenKind::kColl: {
-        n.kind = NodeKind::kColl;
-        n.collective = s.coll;
-        n.comm_size = s.bytes;
-        auto it = groups.find(w.layout.GroupName(rank, s.group));
-        if (it == groups.end()) {
-          return Status::Invalid(g.path + ", node " + std::to_string(i) + ": group of axes " + AxisSetName(s.group) +
-                                 " is not configured");
-        }
-        n.group = it->second;
-        break;
-      }
-      case GenKind::kSend:
-      case GenKind::kRecv:
-        n.kind = s.kind == GenKind::kSend ? NodeKind::kSend : NodeKind::kRecv;
-        (s.kind == GenKind::kSend ? n.comm_dst : n.comm_src) = Peer(w.layout, rank, s);
-        n.comm_size = s.bytes;
-        n.comm_tag = s.tag;
-        break;
-      case GenKind::kMemLoad:
-      case GenKind::kMemStore:
-        n.kind = s.kind == GenKind::kMemLoad ? NodeKind::kMemLoad : NodeKind::kMemStore;
-        n.tensor_size = s.tensor_size;
-        break;
-    }
-    g.nodes.push_back(std::move(n));
+    for (NodeRef d : s.ctrl_deps) kids[d].push_back(i);
+    g.nodes.push_back(std::move(n.value()));
   }
+  // Children in compressed rows, each parent's in increasing index (as the trace loader links them).
   for (uint32_t i = 0; i < g.nodes.size(); ++i) {
     g.nodes[i].child_begin = static_cast<uint32_t>(g.children.size());
     g.children.insert(g.children.end(), kids[i].begin(), kids[i].end());

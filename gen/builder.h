@@ -29,7 +29,6 @@ constexpr AxisSet kDenseDp = Axes(Axis::kCp) | Axes(Axis::kEp) | Axes(Axis::kDp)
 constexpr AxisSet kExpertDp = Axes(Axis::kCp) | Axes(Axis::kDp);
 std::string AxisSetName(AxisSet set);  // "cp+ep+dp"
 
-// Chakra collective type numbers (CollectiveCommType).
 // The generator writes the trace's own collective kinds (core/collective_kind.h).
 using Coll = CollectiveKind;
 
@@ -78,13 +77,16 @@ struct GenNode {
   uint64_t num_ops = 0;       // COMP: floating-point operations
   uint64_t tensor_size = 0;   // COMP: bytes moved (roofline); MEM: bytes
   uint64_t duration_micros = 0;
+  bool timed = false;         // COMP: its time is duration_micros (replayed), not derived from num_ops
+  uint64_t output_bytes = 0;  // COMP: its output held in HBM until its consumers ran (0: tensor_size)
   Coll coll = Coll::kAllReduce;
   uint64_t bytes = 0;         // COLL / SEND / RECV
   Axis axis = Axis::kTp;      // SEND/RECV: the axis the peer differs on
   AxisSet group = 0;          // COLL: the axes its group spans
   int peer_offset = 0;        // SEND/RECV: peer coordinate = own + offset along `axis`
   uint64_t tag = 0;
-  std::vector<uint32_t> deps;  // indices of earlier nodes
+  std::vector<uint32_t> deps;       // indices of earlier nodes
+  std::vector<uint32_t> ctrl_deps;  // order only (no data): indices of earlier nodes, none of them in deps
 };
 
 using NodeRef = uint32_t;
@@ -92,6 +94,9 @@ using NodeRef = uint32_t;
 class GraphBuilder {
  public:
   NodeRef Compute(std::string name, uint64_t num_ops, uint64_t tensor_bytes, std::vector<NodeRef> deps);
+  // A COMP node of a given duration (the toy traces' replayed compute);
+  // `output_bytes` (0: none) stay in HBM until its consumers ran.
+  NodeRef Timed(std::string name, uint64_t duration_us, uint64_t output_bytes, std::vector<NodeRef> deps);
   NodeRef Collective(std::string name, Coll type, uint64_t bytes, AxisSet group, std::vector<NodeRef> deps);
   NodeRef Collective(std::string name, Coll type, uint64_t bytes, Axis group, std::vector<NodeRef> deps) {
     return Collective(std::move(name), type, bytes, Axes(group), std::move(deps));
@@ -100,6 +105,8 @@ class GraphBuilder {
   NodeRef Recv(std::string name, Axis axis, int peer_offset, uint64_t bytes, uint64_t tag, std::vector<NodeRef> deps);
   NodeRef MemLoad(std::string name, uint64_t bytes, std::vector<NodeRef> deps);
   NodeRef MemStore(std::string name, uint64_t bytes, std::vector<NodeRef> deps);
+  // `node` starts only after `before` has finished, though it uses none of its data.
+  void OrderAfter(NodeRef node, NodeRef before) { nodes_[node].ctrl_deps.push_back(before); }
   const std::vector<GenNode>& nodes() const { return nodes_; }
 
  private:
@@ -120,9 +127,18 @@ Result<NpuGraph> ToNpuGraph(const Workload& w, int rank, const std::map<std::str
 // The point-to-point peers of `rank`'s sends and receives, in node order,
 // without building its graph (rank classes check them for every rank).
 void RankPeers(const Workload& w, int rank, std::vector<int>* peers);
-// Writes PREFIX.<rank>.et for every rank and PREFIX.comm_groups.json (when any
-// axis has a group smaller than all NPUs... always, for simplicity).
-Status WriteChakra(const Workload& w, const std::string& prefix);
+// How WriteChakra spells the nodes. kGenerated (`orrery gen`): uint64
+// attributes and each collective's pg_name, with PREFIX.comm_groups.json.
+// kAstraSimExample (the toy traces of `orrery trace gen-dp` / `gen-coll`):
+// as ASTRA-sim's example traces, every node first marked is_cpu_op = false,
+// comm_type and comm_size int64, no pg_name and no groups file — so every
+// collective must span all NPUs.
+enum class ChakraSpelling { kGenerated, kAstraSimExample };
+// Writes PREFIX.<rank>.et for every rank and, spelled kGenerated,
+// PREFIX.comm_groups.json (when any axis has a group smaller than all NPUs...
+// always, for simplicity).
+Status WriteChakra(const Workload& w, const std::string& prefix,
+                   ChakraSpelling spelling = ChakraSpelling::kGenerated);
 std::string CommGroupJson(const Layout& layout);
 
 }  // namespace orrery::gen

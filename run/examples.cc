@@ -2,7 +2,7 @@
 
 #include <fstream>
 
-#include "gen/trace_tools.h"
+#include "gen/toy_traces.h"
 
 namespace orrery {
 

@@ -3,7 +3,7 @@
 
 #include <fstream>
 
-#include "gen/trace_tools.h"
+#include "gen/toy_traces.h"
 #include "extern/et_io.h"
 #include "tests/test_util.h"
 

@@ -18,7 +18,7 @@
 #include <chrono>
 #include <thread>
 
-#include "gen/trace_tools.h"
+#include "gen/toy_traces.h"
 #include "tests/test_util.h"
 
 namespace orrery {

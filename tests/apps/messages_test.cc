@@ -7,7 +7,7 @@
 #include <future>
 #include <thread>
 
-#include "gen/trace_tools.h"
+#include "gen/toy_traces.h"
 #include "extern/et_io.h"
 #include "plugins/remote/framing.h"
 #include "plugins/remote/remote.pb.h"

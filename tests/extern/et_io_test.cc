@@ -2,8 +2,9 @@
 
 #include <fstream>
 
-#include "gen/trace_tools.h"
+#include "gen/toy_traces.h"
 #include "extern/et_io.h"
+#include "workload/trace_tools.h"
 #include "tests/test_util.h"
 
 namespace orrery {

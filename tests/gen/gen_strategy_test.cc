@@ -1,10 +1,12 @@
 // Strategy → per-rank graphs: FLOPs, bytes per collective, groups, errors.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <sstream>
 
 #include "gen/generate.h"
 #include "extern/astra_config.h"
+#include "extern/et_io.h"
 #include "tests/test_util.h"
 #include "gen/gen_args.h"
 #include "gen/strategy.h"
@@ -371,6 +373,64 @@ TEST(GenBuilder, MemoryNodesAndPeersRoundTrip) {
   auto built = ToNpuGraph(w, 0, none);
   ASSERT_TRUE(built.ok());
   EXPECT_EQ(built->children, g0->children);
+}
+
+// Each node's attributes by name, in the order written.
+std::vector<std::string> AttrNames(const ChakraProtoMsg::Node& n) {
+  std::vector<std::string> names;
+  for (const auto& a : n.attr()) names.push_back(a.name());
+  return names;
+}
+
+TEST(GenBuilder, AstraSimExampleSpellingOfTimedNodesAndOrder) {
+  // The toy traces' shape: timed compute holding its output, an offload and a
+  // reload ordered after the previous compute, an all-reduce over all NPUs.
+  Workload w;
+  w.layout = Layout({1, 1, 1, 2, 1}, {Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp, Axis::kPp});
+  GraphBuilder b;
+  const NodeRef fwd = b.Timed("fwd", 500, 4096, {});
+  const NodeRef store = b.MemStore("offload", 4096, {fwd});
+  const NodeRef load = b.MemLoad("reload", 4096, {store});
+  b.OrderAfter(load, fwd);
+  const NodeRef bwd = b.Timed("bwd", 1000, 0, {fwd, load});
+  b.Collective("allreduce", Coll::kAllReduce, 1 << 20, Axis::kDp, {bwd});
+  w.classes = {b};
+  w.class_of_rank = {0, 0};
+  orrery::testing::TempDir d;
+  ASSERT_TRUE(WriteChakra(w, d.File("t"), ChakraSpelling::kAstraSimExample).ok());
+  EXPECT_FALSE(std::filesystem::exists(d.File("t.comm_groups.json")));
+  EtReader r;
+  ASSERT_TRUE(r.Open(d.File("t.1.et")).ok());
+  std::vector<ChakraProtoMsg::Node> nodes(5);
+  for (auto& n : nodes) ASSERT_TRUE(r.Next(&n).value());
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(AttrNames(nodes[0]), (Names{"is_cpu_op", "output_bytes"}));
+  EXPECT_EQ(nodes[0].duration_micros(), 500u);
+  EXPECT_EQ(AttrNames(nodes[2]), (Names{"is_cpu_op", "tensor_size"}));
+  EXPECT_EQ(nodes[2].ctrl_deps_size(), 1);
+  EXPECT_EQ(AttrNames(nodes[3]), (Names{"is_cpu_op"}));
+  EXPECT_EQ(AttrNames(nodes[4]), (Names{"is_cpu_op", "comm_type", "comm_size"}));
+  EXPECT_EQ(nodes[4].attr(2).int64_val(), 1 << 20);
+  // The simulator's graph from the file equals the one built in memory.
+  GraphLoadOptions o;
+  o.num_npus = 2;
+  o.num_dims = 1;
+  auto loaded = LoadNpuGraph(d.File("t.1.et"), 1, o);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  auto built = ToNpuGraph(w, 1, {{w.layout.GroupName(1, Axis::kDp), -1}});
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  EXPECT_EQ(loaded->children, built->children);
+  ASSERT_EQ(loaded->nodes.size(), built->nodes.size());
+  for (size_t i = 0; i < built->nodes.size(); ++i) {
+    const WorkNode &x = loaded->nodes[i], &y = built->nodes[i];
+    EXPECT_EQ(x.kind, y.kind);
+    EXPECT_EQ(x.duration_micros, y.duration_micros);
+    EXPECT_EQ(x.output_bytes, y.output_bytes);
+    EXPECT_EQ(x.tensor_size, y.tensor_size);
+    EXPECT_EQ(x.comm_size, y.comm_size);
+    EXPECT_EQ(x.group, y.group);
+    EXPECT_EQ(x.num_deps, y.num_deps);
+  }
 }
 
 TEST(GenCommand, WritesTracesAndGroups) {

@@ -4,7 +4,7 @@
 // falls back) must give every rank the full engine's numbers.
 #include <gtest/gtest.h>
 
-#include "gen/trace_tools.h"
+#include "gen/toy_traces.h"
 #include "tests/test_util.h"
 
 namespace orrery {

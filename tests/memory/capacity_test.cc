@@ -1,7 +1,7 @@
 // Memory capacity: the allocation rule, peaks, over-capacity errors and warnings.
 #include <gtest/gtest.h>
 
-#include "gen/trace_tools.h"
+#include "gen/toy_traces.h"
 #include "tests/test_util.h"
 
 namespace orrery {

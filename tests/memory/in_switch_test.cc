@@ -1,7 +1,7 @@
 // In-network collectives on a reduction-capable Switch dimension.
 #include <gtest/gtest.h>
 
-#include "gen/trace_tools.h"
+#include "gen/toy_traces.h"
 #include "core/tick.h"
 #include "tests/test_util.h"
 

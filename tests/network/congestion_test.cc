@@ -2,7 +2,7 @@
 // are shared, agreement with the analytical backend where they are not.
 #include <gtest/gtest.h>
 
-#include "gen/trace_tools.h"
+#include "gen/toy_traces.h"
 #include "core/tick.h"
 #include "extern/et_io.h"
 #include "tests/test_util.h"

@@ -1,6 +1,5 @@
 #include <gtest/gtest.h>
 
-#include "gen/trace_tools.h"
 #include "core/tick.h"
 #include "extern/astra_config.h"
 #include "extern/et_io.h"

@@ -2,7 +2,7 @@
 // analytical backend on uncongested messages, queueing on an incast.
 #include <gtest/gtest.h>
 
-#include "gen/trace_tools.h"
+#include "gen/toy_traces.h"
 #include "core/tick.h"
 #include "extern/et_io.h"
 #include "plugins/loader.h"

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 #include <string>
 
-#include "gen/trace_tools.h"
+#include "gen/toy_traces.h"
 #include "extern/et_io.h"
 #include "memory/backend.h"
 #include "core/tick.h"

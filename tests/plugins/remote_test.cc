@@ -11,7 +11,7 @@
 #include <sstream>
 #include <thread>
 
-#include "gen/trace_tools.h"
+#include "gen/toy_traces.h"
 #include "plugins/remote/remote_backend.h"
 #include "tests/test_util.h"
 

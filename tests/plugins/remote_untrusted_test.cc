@@ -10,7 +10,7 @@
 #include <future>
 #include <thread>
 
-#include "gen/trace_tools.h"
+#include "gen/toy_traces.h"
 #include "plugins/remote/framing.h"
 #include "plugins/remote/remote.pb.h"
 #include "plugins/remote/remote_backend.h"

@@ -9,7 +9,6 @@
 #include <sstream>
 
 #include "run/examples.h"
-#include "gen/trace_tools.h"
 #include "tests/test_util.h"
 #include "run/run.h"
 

@@ -2,7 +2,7 @@
 // the full simulation; anything that breaks symmetry must fall back.
 #include <gtest/gtest.h>
 
-#include "gen/trace_tools.h"
+#include "gen/toy_traces.h"
 #include "extern/et_io.h"
 #include "tests/test_util.h"
 

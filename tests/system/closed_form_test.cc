@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-#include "gen/trace_tools.h"
+#include "gen/toy_traces.h"
 #include "core/tick.h"
 #include "extern/et_io.h"
 #include "tests/test_util.h"

@@ -3,7 +3,7 @@
 // copies disagree between ranks (bad input, exit 2).
 #include <gtest/gtest.h>
 
-#include "gen/trace_tools.h"
+#include "gen/toy_traces.h"
 #include "core/tick.h"
 #include "extern/et_io.h"
 #include "tests/test_util.h"

@@ -1,7 +1,7 @@
 // Hierarchical collectives, involved_dim, communicator groups, the roofline.
 #include <gtest/gtest.h>
 
-#include "gen/trace_tools.h"
+#include "gen/toy_traces.h"
 #include "core/tick.h"
 #include "extern/et_io.h"
 #include "tests/test_util.h"

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "gen/trace_tools.h"
+#include "gen/toy_traces.h"
 #include "system/themis.h"
 #include "tests/test_util.h"
 

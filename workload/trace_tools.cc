@@ -1,4 +1,4 @@
-#include "gen/trace_tools.h"
+#include "workload/trace_tools.h"
 
 #include <google/protobuf/util/json_util.h>
 
@@ -12,16 +12,6 @@
 #include "workload/graph.h"
 
 namespace orrery {
-
-namespace {
-
-ChakraProtoMsg::AttributeProto* AddAttr(ChakraProtoMsg::Node* n, const std::string& name) {
-  auto* a = n->add_attr();
-  a->set_name(name);
-  return a;
-}
-
-}  // namespace
 
 Result<std::string> InspectTrace(const std::string& path) {
   GraphLoadOptions lo;
@@ -122,126 +112,6 @@ Status TraceFromJson(const std::string& json_path, const std::string& et_path) {
   }
   if (!have_meta) return Status::Invalid(json_path + ": empty: expected a GlobalMetadata line first");
   return w.Close();
-}
-
-namespace {
-
-// A straggler's compute: `us` made `percent` % longer, exactly.
-Result<uint64_t> SlowedMicros(const char* flag, uint64_t us, uint64_t percent) {
-  if (us > (uint64_t{1} << 40) || (us * (100 + percent)) % 100 != 0) {
-    return Status::Invalid(std::string("--straggler-percent = ") + std::to_string(percent) + ": " + flag + " " +
-                           std::to_string(us) + " us made that much longer is not a whole number of microseconds" +
-                           " (allowed: a percentage p with " + flag + " * (100 + p) divisible by 100)");
-  }
-  return us * (100 + percent) / 100;
-}
-
-}  // namespace
-
-Status WriteDataParallelTraces(const DataParallelSpec& spec, const std::string& prefix) {
-  if (spec.slow_rank < -1 || spec.slow_rank >= spec.npus) {
-    return Status::Invalid("--straggler = " + std::to_string(spec.slow_rank) + ": not a rank of " +
-                           std::to_string(spec.npus) + " NPUs (allowed: 0.." + std::to_string(spec.npus - 1) + ")");
-  }
-  if (spec.slow_rank < 0 && spec.slow_percent != 0) {
-    return Status::Invalid("--straggler-percent = " + std::to_string(spec.slow_percent) +
-                           " needs --straggler=RANK (which rank is slower)");
-  }
-  const Result<uint64_t> slow_fwd = SlowedMicros("--fwd-us", spec.fwd_us, spec.slow_percent);
-  if (!slow_fwd.ok()) return slow_fwd.status();
-  const Result<uint64_t> slow_bwd = SlowedMicros("--bwd-us", spec.bwd_us, spec.slow_percent);
-  if (!slow_bwd.ok()) return slow_bwd.status();
-  const uint64_t slow_fwd_us = slow_fwd.value(), slow_bwd_us = slow_bwd.value();
-  ChakraProtoMsg::GlobalMetadata md;
-  md.set_version("0.0.4");
-  const bool acts = spec.activation_bytes > 0;
-  for (int r = 0; r < spec.npus; ++r) {
-    EtWriter w;
-    ORRERY_RETURN_IF_ERROR(w.Open(prefix + "." + std::to_string(r) + ".et", md));
-    const bool slow = r == spec.slow_rank;
-    uint64_t id = 0;
-    uint64_t prev = 0;
-    std::vector<uint64_t> fwd_id(spec.layers), store_id(spec.layers);
-    for (int l = 0; l < spec.layers; ++l) {
-      ChakraProtoMsg::Node n;
-      n.set_id(id);
-      n.set_name("fwd_" + std::to_string(l));
-      n.set_type(ChakraProtoMsg::COMP_NODE);
-      n.set_duration_micros(slow ? slow_fwd_us : spec.fwd_us);
-      AddAttr(&n, "is_cpu_op")->set_bool_val(false);
-      if (acts) AddAttr(&n, "output_bytes")->set_uint64_val(spec.activation_bytes);
-      if (l > 0) n.add_data_deps(prev);
-      ORRERY_RETURN_IF_ERROR(w.Write(n));
-      fwd_id[l] = id;
-      prev = id++;
-      if (acts && spec.offload) {
-        ChakraProtoMsg::Node st;
-        st.set_id(id);
-        st.set_name("offload_" + std::to_string(l));
-        st.set_type(ChakraProtoMsg::MEM_STORE_NODE);
-        AddAttr(&st, "is_cpu_op")->set_bool_val(false);
-        AddAttr(&st, "tensor_size")->set_uint64_val(spec.activation_bytes);
-        st.add_data_deps(fwd_id[l]);
-        ORRERY_RETURN_IF_ERROR(w.Write(st));
-        store_id[l] = id++;
-      }
-    }
-    for (int l = spec.layers - 1; l >= 0; --l) {
-      uint64_t act = fwd_id[l];
-      if (acts && spec.offload) {
-        ChakraProtoMsg::Node ld;
-        ld.set_id(id);
-        ld.set_name("reload_" + std::to_string(l));
-        ld.set_type(ChakraProtoMsg::MEM_LOAD_NODE);
-        AddAttr(&ld, "is_cpu_op")->set_bool_val(false);
-        AddAttr(&ld, "tensor_size")->set_uint64_val(spec.activation_bytes);
-        ld.add_data_deps(store_id[l]);
-        ld.add_ctrl_deps(prev);  // reload when the backward reaches this layer
-        ORRERY_RETURN_IF_ERROR(w.Write(ld));
-        act = id++;
-      }
-      ChakraProtoMsg::Node b;
-      b.set_id(id);
-      b.set_name("bwd_" + std::to_string(l));
-      b.set_type(ChakraProtoMsg::COMP_NODE);
-      b.set_duration_micros(slow ? slow_bwd_us : spec.bwd_us);
-      AddAttr(&b, "is_cpu_op")->set_bool_val(false);
-      b.add_data_deps(prev);
-      if (acts && act != prev) b.add_data_deps(act);
-      ORRERY_RETURN_IF_ERROR(w.Write(b));
-      prev = id++;
-      ChakraProtoMsg::Node c;
-      c.set_id(id++);
-      c.set_name("allreduce_" + std::to_string(l));
-      c.set_type(ChakraProtoMsg::COMM_COLL_NODE);
-      AddAttr(&c, "is_cpu_op")->set_bool_val(false);
-      AddAttr(&c, "comm_type")->set_int64_val(ChakraProtoMsg::ALL_REDUCE);
-      AddAttr(&c, "comm_size")->set_int64_val(static_cast<int64_t>(spec.allreduce_bytes));
-      c.add_data_deps(prev);
-      ORRERY_RETURN_IF_ERROR(w.Write(c));
-    }
-    ORRERY_RETURN_IF_ERROR(w.Close());
-  }
-  return Status::Ok();
-}
-
-Status WriteSingleCollectiveTraces(int npus, CollectiveKind kind, uint64_t bytes, const std::string& prefix) {
-  ChakraProtoMsg::GlobalMetadata md;
-  md.set_version("0.0.4");
-  for (int r = 0; r < npus; ++r) {
-    EtWriter w;
-    ORRERY_RETURN_IF_ERROR(w.Open(prefix + "." + std::to_string(r) + ".et", md));
-    ChakraProtoMsg::Node c;
-    c.set_id(0);
-    c.set_name("collective");
-    c.set_type(ChakraProtoMsg::COMM_COLL_NODE);
-    AddAttr(&c, "is_cpu_op")->set_bool_val(false);
-    AddAttr(&c, "comm_type")->set_int64_val(static_cast<int64_t>(kind));  // the wire value
-    AddAttr(&c, "comm_size")->set_int64_val(static_cast<int64_t>(bytes));
-    ORRERY_RETURN_IF_ERROR(w.Write(c));
-    ORRERY_RETURN_IF_ERROR(w.Close());
-  }
-  return Status::Ok();
 }
 
 Result<std::vector<std::string>> RemoveStaleRankTraces(const std::string& prefix, int npus) {

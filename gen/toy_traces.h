@@ -1,19 +1,13 @@
-// `orrery trace ...`: inspect, convert and generate Chakra traces.
+// The toy traces of `orrery trace gen-dp` / `gen-coll` and the embedded
+// examples: small Chakra workloads written through the generator's builder.
 #pragma once
 #include <cstdint>
 #include <string>
-#include <vector>
 
 #include "core/collective_kind.h"
 #include "core/status.h"
 
 namespace orrery {
-
-// Summary: node counts by type, collectives by type and bytes, dependency depth.
-Result<std::string> InspectTrace(const std::string& path);
-// One JSON object per line: the GlobalMetadata, then each Node.
-Status TraceToJson(const std::string& et_path, const std::string& json_path);
-Status TraceFromJson(const std::string& json_path, const std::string& et_path);
 
 // The data-parallel training loop used by the benchmarks: `layers` forward COMP
 // nodes (fwd_us each) chained; then for each layer from last to first a
@@ -39,9 +33,5 @@ struct DataParallelSpec {
 Status WriteDataParallelTraces(const DataParallelSpec& spec, const std::string& prefix);
 // A single collective per rank (microbenchmark).
 Status WriteSingleCollectiveTraces(int npus, CollectiveKind kind, uint64_t bytes, const std::string& prefix);
-// Removes PREFIX.<k>.et for every k >= npus (left by an earlier, larger run
-// under the same prefix, they would make the folder hold a different job);
-// returns the paths it removed, in rank order.
-Result<std::vector<std::string>> RemoveStaleRankTraces(const std::string& prefix, int npus);
 
 }  // namespace orrery

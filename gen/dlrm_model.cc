@@ -179,17 +179,28 @@ Status ValidateDlrm(const DlrmDesc& d, const std::string& where) {
   return Status::Ok();
 }
 
-Result<ModelDesc> ReadDlrmYaml(const YAML::Node& root, const std::string& path) {
-  ModelDesc m;
-  m.kind = ModelKind::kDlrm;
-  m.name = path;
-  m.source = path;
-  DlrmDesc& d = m.dlrm;
+namespace {
+
+Result<Interaction> ParseInteraction(const std::string& t, const Where& where) {
+  if (t == "dot") return Interaction::kDot;
+  if (t == "dot-self") return Interaction::kDotSelf;
+  if (t == "cat") return Interaction::kCat;
+  const std::string close = ClosestMatch(t, {"dot", "dot-self", "cat"});
+  return ValueError(where, t, close.empty() ? "unknown interaction" : "unknown interaction (did you mean '" + close + "'?)",
+                    "dot (pairwise dot products), dot-self (with each vector's dot with itself) or cat (concatenation)");
+}
+
+// The pooling key as written: read once the tables are known.
+struct PoolingKey {
+  YAML::Node node;
+  bool set = false;
+  Where where;
+};
+
+Status ReadDlrmKeys(const YAML::Node& root, const std::string& path, ModelDesc* m, PoolingKey* pooling) {
+  DlrmDesc& d = m->dlrm;
   const std::vector<std::string> valid = {"kind",       "name",       "embedding_dim", "dense_features", "tables",
                                           "pooling",    "bottom_mlp", "top_mlp",       "interaction"};
-  YAML::Node pooling;
-  bool pooling_set = false;
-  Where pooling_where;
   for (auto it = root.begin(); it != root.end(); ++it) {
     const std::string key = it->first.as<std::string>();
     const Where where{path, Line(it->first), key};
@@ -200,7 +211,7 @@ Result<ModelDesc> ReadDlrmYaml(const YAML::Node& root, const std::string& path) 
     if (key == "kind") {
       continue;  // "dlrm", checked by the caller
     } else if (key == "name") {
-      m.name = v.Scalar();
+      m->name = v.Scalar();
     } else if (key == "embedding_dim") {
       ORRERY_PARSE_OR_RETURN(d.embedding_dim, ParseInt(v.Scalar(), where, 1, kMaxDim));
     } else if (key == "dense_features") {
@@ -208,50 +219,54 @@ Result<ModelDesc> ReadDlrmYaml(const YAML::Node& root, const std::string& path) 
     } else if (key == "tables") {
       ORRERY_PARSE_OR_RETURN(d.table_rows, ReadTables(v, where));
     } else if (key == "pooling") {
-      pooling = v;
-      pooling_set = true;
-      pooling_where = where;
+      *pooling = PoolingKey{v, true, where};
     } else if (key == "bottom_mlp" || key == "top_mlp") {
       std::vector<int64_t>* layers = key == "bottom_mlp" ? &d.bottom_mlp : &d.top_mlp;
       ORRERY_PARSE_OR_RETURN(*layers, IntList(v, where, 1, kMaxWidth, kMaxLayers,
                                               "a list of layer output sizes, e.g. [512, 256, 128]"));
     } else if (key == "interaction") {
-      const std::string t = v.Scalar();
-      if (t == "dot") {
-        d.interaction = Interaction::kDot;
-      } else if (t == "dot-self") {
-        d.interaction = Interaction::kDotSelf;
-      } else if (t == "cat") {
-        d.interaction = Interaction::kCat;
-      } else {
-        const std::string close = ClosestMatch(t, {"dot", "dot-self", "cat"});
-        return ValueError(where, t, close.empty() ? "unknown interaction" : "unknown interaction (did you mean '" + close + "'?)",
-                          "dot (pairwise dot products), dot-self (with each vector's dot with itself) or cat (concatenation)");
-      }
+      ORRERY_PARSE_OR_RETURN(d.interaction, ParseInteraction(v.Scalar(), where));
     } else {
       return Status::Invalid(where.Describe() + ": " + UnknownKeyMessage(key, valid));
     }
   }
-  for (const char* req : {"embedding_dim", "dense_features", "tables", "bottom_mlp", "top_mlp"}) {
-    if (!root[req]) return Status::Invalid(path + ": missing required key '" + req + "' (kind: dlrm)");
-  }
-  // pooling: one number for every table (default 1), or a list with one per table.
-  if (!pooling_set) {
-    d.pooling.assign(d.table_rows.size(), 1);
-  } else if (pooling.IsScalar()) {
+  return Status::Ok();
+}
+
+// pooling: one number for every table (default 1), or a list with one per table.
+Status ReadPooling(const PoolingKey& pooling, DlrmDesc* d) {
+  if (!pooling.set) {
+    d->pooling.assign(d->table_rows.size(), 1);
+  } else if (pooling.node.IsScalar()) {
     int64_t l;
-    ORRERY_PARSE_OR_RETURN(l, ParseInt(pooling.Scalar(), pooling_where, 1, kMaxPooling));
-    d.pooling.assign(d.table_rows.size(), l);
+    ORRERY_PARSE_OR_RETURN(l, ParseInt(pooling.node.Scalar(), pooling.where, 1, kMaxPooling));
+    d->pooling.assign(d->table_rows.size(), l);
   } else {
-    ORRERY_PARSE_OR_RETURN(d.pooling, IntList(pooling, pooling_where, 1, kMaxPooling, kMaxTables,
-                                              "one number for every table, or a list with one per table"));
-    if (d.pooling.size() != d.table_rows.size()) {
-      return ValueError(pooling_where, "(" + N(static_cast<int64_t>(d.pooling.size())) + " entries)",
-                        "not one per table (" + N(static_cast<int64_t>(d.table_rows.size())) + " tables)",
+    ORRERY_PARSE_OR_RETURN(d->pooling, IntList(pooling.node, pooling.where, 1, kMaxPooling, kMaxTables,
+                                               "one number for every table, or a list with one per table"));
+    if (d->pooling.size() != d->table_rows.size()) {
+      return ValueError(pooling.where, "(" + N(static_cast<int64_t>(d->pooling.size())) + " entries)",
+                        "not one per table (" + N(static_cast<int64_t>(d->table_rows.size())) + " tables)",
                         "one number for every table, or a list with one per table");
     }
   }
-  if (Status st = ValidateDlrm(d, path); !st.ok()) return st;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<ModelDesc> ReadDlrmYaml(const YAML::Node& root, const std::string& path) {
+  ModelDesc m;
+  m.kind = ModelKind::kDlrm;
+  m.name = path;
+  m.source = path;
+  PoolingKey pooling;
+  ORRERY_RETURN_IF_ERROR(ReadDlrmKeys(root, path, &m, &pooling));
+  for (const char* req : {"embedding_dim", "dense_features", "tables", "bottom_mlp", "top_mlp"}) {
+    if (!root[req]) return Status::Invalid(path + ": missing required key '" + req + "' (kind: dlrm)");
+  }
+  ORRERY_RETURN_IF_ERROR(ReadPooling(pooling, &m.dlrm));
+  if (Status st = ValidateDlrm(m.dlrm, path); !st.ok()) return st;
   return m;
 }
 

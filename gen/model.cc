@@ -138,7 +138,9 @@ Status ValidateModel(const ModelDesc& m, const std::string& where) {
   return Status::Ok();
 }
 
-Result<ModelDesc> ReadModelYaml(const std::string& path) {
+namespace {
+
+Result<YAML::Node> LoadModelFile(const std::string& path) {
   YAML::Node root;
   try {
     root = YAML::LoadFile(path);
@@ -148,33 +150,41 @@ Result<ModelDesc> ReadModelYaml(const std::string& path) {
     return Status::Invalid(path + ":" + std::to_string(e.mark.line + 1) + ": YAML syntax error: " + e.msg);
   }
   if (!root.IsMap()) return Status::Invalid(path + ": a model file is a mapping of keys, e.g. 'layers: 32'");
-  if (const YAML::Node kind = static_cast<const YAML::Node&>(root)["kind"]) {
-    const Where where{path, kind.Mark().line + 1, "kind"};
-    const std::string text = kind.IsScalar() ? kind.Scalar() : "(not a scalar)";
-    if (text == "dlrm") return ReadDlrmYaml(root, path);
-    if (text != "transformer") {
-      const std::string close = ClosestMatch(text, {"transformer", "dlrm"});
-      return ValueError(where, text, close.empty() ? "unknown model kind" : "unknown model kind (did you mean '" + close + "'?)",
-                        "transformer (the default) or dlrm");
-    }
-  }
-  ModelDesc m;
-  m.name = path;
-  m.source = path;
-  bool head_dim_set = false, kv_set = false, ffn_set = false;
+  return root;
+}
+
+// `kind`: transformer (the default) or dlrm.
+Result<bool> IsDlrm(const YAML::Node& root, const std::string& path) {
+  const YAML::Node kind = root["kind"];
+  if (!kind) return false;
+  const Where where{path, kind.Mark().line + 1, "kind"};
+  const std::string text = kind.IsScalar() ? kind.Scalar() : "(not a scalar)";
+  if (text == "dlrm") return true;
+  if (text == "transformer") return false;
+  const std::string close = ClosestMatch(text, {"transformer", "dlrm"});
+  return ValueError(where, text, close.empty() ? "unknown model kind" : "unknown model kind (did you mean '" + close + "'?)",
+                    "transformer (the default) or dlrm");
+}
+
+// The keys whose default follows from others: which the file gave.
+struct GivenKeys {
+  bool head_dim = false, kv_heads = false, ffn = false;
+};
+
+Status ReadTransformerKeys(const YAML::Node& root, const std::string& path, ModelDesc* m, GivenKeys* given) {
   const int64_t kMax = int64_t{1} << 40;
   struct IntKey { int64_t* field; int64_t min; bool* set; };
   std::map<std::string, IntKey> ints = {
-      {"layers", {&m.layers, 1, nullptr}},     {"hidden", {&m.hidden, 1, nullptr}},
-      {"ffn", {&m.ffn, 1, &ffn_set}},          {"heads", {&m.heads, 1, nullptr}},
-      {"kv_heads", {&m.kv_heads, 1, &kv_set}}, {"head_dim", {&m.head_dim, 1, &head_dim_set}},
-      {"vocab", {&m.vocab, 1, nullptr}},       {"seq_len", {&m.seq_len, 1, nullptr}},
-      {"experts", {&m.experts, 0, nullptr}},   {"top_k", {&m.top_k, 0, nullptr}},
-      {"shared_experts", {&m.shared_experts, 0, nullptr}}, {"moe_layer_freq", {&m.moe_layer_freq, 1, nullptr}},
-      {"expert_ffn", {&m.expert_ffn, 1, nullptr}}};
-  std::map<std::string, bool*> bools = {{"gated_ffn", &m.gated_ffn},   {"tied_embeddings", &m.tied_embeddings},
-                                        {"biases", &m.biases},         {"rms_norm", &m.rms_norm},
-                                        {"learned_positions", &m.learned_positions}};
+      {"layers", {&m->layers, 1, nullptr}},     {"hidden", {&m->hidden, 1, nullptr}},
+      {"ffn", {&m->ffn, 1, &given->ffn}},       {"heads", {&m->heads, 1, nullptr}},
+      {"kv_heads", {&m->kv_heads, 1, &given->kv_heads}}, {"head_dim", {&m->head_dim, 1, &given->head_dim}},
+      {"vocab", {&m->vocab, 1, nullptr}},       {"seq_len", {&m->seq_len, 1, nullptr}},
+      {"experts", {&m->experts, 0, nullptr}},   {"top_k", {&m->top_k, 0, nullptr}},
+      {"shared_experts", {&m->shared_experts, 0, nullptr}}, {"moe_layer_freq", {&m->moe_layer_freq, 1, nullptr}},
+      {"expert_ffn", {&m->expert_ffn, 1, nullptr}}};
+  std::map<std::string, bool*> bools = {{"gated_ffn", &m->gated_ffn},   {"tied_embeddings", &m->tied_embeddings},
+                                        {"biases", &m->biases},         {"rms_norm", &m->rms_norm},
+                                        {"learned_positions", &m->learned_positions}};
   std::vector<std::string> valid = {"kind", "name"};
   for (const auto& [k, v] : ints) valid.push_back(k);
   for (const auto& [k, v] : bools) valid.push_back(k);
@@ -185,9 +195,9 @@ Result<ModelDesc> ReadModelYaml(const std::string& path) {
     if (!v.IsScalar()) return ValueError(where, "(not a scalar)", "wrong type", "a single value");
     const std::string text = v.Scalar();
     if (key == "kind") {
-      continue;  // "transformer", checked above
+      continue;  // "transformer", checked before
     } else if (key == "name") {
-      m.name = text;
+      m->name = text;
     } else if (auto i = ints.find(key); i != ints.end()) {
       ORRERY_PARSE_OR_RETURN(*i->second.field, ParseInt(text, where, i->second.min, kMax));
       if (i->second.set) *i->second.set = true;
@@ -198,19 +208,41 @@ Result<ModelDesc> ReadModelYaml(const std::string& path) {
       return Status::Invalid(where.Describe() + ": " + UnknownKeyMessage(key, valid));
     }
   }
+  return Status::Ok();
+}
+
+// The required keys, then the defaults that follow from the others.
+Status CompleteTransformer(const YAML::Node& root, const std::string& path, const GivenKeys& given, ModelDesc* m) {
   for (const char* req : {"layers", "hidden", "heads", "vocab", "seq_len"}) {
-    if (!static_cast<const YAML::Node&>(root)[req]) return Status::Invalid(path + ": missing required key '" + req + "'");
+    if (!root[req]) return Status::Invalid(path + ": missing required key '" + req + "'");
   }
-  if (!kv_set) m.kv_heads = m.heads;
-  if (!ffn_set) m.ffn = 4 * m.hidden;
-  if (!head_dim_set) {
-    if (m.hidden % m.heads != 0) {
-      return ValueError(Where{path, 0, "heads"}, std::to_string(m.heads),
-                        "does not divide hidden = " + std::to_string(m.hidden),
+  if (!given.kv_heads) m->kv_heads = m->heads;
+  if (!given.ffn) m->ffn = 4 * m->hidden;
+  if (!given.head_dim) {
+    if (m->hidden % m->heads != 0) {
+      return ValueError(Where{path, 0, "heads"}, std::to_string(m->heads),
+                        "does not divide hidden = " + std::to_string(m->hidden),
                         "a divisor of hidden, or an explicit head_dim");
     }
-    m.head_dim = m.hidden / m.heads;
+    m->head_dim = m->hidden / m->heads;
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<ModelDesc> ReadModelYaml(const std::string& path) {
+  YAML::Node root;
+  ORRERY_PARSE_OR_RETURN(root, LoadModelFile(path));
+  bool dlrm = false;
+  ORRERY_PARSE_OR_RETURN(dlrm, IsDlrm(root, path));
+  if (dlrm) return ReadDlrmYaml(root, path);
+  ModelDesc m;
+  m.name = path;
+  m.source = path;
+  GivenKeys given;
+  ORRERY_RETURN_IF_ERROR(ReadTransformerKeys(root, path, &m, &given));
+  ORRERY_RETURN_IF_ERROR(CompleteTransformer(root, path, given, &m));
   if (Status st = ValidateModel(m, path); !st.ok()) return st;
   return m;
 }

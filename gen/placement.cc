@@ -81,102 +81,134 @@ std::vector<std::string> DescribePlacement(const Layout& layout, const std::vect
   return out;
 }
 
-Result<std::array<Axis, kNumAxes>> OrderFromPlacement(const std::string& spec, const std::array<int64_t, kNumAxes>& sizes,
-                                                      const std::vector<Dim>& dims) {
-  const Where where{"", 0, "--place"};
-  const std::string allowed = "axis:DIM or axis:FIRST-LAST, comma-separated, e.g. tp:0,dp:1,pp:2 (dimensions 0.." +
-                              std::to_string(static_cast<int>(dims.size()) - 1) + ")";
-  struct Placed {
-    Axis axis;
-    int first, last;
-  };
-  std::vector<Placed> placed;
-  std::stringstream in(spec);
-  for (std::string item; std::getline(in, item, ',');) {
-    const size_t colon = item.find(':');
-    if (colon == std::string::npos) return ValueError(where, spec, "'" + item + "' has no ':'", allowed);
-    const std::string name = item.substr(0, colon), range = item.substr(colon + 1);
-    int axis = -1;
-    for (int a = 0; a < kNumAxes; ++a) {
-      if (name == AxisName(static_cast<Axis>(a))) axis = a;
-    }
-    if (axis < 0) return ValueError(where, spec, "unknown axis '" + name + "'", "axes tp, cp, ep, dp, pp; " + allowed);
-    for (const Placed& p : placed) {
-      if (static_cast<int>(p.axis) == axis) return ValueError(where, spec, "axis '" + name + "' placed twice", allowed);
-    }
-    const size_t dash = range.find('-');
-    const int max_dim = static_cast<int>(dims.size()) - 1;
-    int64_t first = 0, last = 0;
-    const Where at{"", 0, "--place " + name};
-    ORRERY_PARSE_OR_RETURN(first, ParseInt(range.substr(0, dash), at, 0, max_dim));
-    last = first;
-    if (dash != std::string::npos) {
-      ORRERY_PARSE_OR_RETURN(last, ParseInt(range.substr(dash + 1), at, first, max_dim));
-    }
-    placed.push_back({static_cast<Axis>(axis), static_cast<int>(first), static_cast<int>(last)});
-  }
+namespace {
+
+// An axis placed alone or with others on dimension `first`, or alone on first..last.
+struct Placed {
+  Axis axis;
+  int first, last;
+};
+
+// The parts of a --place error message.
+struct PlaceWhere {
+  const std::string& spec;
+  Where where;
+  std::string allowed;
+};
+
+// One "axis:D" or "axis:D-E" item; `placed`: the items before it.
+Result<Placed> ParsePlacedItem(const std::string& item, const std::vector<Placed>& placed, const std::vector<Dim>& dims,
+                               const PlaceWhere& w) {
+  const size_t colon = item.find(':');
+  if (colon == std::string::npos) return ValueError(w.where, w.spec, "'" + item + "' has no ':'", w.allowed);
+  const std::string name = item.substr(0, colon), range = item.substr(colon + 1);
+  int axis = -1;
   for (int a = 0; a < kNumAxes; ++a) {
-    if (sizes[a] <= 1) continue;
-    bool found = false;
-    for (const Placed& p : placed) found = found || static_cast<int>(p.axis) == a;
-    if (!found) {
-      return ValueError(where, spec,
-                        std::string("axis ") + AxisName(static_cast<Axis>(a)) + " (size " + std::to_string(sizes[a]) +
-                            ") has no dimension",
-                        "every axis with size > 1 placed; " + allowed);
-    }
+    if (name == AxisName(static_cast<Axis>(a))) axis = a;
   }
-  // Each dimension must hold exactly its axes: their sizes multiply to its NPUs.
-  for (size_t k = 0; k < dims.size(); ++k) {
-    int64_t product = 1;
-    std::string names;
-    bool spanning = false;
-    for (const Placed& p : placed) {
-      if (static_cast<int>(k) < p.first || static_cast<int>(k) > p.last) continue;
-      names += std::string(names.empty() ? "" : "·") + AxisName(p.axis);
-      if (p.first != p.last) {
-        spanning = true;
-        if (p.first != static_cast<int>(k)) continue;
-        int64_t span = 1;
-        for (int j = p.first; j <= p.last; ++j) span *= dims[j].npus;
-        if (sizes[static_cast<int>(p.axis)] != span) {
-          return ValueError(where, spec,
-                            std::string("axis ") + AxisName(p.axis) + " has size " +
-                                std::to_string(sizes[static_cast<int>(p.axis)]) + " but dimensions " +
-                                std::to_string(p.first) + ".." + std::to_string(p.last) + " hold " +
-                                std::to_string(span) + " NPUs",
-                            "an axis spanning dimensions alone fills them exactly");
-        }
-        continue;
-      }
-      product *= sizes[static_cast<int>(p.axis)];
-    }
-    if (spanning) {
-      if (names.find("·") != std::string::npos) {
-        return ValueError(where, spec, DimLabel(dims, k) + " holds " + names + ", one of them spanning several dimensions",
-                          "an axis spanning dimensions alone on them");
+  if (axis < 0) return ValueError(w.where, w.spec, "unknown axis '" + name + "'", "axes tp, cp, ep, dp, pp; " + w.allowed);
+  for (const Placed& p : placed) {
+    if (static_cast<int>(p.axis) == axis) return ValueError(w.where, w.spec, "axis '" + name + "' placed twice", w.allowed);
+  }
+  const size_t dash = range.find('-');
+  const int max_dim = static_cast<int>(dims.size()) - 1;
+  int64_t first = 0, last = 0;
+  const Where at{"", 0, "--place " + name};
+  ORRERY_PARSE_OR_RETURN(first, ParseInt(range.substr(0, dash), at, 0, max_dim));
+  last = first;
+  if (dash != std::string::npos) {
+    ORRERY_PARSE_OR_RETURN(last, ParseInt(range.substr(dash + 1), at, first, max_dim));
+  }
+  return Placed{static_cast<Axis>(axis), static_cast<int>(first), static_cast<int>(last)};
+}
+
+bool IsPlaced(const std::vector<Placed>& placed, int axis) {
+  bool found = false;
+  for (const Placed& p : placed) found = found || static_cast<int>(p.axis) == axis;
+  return found;
+}
+
+Status CheckEveryAxisPlaced(const std::vector<Placed>& placed, const std::array<int64_t, kNumAxes>& sizes,
+                            const PlaceWhere& w) {
+  for (int a = 0; a < kNumAxes; ++a) {
+    if (sizes[a] <= 1 || IsPlaced(placed, a)) continue;
+    return ValueError(w.where, w.spec,
+                      std::string("axis ") + AxisName(static_cast<Axis>(a)) + " (size " + std::to_string(sizes[a]) +
+                          ") has no dimension",
+                      "every axis with size > 1 placed; " + w.allowed);
+  }
+  return Status::Ok();
+}
+
+// Dimension k holds exactly its axes: their sizes multiply to its NPUs, or one
+// axis alone spans it (and the dimensions after it) exactly.
+Status CheckDimensionFilled(size_t k, const std::vector<Placed>& placed, const std::array<int64_t, kNumAxes>& sizes,
+                            const std::vector<Dim>& dims, const PlaceWhere& w) {
+  int64_t product = 1;
+  std::string names;
+  bool spanning = false;
+  for (const Placed& p : placed) {
+    if (static_cast<int>(k) < p.first || static_cast<int>(k) > p.last) continue;
+    names += std::string(names.empty() ? "" : "·") + AxisName(p.axis);
+    if (p.first != p.last) {
+      spanning = true;
+      if (p.first != static_cast<int>(k)) continue;
+      int64_t span = 1;
+      for (int j = p.first; j <= p.last; ++j) span *= dims[j].npus;
+      if (sizes[static_cast<int>(p.axis)] != span) {
+        return ValueError(w.where, w.spec,
+                          std::string("axis ") + AxisName(p.axis) + " has size " +
+                              std::to_string(sizes[static_cast<int>(p.axis)]) + " but dimensions " +
+                              std::to_string(p.first) + ".." + std::to_string(p.last) + " hold " +
+                              std::to_string(span) + " NPUs",
+                          "an axis spanning dimensions alone fills them exactly");
       }
       continue;
     }
-    if (product != dims[k].npus) {
-      return ValueError(where, spec,
-                        DimLabel(dims, k) + " has " + std::to_string(dims[k].npus) + " NPUs but the axes placed on it (" +
-                            (names.empty() ? std::string("none") : names) + ") multiply to " + std::to_string(product),
-                        "axes whose sizes multiply to each dimension's NPU count");
-    }
+    product *= sizes[static_cast<int>(p.axis)];
   }
-  // Innermost first: by dimension, then as listed; size-1 axes last.
+  if (spanning) {
+    if (names.find("·") == std::string::npos) return Status::Ok();
+    return ValueError(w.where, w.spec, DimLabel(dims, k) + " holds " + names + ", one of them spanning several dimensions",
+                      "an axis spanning dimensions alone on them");
+  }
+  if (product == dims[k].npus) return Status::Ok();
+  return ValueError(w.where, w.spec,
+                    DimLabel(dims, k) + " has " + std::to_string(dims[k].npus) + " NPUs but the axes placed on it (" +
+                        (names.empty() ? std::string("none") : names) + ") multiply to " + std::to_string(product),
+                    "axes whose sizes multiply to each dimension's NPU count");
+}
+
+// Innermost first: by dimension, then as listed; size-1 axes last.
+std::array<Axis, kNumAxes> OrderOf(const std::vector<Placed>& placed) {
   std::vector<Placed> sorted = placed;
   std::stable_sort(sorted.begin(), sorted.end(), [](const Placed& x, const Placed& y) { return x.first < y.first; });
   std::array<Axis, kNumAxes> order{};
   int n = 0;
   for (const Placed& p : sorted) order[n++] = p.axis;
   for (int a = 0; a < kNumAxes; ++a) {
-    bool found = false;
-    for (const Placed& p : placed) found = found || static_cast<int>(p.axis) == a;
-    if (!found) order[n++] = static_cast<Axis>(a);
+    if (!IsPlaced(placed, a)) order[n++] = static_cast<Axis>(a);
   }
   return order;
+}
+
+}  // namespace
+
+Result<std::array<Axis, kNumAxes>> OrderFromPlacement(const std::string& spec, const std::array<int64_t, kNumAxes>& sizes,
+                                                      const std::vector<Dim>& dims) {
+  const PlaceWhere w{spec, Where{"", 0, "--place"},
+                     "axis:DIM or axis:FIRST-LAST, comma-separated, e.g. tp:0,dp:1,pp:2 (dimensions 0.." +
+                         std::to_string(static_cast<int>(dims.size()) - 1) + ")"};
+  std::vector<Placed> placed;
+  std::stringstream in(spec);
+  for (std::string item; std::getline(in, item, ',');) {
+    Placed p{};
+    ORRERY_PARSE_OR_RETURN(p, ParsePlacedItem(item, placed, dims, w));
+    placed.push_back(p);
+  }
+  ORRERY_RETURN_IF_ERROR(CheckEveryAxisPlaced(placed, sizes, w));
+  for (size_t k = 0; k < dims.size(); ++k) ORRERY_RETURN_IF_ERROR(CheckDimensionFilled(k, placed, sizes, dims, w));
+  return OrderOf(placed);
 }
 
 }  // namespace orrery::gen

@@ -104,16 +104,13 @@ Flops TotalFlops(const Workload& w) {
   return total;
 }
 
-std::string FormatSummary(const ModelDesc& m, const Strategy& s, const Workload& w, uint64_t hbm_bytes,
-                          const std::vector<Dim>& dims) {
+namespace {
+
+int64_t GlobalBatch(const Strategy& s) { return s.microbatch_size * s.microbatches * s.dp * s.ep; }
+
+// The groups of rank 0 on each axis, and the data-parallel sets spanning several axes.
+std::string AxesLine(const ModelDesc& m, const Layout& l) {
   std::ostringstream o;
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(ParamCount(m)) / 1e9);
-  o << "model " << m.name << ": " << buf << " B parameters; l " << m.layers << ", h " << m.hidden << ", ffn " << m.ffn
-    << ", heads " << m.heads << "/" << m.kv_heads << " kv, vocab " << m.vocab << ", seq " << m.seq_len << "\n";
-  const Layout& l = w.layout;
-  o << "strategy: tp " << s.tp << " x cp " << s.cp << " x ep " << s.ep << " x dp " << s.dp << " x pp " << s.pp << " = "
-    << l.npus() << " NPUs; order " << l.OrderText() << " (innermost first)\n";
   o << "axes on ranks:";
   for (int a = 0; a < kNumAxes; ++a) {
     const Axis ax = static_cast<Axis>(a);
@@ -129,41 +126,77 @@ std::string FormatSummary(const ModelDesc& m, const Strategy& s, const Workload&
       << l.GroupSize(e) << " ranks);";
   }
   o << "\n";
-  if (!dims.empty()) {
-    o << "on the network:";
-    for (const std::string& line : DescribePlacement(l, dims)) o << " " << line << ";";
-    o << "\n";
-  }
-  const int64_t B = s.microbatch_size * s.microbatches * s.dp * s.ep;
+  return o.str();
+}
+
+// The pipeline schedule and its bubble; ZeRO, recomputation, sequence parallelism.
+std::string ScheduleLines(const Strategy& s) {
+  std::ostringstream o;
+  char buf[160];
   const bool inter = s.schedule == Schedule::kInterleaved;
   std::snprintf(buf, sizeof buf, "%.4f", BubbleFraction(s.pp, inter ? s.microbatches * s.chunks : s.microbatches));
   o << "schedule "
     << (s.schedule == Schedule::kGpipe ? "gpipe" : inter ? "interleaved 1f1b, " + std::to_string(s.chunks) + " chunks" : "1f1b")
     << ", " << s.microbatches
-    << " microbatches of " << s.microbatch_size << " (global batch " << B << "); bubble " << (inter ? "(p-1)/(vm+p-1)" : "(p-1)/(m+p-1)") << " = " << buf
+    << " microbatches of " << s.microbatch_size << " (global batch " << GlobalBatch(s) << "); bubble " << (inter ? "(p-1)/(vm+p-1)" : "(p-1)/(m+p-1)") << " = " << buf
     << "\n";
   o << "ZeRO-" << s.zero << ", recompute "
     << (s.recompute == Recompute::kNone ? "none" : s.recompute == Recompute::kSelective ? "selective" : "full")
     << (s.sp ? ", sequence parallel" : "") << "\n";
-  for (size_t c = 0; c < w.classes.size(); ++c) {
-    const ClassTotals t = Totals(w.classes[c]);
-    const int64_t ranks = std::count(w.class_of_rank.begin(), w.class_of_rank.end(), static_cast<int>(c));
-    const MemoryFootprint f = StageMemory(m, s, static_cast<int64_t>(c));
-    const int64_t layers = s.schedule == Schedule::kInterleaved ? f.layers * s.chunks : f.layers;
-    o << "class " << c << " (stage " << c << "): " << ranks << " ranks, " << layers << " layers, " << t.nodes
-      << " nodes, " << FlopsText(t.flops) << " FLOP per rank per iteration\n";
-    for (const auto& [key, v] : t.comm) o << "  " << key << ": " << v.first << " x, " << v.second << " B\n";
-    o << "  memory: model states " << Gb(f.model_state_bytes) << " + activations " << Gb(f.activation_bytes) << " ("
-      << f.in_flight << (s.schedule == Schedule::kInterleaved ? " chunks" : " microbatches") << " in flight) = " << Gb(f.total_bytes) << " of " << Gb(hbm_bytes)
-      << (f.total_bytes > hbm_bytes ? "  OVER CAPACITY" : "")
-      << (f.offloaded_bytes ? "; offloaded to the pool: " + Gb(f.offloaded_bytes) : std::string()) << "\n";
-  }
+  return o.str();
+}
+
+// Rank class `c` (pipeline stage c): its ranks, nodes, FLOPs, communication and memory.
+std::string ClassLines(const ModelDesc& m, const Strategy& s, const Workload& w, size_t c, uint64_t hbm_bytes) {
+  std::ostringstream o;
+  const ClassTotals t = Totals(w.classes[c]);
+  const int64_t ranks = std::count(w.class_of_rank.begin(), w.class_of_rank.end(), static_cast<int>(c));
+  const MemoryFootprint f = StageMemory(m, s, static_cast<int64_t>(c));
+  const int64_t layers = s.schedule == Schedule::kInterleaved ? f.layers * s.chunks : f.layers;
+  o << "class " << c << " (stage " << c << "): " << ranks << " ranks, " << layers << " layers, " << t.nodes
+    << " nodes, " << FlopsText(t.flops) << " FLOP per rank per iteration\n";
+  for (const auto& [key, v] : t.comm) o << "  " << key << ": " << v.first << " x, " << v.second << " B\n";
+  o << "  memory: model states " << Gb(f.model_state_bytes) << " + activations " << Gb(f.activation_bytes) << " ("
+    << f.in_flight << (s.schedule == Schedule::kInterleaved ? " chunks" : " microbatches") << " in flight) = " << Gb(f.total_bytes) << " of " << Gb(hbm_bytes)
+    << (f.total_bytes > hbm_bytes ? "  OVER CAPACITY" : "")
+    << (f.offloaded_bytes ? "; offloaded to the pool: " + Gb(f.offloaded_bytes) : std::string()) << "\n";
+  return o.str();
+}
+
+// The generated FLOPs against the closed forms.
+std::string FlopsLine(const ModelDesc& m, const Strategy& s, const Workload& w) {
+  std::ostringstream o;
+  const int64_t B = GlobalBatch(s);
   o << "FLOP per iteration, all ranks: " << FlopsText(TotalFlops(w));
   const bool gpt_shaped = m.ffn == 4 * m.hidden && m.kv_heads == m.heads && !m.gated_ffn && m.experts == 0 &&
                           m.heads * m.head_dim == m.hidden && s.lm_head;
   o << " (closed form: " << FlopsText(ModelFlops(m, B, s.recompute, s.lm_head)) << ")";
   if (gpt_shaped) o << " (Korthikanti et al. closed form: " << FlopsText(KorthikantiFlops(m, B, s.recompute)) << ")";
   o << "\n";
+  return o.str();
+}
+
+}  // namespace
+
+std::string FormatSummary(const ModelDesc& m, const Strategy& s, const Workload& w, uint64_t hbm_bytes,
+                          const std::vector<Dim>& dims) {
+  std::ostringstream o;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(ParamCount(m)) / 1e9);
+  o << "model " << m.name << ": " << buf << " B parameters; l " << m.layers << ", h " << m.hidden << ", ffn " << m.ffn
+    << ", heads " << m.heads << "/" << m.kv_heads << " kv, vocab " << m.vocab << ", seq " << m.seq_len << "\n";
+  const Layout& l = w.layout;
+  o << "strategy: tp " << s.tp << " x cp " << s.cp << " x ep " << s.ep << " x dp " << s.dp << " x pp " << s.pp << " = "
+    << l.npus() << " NPUs; order " << l.OrderText() << " (innermost first)\n";
+  o << AxesLine(m, l);
+  if (!dims.empty()) {
+    o << "on the network:";
+    for (const std::string& line : DescribePlacement(l, dims)) o << " " << line << ";";
+    o << "\n";
+  }
+  o << ScheduleLines(s);
+  for (size_t c = 0; c < w.classes.size(); ++c) o << ClassLines(m, s, w, c, hbm_bytes);
+  o << FlopsLine(m, s, w);
   return o.str();
 }
 

@@ -68,6 +68,178 @@ Status ImplList(const std::string& path, const nlohmann::json& j, const std::str
   return Status::Ok();
 }
 
+// Every key of `j` is one of `keys`.
+Status CheckKnownKeys(const nlohmann::json& j, const std::string& path, const std::vector<std::string>& keys) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (std::find(keys.begin(), keys.end(), it.key()) == keys.end()) {
+      return Status::Invalid(path + ": " + UnknownKeyMessage(it.key(), keys));
+    }
+  }
+  return Status::Ok();
+}
+
+// The optional keys of a system JSON, each read into `out` when given.
+struct SystemJson {
+  const nlohmann::json& j;
+  const std::string& path;
+
+  Status String(const char* key, std::string* out, const char* allowed) const {
+    if (!j.contains(key)) return Status::Ok();
+    ORRERY_PARSE_OR_RETURN(*out, JsonString(path, j[key], key, allowed));
+    return Status::Ok();
+  }
+  Status Count(const char* key, int64_t max, int* out) const {
+    if (!j.contains(key)) return Status::Ok();
+    ORRERY_PARSE_OR_RETURN(const int64_t v, JsonInt(path, j[key], key, 1, max));
+    *out = static_cast<int>(v);
+    return Status::Ok();
+  }
+  Status Number(const char* key, DoubleRange range, double* out) const {
+    if (!j.contains(key)) return Status::Ok();
+    ORRERY_PARSE_OR_RETURN(*out, JsonDouble(path, j[key], key, range));
+    return Status::Ok();
+  }
+};
+
+Status ReadSchedulingPolicy(const SystemJson& f, AstraSystemConfig* cfg) {
+  std::string policy = "LIFO";
+  ORRERY_RETURN_IF_ERROR(f.String("scheduling-policy", &policy, "LIFO, FIFO"));
+  if (policy == "LIFO") {
+    cfg->lifo = true;
+  } else if (policy == "FIFO") {
+    cfg->lifo = false;
+  } else {
+    return Status::Invalid(f.path + ": \"scheduling-policy\" = \"" + policy + "\": valid values are LIFO, FIFO");
+  }
+  return Status::Ok();
+}
+
+// Per collective, its algorithms per dimension (a custom trace prefix wins over the named algorithm).
+Status ReadImplementations(const SystemJson& f, const std::vector<std::string>& plugin_algorithms,
+                           AstraSystemConfig* cfg) {
+  struct ImplKey { const char* key; const char* custom; std::vector<CollectiveImplSpec>* out; };
+  ImplKey impls[] = {{"all-reduce-implementation", "all-reduce-implementation-custom", &cfg->all_reduce},
+                     {"all-gather-implementation", "all-gather-implementation-custom", &cfg->all_gather},
+                     {"reduce-scatter-implementation", "reduce-scatter-implementation-custom", &cfg->reduce_scatter},
+                     {"all-to-all-implementation", "all-to-all-implementation-custom", &cfg->all_to_all}};
+  for (auto& ik : impls) {
+    if (f.j.contains(ik.custom)) {
+      ORRERY_RETURN_IF_ERROR(ImplList(f.path, f.j, ik.custom, true, ik.out, plugin_algorithms));
+    } else if (f.j.contains(ik.key)) {
+      ORRERY_RETURN_IF_ERROR(ImplList(f.path, f.j, ik.key, false, ik.out, plugin_algorithms));
+    }
+  }
+  return Status::Ok();
+}
+
+Status ReadCollectiveOptimization(const SystemJson& f, AstraSystemConfig* cfg) {
+  std::string opt = "baseline";
+  ORRERY_RETURN_IF_ERROR(f.String("collective-optimization", &opt, "baseline, localBWAware"));
+  if (opt == "localBWAware") {
+    cfg->local_bw_aware = true;
+  } else if (opt != "baseline") {
+    return Status::Invalid(f.path + ": \"collective-optimization\" = \"" + opt +
+                           "\": valid values are baseline, localBWAware");
+  }
+  return Status::Ok();
+}
+
+// Local memory and in-switch bandwidths, peak performance and the roofline switch.
+Status ReadComputeKeys(const SystemJson& f, AstraSystemConfig* cfg) {
+  ORRERY_RETURN_IF_ERROR(f.Number("local-mem-bw", kBandwidthGBps, &cfg->local_mem_bw));
+  ORRERY_RETURN_IF_ERROR(f.Number("in-switch-reduction-bw", kBytesPerNs, &cfg->in_switch_reduction_bw));
+  ORRERY_RETURN_IF_ERROR(f.Number("peak-perf", kPeakPerfTflops, &cfg->peak_perf_tflops));
+  if (f.j.contains("roofline-enabled")) {
+    ORRERY_PARSE_OR_RETURN(cfg->roofline_enabled, JsonFlag(f.path, f.j["roofline-enabled"], "roofline-enabled"));
+  }
+  return Status::Ok();
+}
+
+// ASTRA-sim's keys Orrery does not model: still checked, so a typo'd value is not silently kept.
+Status CheckUnmodelledKeys(const SystemJson& f) {
+  for (const char* key : {"boost-mode", "track-local-mem", "model-shared-bus", "trace-enabled", "replay-only"}) {
+    if (f.j.contains(key)) ORRERY_RETURN_IF_ERROR(JsonFlag(f.path, f.j[key], key).status());
+  }
+  for (const char* key : {"local-reduction-delay", "L", "o", "g", "G"}) {
+    double ignored = 0;
+    ORRERY_RETURN_IF_ERROR(f.Number(key, kNonNegative, &ignored));
+  }
+  std::string trace_file;
+  return f.String("local-mem-trace-filename", &trace_file, "a file name");
+}
+
+Status ReadDimensionScheduling(const SystemJson& f, AstraSystemConfig* cfg) {
+  ORRERY_RETURN_IF_ERROR(f.String("intra-dimension-scheduling", &cfg->intra_dimension_scheduling, "FIFO, SmallestFirst"));
+  ORRERY_RETURN_IF_ERROR(
+      f.String("inter-dimension-scheduling", &cfg->inter_dimension_scheduling, "baseline, ascending, themis"));
+  if (cfg->intra_dimension_scheduling != "FIFO" && cfg->intra_dimension_scheduling != "SmallestFirst") {
+    return Status::Invalid(f.path + ": \"intra-dimension-scheduling\" = \"" + cfg->intra_dimension_scheduling +
+                           "\": valid values are FIFO, SmallestFirst");
+  }
+  if (cfg->inter_dimension_scheduling == "ascending") cfg->inter_dimension_scheduling = "baseline";
+  if (cfg->inter_dimension_scheduling != "baseline" && cfg->inter_dimension_scheduling != "themis") {
+    return Status::Invalid(f.path + ": \"inter-dimension-scheduling\" = \"" + cfg->inter_dimension_scheduling +
+                           "\": valid values are baseline (alias ascending), themis");
+  }
+  return Status::Ok();
+}
+
+// "memory-type" (required): the kind, and its name as given into `type`.
+Status ReadMemoryType(const nlohmann::json& j, const std::string& path, std::string* type,
+                      AstraRemoteMemoryConfig* cfg) {
+  const std::string types = "NO_MEMORY_EXPANSION, PER_NPU_MEMORY_EXPANSION, PER_NODE_MEMORY_EXPANSION, MEMORY_POOL";
+  if (!j.contains("memory-type")) return Status::Invalid(path + ": missing \"memory-type\"; valid: " + types);
+  ORRERY_PARSE_OR_RETURN(const std::string t, JsonString(path, j["memory-type"], "memory-type", types));
+  *type = t;
+  if (t == "NO_MEMORY_EXPANSION") {
+    cfg->kind = RemoteMemoryKind::kNone;
+  } else if (t == "PER_NPU_MEMORY_EXPANSION") {
+    cfg->kind = RemoteMemoryKind::kPerNpu;
+  } else if (t == "PER_NODE_MEMORY_EXPANSION") {
+    cfg->kind = RemoteMemoryKind::kPerNode;
+  } else if (t == "MEMORY_POOL") {
+    cfg->kind = RemoteMemoryKind::kPool;
+  } else {
+    return Status::Invalid(path + ": \"memory-type\" = \"" + t + "\": valid values are " + types);
+  }
+  return Status::Ok();
+}
+
+// A key the memory type needs must be there; one it does not need is still checked when given.
+Status CheckNeededKeys(const nlohmann::json& j, const std::string& path, const std::string& type, RemoteMemoryKind kind) {
+  auto need = [&](const char* key, bool needed) -> Status {
+    if (!j.contains(key) && needed) return Status::Invalid(path + ": \"memory-type\" " + type + " needs \"" + key + "\"");
+    return Status::Ok();
+  };
+  const bool remote = kind != RemoteMemoryKind::kNone;
+  ORRERY_RETURN_IF_ERROR(need("remote-mem-latency", remote));
+  ORRERY_RETURN_IF_ERROR(need("remote-mem-bw", remote));
+  ORRERY_RETURN_IF_ERROR(need("num-nodes", kind == RemoteMemoryKind::kPerNode));
+  ORRERY_RETURN_IF_ERROR(need("num-npus-per-node", kind == RemoteMemoryKind::kPerNode));
+  return Status::Ok();
+}
+
+// "num-nodes" x "num-npus-per-node", kept for PER_NODE_MEMORY_EXPANSION.
+Status ReadNodes(const nlohmann::json& j, const std::string& path, AstraRemoteMemoryConfig* cfg) {
+  int64_t nodes = 0, per = 0, total = 0;
+  if (j.contains("num-nodes")) {
+    ORRERY_PARSE_OR_RETURN(nodes, JsonInt(path, j["num-nodes"], "num-nodes", 1, kMaxNpus));
+  }
+  if (j.contains("num-npus-per-node")) {
+    ORRERY_PARSE_OR_RETURN(per, JsonInt(path, j["num-npus-per-node"], "num-npus-per-node", 1, kMaxNpus));
+  }
+  if (nodes > 0 && per > 0 && !MulWithin(nodes, per, kMaxNpus, &total)) {
+    return ValueError(Where{path, 0, "num-nodes x num-npus-per-node"},
+                      std::to_string(nodes) + " x " + std::to_string(per), "more NPUs than Orrery simulates",
+                      "a product <= " + std::to_string(kMaxNpus) + " (the network's NPU count)");
+  }
+  if (cfg->kind == RemoteMemoryKind::kPerNode) {
+    cfg->num_nodes = static_cast<int>(nodes);
+    cfg->npus_per_node = static_cast<int>(per);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 const std::vector<std::string>& AstraSystemKeys() { return SystemKeys(); }
@@ -82,94 +254,25 @@ Result<AstraSystemConfig> ReadAstraSystemJson(const std::string& path,
 Result<AstraSystemConfig> ParseAstraSystemJson(const nlohmann::json& j, const std::string& path,
                                                const std::vector<std::string>& plugin_algorithms) {
   if (!j.is_object()) return Status::Invalid(path + ": expected a JSON object of system settings");
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    const auto& keys = SystemKeys();
-    if (std::find(keys.begin(), keys.end(), it.key()) == keys.end()) {
-      return Status::Invalid(path + ": " + UnknownKeyMessage(it.key(), keys));
-    }
-  }
+  ORRERY_RETURN_IF_ERROR(CheckKnownKeys(j, path, SystemKeys()));
   AstraSystemConfig cfg;
   cfg.path = path;
-  auto str = [&](const char* key, std::string* out, const char* allowed) -> Status {
-    if (!j.contains(key)) return Status::Ok();
-    ORRERY_PARSE_OR_RETURN(*out, JsonString(path, j[key], key, allowed));
-    return Status::Ok();
-  };
-  std::string policy = "LIFO";
-  ORRERY_RETURN_IF_ERROR(str("scheduling-policy", &policy, "LIFO, FIFO"));
-  if (policy == "LIFO") {
-    cfg.lifo = true;
-  } else if (policy == "FIFO") {
-    cfg.lifo = false;
-  } else {
-    return Status::Invalid(path + ": \"scheduling-policy\" = \"" + policy + "\": valid values are LIFO, FIFO");
-  }
+  const SystemJson f{j, path};
+  ORRERY_RETURN_IF_ERROR(ReadSchedulingPolicy(f, &cfg));
   if (j.contains("endpoint-delay")) {
     cfg.endpoint_delay_given = true;
     ORRERY_PARSE_OR_RETURN(cfg.endpoint_delay_ns, JsonUint(path, j["endpoint-delay"], "endpoint-delay", 0, kMaxLatencyNs));
   }
-  auto count = [&](const char* key, int64_t max, int* out) -> Status {
-    if (!j.contains(key)) return Status::Ok();
-    ORRERY_PARSE_OR_RETURN(const int64_t v, JsonInt(path, j[key], key, 1, max));
-    *out = static_cast<int>(v);
-    return Status::Ok();
-  };
-  ORRERY_RETURN_IF_ERROR(count("active-chunks-per-dimension", kMaxActiveChunks, &cfg.active_chunks_per_dimension));
-  ORRERY_RETURN_IF_ERROR(count("preferred-dataset-splits", kMaxDatasetSplits, &cfg.preferred_dataset_splits));
-  struct ImplKey { const char* key; const char* custom; std::vector<CollectiveImplSpec>* out; };
-  ImplKey impls[] = {{"all-reduce-implementation", "all-reduce-implementation-custom", &cfg.all_reduce},
-                     {"all-gather-implementation", "all-gather-implementation-custom", &cfg.all_gather},
-                     {"reduce-scatter-implementation", "reduce-scatter-implementation-custom", &cfg.reduce_scatter},
-                     {"all-to-all-implementation", "all-to-all-implementation-custom", &cfg.all_to_all}};
-  for (auto& ik : impls) {
-    if (j.contains(ik.custom)) {
-      ORRERY_RETURN_IF_ERROR(ImplList(path, j, ik.custom, true, ik.out, plugin_algorithms));
-    } else if (j.contains(ik.key)) {
-      ORRERY_RETURN_IF_ERROR(ImplList(path, j, ik.key, false, ik.out, plugin_algorithms));
-    }
-  }
-  std::string opt = "baseline";
-  ORRERY_RETURN_IF_ERROR(str("collective-optimization", &opt, "baseline, localBWAware"));
-  if (opt == "localBWAware") {
-    cfg.local_bw_aware = true;
-  } else if (opt != "baseline") {
-    return Status::Invalid(path + ": \"collective-optimization\" = \"" + opt + "\": valid values are baseline, localBWAware");
-  }
-  auto number = [&](const char* key, DoubleRange range, double* out) -> Status {
-    if (!j.contains(key)) return Status::Ok();
-    ORRERY_PARSE_OR_RETURN(*out, JsonDouble(path, j[key], key, range));
-    return Status::Ok();
-  };
-  ORRERY_RETURN_IF_ERROR(number("local-mem-bw", kBandwidthGBps, &cfg.local_mem_bw));
-  ORRERY_RETURN_IF_ERROR(number("in-switch-reduction-bw", kBytesPerNs, &cfg.in_switch_reduction_bw));
-  ORRERY_RETURN_IF_ERROR(number("peak-perf", kPeakPerfTflops, &cfg.peak_perf_tflops));
-  if (j.contains("roofline-enabled")) {
-    ORRERY_PARSE_OR_RETURN(cfg.roofline_enabled, JsonFlag(path, j["roofline-enabled"], "roofline-enabled"));
-  }
-  // ASTRA-sim's keys Orrery does not model: still checked, so a typo'd value is not silently kept.
-  for (const char* key : {"boost-mode", "track-local-mem", "model-shared-bus", "trace-enabled", "replay-only"}) {
-    if (j.contains(key)) ORRERY_RETURN_IF_ERROR(JsonFlag(path, j[key], key).status());
-  }
-  for (const char* key : {"local-reduction-delay", "L", "o", "g", "G"}) {
-    double ignored = 0;
-    ORRERY_RETURN_IF_ERROR(number(key, kNonNegative, &ignored));
-  }
-  std::string trace_file;
-  ORRERY_RETURN_IF_ERROR(str("local-mem-trace-filename", &trace_file, "a file name"));
+  ORRERY_RETURN_IF_ERROR(f.Count("active-chunks-per-dimension", kMaxActiveChunks, &cfg.active_chunks_per_dimension));
+  ORRERY_RETURN_IF_ERROR(f.Count("preferred-dataset-splits", kMaxDatasetSplits, &cfg.preferred_dataset_splits));
+  ORRERY_RETURN_IF_ERROR(ReadImplementations(f, plugin_algorithms, &cfg));
+  ORRERY_RETURN_IF_ERROR(ReadCollectiveOptimization(f, &cfg));
+  ORRERY_RETURN_IF_ERROR(ReadComputeKeys(f, &cfg));
+  ORRERY_RETURN_IF_ERROR(CheckUnmodelledKeys(f));
   if (cfg.roofline_enabled && (cfg.peak_perf_tflops <= 0 || cfg.local_mem_bw <= 0)) {
     return Status::Invalid(path + ": \"roofline-enabled\" needs both \"peak-perf\" (TFLOPS) and \"local-mem-bw\" (GB/s)");
   }
-  ORRERY_RETURN_IF_ERROR(str("intra-dimension-scheduling", &cfg.intra_dimension_scheduling, "FIFO, SmallestFirst"));
-  ORRERY_RETURN_IF_ERROR(str("inter-dimension-scheduling", &cfg.inter_dimension_scheduling, "baseline, ascending, themis"));
-  if (cfg.intra_dimension_scheduling != "FIFO" && cfg.intra_dimension_scheduling != "SmallestFirst") {
-    return Status::Invalid(path + ": \"intra-dimension-scheduling\" = \"" + cfg.intra_dimension_scheduling +
-                           "\": valid values are FIFO, SmallestFirst");
-  }
-  if (cfg.inter_dimension_scheduling == "ascending") cfg.inter_dimension_scheduling = "baseline";
-  if (cfg.inter_dimension_scheduling != "baseline" && cfg.inter_dimension_scheduling != "themis") {
-    return Status::Invalid(path + ": \"inter-dimension-scheduling\" = \"" + cfg.inter_dimension_scheduling +
-                           "\": valid values are baseline (alias ascending), themis");
-  }
+  ORRERY_RETURN_IF_ERROR(ReadDimensionScheduling(f, &cfg));
   return cfg;
 }
 
@@ -178,60 +281,19 @@ Result<AstraRemoteMemoryConfig> ReadAstraRemoteMemoryJson(const std::string& pat
   if (!parsed.ok()) return parsed.status();
   const nlohmann::json& j = parsed.value();
   if (!j.is_object()) return Status::Invalid(path + ": expected a JSON object");
-  const std::vector<std::string> keys = {"memory-type", "remote-mem-latency", "remote-mem-bw", "num-nodes",
-                                         "num-npus-per-node"};
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    if (std::find(keys.begin(), keys.end(), it.key()) == keys.end()) {
-      return Status::Invalid(path + ": " + UnknownKeyMessage(it.key(), keys));
-    }
-  }
+  ORRERY_RETURN_IF_ERROR(CheckKnownKeys(
+      j, path, {"memory-type", "remote-mem-latency", "remote-mem-bw", "num-nodes", "num-npus-per-node"}));
   AstraRemoteMemoryConfig cfg;
-  const std::string types = "NO_MEMORY_EXPANSION, PER_NPU_MEMORY_EXPANSION, PER_NODE_MEMORY_EXPANSION, MEMORY_POOL";
-  if (!j.contains("memory-type")) return Status::Invalid(path + ": missing \"memory-type\"; valid: " + types);
-  ORRERY_PARSE_OR_RETURN(const std::string t, JsonString(path, j["memory-type"], "memory-type", types));
-  if (t == "NO_MEMORY_EXPANSION") {
-    cfg.kind = RemoteMemoryKind::kNone;
-  } else if (t == "PER_NPU_MEMORY_EXPANSION") {
-    cfg.kind = RemoteMemoryKind::kPerNpu;
-  } else if (t == "PER_NODE_MEMORY_EXPANSION") {
-    cfg.kind = RemoteMemoryKind::kPerNode;
-  } else if (t == "MEMORY_POOL") {
-    cfg.kind = RemoteMemoryKind::kPool;
-  } else {
-    return Status::Invalid(path + ": \"memory-type\" = \"" + t + "\": valid values are " + types);
-  }
-  // A key the memory type needs must be there; one it does not need is still checked when given.
-  auto need = [&](const char* key, bool needed) -> Status {
-    if (!j.contains(key) && needed) return Status::Invalid(path + ": \"memory-type\" " + t + " needs \"" + key + "\"");
-    return Status::Ok();
-  };
-  const bool remote = cfg.kind != RemoteMemoryKind::kNone;
-  ORRERY_RETURN_IF_ERROR(need("remote-mem-latency", remote));
-  ORRERY_RETURN_IF_ERROR(need("remote-mem-bw", remote));
-  ORRERY_RETURN_IF_ERROR(need("num-nodes", cfg.kind == RemoteMemoryKind::kPerNode));
-  ORRERY_RETURN_IF_ERROR(need("num-npus-per-node", cfg.kind == RemoteMemoryKind::kPerNode));
+  std::string type;
+  ORRERY_RETURN_IF_ERROR(ReadMemoryType(j, path, &type, &cfg));
+  ORRERY_RETURN_IF_ERROR(CheckNeededKeys(j, path, type, cfg.kind));
   if (j.contains("remote-mem-latency")) {
     ORRERY_PARSE_OR_RETURN(cfg.latency_ns, JsonUint(path, j["remote-mem-latency"], "remote-mem-latency", 0, kMaxLatencyNs));
   }
   if (j.contains("remote-mem-bw")) {
     ORRERY_PARSE_OR_RETURN(cfg.bandwidth_bytes_per_ns, JsonDouble(path, j["remote-mem-bw"], "remote-mem-bw", kBandwidthGBps));
   }
-  int64_t nodes = 0, per = 0, total = 0;
-  if (j.contains("num-nodes")) {
-    ORRERY_PARSE_OR_RETURN(nodes, JsonInt(path, j["num-nodes"], "num-nodes", 1, kMaxNpus));
-  }
-  if (j.contains("num-npus-per-node")) {
-    ORRERY_PARSE_OR_RETURN(per, JsonInt(path, j["num-npus-per-node"], "num-npus-per-node", 1, kMaxNpus));
-  }
-  if (nodes > 0 && per > 0 && !MulWithin(nodes, per, kMaxNpus, &total)) {
-    return ValueError(Where{path, 0, "num-nodes x num-npus-per-node"},
-                      std::to_string(nodes) + " x " + std::to_string(per), "more NPUs than Orrery simulates",
-                      "a product <= " + std::to_string(kMaxNpus) + " (the network's NPU count)");
-  }
-  if (cfg.kind == RemoteMemoryKind::kPerNode) {
-    cfg.num_nodes = static_cast<int>(nodes);
-    cfg.npus_per_node = static_cast<int>(per);
-  }
+  ORRERY_RETURN_IF_ERROR(ReadNodes(j, path, &cfg));
   return cfg;
 }
 

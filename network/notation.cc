@@ -24,72 +24,10 @@ class Parser {
       Skip();
       const size_t start = i_;
       std::string name;
-      while (i_ < t_.size() && std::isalnum(static_cast<unsigned char>(t_[i_]))) name += t_[i_++];
-      if (name.empty()) return Error(start, "expected a building block name");
-      static const std::vector<std::string> all = {"Ring", "RingUni", "Mesh", "FullyConnected", "Switch", "Torus2D",
-                                                   "Mesh2D"};
-      bool known = false;
-      for (const auto& a : all) known |= a == name;
-      if (!known) {
-        std::string near;
-        size_t best = 4;
-        for (const auto& a : all) {
-          const size_t d = Distance(name, a);
-          if (d < best) {
-            best = d;
-            near = a;
-          }
-        }
-        return Error(start, "unknown building block '" + name + "'" +
-                                (near.empty() ? "" : " (did you mean '" + near + "'?)") +
-                                "; valid: Ring, RingUni, Mesh, FullyConnected, Switch, Torus2D, Mesh2D");
-      }
-      const bool two_d = name == "Torus2D" || name == "Mesh2D";
-      if (!Expect('(')) return Error(i_, "expected '(' after '" + name + "'");
-      int64_t a = 0, b = 0;
-      auto n1 = Integer(&a, "NPU count", 2, kMaxNpus, true);
-      if (!n1.ok()) return n1;
-      if (two_d) {
-        Skip();
-        if (i_ >= t_.size() || (t_[i_] != 'x' && t_[i_] != 'X')) return Error(i_, "expected 'x' in AxB for " + name);
-        ++i_;
-        auto n2 = Integer(&b, "NPU count", 2, kMaxNpus, true);
-        if (!n2.ok()) return n2;
-      }
-      if (!Expect(',')) return Error(i_, "expected ',' after the NPU count");
-      double bw = 0, lat = 0;
-      auto s1 = Quantity(&bw, true);
-      if (!s1.ok()) return s1;
-      if (!Expect(',')) return Error(i_, "expected ',' after the bandwidth");
-      auto s2 = Quantity(&lat, false);
-      if (!s2.ok()) return s2;
-      int64_t links = 1;
-      Skip();
-      if (i_ < t_.size() && t_[i_] == ',') {
-        ++i_;
-        auto s3 = Integer(&links, "links per NPU", 1, kMaxLinksPerNpu);
-        if (!s3.ok()) return s3;
-      }
-      if (!Expect(')')) return Error(i_, "expected ')' to close '" + name + "('");
-      auto add = [&](Block blk, int64_t n) -> Status {
-        if (n < 2) return Error(start, "a dimension needs at least 2 NPUs, '" + name + "' has " + std::to_string(n));
-        if (!MulWithin(total_, n, kMaxNpus, &total_)) {
-          return Error(start, "the network would have more than " + std::to_string(kMaxNpus) +
-                                  " NPUs in total; allowed: a product of all dimensions' NPU counts <= " +
-                                  std::to_string(kMaxNpus));
-        }
-        dims.push_back(Dim{blk, static_cast<int>(n), bw, lat, static_cast<int>(links)});
-        return Status::Ok();
-      };
-      Block blk = Block::kRing;
-      if (two_d) {
-        blk = name == "Torus2D" ? Block::kRing : Block::kMesh;
-        ORRERY_RETURN_IF_ERROR(add(blk, a));
-        ORRERY_RETURN_IF_ERROR(add(blk, b));
-      } else {
-        BlockFromName(name, &blk);
-        ORRERY_RETURN_IF_ERROR(add(blk, a));
-      }
+      ORRERY_RETURN_IF_ERROR(ReadBlockName(&name));
+      Args args;
+      ORRERY_RETURN_IF_ERROR(ReadArguments(name, &args));
+      ORRERY_RETURN_IF_ERROR(AddDims(name, start, args, &dims));
       Skip();
       if (i_ == t_.size()) break;
       if (t_[i_] != '_') return Error(i_, "expected '_' between dimensions or the end of the notation");
@@ -99,6 +37,89 @@ class Parser {
   }
 
  private:
+  // What a building block's parentheses hold: "(a, bw, lat[, links])" or, for a 2D one, "(axb, ...)".
+  struct Args {
+    int64_t a = 0, b = 0;
+    double bw = 0, lat = 0;
+    int64_t links = 1;
+  };
+
+  static bool TwoD(const std::string& name) { return name == "Torus2D" || name == "Mesh2D"; }
+
+  // A known building block's name; an unknown one is an error naming the closest.
+  Status ReadBlockName(std::string* out) {
+    const size_t start = i_;
+    std::string name;
+    while (i_ < t_.size() && std::isalnum(static_cast<unsigned char>(t_[i_]))) name += t_[i_++];
+    if (name.empty()) return Error(start, "expected a building block name");
+    static const std::vector<std::string> all = {"Ring", "RingUni", "Mesh", "FullyConnected", "Switch", "Torus2D",
+                                                 "Mesh2D"};
+    bool known = false;
+    for (const auto& a : all) known |= a == name;
+    if (!known) {
+      std::string near;
+      size_t best = 4;
+      for (const auto& a : all) {
+        const size_t d = Distance(name, a);
+        if (d < best) {
+          best = d;
+          near = a;
+        }
+      }
+      return Error(start, "unknown building block '" + name + "'" +
+                              (near.empty() ? "" : " (did you mean '" + near + "'?)") +
+                              "; valid: Ring, RingUni, Mesh, FullyConnected, Switch, Torus2D, Mesh2D");
+    }
+    *out = name;
+    return Status::Ok();
+  }
+
+  Status ReadArguments(const std::string& name, Args* args) {
+    if (!Expect('(')) return Error(i_, "expected '(' after '" + name + "'");
+    ORRERY_RETURN_IF_ERROR(Integer(&args->a, "NPU count", 2, kMaxNpus, true));
+    if (TwoD(name)) {
+      Skip();
+      if (i_ >= t_.size() || (t_[i_] != 'x' && t_[i_] != 'X')) return Error(i_, "expected 'x' in AxB for " + name);
+      ++i_;
+      ORRERY_RETURN_IF_ERROR(Integer(&args->b, "NPU count", 2, kMaxNpus, true));
+    }
+    if (!Expect(',')) return Error(i_, "expected ',' after the NPU count");
+    ORRERY_RETURN_IF_ERROR(Quantity(&args->bw, true));
+    if (!Expect(',')) return Error(i_, "expected ',' after the bandwidth");
+    ORRERY_RETURN_IF_ERROR(Quantity(&args->lat, false));
+    Skip();
+    if (i_ < t_.size() && t_[i_] == ',') {
+      ++i_;
+      ORRERY_RETURN_IF_ERROR(Integer(&args->links, "links per NPU", 1, kMaxLinksPerNpu));
+    }
+    if (!Expect(')')) return Error(i_, "expected ')' to close '" + name + "('");
+    return Status::Ok();
+  }
+
+  // The block's dimension (two for a 2D one), each of at least 2 NPUs, within the NPU limit.
+  Status AddDims(const std::string& name, size_t start, const Args& args, std::vector<Dim>* dims) {
+    auto add = [&](Block blk, int64_t n) -> Status {
+      if (n < 2) return Error(start, "a dimension needs at least 2 NPUs, '" + name + "' has " + std::to_string(n));
+      if (!MulWithin(total_, n, kMaxNpus, &total_)) {
+        return Error(start, "the network would have more than " + std::to_string(kMaxNpus) +
+                                " NPUs in total; allowed: a product of all dimensions' NPU counts <= " +
+                                std::to_string(kMaxNpus));
+      }
+      dims->push_back(Dim{blk, static_cast<int>(n), args.bw, args.lat, static_cast<int>(args.links)});
+      return Status::Ok();
+    };
+    Block blk = Block::kRing;
+    if (TwoD(name)) {
+      blk = name == "Torus2D" ? Block::kRing : Block::kMesh;
+      ORRERY_RETURN_IF_ERROR(add(blk, args.a));
+      ORRERY_RETURN_IF_ERROR(add(blk, args.b));
+    } else {
+      BlockFromName(name, &blk);
+      ORRERY_RETURN_IF_ERROR(add(blk, args.a));
+    }
+    return Status::Ok();
+  }
+
   void Skip() {
     while (i_ < t_.size() && std::isspace(static_cast<unsigned char>(t_[i_]))) ++i_;
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include "extern/et_io.h"
 #include "system/collective_engine.h"
@@ -40,6 +41,10 @@ class Walker {
   std::string CommCategory(int rank, const WorkNode& n) const;
   std::vector<int> Members(int rank, const WorkNode& n) const;
   uint32_t FindCollective(int rank, int group, uint32_t seq);
+  int FinalRank() const;
+  uint32_t LastNode(int rank) const;
+  std::pair<int, uint32_t> Cause(int rank, uint32_t flat);
+  void SumShares(CriticalPath* out) const;
 
   const Executor& exec_;
   const NodeRecorder& rec_;
@@ -218,51 +223,68 @@ uint32_t Walker::FindCollective(int rank, int group, uint32_t seq) {
   return it != index.end() && it->first == key ? it->second : kNoNode;
 }
 
-CriticalPath Walker::Walk() {
-  CriticalPath out;
+// The rank that finished last (the first among equals), or -1 when there is none.
+int Walker::FinalRank() const {
   const auto& npus = exec_.npus();
   int rank = -1;
   for (size_t r = 0; r < npus.size(); ++r) {
     if (rank < 0 || npus[r].finish > npus[rank].finish) rank = static_cast<int>(r);
   }
-  if (rank < 0) return out;
-  final_rank_ = rank;
-  out.rank = rank;
-  out.finished_ns = npus[rank].finish;
-  out.representative = symmetric_;
-  Tick t = out.finished_ns;
-  // The node that ended last (the latest record among equals).
+  return rank;
+}
+
+// The node of `rank` that ended last (the latest record among equals).
+uint32_t Walker::LastNode(int rank) const {
   const auto& last = rec_.records(rank);
   uint32_t flat = kNoNode;
   for (uint32_t f = 0; f < last.size(); ++f) {
     if (flat == kNoNode || last[f].end >= last[flat].end) flat = f;
   }
+  return flat;
+}
+
+// What made node `flat` of `rank` end when it did: itself, a later member, or a message.
+std::pair<int, uint32_t> Walker::Cause(int rank, uint32_t flat) {
+  const NodeRecord& x = rec_.records(rank)[flat];
+  const WorkNode& n = Node(rank, flat);
+  int next_rank = rank;
+  uint32_t next = flat;
+  if (n.kind == NodeKind::kRecv && x.aux2 != kNoNode && x.aux != kNoNode) {
+    next_rank = static_cast<int>(x.aux2);
+    next = x.aux;
+  } else if (n.kind == NodeKind::kColl && !symmetric_ && x.aux != kNoNode) {
+    Tick latest = x.start;
+    for (int q : Members(rank, n)) {
+      if (q == rank) continue;
+      const uint32_t fq = FindCollective(q, n.group, x.aux);
+      // A member that joined after this rank finished (a chain's far end) did not hold it up.
+      if (fq != kNoNode && rec_.records(q)[fq].start > latest && rec_.records(q)[fq].start <= x.end) {
+        latest = rec_.records(q)[fq].start;
+        next_rank = q;
+        next = fq;
+      }
+    }
+  }
+  return {next_rank, next};
+}
+
+CriticalPath Walker::Walk() {
+  CriticalPath out;
+  int rank = FinalRank();
+  if (rank < 0) return out;
+  final_rank_ = rank;
+  out.rank = rank;
+  out.finished_ns = exec_.npus()[rank].finish;
+  out.representative = symmetric_;
+  Tick t = out.finished_ns;
+  uint32_t flat = LastNode(rank);
   size_t budget = 1;
   for (int r = 0; r < rec_.ranks(); ++r) budget += rec_.records(r).size();
   while (flat != kNoNode && budget-- > 0) {
     const NodeRecord& x = rec_.records(rank)[flat];
     if (x.end < t) AddIdle(rank, x.end, t);
     t = std::min(t, x.end);
-    const WorkNode& n = Node(rank, flat);
-    // What made this node end when it did: itself, a later member, or a message.
-    int next_rank = rank;
-    uint32_t next = flat;
-    if (n.kind == NodeKind::kRecv && x.aux2 != kNoNode && x.aux != kNoNode) {
-      next_rank = static_cast<int>(x.aux2);
-      next = x.aux;
-    } else if (n.kind == NodeKind::kColl && !symmetric_ && x.aux != kNoNode) {
-      Tick latest = x.start;
-      for (int q : Members(rank, n)) {
-        if (q == rank) continue;
-        const uint32_t fq = FindCollective(q, n.group, x.aux);
-        // A member that joined after this rank finished (a chain's far end) did not hold it up.
-        if (fq != kNoNode && rec_.records(q)[fq].start > latest && rec_.records(q)[fq].start <= x.end) {
-          latest = rec_.records(q)[fq].start;
-          next_rank = q;
-          next = fq;
-        }
-      }
-    }
+    const auto [next_rank, next] = Cause(rank, flat);
     const NodeRecord& y = rec_.records(next_rank)[next];
     const Tick from = std::min(y.start, t);
     AddNode(rank, flat, from, t);
@@ -273,21 +295,25 @@ CriticalPath Walker::Walk() {
     flat = y.pred;
   }
   AddIdle(rank, 0, t);
-
   out.segments.assign(backward_.rbegin(), backward_.rend());
+  SumShares(&out);
+  return out;
+}
+
+// The path's time per category and per other rank, largest first.
+void Walker::SumShares(CriticalPath* out) const {
   std::map<std::string, Tick> by_category;
   std::map<int, Tick> by_rank;
-  for (const PathSegment& s : out.segments) {
+  for (const PathSegment& s : out->segments) {
     by_category[s.category] += s.end_ns - s.start_ns;
     if (s.rank != final_rank_) by_rank[s.rank] += s.end_ns - s.start_ns;
   }
-  for (const auto& [c, ns] : by_category) out.categories.push_back(PathShare{c, ns});
-  std::stable_sort(out.categories.begin(), out.categories.end(),
+  for (const auto& [c, ns] : by_category) out->categories.push_back(PathShare{c, ns});
+  std::stable_sort(out->categories.begin(), out->categories.end(),
                    [](const PathShare& a, const PathShare& b) { return a.ns > b.ns; });
-  for (const auto& [r, ns] : by_rank) out.other_ranks.emplace_back(r, ns);
-  std::stable_sort(out.other_ranks.begin(), out.other_ranks.end(),
+  for (const auto& [r, ns] : by_rank) out->other_ranks.emplace_back(r, ns);
+  std::stable_sort(out->other_ranks.begin(), out->other_ranks.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
-  return out;
 }
 
 }  // namespace

@@ -187,22 +187,29 @@ std::string CriticalPathText(const CriticalPath& p) {
   return out;
 }
 
-}  // namespace
-
-std::string FormatReportText(const RunReport& r) {
-  std::string out;
+// The NPU that finished last (rank 0 when none ran), and when.
+struct Slowest {
   Tick finished = 0;
-  int slowest = 0;
-  NpuReport slowest_npu;
+  int rank = 0;
+  NpuReport npu;
+};
+
+Slowest FindSlowest(const RunReport& r) {
+  Slowest s;
   for (const auto& n : r.per_npu) {
-    if (n.finished_ns > finished || (finished == 0 && n.rank == 0)) {
-      finished = n.finished_ns;
-      slowest = n.rank;
-      slowest_npu = n;
+    if (n.finished_ns > s.finished || (s.finished == 0 && n.rank == 0)) {
+      s.finished = n.finished_ns;
+      s.rank = n.rank;
+      s.npu = n;
     }
   }
-  out += "orrery run: " + std::to_string(r.npus) + " NPUs, backend " + r.backend + ", " + std::to_string(r.iterations) +
-         " iteration(s)\n";
+  return s;
+}
+
+// The run line, the network, the config hash and the symmetry note.
+std::string HeaderText(const RunReport& r) {
+  std::string out = "orrery run: " + std::to_string(r.npus) + " NPUs, backend " + r.backend + ", " +
+                    std::to_string(r.iterations) + " iteration(s)\n";
   out += "network:";
   for (size_t d = 0; d < r.dims.size(); ++d) {
     char buf[160];
@@ -217,18 +224,29 @@ std::string FormatReportText(const RunReport& r) {
   } else if (!r.symmetry_note.empty()) {
     out += "symmetric run: " + std::string(r.symmetric ? "" : "off \u2014 ") + r.symmetry_note + "\n";
   }
-  out += "\n";
-  out += "finished: " + std::to_string(finished) + " ns (" + Us(finished) + ") on rank " + std::to_string(slowest) + "\n";
+  return out;
+}
+
+// When the run finished, its bottleneck, and the critical path when there is one.
+std::string FinishedText(const RunReport& r) {
+  const Slowest slowest = FindSlowest(r);
+  std::string out = "finished: " + std::to_string(slowest.finished) + " ns (" + Us(slowest.finished) + ") on rank " +
+                    std::to_string(slowest.rank) + "\n";
   if (r.critical_path.rank >= 0) {
     // The critical path names the bottleneck; the slowest NPU's time split follows.
     out += CriticalPathBottleneck(r.critical_path);
-    std::string split = BottleneckLine(slowest_npu);
-    out += "time of rank " + std::to_string(slowest) + split.substr(split.find(" ("));
+    std::string split = BottleneckLine(slowest.npu);
+    out += "time of rank " + std::to_string(slowest.rank) + split.substr(split.find(" ("));
   } else {
-    out += BottleneckLine(slowest_npu);
+    out += BottleneckLine(slowest.npu);
   }
   if (r.critical_path.rank >= 0) out += CriticalPathText(r.critical_path);
-  out += "\nper NPU (ns)\n" + Pad("rank", 6);
+  return out;
+}
+
+// Every rank up to 64; beyond, the first and last four.
+std::string PerNpuText(const RunReport& r) {
+  std::string out = "\nper NPU (ns)\n" + Pad("rank", 6);
   for (const char* h : {"finished", "compute", "comm", "exposed_comm", "mem_stall", "idle"}) out += Pad(h, 14);
   out += "\n";
   if (r.per_npu.size() <= 64) {
@@ -238,19 +256,28 @@ std::string FormatReportText(const RunReport& r) {
     out += "   ... " + std::to_string(r.per_npu.size() - 8) + " more (use --report-format=json or csv for all)\n";
     for (size_t i = r.per_npu.size() - 4; i < r.per_npu.size(); ++i) out += Row(r.per_npu[i]);
   }
-  if (!r.collectives.empty()) {
-    out += "\ncollectives on rank 0\n";
-    size_t shown = 0;
-    for (const auto& c : r.collectives) {
-      if (++shown > 32) {
-        out += "  ... " + std::to_string(r.collectives.size() - 32) + " more\n";
-        break;
-      }
-      out += "  node " + std::to_string(c.node_id) + " " + c.type + " " + std::to_string(c.bytes) + " B [" + c.algorithm +
-             "] " + std::to_string(c.start_ns) + " -> " + std::to_string(c.end_ns) + " ns (" +
-             std::to_string(c.end_ns - c.start_ns) + " ns)\n";
+  return out;
+}
+
+std::string CollectivesText(const RunReport& r) {
+  if (r.collectives.empty()) return "";
+  std::string out = "\ncollectives on rank 0\n";
+  size_t shown = 0;
+  for (const auto& c : r.collectives) {
+    if (++shown > 32) {
+      out += "  ... " + std::to_string(r.collectives.size() - 32) + " more\n";
+      break;
     }
+    out += "  node " + std::to_string(c.node_id) + " " + c.type + " " + std::to_string(c.bytes) + " B [" + c.algorithm +
+           "] " + std::to_string(c.start_ns) + " -> " + std::to_string(c.end_ns) + " ns (" +
+           std::to_string(c.end_ns - c.start_ns) + " ns)\n";
   }
+  return out;
+}
+
+// The capacity peaks and warnings (when tracked) and the memory backend's traffic.
+std::string MemoryText(const RunReport& r) {
+  std::string out;
   if (r.capacity_tracked) {
     uint64_t peak = 0;
     int at = 0;
@@ -270,7 +297,11 @@ std::string FormatReportText(const RunReport& r) {
     out += "\nmemory (" + r.memory_backend + "): " + std::to_string(r.memory_accesses) + " accesses, " +
            std::to_string(r.memory_bytes) + " bytes, " + std::to_string(r.memory_wait_ns) + " ns waiting in queues\n";
   }
-  out += "\nnetwork dimensions\n";
+  return out;
+}
+
+std::string NetworkDimsText(const RunReport& r) {
+  std::string out = "\nnetwork dimensions\n";
   int busiest = -1;
   for (size_t d = 0; d < r.dims.size(); ++d) {
     char buf[256];
@@ -281,18 +312,69 @@ std::string FormatReportText(const RunReport& r) {
     if (busiest < 0 || r.dims[d].utilization > r.dims[busiest].utilization) busiest = static_cast<int>(d);
   }
   if (busiest >= 0 && r.dims.size() > 1) out += "  busiest dimension: dim" + std::to_string(busiest) + "\n";
-  if (r.link_stats && r.links.empty()) out += "\nlink statistics: " + r.links_note + "\n";
-  if (r.link_stats && !r.links.empty()) {
-    out += "\nbusiest links (of " + std::to_string(r.links.size()) + " used)\n";
-    for (size_t i = 0; i < r.links.size() && i < 10; ++i) {
-      out += "  " + r.links[i].name + ": " + std::to_string(r.links[i].bytes) + " bytes, busy " +
-             std::to_string(r.links[i].busy_ns) + " ns\n";
-    }
+  return out;
+}
+
+std::string LinksText(const RunReport& r) {
+  if (!r.link_stats) return "";
+  if (r.links.empty()) return "\nlink statistics: " + r.links_note + "\n";
+  std::string out = "\nbusiest links (of " + std::to_string(r.links.size()) + " used)\n";
+  for (size_t i = 0; i < r.links.size() && i < 10; ++i) {
+    out += "  " + r.links[i].name + ": " + std::to_string(r.links[i].bytes) + " bytes, busy " +
+           std::to_string(r.links[i].busy_ns) + " ns\n";
   }
   return out;
 }
 
-std::string FormatReportJson(const RunReport& r) {
+}  // namespace
+
+std::string FormatReportText(const RunReport& r) {
+  return HeaderText(r) + "\n" + FinishedText(r) + PerNpuText(r) + CollectivesText(r) + MemoryText(r) +
+         NetworkDimsText(r) + LinksText(r);
+}
+
+namespace {
+
+// The memory backend's traffic, and the capacities when they are tracked.
+nlohmann::ordered_json MemoryJson(const RunReport& r) {
+  nlohmann::ordered_json m = {{"backend", r.memory_backend}, {"accesses", r.memory_accesses}, {"bytes", r.memory_bytes},
+                              {"wait_ns", r.memory_wait_ns}};
+  if (r.capacity_tracked) {
+    m["local_capacity_bytes"] = r.local_capacity_bytes;
+    m["remote_capacity_bytes"] = r.remote_capacity_bytes;
+    m["peak_remote_bytes"] = r.peak_remote_bytes;
+    m["warnings"] = r.warnings;
+  }
+  return m;
+}
+
+nlohmann::ordered_json DimsJson(const RunReport& r) {
+  auto dims = nlohmann::ordered_json::array();
+  for (const auto& d : r.dims) {
+    dims.push_back({{"block", d.block}, {"npus", d.npus}, {"bandwidth_gbps", d.bandwidth_gbps}, {"latency_ns", d.latency_ns},
+                    {"messages", d.messages}, {"bytes", d.bytes}, {"busy_ns", d.busy_ns},
+                    {"utilization", d.utilization}});
+  }
+  return dims;
+}
+
+nlohmann::ordered_json CriticalPathJson(const CriticalPath& p) {
+  nlohmann::ordered_json cp = {{"rank", p.rank}, {"finished_ns", p.finished_ns}, {"representative", p.representative}};
+  auto& cats = cp["categories"] = nlohmann::ordered_json::array();
+  for (const PathShare& c : p.categories) cats.push_back({{"category", c.category}, {"ns", c.ns}});
+  auto& others = cp["other_ranks"] = nlohmann::ordered_json::array();
+  for (const auto& [rank, ns] : p.other_ranks) others.push_back({{"rank", rank}, {"ns", ns}});
+  auto& segs = cp["segments"] = nlohmann::ordered_json::array();
+  for (const PathSegment& s : p.segments) {
+    segs.push_back({{"rank", s.rank}, {"iteration", s.iteration}, {"node_id", s.node_id}, {"name", s.name},
+                    {"kind", s.kind}, {"start_ns", s.start_ns}, {"end_ns", s.end_ns}, {"category", s.category},
+                    {"activity", s.activity}});
+  }
+  return cp;
+}
+
+// The report's tree, with a mark where the per-rank arrays go.
+nlohmann::ordered_json ReportTree(const RunReport& r) {
   nlohmann::ordered_json j;
   // What produced the report: every input resolved, and its hash (run/spec.h).
   if (!r.config_json.empty()) j["config"] = nlohmann::ordered_json::parse(r.config_json);
@@ -314,34 +396,9 @@ std::string FormatReportJson(const RunReport& r) {
   if (!r.all_collectives.empty() && r.rank_classes > 0) {
     j["collectives_note"] = "rank classes: each rank's collectives are its class representative's (with its node ids)";
   }
-  j["memory"] = {{"backend", r.memory_backend}, {"accesses", r.memory_accesses}, {"bytes", r.memory_bytes},
-                 {"wait_ns", r.memory_wait_ns}};
-  if (r.capacity_tracked) {
-    j["memory"]["local_capacity_bytes"] = r.local_capacity_bytes;
-    j["memory"]["remote_capacity_bytes"] = r.remote_capacity_bytes;
-    j["memory"]["peak_remote_bytes"] = r.peak_remote_bytes;
-    j["memory"]["warnings"] = r.warnings;
-  }
-  auto& dims = j["dims"] = nlohmann::ordered_json::array();
-  for (const auto& d : r.dims) {
-    dims.push_back({{"block", d.block}, {"npus", d.npus}, {"bandwidth_gbps", d.bandwidth_gbps}, {"latency_ns", d.latency_ns},
-                    {"messages", d.messages}, {"bytes", d.bytes}, {"busy_ns", d.busy_ns},
-                    {"utilization", d.utilization}});
-  }
-  if (r.critical_path.rank >= 0) {
-    const CriticalPath& p = r.critical_path;
-    auto& cp = j["critical_path"] = {{"rank", p.rank}, {"finished_ns", p.finished_ns}, {"representative", p.representative}};
-    auto& cats = cp["categories"] = nlohmann::ordered_json::array();
-    for (const PathShare& c : p.categories) cats.push_back({{"category", c.category}, {"ns", c.ns}});
-    auto& others = cp["other_ranks"] = nlohmann::ordered_json::array();
-    for (const auto& [rank, ns] : p.other_ranks) others.push_back({{"rank", rank}, {"ns", ns}});
-    auto& segs = cp["segments"] = nlohmann::ordered_json::array();
-    for (const PathSegment& s : p.segments) {
-      segs.push_back({{"rank", s.rank}, {"iteration", s.iteration}, {"node_id", s.node_id}, {"name", s.name},
-                      {"kind", s.kind}, {"start_ns", s.start_ns}, {"end_ns", s.end_ns}, {"category", s.category},
-                      {"activity", s.activity}});
-    }
-  }
+  j["memory"] = MemoryJson(r);
+  j["dims"] = DimsJson(r);
+  if (r.critical_path.rank >= 0) j["critical_path"] = CriticalPathJson(r.critical_path);
   if (r.link_stats && r.links.empty()) j["links_note"] = r.links_note;
   if (r.link_stats && !r.links.empty()) {
     auto& links = j["links"] = nlohmann::ordered_json::array();
@@ -349,7 +406,10 @@ std::string FormatReportJson(const RunReport& r) {
       links.push_back({{"link", l.name}, {"dim", l.dim}, {"bytes", l.bytes}, {"busy_ns", l.busy_ns}});
     }
   }
-  std::string out = j.dump(1);
+  return j;
+}
+
+RecordArray NpuRecords(const RunReport& r) {
   RecordArray npus;
   for (const auto& n : r.per_npu) {
     npus.Open();
@@ -363,6 +423,10 @@ std::string FormatReportJson(const RunReport& r) {
     npus.Field("idle_ns", n.idle_ns);
     if (r.capacity_tracked) npus.Field("peak_local_bytes", n.peak_local_bytes);
   }
+  return npus;
+}
+
+RecordArray CollectiveRecords(const RunReport& r) {
   RecordArray colls;
   for (const auto& c : r.all_collectives.empty() ? r.collectives : r.all_collectives) {
     colls.Open();
@@ -375,11 +439,16 @@ std::string FormatReportJson(const RunReport& r) {
     colls.Field("start_ns", c.start_ns);
     colls.Field("end_ns", c.end_ns);
   }
+  return colls;
+}
+
+// The dumped tree with each array's text in place of its mark.
+std::string SpliceArrays(const std::string& out, const RecordArray& npus, const RecordArray& colls) {
   // Top-level keys are the only ones one space deep (the config's are deeper).
   std::string result;
   result.reserve(out.size() + npus.size() + colls.size() + 1);
   size_t from = 0;
-  for (auto [key, array] : {std::pair<const char*, RecordArray*>{"npus", &npus}, {"collectives", &colls}}) {
+  for (auto [key, array] : {std::pair<const char*, const RecordArray*>{"npus", &npus}, {"collectives", &colls}}) {
     const std::string mark = std::string("\n \"") + key + "\": " + nlohmann::ordered_json(kArrayMark).dump();
     const size_t at = out.find(mark, from);
     ORRERY_CHECK(at != std::string::npos, "JSON report: the place of an array was lost");
@@ -391,6 +460,12 @@ std::string FormatReportJson(const RunReport& r) {
   result.append(out, from, std::string::npos);
   result += "\n";
   return result;
+}
+
+}  // namespace
+
+std::string FormatReportJson(const RunReport& r) {
+  return SpliceArrays(ReportTree(r).dump(1), NpuRecords(r), CollectiveRecords(r));
 }
 
 std::string FormatReportCsv(const RunReport& r) {

@@ -132,12 +132,8 @@ Result<json> Load(const std::string& path) {
   }
 }
 
-}  // namespace
-
-Result<ReportSummary> SummariseReport(const std::string& path) {
-  auto loaded = Load(path);
-  if (!loaded.ok()) return loaded.status();
-  const json& j = loaded.value();
+// A JSON object that is not a timeline; the report's fields are read after.
+Status CheckTopLevel(const std::string& path, const json& j) {
   if (!j.is_object()) {
     return Status::Invalid(path + ": the top level is " + Describe(j) + "; expected a JSON object, " + kWhatIsAReport);
   }
@@ -145,10 +141,11 @@ Result<ReportSummary> SummariseReport(const std::string& path) {
     return Status::Invalid(path + ": a trace-event timeline (it has \"traceEvents\"), not a run report; expected " +
                            kWhatIsAReport);
   }
-  Reader rd(path);
-  ReportSummary s;
-  s.file = path;
-  s.backend = rd.String(j, "", "backend");
+  return Status::Ok();
+}
+
+// npu_count and one entry per rank: the slowest rank's split and the mean split.
+void ReadNpus(Reader& rd, const json& j, ReportSummary& s) {
   s.npus = rd.Uint(j, "", "npu_count", "the number of NPUs");
   const json* npus = rd.Array(j, "", "npus", "per-rank objects");
   if (rd.ok() && s.npus < 1) rd.Fail("npu_count", &j.at("npu_count"), "at least 1");
@@ -158,13 +155,13 @@ Result<ReportSummary> SummariseReport(const std::string& path) {
   for (size_t i = 0; rd.ok() && i < npus->size(); ++i) {
     const std::string at = "npus[" + std::to_string(i) + "]";
     const json* n = rd.Object(at, (*npus)[i], "an object with rank, finished_ns, compute_ns, ...");
-    if (!n) break;
+    if (!n) return;
     const double rank = rd.Uint(*n, at, "rank");
     if (rd.ok() && rank >= s.npus) rd.Fail(at + ".rank", &n->at("rank"), "a rank below npu_count");
     const double finished = rd.Uint(*n, at, "finished_ns", "nanoseconds");
     double split[4];
     for (int k = 0; k < 4; ++k) split[k] = rd.Uint(*n, at, kSplitKeys[k], "nanoseconds");
-    if (!rd.ok()) break;
+    if (!rd.ok()) return;
     if (i == 0 || finished > s.finished || (finished == s.finished && rank < s.slowest_rank)) {
       s.finished = finished;
       s.slowest_rank = rank;
@@ -172,26 +169,33 @@ Result<ReportSummary> SummariseReport(const std::string& path) {
     }
     for (int k = 0; k < 4; ++k) s.mean[k] += split[k] / s.npus;
   }
-  if (const json* cp = rd.ok() ? rd.Member(j, "", "critical_path", [](const json& v) { return v.is_object(); },
-                                           "an object (from orrery run --critical-path)", true)
-                               : nullptr) {
-    s.has_path = true;
-    const json* cats = rd.Array(*cp, "critical_path", "categories", "{category, ns} objects");
-    for (size_t i = 0; rd.ok() && i < cats->size(); ++i) {
-      const std::string at = "critical_path.categories[" + std::to_string(i) + "]";
-      const json* c = rd.Object(at, (*cats)[i], "an object with category and ns");
-      if (!c) break;
-      const std::string name = rd.String(*c, at, "category");
-      const double ns = rd.Uint(*c, at, "ns", "nanoseconds");
-      if (rd.ok() && name.empty()) rd.Fail(at + ".category", &c->at("category"), "a non-empty category name");
-      s.path[Printable(name)] += ns;
-    }
+}
+
+// The optional critical path's categories.
+void ReadCriticalPath(Reader& rd, const json& j, ReportSummary& s) {
+  const json* cp = rd.ok() ? rd.Member(j, "", "critical_path", [](const json& v) { return v.is_object(); },
+                                       "an object (from orrery run --critical-path)", true)
+                           : nullptr;
+  if (!cp) return;
+  s.has_path = true;
+  const json* cats = rd.Array(*cp, "critical_path", "categories", "{category, ns} objects");
+  for (size_t i = 0; rd.ok() && i < cats->size(); ++i) {
+    const std::string at = "critical_path.categories[" + std::to_string(i) + "]";
+    const json* c = rd.Object(at, (*cats)[i], "an object with category and ns");
+    if (!c) return;
+    const std::string name = rd.String(*c, at, "category");
+    const double ns = rd.Uint(*c, at, "ns", "nanoseconds");
+    if (rd.ok() && name.empty()) rd.Fail(at + ".category", &c->at("category"), "a non-empty category name");
+    s.path[Printable(name)] += ns;
   }
+}
+
+void ReadDims(Reader& rd, const json& j, ReportSummary& s) {
   const json* dims = rd.ok() ? rd.Array(j, "", "dims", "per-dimension objects") : nullptr;
   for (size_t d = 0; rd.ok() && d < dims->size(); ++d) {
     const std::string at = "dims[" + std::to_string(d) + "]";
     const json* x = rd.Object(at, (*dims)[d], "an object with block, bytes, busy_ns, utilization, messages");
-    if (!x) break;
+    if (!x) return;
     ReportSummary::Dim dim;
     dim.block = Printable(rd.String(*x, at, "block"));
     dim.bytes = rd.Uint(*x, at, "bytes");
@@ -200,12 +204,15 @@ Result<ReportSummary> SummariseReport(const std::string& path) {
     dim.messages = rd.Uint(*x, at, "messages");
     s.dims.push_back(dim);
   }
-  if (rd.ok()) s.messages = rd.Uint(j, "", "messages");
+}
+
+// The collectives' count and time, over every rank.
+void ReadCollectives(Reader& rd, const json& j, ReportSummary& s) {
   const json* colls = rd.ok() ? rd.Array(j, "", "collectives", "collective objects") : nullptr;
   for (size_t i = 0; rd.ok() && i < colls->size(); ++i) {
     const std::string at = "collectives[" + std::to_string(i) + "]";
     const json* c = rd.Object(at, (*colls)[i], "an object with start_ns and end_ns");
-    if (!c) break;
+    if (!c) return;
     const double start = rd.Uint(*c, at, "start_ns", "nanoseconds"), end = rd.Uint(*c, at, "end_ns", "nanoseconds");
     if (rd.ok() && end < start) {
       rd.Fail(at + ".end_ns", &c->at("end_ns"), "at least start_ns = " + c->at("start_ns").dump());
@@ -218,24 +225,49 @@ Result<ReportSummary> SummariseReport(const std::string& path) {
     s.collectives *= s.npus;
     s.collective_ns *= s.npus;
   }
+}
+
+void ReadMemory(Reader& rd, const json& j, ReportSummary& s) {
   const json* mem = rd.ok() ? rd.Member(j, "", "memory", [](const json& v) { return v.is_object(); },
                                         "an object with accesses, bytes, wait_ns")
                             : nullptr;
-  if (mem) {
-    s.mem_accesses = rd.Uint(*mem, "memory", "accesses");
-    s.mem_bytes = rd.Uint(*mem, "memory", "bytes");
-    s.mem_wait = rd.Uint(*mem, "memory", "wait_ns", "nanoseconds");
-  }
+  if (!mem) return;
+  s.mem_accesses = rd.Uint(*mem, "memory", "accesses");
+  s.mem_bytes = rd.Uint(*mem, "memory", "bytes");
+  s.mem_wait = rd.Uint(*mem, "memory", "wait_ns", "nanoseconds");
+}
+
+// The optional config's hash.
+void ReadConfigHash(Reader& rd, const json& j, ReportSummary& s) {
   const json* config = rd.ok() ? rd.Member(j, "", "config", [](const json& v) { return v.is_object(); },
                                            "an object (the effective configuration)", true)
                                : nullptr;
-  if (config) {
-    const json* hash = rd.Member(*config, "config", "hash", [](const json& v) { return v.is_string(); }, "a string", true);
-    if (hash) {
-      s.has_hash = true;
-      s.hash = Printable(hash->get<std::string>());
-    }
+  if (!config) return;
+  const json* hash = rd.Member(*config, "config", "hash", [](const json& v) { return v.is_string(); }, "a string", true);
+  if (hash) {
+    s.has_hash = true;
+    s.hash = Printable(hash->get<std::string>());
   }
+}
+
+}  // namespace
+
+Result<ReportSummary> SummariseReport(const std::string& path) {
+  auto loaded = Load(path);
+  if (!loaded.ok()) return loaded.status();
+  const json& j = loaded.value();
+  if (Status st = CheckTopLevel(path, j); !st.ok()) return st;
+  Reader rd(path);
+  ReportSummary s;
+  s.file = path;
+  s.backend = rd.String(j, "", "backend");
+  ReadNpus(rd, j, s);
+  ReadCriticalPath(rd, j, s);
+  ReadDims(rd, j, s);
+  if (rd.ok()) s.messages = rd.Uint(j, "", "messages");
+  ReadCollectives(rd, j, s);
+  ReadMemory(rd, j, s);
+  ReadConfigHash(rd, j, s);
   if (!rd.ok()) return rd.status();
   return s;
 }

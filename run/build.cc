@@ -23,18 +23,37 @@ Result<std::unique_ptr<Simulation>> Simulation::Build(const Spec& spec, const Re
 }
 
 Status Simulation::BuildParts(const Registries& registries) {
-  const Spec& s = spec_;
-  const int npus = s.npus;
   GraphLoadOptions lo;
-  lo.num_npus = npus;
+  lo.num_npus = spec_.npus;
   lo.num_dims = topology_.num_dims();
   std::vector<NpuGraph> graphs;
-  graphs.reserve(npus);
+  graphs.reserve(spec_.npus);
+  if (Status st = DecideRanksToSimulate(lo, &graphs); !st.ok()) return st;
+  if (Status st = CheckFitsInMemory(); !st.ok()) return st;
+  auto group_index = BuildEngine();
+  if (!group_index.ok()) return group_index.status();
+  lo.groups = &group_index.value();
+  if (Status st = LoadGraphs(lo, &graphs); !st.ok()) return st;
+  if (Status st = BuildMemory(registries); !st.ok()) return st;
+  if (Status st = CheckMemoryNodes(graphs); !st.ok()) return st;
+  if (Status st = BuildBackend(registries); !st.ok()) return st;
+  const ComputeModel cm = MakeComputeModel();
+  ExecutorHooks hooks;
+  if (Status st = BuildObservers(&hooks); !st.ok()) return st;
+  exec_ = std::make_unique<Executor>(&queue_, engine_.get(), memory_.get(), cm, std::move(graphs), spec_.run.iterations,
+                                     spec_.memory.capacity, hooks);
+  if (timeline_) timeline_->Attach(exec_.get());
+  mem_sink_.to = exec_.get();
+  return Status::Ok();
+}
+
+// Symmetry is decided before anything is built: one representative rank when
+// the configuration allows it and every rank's graph equals rank 0's
+// (run/symmetry.h: reads rank 0, kept, and compares the others).
+Status Simulation::DecideRanksToSimulate(const GraphLoadOptions& lo, std::vector<NpuGraph>* graphs) {
+  const Spec& s = spec_;
   auto load_rank = [&](int r) { return s.source->Load(r, lo); };
-  // Symmetry is decided before anything is built: one representative rank when
-  // the configuration allows it and every rank's graph equals rank 0's
-  // (run/symmetry.h: reads rank 0, kept, and compares the others).
-  auto decision = DecideSymmetry(s, load_rank, &graphs);
+  auto decision = DecideSymmetry(s, load_rank, graphs);
   if (!decision.ok()) return decision.status();
   symmetric_ = decision->symmetric;
   symmetry_note_ = decision->note;
@@ -45,14 +64,23 @@ Status Simulation::BuildParts(const Registries& registries) {
     classes_ = std::move(cd.value());
     symmetry_note_ = classes_.use ? classes_.note : symmetry_note_ + "; rank classes: " + classes_.note;
   }
+  return Status::Ok();
+}
+
+// The ranks simulated, their traces and the run's other state fit in this machine's memory.
+Status Simulation::CheckFitsInMemory() const {
+  const Spec& s = spec_;
+  const int npus = s.npus;
   const uint64_t simulated = symmetric_ ? 1 : classes_.use ? classes_.map.num_classes() : npus;
-  if (Status st = CheckRunFitsInMemory(
-          EstimateRunBytes(npus, simulated,
-                           simulated == static_cast<uint64_t>(npus) ? s.trace_bytes : s.trace0_bytes * simulated),
-          PhysicalMemoryBytes(), s.files.network, npus);
-      !st.ok()) {
-    return st;
-  }
+  return CheckRunFitsInMemory(
+      EstimateRunBytes(npus, simulated,
+                       simulated == static_cast<uint64_t>(npus) ? s.trace_bytes : s.trace0_bytes * simulated),
+      PhysicalMemoryBytes(), s.files.network, npus);
+}
+
+// The collective engine and its communicator groups: pg_name -> group index.
+Result<std::map<std::string, int>> Simulation::BuildEngine() {
+  const Spec& s = spec_;
   engine_ = std::make_unique<CollectiveEngine>(&queue_, &topology_, s.options, symmetric_);
   if (classes_.use) engine_->SetRankClasses(&classes_.map);
   if (Status st = engine_->Validate(); !st.ok()) return Status::Invalid(s.files.system + ": " + st.message());
@@ -62,24 +90,30 @@ Status Simulation::BuildParts(const Registries& registries) {
     if (!g.ok()) return g.status();
     group_index[name] = g.value();
   }
+  return group_index;
+}
 
-  // Graphs: exactly one per NPU (rank 0 may already be read).
-  lo.groups = &group_index;
+// Graphs: exactly one per NPU (rank 0 may already be read).
+Status Simulation::LoadGraphs(const GraphLoadOptions& lo, std::vector<NpuGraph>* graphs) {
+  const int npus = spec_.npus;
   if (classes_.use) {
     // The representatives' graphs; every other rank an empty stand-in (not simulated).
-    graphs.clear();
-    graphs.resize(npus);
-    for (NpuGraph& g : graphs) g.rank = -1;
-    for (NpuGraph& g : classes_.rep_graphs) graphs[g.rank] = std::move(g);
+    graphs->clear();
+    graphs->resize(npus);
+    for (NpuGraph& g : *graphs) g.rank = -1;
+    for (NpuGraph& g : classes_.rep_graphs) (*graphs)[g.rank] = std::move(g);
   }
-  for (int r = symmetric_ || classes_.use ? npus : static_cast<int>(graphs.size()); r < npus; ++r) {
-    auto g = load_rank(r);
+  for (int r = symmetric_ || classes_.use ? npus : static_cast<int>(graphs->size()); r < npus; ++r) {
+    auto g = spec_.source->Load(r, lo);
     if (!g.ok()) return g.status();
-    graphs.push_back(std::move(g.value()));
+    graphs->push_back(std::move(g.value()));
   }
-  if (Status st = CheckCollectiveAgreement(graphs, *engine_); !st.ok()) return st;
+  return CheckCollectiveAgreement(*graphs, *engine_);
+}
 
-  // The memory backend (its name was checked by the Spec).
+// The memory backend (its name was checked by the Spec).
+Status Simulation::BuildMemory(const Registries& registries) {
+  const Spec& s = spec_;
   MemoryRegistry builtin;
   RegisterBuiltinMemoryBackends(&builtin);
   const MemoryRegistry& mem_registry = registries.memories ? *registries.memories : builtin;
@@ -87,7 +121,7 @@ Status Simulation::BuildParts(const Registries& registries) {
   if (!mem_entry) return Status::Invalid(s.memory.source + ": backend = \"" + s.memory.backend + "\": unknown memory backend");
   MemoryContext mctx;
   mctx.queue = &queue_;
-  mctx.npus = npus;
+  mctx.npus = s.npus;
   mctx.sink = &mem_sink_;
   mctx.done_kind = 1;
   mctx.params = &s.memory.params;
@@ -101,6 +135,12 @@ Status Simulation::BuildParts(const Registries& registries) {
     return Status::Invalid(s.memory.source + ": " + m);
   }
   memory_ = std::move(memory.value());
+  return Status::Ok();
+}
+
+// Every memory node has the tier it accesses: local bandwidth, or a remote memory.
+Status Simulation::CheckMemoryNodes(const std::vector<NpuGraph>& graphs) const {
+  const Spec& s = spec_;
   for (const auto& g : graphs) {
     for (const auto& n : g.nodes) {
       if ((n.kind == NodeKind::kMemLoad || n.kind == NodeKind::kMemStore) && n.local_tier) {
@@ -118,7 +158,12 @@ Status Simulation::BuildParts(const Registries& registries) {
       }
     }
   }
+  return Status::Ok();
+}
 
+// The network backend, delivering to the collective engine.
+Status Simulation::BuildBackend(const Registries& registries) {
+  const Spec& s = spec_;
   BackendContext ctx;
   ctx.queue = &queue_;
   ctx.topology = &topology_;
@@ -130,7 +175,11 @@ Status Simulation::BuildParts(const Registries& registries) {
   if (!backend.ok()) return backend.status();
   backend_ = std::move(backend.value());
   engine_->SetBackend(backend_.get());
+  return Status::Ok();
+}
 
+ComputeModel Simulation::MakeComputeModel() const {
+  const Spec& s = spec_;
   ComputeModel cm;
   cm.roofline = s.system.roofline_enabled;
   cm.peak_flops_per_s = s.system.peak_perf_tflops * 1e12;
@@ -138,23 +187,24 @@ Status Simulation::BuildParts(const Registries& registries) {
   cm.local_bytes_per_ns = s.system.local_mem_bw;
   cm.local_latency_ns = s.memory.local_latency_ns;
   cm.pool_via_dim = s.memory.pool_via_dim;
-  if (s.observe.critical_path) recorder_ = std::make_unique<NodeRecorder>(symmetric_ ? 1 : npus, engine_->num_groups());
-  ExecutorHooks hooks;
-  hooks.recorder = recorder_.get();
-  hooks.all_collectives = s.observe.all_collectives;
+  return cm;
+}
+
+// The critical-path recorder and the timeline, as the Spec asks.
+Status Simulation::BuildObservers(ExecutorHooks* hooks) {
+  const Spec& s = spec_;
+  if (s.observe.critical_path) recorder_ = std::make_unique<NodeRecorder>(symmetric_ ? 1 : s.npus, engine_->num_groups());
+  hooks->recorder = recorder_.get();
+  hooks->all_collectives = s.observe.all_collectives;
   if (recorder_) engine_->AddPhaseObserver(recorder_.get());
   if (!s.observe.timeline_path.empty()) {
     auto opened = TimelineWriter::Open({s.observe.timeline_path, s.observe.timeline_ranks, s.observe.timeline_window},
-                                       npus, symmetric_);
+                                       s.npus, symmetric_);
     if (!opened.ok()) return opened.status();
     timeline_ = std::move(opened.value());
-    hooks.observer = timeline_.get();
+    hooks->observer = timeline_.get();
     engine_->AddPhaseObserver(timeline_.get());
   }
-  exec_ = std::make_unique<Executor>(&queue_, engine_.get(), memory_.get(), cm, std::move(graphs), s.run.iterations,
-                                     s.memory.capacity, hooks);
-  if (timeline_) timeline_->Attach(exec_.get());
-  mem_sink_.to = exec_.get();
   return Status::Ok();
 }
 

@@ -5,6 +5,7 @@
 // the Spec's source); each Simulation is independent of every other, so
 // several run on several threads.
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,7 +48,26 @@ class Simulation {
 
  private:
   explicit Simulation(const Spec& spec);
+  // Building (run/build.cc), in this order.
   Status BuildParts(const Registries& registries);
+  Status DecideRanksToSimulate(const GraphLoadOptions& lo, std::vector<NpuGraph>* graphs);
+  Status CheckFitsInMemory() const;
+  Result<std::map<std::string, int>> BuildEngine();
+  Status LoadGraphs(const GraphLoadOptions& lo, std::vector<NpuGraph>* graphs);
+  Status BuildMemory(const Registries& registries);
+  Status CheckMemoryNodes(const std::vector<NpuGraph>& graphs) const;
+  Status BuildBackend(const Registries& registries);
+  ComputeModel MakeComputeModel() const;
+  Status BuildObservers(ExecutorHooks* hooks);
+
+  // The report's parts (run/run.cc).
+  uint64_t TotalsScale() const;
+  RunReport ReportTotals() const;
+  std::vector<NpuReport> ReportNpus(Tick* finished) const;
+  DimReport ReportDim(int d, Tick finished) const;
+  void AddAllCollectives(RunReport& rep) const;
+  Status ReportLinks(RunReport* rep);
+
   int RanksFinished() const;
 
   // Forwards memory completions to the executor, which is created after the memory.

@@ -43,75 +43,100 @@ Status ClassDecider::PickRepresentatives() {
   RankClassMap& m = d_.map;
   // A flat ring may span classes (its neighbours are peers); then each of them
   // has its representative in the ring the representatives run.
-  std::vector<uint8_t> spanned(in_.groups->size(), 0);
-  std::deque<int> queue;
+  Frontier f;
+  f.spanned.assign(in_.groups->size(), 0);
   for (int seed = 0; seed < npus_; ++seed) {
     if (m.rep[m.class_of[seed]] >= 0) continue;
     m.rep[m.class_of[seed]] = seed;
-    queue.push_back(seed);
-    while (!queue.empty()) {
-      const int rep = queue.front();
-      queue.pop_front();
-      const auto kept = loaded_.find(rep);
-      auto g = kept != loaded_.end() ? Result<NpuGraph>(std::move(kept->second)) : in_.load(rep);
-      if (!g.ok()) return g.status();
-      d_.note = GraphReason(g.value(), in_.spec->options, shapes_, declared_ != nullptr);
-      if (!d_.note.empty()) return Status::Ok();
-      const int c = m.class_of[rep];
-      for (const WorkNode& n : g->nodes) {
-        if (n.kind == NodeKind::kColl) {
-          if (n.group >= 0) {
-            group_used_[n.group] = 1;
-            if (MaySpan(n.group) && !spanned[n.group]) {
-              // Every class in this ring is represented by a member of it (the
-              // messages to its other members go there: RankClassMap::Simulated).
-              spanned[n.group] = 1;
-              const std::vector<int>& ranks = (*in_.groups)[n.group];
-              for (int x : ranks) {
-                int& other = m.rep[m.class_of[x]];
-                if (other < 0) {
-                  other = x;
-                  queue.push_back(x);
-                } else if (!std::binary_search(ranks.begin(), ranks.end(), other)) {
-                  d_.note = "rank " + std::to_string(rep) + "'s communicator group " + std::to_string(n.group) +
-                           " spans rank classes, but rank " + std::to_string(other) + ", which represents rank " +
-                           std::to_string(x) + "'s class, is not in it";
-                  return Status::Ok();
-                }
-              }
-            }
-            if (std::find(kinds_used_[c].begin(), kinds_used_[c].end(), kind_of_group_[n.group]) == kinds_used_[c].end()) {
-              kinds_used_[c].push_back(kind_of_group_[n.group]);
-            }
-          } else {
-            uint32_t mask = 0;
-            for (int k = 0; k < t_.num_dims(); ++k) {
-              if (n.involved < 0 || k >= static_cast<int>(g->involved[n.involved].size()) ||
-                  g->involved[n.involved][k]) {
-                mask |= 1u << k;
-              }
-            }
-            if (std::find(slab_masks_.begin(), slab_masks_.end(), mask) == slab_masks_.end()) slab_masks_.push_back(mask);
-          }
-          continue;
-        }
-        if (n.kind != NodeKind::kSend && n.kind != NodeKind::kRecv) continue;
-        const int p = n.kind == NodeKind::kSend ? n.comm_dst : n.comm_src;
-        if (m.class_of[p] == c) continue;
-        int& other = m.rep[m.class_of[p]];
-        if (other < 0) {
-          other = p;
-          queue.push_back(p);
-        } else if (other != p && !declared_) {  // a generator's: checked below (CheckCrossClassMessages)
-          d_.note = "rank " + std::to_string(rep) + " (representing class " + std::to_string(c) + ") exchanges messages "
-                   "with rank " + std::to_string(p) + ", but rank " + std::to_string(other) + " represents its class";
-          return Status::Ok();
-        }
-      }
-      d_.rep_graphs.push_back(std::move(g.value()));
+    f.queue.push_back(seed);
+    while (!f.queue.empty()) {
+      const int rep = f.queue.front();
+      f.queue.pop_front();
+      if (Status st = FollowRepresentative(rep, f); !st.ok() || Stopped()) return st;
     }
   }
   return Status::Ok();
+}
+
+// Reads representative `rep`'s graph (kept among the representatives') and
+// follows its collectives and messages.
+Status ClassDecider::FollowRepresentative(int rep, Frontier& f) {
+  const auto kept = loaded_.find(rep);
+  auto g = kept != loaded_.end() ? Result<NpuGraph>(std::move(kept->second)) : in_.load(rep);
+  if (!g.ok()) return g.status();
+  d_.note = GraphReason(g.value(), in_.spec->options, shapes_, declared_ != nullptr);
+  if (!d_.note.empty()) return Status::Ok();
+  for (const WorkNode& n : g->nodes) {
+    if (n.kind == NodeKind::kColl) {
+      if (n.group >= 0) {
+        FollowGroupCollective(rep, n.group, f);
+      } else {
+        AddSlabMask(g.value(), n);
+      }
+    } else if (n.kind == NodeKind::kSend || n.kind == NodeKind::kRecv) {
+      FollowMessage(rep, n, f);
+    }
+    if (Stopped()) return Status::Ok();
+  }
+  d_.rep_graphs.push_back(std::move(g.value()));
+  return Status::Ok();
+}
+
+// A collective of representative `rep` on `group`: the group is used, its kind
+// by `rep`'s class, and a flat ring that spans classes represents them all.
+void ClassDecider::FollowGroupCollective(int rep, int group, Frontier& f) {
+  RankClassMap& m = d_.map;
+  const int c = m.class_of[rep];
+  group_used_[group] = 1;
+  if (MaySpan(group) && !f.spanned[group]) {
+    // Every class in this ring is represented by a member of it (the
+    // messages to its other members go there: RankClassMap::Simulated).
+    f.spanned[group] = 1;
+    const std::vector<int>& ranks = (*in_.groups)[group];
+    for (int x : ranks) {
+      int& other = m.rep[m.class_of[x]];
+      if (other < 0) {
+        other = x;
+        f.queue.push_back(x);
+      } else if (!std::binary_search(ranks.begin(), ranks.end(), other)) {
+        d_.note = "rank " + std::to_string(rep) + "'s communicator group " + std::to_string(group) +
+                 " spans rank classes, but rank " + std::to_string(other) + ", which represents rank " +
+                 std::to_string(x) + "'s class, is not in it";
+        return;
+      }
+    }
+  }
+  if (std::find(kinds_used_[c].begin(), kinds_used_[c].end(), kind_of_group_[group]) == kinds_used_[c].end()) {
+    kinds_used_[c].push_back(kind_of_group_[group]);
+  }
+}
+
+// The involved dimensions of collective `n` on all NPUs, among slab_masks_.
+void ClassDecider::AddSlabMask(const NpuGraph& g, const WorkNode& n) {
+  uint32_t mask = 0;
+  for (int k = 0; k < t_.num_dims(); ++k) {
+    if (n.involved < 0 || k >= static_cast<int>(g.involved[n.involved].size()) || g.involved[n.involved][k]) {
+      mask |= 1u << k;
+    }
+  }
+  if (std::find(slab_masks_.begin(), slab_masks_.end(), mask) == slab_masks_.end()) slab_masks_.push_back(mask);
+}
+
+// A send or receive of representative `rep`: a peer in another class not yet
+// represented becomes its class's representative.
+void ClassDecider::FollowMessage(int rep, const WorkNode& n, Frontier& f) {
+  RankClassMap& m = d_.map;
+  const int c = m.class_of[rep];
+  const int p = n.kind == NodeKind::kSend ? n.comm_dst : n.comm_src;
+  if (m.class_of[p] == c) return;
+  int& other = m.rep[m.class_of[p]];
+  if (other < 0) {
+    other = p;
+    f.queue.push_back(p);
+  } else if (other != p && !declared_) {  // a generator's: checked below (CheckCrossClassMessages)
+    d_.note = "rank " + std::to_string(rep) + " (representing class " + std::to_string(c) + ") exchanges messages "
+             "with rank " + std::to_string(p) + ", but rank " + std::to_string(other) + " represents its class";
+  }
 }
 
 // A collective's group lies inside one class (a generator's flat ring may span).

@@ -8,6 +8,7 @@
 // (representatives and checks).
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <string>
 #include <vector>
@@ -45,6 +46,11 @@ class ClassDecider {
  private:
   // Step 1: ranks with equal graphs up to renaming, and each rank's peers.
   Status ClassesFromGenerator();  // rank_classes.cc
+  void AssignGroupKinds();
+  std::vector<std::vector<int>> FlatGroupsOfRanks() const;
+  Result<std::vector<std::vector<int>>> FlatKindsOfDeclaredClasses();
+  void ClassifyByPeers(const std::vector<std::vector<int>>& flat_kinds,
+                       const std::vector<std::vector<int>>& flat_groups_of);
   Status ClassesFromTraces();     // rank_classes.cc
   // Step 2: split until every member's peers are in the classes of every
   // other member's peers (a straggler's peers leave their class, and theirs...).
@@ -52,6 +58,15 @@ class ClassDecider {
   // Step 3: from rank 0, follow each representative's messages to other
   // classes; the peer becomes its class's representative.
   Status PickRepresentatives();
+  // The representatives still to follow, and the spanning flat rings already represented.
+  struct Frontier {
+    std::vector<uint8_t> spanned;
+    std::deque<int> queue;
+  };
+  Status FollowRepresentative(int rep, Frontier& f);
+  void FollowGroupCollective(int rep, int group, Frontier& f);
+  void AddSlabMask(const NpuGraph& g, const WorkNode& n);
+  void FollowMessage(int rep, const WorkNode& n, Frontier& f);
   // Step 4, checks: collectives stay inside a class (or are a flat ring that
   // may span classes); messages to another class's unsimulated member are
   // exact when redirected; collectives on all NPUs stay inside a class.

@@ -199,8 +199,15 @@ std::string ClassDecider::Summary() const {
 // are the same rank: ranks of one class then have equal graphs up to
 // renaming, and every message of theirs the same delay.
 Status ClassDecider::ClassesFromGenerator() {
-  std::vector<int> probe;
-  // Groups of one kind: the same member offsets from their first member.
+  AssignGroupKinds();
+  auto flat_kinds = FlatKindsOfDeclaredClasses();
+  if (!flat_kinds.ok()) return flat_kinds.status();
+  ClassifyByPeers(flat_kinds.value(), FlatGroupsOfRanks());
+  return Status::Ok();
+}
+
+// Groups of one kind: the same member offsets from their first member.
+void ClassDecider::AssignGroupKinds() {
   std::map<std::vector<int>, int> ids;
   std::vector<int> offs;
   for (size_t g = 0; g < in_.groups->size(); ++g) {
@@ -209,19 +216,26 @@ Status ClassDecider::ClassesFromGenerator() {
     for (int r : ranks) offs.push_back(Offset(t_, ranks.empty() ? 0 : ranks[0], r));
     kind_of_group_[g] = ids.emplace(offs, static_cast<int>(ids.size())).first->second;
   }
-  // Per declared class: the kinds of non-uniform groups its collectives run
-  // a flat ring on; per rank: its non-uniform flat groups.
-  std::vector<std::vector<int>> flat_kinds;
+}
+
+// Per rank: its non-uniform flat groups.
+std::vector<std::vector<int>> ClassDecider::FlatGroupsOfRanks() const {
   std::vector<std::vector<int>> flat_groups_of(npus_);
-  bool any_flat = false;
   for (size_t g = 0; g < in_.groups->size(); ++g) {
     if (shapes_[g].uniform || !shapes_[g].flat) continue;
-    any_flat = true;
     for (int r : (*in_.groups)[g]) flat_groups_of[r].push_back(static_cast<int>(g));
   }
+  return flat_groups_of;
+}
+
+// Per declared class: the kinds of non-uniform groups its collectives run a
+// flat ring on, read from its first member's graph (kept for the representatives).
+Result<std::vector<std::vector<int>>> ClassDecider::FlatKindsOfDeclaredClasses() {
+  bool any_flat = false;
+  for (size_t g = 0; g < in_.groups->size(); ++g) any_flat |= !shapes_[g].uniform && shapes_[g].flat;
   int num_declared = 0;
   for (int c : *declared_) num_declared = std::max(num_declared, c + 1);
-  flat_kinds.resize(num_declared);
+  std::vector<std::vector<int>> flat_kinds(num_declared);
   std::vector<uint8_t> seen(num_declared, 0);
   for (int r = 0; r < npus_ && any_flat; ++r) {
     const int c = (*declared_)[r];
@@ -238,45 +252,63 @@ Status ClassDecider::ClassesFromGenerator() {
     std::sort(flat_kinds[c].begin(), flat_kinds[c].end());
     loaded_.emplace(r, std::move(g.value()));
   }
-  // Each rank's key: its declared class, and per peer (node by node, then
-  // its flat rings' neighbours) the distance and which distinct peer it is.
-  std::map<std::pair<int, std::vector<int64_t>>, int32_t> ids_by_key;
+  return flat_kinds;
+}
+
+namespace {
+
+// One rank's peers in the order met, and its key: per peer met (repeats
+// included) the distance and which distinct peer it is.
+struct PeerKey {
   std::vector<int64_t> key;
-  std::vector<int> mine;
-  std::vector<int64_t> mine_distance;
+  std::vector<int> peers;
+  std::vector<int64_t> distance;
+
+  void Clear() {
+    key.clear();
+    peers.clear();
+    distance.clear();
+  }
+  void Add(const Topology& t, int r, int p) {
+    size_t i = 0;
+    while (i < peers.size() && peers[i] != p) ++i;
+    if (i == peers.size()) {
+      peers.push_back(p);
+      distance.push_back(Distance(t, r, p));
+    }
+    key.push_back(distance[i]);
+    key.push_back(static_cast<int64_t>(i));
+  }
+};
+
+}  // namespace
+
+// Each rank's class: its declared class and its PeerKey; its peers into peer_of_.
+void ClassDecider::ClassifyByPeers(const std::vector<std::vector<int>>& flat_kinds,
+                                   const std::vector<std::vector<int>>& flat_groups_of) {
+  std::map<std::pair<int, std::vector<int64_t>>, int32_t> ids_by_key;
+  std::vector<int> probe;
+  PeerKey k;
   graph_class_.resize(npus_);
   for (int r = 0; r < npus_; ++r) {
     in_.source->RankPeers(r, &probe);
-    key.clear();
-    mine.clear();
-    mine_distance.clear();
-    auto add = [&](int p) {
-      size_t i = 0;
-      while (i < mine.size() && mine[i] != p) ++i;
-      if (i == mine.size()) {
-        mine.push_back(p);
-        mine_distance.push_back(Distance(t_, r, p));
-      }
-      key.push_back(mine_distance[i]);
-      key.push_back(static_cast<int64_t>(i));
-    };
-    for (int p : probe) add(p);
+    k.Clear();
+    for (int p : probe) k.Add(t_, r, p);
     for (int kind : flat_kinds.empty() ? std::vector<int>{} : flat_kinds[(*declared_)[r]]) {
       for (int g : flat_groups_of[r]) {
         if (kind_of_group_[g] != kind) continue;
         const std::vector<int>& ranks = (*in_.groups)[g];
         const size_t i = std::lower_bound(ranks.begin(), ranks.end(), r) - ranks.begin();
-        add(ranks[(i + ranks.size() - 1) % ranks.size()]);
-        add(ranks[(i + 1) % ranks.size()]);
+        k.Add(t_, r, ranks[(i + ranks.size() - 1) % ranks.size()]);
+        k.Add(t_, r, ranks[(i + 1) % ranks.size()]);
       }
     }
-    graph_class_[r] = ids_by_key.emplace(std::make_pair((*declared_)[r], key), static_cast<int32_t>(ids_by_key.size()))
+    graph_class_[r] = ids_by_key.emplace(std::make_pair((*declared_)[r], k.key), static_cast<int32_t>(ids_by_key.size()))
                          .first->second;
-    peer_of_.insert(peer_of_.end(), mine.begin(), mine.end());
+    peer_of_.insert(peer_of_.end(), k.peers.begin(), k.peers.end());
     peer_begin_[r + 1] = static_cast<uint32_t>(peer_of_.size());
   }
   graph_classes_ = ids_by_key.size();
-  return Status::Ok();
 }
 
 // Classes of trace files: every rank's graph compared (hash, then node by

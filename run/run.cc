@@ -54,13 +54,33 @@ Status Simulation::Run(ProgressMeter* progress) {
 }
 
 Result<RunReport> Simulation::Report() {
-  const int npus = spec_.npus;
+  RunReport rep = ReportTotals();
+  if (recorder_) rep.critical_path = FindCriticalPath(*exec_, *recorder_, *engine_, symmetric_);
+  Tick finished = 0;
+  rep.per_npu = ReportNpus(&finished);
+  for (const auto& c : exec_->rank0_collectives()) {
+    rep.collectives.push_back(CollectiveReport{0, c.node_id, c.name, c.type, c.bytes, c.algorithm, c.start, c.end});
+  }
+  for (int d = 0; d < topology_.num_dims(); ++d) rep.dims.push_back(ReportDim(d, finished));
+  AddAllCollectives(rep);
+  rep.link_stats = spec_.observe.link_stats;
+  if (spec_.observe.link_stats || spec_.observe.collect_links) {
+    if (Status st = ReportLinks(&rep); !st.ok()) return st;
+  }
+  return rep;
+}
+
+// A symmetric run's totals stand for every rank.
+uint64_t Simulation::TotalsScale() const { return symmetric_ ? static_cast<uint64_t>(spec_.npus) : 1; }
+
+// The run's description and its totals.
+RunReport Simulation::ReportTotals() const {
   const Executor& exec = *exec_;
   const MemoryBackend& memory = *memory_;
-  const uint64_t k = symmetric_ ? static_cast<uint64_t>(npus) : 1;  // a symmetric run's totals stand for every rank
+  const uint64_t k = TotalsScale();
   RunReport rep;
   rep.backend = spec_.run.backend;
-  rep.npus = npus;
+  rep.npus = spec_.npus;
   rep.iterations = spec_.run.iterations;
   rep.events = queue_.Executed();
   rep.messages = classes_.use ? engine_->class_messages() : engine_->messages_sent() * k;
@@ -78,9 +98,14 @@ Result<RunReport> Simulation::Report() {
   rep.symmetry_note = symmetry_note_;
   rep.config_hash = SpecHash(spec_);
   rep.config_json = SpecConfigJson(spec_);
-  if (recorder_) rep.critical_path = FindCriticalPath(exec, *recorder_, *engine_, symmetric_);
-  Tick finished = 0;
-  for (int r = 0; r < npus; ++r) {
+  return rep;
+}
+
+// Every rank's time split (a simulated rank's, or its representative's); `finished` the latest.
+std::vector<NpuReport> Simulation::ReportNpus(Tick* finished) const {
+  const Executor& exec = *exec_;
+  std::vector<NpuReport> out;
+  for (int r = 0; r < spec_.npus; ++r) {
     const auto& s = exec.npus()[symmetric_ ? 0 : classes_.use ? classes_.map.RepOf(r) : r];
     NpuReport n;
     n.rank = r;
@@ -94,35 +119,41 @@ Result<RunReport> Simulation::Report() {
     n.mem_stall_ns = s.mem_stall;
     n.exposed_comm_ns = s.busy - s.compute - s.mem_stall;
     n.idle_ns = s.finish - s.busy;
-    finished = std::max(finished, n.finished_ns);
-    rep.per_npu.push_back(n);
+    *finished = std::max(*finished, n.finished_ns);
+    out.push_back(n);
   }
-  for (const auto& c : exec.rank0_collectives()) {
-    rep.collectives.push_back(CollectiveReport{0, c.node_id, c.name, c.type, c.bytes, c.algorithm, c.start, c.end});
-  }
+  return out;
+}
+
+// Dimension `d`'s traffic and its links' utilisation over the run's `finished` time.
+DimReport Simulation::ReportDim(int d, Tick finished) const {
+  const uint64_t k = TotalsScale();
   const auto& stats = backend_->dim_stats();
-  for (int d = 0; d < topology_.num_dims(); ++d) {
-    const Dim& x = topology_.dims()[d];
-    const DimStats& sw = engine_->switch_stats()[d];
-    DimReport dr{BlockName(x.block), x.npus, x.bandwidth_gbps, x.latency_ns, (stats[d].messages + sw.messages) * k,
-                 (stats[d].bytes + sw.bytes) * k, stats[d].busy_ns * k};
-    if (classes_.use) {  // the representatives' traffic stands for their classes'
-      const DimStats& extra = engine_->class_extra_stats()[d];
-      dr.messages += extra.messages;
-      dr.bytes += extra.bytes;
-      dr.busy_ns += extra.busy_ns;
-    }
-    const double n = npus, p = x.npus;
-    switch (x.block) {
-      case Block::kRing: dr.directed_links = 2 * n; break;
-      case Block::kRingUni: dr.directed_links = n; break;
-      case Block::kMesh: dr.directed_links = 2 * n * (p - 1) / p; break;
-      case Block::kFullyConnected: dr.directed_links = n * (p - 1); break;
-      case Block::kSwitch: dr.directed_links = 2 * n; break;
-    }
-    dr.utilization = finished ? static_cast<double>(dr.busy_ns) / (dr.directed_links * static_cast<double>(finished)) : 0;
-    rep.dims.push_back(dr);
+  const Dim& x = topology_.dims()[d];
+  const DimStats& sw = engine_->switch_stats()[d];
+  DimReport dr{BlockName(x.block), x.npus, x.bandwidth_gbps, x.latency_ns, (stats[d].messages + sw.messages) * k,
+               (stats[d].bytes + sw.bytes) * k, stats[d].busy_ns * k};
+  if (classes_.use) {  // the representatives' traffic stands for their classes'
+    const DimStats& extra = engine_->class_extra_stats()[d];
+    dr.messages += extra.messages;
+    dr.bytes += extra.bytes;
+    dr.busy_ns += extra.busy_ns;
   }
+  const double n = spec_.npus, p = x.npus;
+  switch (x.block) {
+    case Block::kRing: dr.directed_links = 2 * n; break;
+    case Block::kRingUni: dr.directed_links = n; break;
+    case Block::kMesh: dr.directed_links = 2 * n * (p - 1) / p; break;
+    case Block::kFullyConnected: dr.directed_links = n * (p - 1); break;
+    case Block::kSwitch: dr.directed_links = 2 * n; break;
+  }
+  dr.utilization = finished ? static_cast<double>(dr.busy_ns) / (dr.directed_links * static_cast<double>(finished)) : 0;
+  return dr;
+}
+
+// Every simulated rank's collectives, by rank; with rank classes, each rank's.
+void Simulation::AddAllCollectives(RunReport& rep) const {
+  const Executor& exec = *exec_;
   for (const RankCollective& c : exec.all_collectives()) {
     const WorkNode& n = exec.npus()[c.rank].graph.nodes[c.idx];
     rep.all_collectives.push_back(CollectiveReport{c.rank, n.id, n.name, CollectiveKindName(n.collective), n.comm_size,
@@ -133,7 +164,7 @@ Result<RunReport> Simulation::Report() {
   if (classes_.use && !rep.all_collectives.empty()) {
     // Each rank's collectives are its representative's.
     std::vector<CollectiveReport> mine;
-    for (int r = 0; r < npus; ++r) {
+    for (int r = 0; r < spec_.npus; ++r) {
       const int from = classes_.map.RepOf(r);
       auto first = std::lower_bound(rep.all_collectives.begin(), rep.all_collectives.end(), from,
                                     [](const CollectiveReport& c, int k) { return c.rank < k; });
@@ -144,18 +175,19 @@ Result<RunReport> Simulation::Report() {
     }
     rep.all_collectives = std::move(mine);
   }
-  rep.link_stats = spec_.observe.link_stats;
-  if (spec_.observe.link_stats || spec_.observe.collect_links) {
-    rep.links = backend_->Links();
-    if (!backend_failure_.ok()) return backend_failure_;  // a remote peer asked for its links
-    if (rep.links.empty()) {
-      rep.links_note = rep.messages == 0 ? "none (no message crossed the network)"
+}
+
+// The links' statistics, busiest first (a remote backend may fail while asked).
+Status Simulation::ReportLinks(RunReport* rep) {
+  rep->links = backend_->Links();
+  if (!backend_failure_.ok()) return backend_failure_;  // a remote peer asked for its links
+  if (rep->links.empty()) {
+    rep->links_note = rep->messages == 0 ? "none (no message crossed the network)"
                                          : "none (backend " + spec_.run.backend + " has no per-link statistics)";
-    }
-    std::stable_sort(rep.links.begin(), rep.links.end(),
-                     [](const LinkStat& a, const LinkStat& b) { return a.busy_ns > b.busy_ns; });
   }
-  return rep;
+  std::stable_sort(rep->links.begin(), rep->links.end(),
+                   [](const LinkStat& a, const LinkStat& b) { return a.busy_ns > b.busy_ns; });
+  return Status::Ok();
 }
 
 BackendRegistry DefaultBackends() {

@@ -67,77 +67,45 @@ constexpr uint32_t kDeliver = 2;
 constexpr uint32_t kPayload = 1472;  // 1500-byte MTU less IP and UDP headers
 bool g_in_use = false;
 
+// Point-to-point links with their dimension's data rate and delay, each its
+// own /30 network, without a queue disc (no drops: queueing in the device).
+class LinkBuilder {
+ public:
+  explicit LinkBuilder(const orrery::Topology& t) : t_(t) { ip_.SetBase("10.0.0.0", "255.255.255.252"); }
+
+  void Link(ns3::Ptr<ns3::Node> a, ns3::Ptr<ns3::Node> b, int d) {
+    using namespace ns3;
+    const orrery::Dim& dim = t_.dims()[d];
+    PointToPointHelper p2p;
+    const double bps = dim.bandwidth_gbps * dim.links_per_npu * 1073741824.0 * 8.0;
+    p2p.SetDeviceAttribute("DataRate", DataRateValue(DataRate(static_cast<uint64_t>(bps))));
+    p2p.SetChannelAttribute("Delay", TimeValue(NanoSeconds(static_cast<int64_t>(dim.latency_ns + 0.5))));
+    p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", StringValue("10000000p"));
+    NetDeviceContainer devs = p2p.Install(a, b);
+    ip_.Assign(devs);  // installs a default queue disc, which we remove: no drops, queueing in the device
+    tch_.Uninstall(devs);
+    ip_.NewNetwork();
+  }
+
+ private:
+  const orrery::Topology& t_;
+  ns3::Ipv4AddressHelper ip_;
+  ns3::TrafficControlHelper tch_;
+};
+
 class Ns3Backend : public orrery::NetworkBackend, public orrery::EventHandler {
  public:
   explicit Ns3Backend(const orrery::BackendContext& ctx) : ctx_(ctx), stats_(ctx.topology->num_dims()) {
-    using namespace ns3;
     g_in_use = true;
-    Simulator::Destroy();
-    Ipv4AddressGenerator::Reset();
-    ObjectFactory sched;
-    sched.SetTypeId(PeekScheduler::GetTypeId());
-    Simulator::SetScheduler(sched);
+    ResetSimulator();
     const orrery::Topology& t = *ctx.topology;
-    const int n = t.npus();
-    npus_.Create(n);
-    InternetStackHelper stack;
+    npus_.Create(t.npus());
+    ns3::InternetStackHelper stack;
     stack.Install(npus_);
-    Ipv4AddressHelper ip;
-    ip.SetBase("10.0.0.0", "255.255.255.252");
-    TrafficControlHelper tch;
-    auto link = [&](Ptr<Node> a, Ptr<Node> b, int d) {
-      const orrery::Dim& dim = t.dims()[d];
-      PointToPointHelper p2p;
-      const double bps = dim.bandwidth_gbps * dim.links_per_npu * 1073741824.0 * 8.0;
-      p2p.SetDeviceAttribute("DataRate", DataRateValue(DataRate(static_cast<uint64_t>(bps))));
-      p2p.SetChannelAttribute("Delay", TimeValue(NanoSeconds(static_cast<int64_t>(dim.latency_ns + 0.5))));
-      p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", StringValue("10000000p"));
-      NetDeviceContainer devs = p2p.Install(a, b);
-      ip.Assign(devs);  // installs a default queue disc, which we remove: no drops, queueing in the device
-      tch.Uninstall(devs);
-      ip.NewNetwork();
-    };
-    for (int d = 0; d < t.num_dims(); ++d) {
-      const orrery::Dim& dim = t.dims()[d];
-      const int p = dim.npus;
-      for (int base = 0; base < n; ++base) {
-        if (t.Coord(base, d) != 0) continue;  // one pass per group, from its first member
-        auto member = [&](int k) { return npus_.Get(t.WithCoord(base, d, k)); };
-        switch (dim.block) {
-          case orrery::Block::kRing:
-          case orrery::Block::kRingUni:
-            for (int k = 0; k < (p == 2 ? 1 : p); ++k) link(member(k), member((k + 1) % p), d);
-            break;
-          case orrery::Block::kMesh:
-            for (int k = 0; k + 1 < p; ++k) link(member(k), member(k + 1), d);
-            break;
-          case orrery::Block::kFullyConnected:
-            for (int a = 0; a < p; ++a) {
-              for (int b = a + 1; b < p; ++b) link(member(a), member(b), d);
-            }
-            break;
-          case orrery::Block::kSwitch: {
-            Ptr<Node> sw = CreateObject<Node>();
-            stack.Install(sw);
-            switches_.Add(sw);
-            for (int k = 0; k < p; ++k) link(member(k), sw, d);
-            break;
-          }
-        }
-      }
-    }
-    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
-    for (int i = 0; i < n; ++i) {
-      Ptr<Node> node = npus_.Get(i);
-      addr_.push_back(node->GetObject<Ipv4>()->GetAddress(1, 0).GetLocal());
-      Ptr<Socket> rx = Socket::CreateSocket(node, UdpSocketFactory::GetTypeId());
-      rx->Bind(InetSocketAddress(Ipv4Address::GetAny(), 9));
-      rx->SetRecvCallback(MakeCallback(&Ns3Backend::Receive, this));
-      Ptr<Socket> tx = Socket::CreateSocket(node, UdpSocketFactory::GetTypeId());
-      tx->Bind();
-      rx_.push_back(rx);
-      tx_.push_back(tx);
-    }
+    LinkBuilder links(t);
+    for (int d = 0; d < t.num_dims(); ++d) ConnectDim(d, stack, links);
+    ns3::Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+    OpenSockets();
   }
 
   ~Ns3Backend() override {
@@ -189,6 +157,63 @@ class Ns3Backend : public orrery::NetworkBackend, public orrery::EventHandler {
   const std::vector<orrery::DimStats>& dim_stats() const override { return stats_; }
 
  private:
+  // A fresh ns-3 (one backend per process at a time) with the peekable scheduler.
+  static void ResetSimulator() {
+    ns3::Simulator::Destroy();
+    ns3::Ipv4AddressGenerator::Reset();
+    ns3::ObjectFactory sched;
+    sched.SetTypeId(PeekScheduler::GetTypeId());
+    ns3::Simulator::SetScheduler(sched);
+  }
+
+  // Dimension `d`'s links, group by group; a Switch group gets a node of its own.
+  void ConnectDim(int d, ns3::InternetStackHelper& stack, LinkBuilder& links) {
+    const orrery::Topology& t = *ctx_.topology;
+    const orrery::Dim& dim = t.dims()[d];
+    const int p = dim.npus;
+    for (int base = 0; base < t.npus(); ++base) {
+      if (t.Coord(base, d) != 0) continue;  // one pass per group, from its first member
+      auto member = [&](int k) { return npus_.Get(t.WithCoord(base, d, k)); };
+      switch (dim.block) {
+        case orrery::Block::kRing:
+        case orrery::Block::kRingUni:
+          for (int k = 0; k < (p == 2 ? 1 : p); ++k) links.Link(member(k), member((k + 1) % p), d);
+          break;
+        case orrery::Block::kMesh:
+          for (int k = 0; k + 1 < p; ++k) links.Link(member(k), member(k + 1), d);
+          break;
+        case orrery::Block::kFullyConnected:
+          for (int a = 0; a < p; ++a) {
+            for (int b = a + 1; b < p; ++b) links.Link(member(a), member(b), d);
+          }
+          break;
+        case orrery::Block::kSwitch: {
+          ns3::Ptr<ns3::Node> sw = ns3::CreateObject<ns3::Node>();
+          stack.Install(sw);
+          switches_.Add(sw);
+          for (int k = 0; k < p; ++k) links.Link(member(k), sw, d);
+          break;
+        }
+      }
+    }
+  }
+
+  // Each NPU's address, a receiving socket on port 9 and a sending one.
+  void OpenSockets() {
+    using namespace ns3;
+    for (int i = 0; i < ctx_.topology->npus(); ++i) {
+      Ptr<Node> node = npus_.Get(i);
+      addr_.push_back(node->GetObject<Ipv4>()->GetAddress(1, 0).GetLocal());
+      Ptr<Socket> rx = Socket::CreateSocket(node, UdpSocketFactory::GetTypeId());
+      rx->Bind(InetSocketAddress(Ipv4Address::GetAny(), 9));
+      rx->SetRecvCallback(MakeCallback(&Ns3Backend::Receive, this));
+      Ptr<Socket> tx = Socket::CreateSocket(node, UdpSocketFactory::GetTypeId());
+      tx->Bind();
+      rx_.push_back(rx);
+      tx_.push_back(tx);
+    }
+  }
+
   // Runs ns-3 up to and including `t` and leaves its clock at `t`.
   void RunUntil(orrery::Tick t) {
     using namespace ns3;

@@ -130,63 +130,20 @@ class RemoteBackend : public NetworkBackend, public EventHandler {
     const Tick now = ctx_.queue->Now();
     scheduled_.erase(now);
     if (!ctx_.failure->ok()) return;
-    remote::ToPeer m;
-    *m.mutable_advance() = std::move(pending_);
-    pending_.Clear();
-    m.mutable_advance()->set_until_ns(now);
     remote::FromPeer reply;
-    Status st = Exchange(m, &reply, "an advance to t=" + std::to_string(now) + " ns");
-    if (!st.ok()) {
-      *ctx_.failure = st;
-      return;
-    }
-    if (!reply.has_reply()) return Fail(Who() + "answered the advance to t=" + std::to_string(now) + " ns with something else");
+    if (!AdvancePeer(now, &reply)) return;
     const auto& r = reply.reply();
     // Check the whole frame before acting on any of it: a peer is untrusted input.
-    for (const auto& d : r.delivered()) {
-      const std::string token = "token " + std::to_string(d.token());
-      if (d.time_ns() != now) {
-        return Fail(Who() + "delivered " + token + " at t=" + std::to_string(d.time_ns()) +
-                    " ns while asked to advance to t=" + std::to_string(now) +
-                    " ns (a conservative peer delivers exactly at the times it reaches)");
-      }
-      auto it = in_flight_.find(d.token());
-      if (it == in_flight_.end()) return Fail(Who() + "delivered " + token + ", which Orrery never sent");
-      if (!it->second) {
-        return Fail(Who() + "delivered " + token + " twice (at t=" + std::to_string(now) +
-                    " ns it was not in flight: already delivered and not sent again)");
-      }
-      it->second = false;
-      --in_flight_count_;
-    }
-    if (r.dims_size() != 0 && r.dims_size() != ctx_.topology->num_dims()) {
-      return Fail(Who() + "answered the advance to t=" + std::to_string(now) + " ns with statistics for " +
-                  std::to_string(r.dims_size()) + " dimension(s); the network has " +
-                  std::to_string(ctx_.topology->num_dims()) + " dimension(s)");
-    }
-    const uint64_t next = r.next_event_ns();
-    if (next != UINT64_MAX && next <= now) {
-      return Fail(Who() + "announced its next event at t=" + std::to_string(next) + " ns, not after t=" +
-                  std::to_string(now) + " ns");
-    }
+    if (!MarkDelivered(r, now) || !CheckDimsAndNext(r, now)) return;
     if (r.dims_size() != 0) peer_counts_ = true;
-    if (next == UINT64_MAX && in_flight_count_ > 0) {
-      uint64_t lost = 0;
-      for (const auto& [token, flying] : in_flight_) {
-        if (flying) {
-          lost = token;
-          break;
-        }
-      }
-      return Fail(Who() + "announced it has nothing pending at t=" + std::to_string(now) + " ns with " +
-                  std::to_string(in_flight_count_) + " message(s) undelivered (token " + std::to_string(lost) + " among them)");
-    }
+    if (!CheckNoneLost(r.next_event_ns(), now)) return;
     for (int d = 0; d < r.dims_size(); ++d) {
       stats_[d].messages = r.dims(d).messages();
       stats_[d].bytes = r.dims(d).bytes();
       stats_[d].busy_ns = r.dims(d).busy_ns();
     }
     for (const auto& d : r.delivered()) ctx_.sink->HandleEvent(ctx_.delivered_kind, d.token());
+    const uint64_t next = r.next_event_ns();
     if (next != UINT64_MAX) ScheduleSync(next);
   }
 
@@ -226,6 +183,84 @@ class RemoteBackend : public NetworkBackend, public EventHandler {
   void Fail(const std::string& message) { *ctx_.failure = Status::Env(message); }
 
   std::string Who() const { return "remote backend peer at " + conn_.endpoint() + " "; }
+
+  // Sends the pending injections with an advance to `now`; false (the run's
+  // failure set) when the peer does not answer it with a reply.
+  bool AdvancePeer(Tick now, remote::FromPeer* reply) {
+    remote::ToPeer m;
+    *m.mutable_advance() = std::move(pending_);
+    pending_.Clear();
+    m.mutable_advance()->set_until_ns(now);
+    Status st = Exchange(m, reply, "an advance to t=" + std::to_string(now) + " ns");
+    if (!st.ok()) {
+      *ctx_.failure = st;
+      return false;
+    }
+    if (!reply->has_reply()) {
+      Fail(Who() + "answered the advance to t=" + std::to_string(now) + " ns with something else");
+      return false;
+    }
+    return true;
+  }
+
+  // Marks each delivery no longer in flight; false (failed) at the first that
+  // is not at `now` or not of a message in flight.
+  bool MarkDelivered(const remote::AdvanceReply& r, Tick now) {
+    for (const auto& d : r.delivered()) {
+      const std::string token = "token " + std::to_string(d.token());
+      if (d.time_ns() != now) {
+        Fail(Who() + "delivered " + token + " at t=" + std::to_string(d.time_ns()) +
+             " ns while asked to advance to t=" + std::to_string(now) +
+             " ns (a conservative peer delivers exactly at the times it reaches)");
+        return false;
+      }
+      auto it = in_flight_.find(d.token());
+      if (it == in_flight_.end()) {
+        Fail(Who() + "delivered " + token + ", which Orrery never sent");
+        return false;
+      }
+      if (!it->second) {
+        Fail(Who() + "delivered " + token + " twice (at t=" + std::to_string(now) +
+             " ns it was not in flight: already delivered and not sent again)");
+        return false;
+      }
+      it->second = false;
+      --in_flight_count_;
+    }
+    return true;
+  }
+
+  // Statistics for every dimension or none, and a next event after `now`.
+  bool CheckDimsAndNext(const remote::AdvanceReply& r, Tick now) {
+    if (r.dims_size() != 0 && r.dims_size() != ctx_.topology->num_dims()) {
+      Fail(Who() + "answered the advance to t=" + std::to_string(now) + " ns with statistics for " +
+           std::to_string(r.dims_size()) + " dimension(s); the network has " +
+           std::to_string(ctx_.topology->num_dims()) + " dimension(s)");
+      return false;
+    }
+    const uint64_t next = r.next_event_ns();
+    if (next != UINT64_MAX && next <= now) {
+      Fail(Who() + "announced its next event at t=" + std::to_string(next) + " ns, not after t=" + std::to_string(now) +
+           " ns");
+      return false;
+    }
+    return true;
+  }
+
+  // A peer with nothing pending has delivered every message.
+  bool CheckNoneLost(uint64_t next, Tick now) {
+    if (next != UINT64_MAX || in_flight_count_ == 0) return true;
+    uint64_t lost = 0;
+    for (const auto& [token, flying] : in_flight_) {
+      if (flying) {
+        lost = token;
+        break;
+      }
+    }
+    Fail(Who() + "announced it has nothing pending at t=" + std::to_string(now) + " ns with " +
+         std::to_string(in_flight_count_) + " message(s) undelivered (token " + std::to_string(lost) + " among them)");
+    return false;
+  }
 
   void ScheduleSync(Tick t) {
     if (scheduled_.insert(t).second) ctx_.queue->ScheduleAt(t, this, kSync, 0);

@@ -1,5 +1,5 @@
 // The command line as a user meets it: runs the built binary (ORRERY_BIN) and
-// checks --help against the README's flag tables, usage errors (exit 2, one
+// checks --help against the flag tables of docs/cli.md, usage errors (exit 2, one
 // `orrery:` line with a did-you-mean), ASTRA-sim's own flags, logging and the
 // trace generators over a prefix with stale files.
 #include <gtest/gtest.h>
@@ -93,9 +93,9 @@ std::vector<std::string> Cells(std::string row) {
   return cells;
 }
 
-// The README's flag tables: command ("run", "trace gen-dp", ...) -> its flags.
-std::map<std::string, std::set<std::string>> ReadmeFlags() {
-  std::ifstream in(std::string(ORRERY_SOURCE_DIR) + "/README.md");
+// The flag tables of docs/cli.md: command ("run", "trace gen-dp", ...) -> its flags.
+std::map<std::string, std::set<std::string>> DocumentedFlags() {
+  std::ifstream in(std::string(ORRERY_SOURCE_DIR) + "/docs/cli.md");
   std::map<std::string, std::set<std::string>> out;
   std::string mode, line;
   int row = 0;
@@ -132,21 +132,21 @@ std::map<std::string, std::set<std::string>> ReadmeFlags() {
   return out;
 }
 
-TEST(Cli, EachCommandsHelpListsExactlyTheReadmeFlags) {
-  const auto readme = ReadmeFlags();
+TEST(Cli, EachCommandsHelpListsExactlyTheDocumentedFlags) {
+  const auto documented = DocumentedFlags();
   const std::vector<std::string> commands = {"run",          "trace inspect",     "trace to-json",     "trace from-json",
                                              "trace gen-dp", "trace gen-coll",    "topology generate", "topology describe",
                                              "plugins list", "peer",         "plot", "sweep", "search",
                                              "report compare"};
   for (const auto& c : commands) {
-    ASSERT_TRUE(readme.count(c)) << "README has no flag table row for 'orrery " << c << "'";
+    ASSERT_TRUE(documented.count(c)) << "docs/cli.md has no flag table row for 'orrery " << c << "'";
   }
-  EXPECT_EQ(readme.size(), commands.size());
-  EXPECT_GE(readme.at("run").size(), 20u);  // the parser found the whole run table
-  for (const auto& [command, flags] : readme) {
+  EXPECT_EQ(documented.size(), commands.size());
+  EXPECT_GE(documented.at("run").size(), 20u);  // the parser found the whole run table
+  for (const auto& [command, flags] : documented) {
     const Cli help = Orrery(command + " --help");
     EXPECT_EQ(help.rc, 0) << command << ": " << help.err;
-    EXPECT_EQ(HelpFlags(help.out), flags) << "orrery " << command << " --help disagrees with the README:\n" << help.out;
+    EXPECT_EQ(HelpFlags(help.out), flags) << "orrery " << command << " --help disagrees with docs/cli.md:\n" << help.out;
   }
 }
 

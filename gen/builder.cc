@@ -211,7 +211,7 @@ ChakraProtoMsg::Node ToChakra(const Layout& l, int rank, uint32_t id, const GenN
       break;
     case GenKind::kColl: {
       n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
-      Attr(&n, "comm_type", static_cast<uint64_t>(g.coll));
+      Attr(&n, "comm_type", static_cast<uint64_t>(ChakraNumber(g.coll)));
       Attr(&n, "comm_size", g.bytes);
       auto* a = n.add_attr();
       a->set_name("pg_name");
@@ -232,6 +232,7 @@ ChakraProtoMsg::Node ToChakra(const Layout& l, int rank, uint32_t id, const GenN
       n.set_type(g.kind == GenKind::kMemLoad ? ChakraProtoMsg::MEM_LOAD_NODE : ChakraProtoMsg::MEM_STORE_NODE);
       Attr(&n, "tensor_size", g.tensor_size);
       break;
+    default: break;  // the generator makes no other kind
   }
   return n;
 }
@@ -284,16 +285,15 @@ Result<NpuGraph> ToNpuGraph(const Workload& w, int rank, const std::map<std::str
     n.name = s.name;
     n.num_deps = static_cast<uint32_t>(s.deps.size());
     for (NodeRef d : s.deps) kids[d].push_back(i);
+    n.kind = s.kind;
     switch (s.kind) {
       case GenKind::kComp:
-        n.kind = NodeKind::kComp;
         n.num_ops = s.num_ops;
         n.tensor_size = s.tensor_size;
         n.duration_micros = s.duration_micros;
         break;
       case GenKind::kColl: {
-        n.kind = NodeKind::kColl;
-        n.comm_type = static_cast<int>(s.coll);
+        n.collective = s.coll;
         n.comm_size = s.bytes;
         auto it = groups.find(w.layout.GroupName(rank, s.group));
         if (it == groups.end()) {
@@ -305,16 +305,15 @@ Result<NpuGraph> ToNpuGraph(const Workload& w, int rank, const std::map<std::str
       }
       case GenKind::kSend:
       case GenKind::kRecv:
-        n.kind = s.kind == GenKind::kSend ? NodeKind::kSend : NodeKind::kRecv;
         (s.kind == GenKind::kSend ? n.comm_dst : n.comm_src) = Peer(w.layout, rank, s);
         n.comm_size = s.bytes;
         n.comm_tag = s.tag;
         break;
       case GenKind::kMemLoad:
       case GenKind::kMemStore:
-        n.kind = s.kind == GenKind::kMemLoad ? NodeKind::kMemLoad : NodeKind::kMemStore;
         n.tensor_size = s.tensor_size;
         break;
+      default: break;  // the generator makes no other kind
     }
     g.nodes.push_back(std::move(n));
   }

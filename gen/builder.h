@@ -29,8 +29,9 @@ constexpr AxisSet kDenseDp = Axes(Axis::kCp) | Axes(Axis::kEp) | Axes(Axis::kDp)
 constexpr AxisSet kExpertDp = Axes(Axis::kCp) | Axes(Axis::kDp);
 std::string AxisSetName(AxisSet set);  // "cp+ep+dp"
 
-// Chakra collective type numbers (CollectiveCommType).
-enum class Coll : int { kAllReduce = 0, kAllGather = 2, kAllToAll = 6, kReduceScatter = 7 };
+// The generator's short name for core/collective_kind.h's enum; it emits
+// kAllReduce, kAllGather, kAllToAll and kReduceScatter.
+using Coll = CollectiveKind;
 
 // Ranks on the axes: rank = Σ coord[axis]·stride[axis], strides from the order
 // (innermost first, Megatron's default tp-cp-ep-dp-pp).
@@ -69,7 +70,9 @@ class Layout {
   int64_t npus_ = 1;
 };
 
-enum class GenKind : uint8_t { kComp, kColl, kSend, kRecv, kMemLoad, kMemStore };
+// The generator's name for core/node_kind.h's enum; it emits kComp, kColl,
+// kSend, kRecv, kMemLoad and kMemStore.
+using GenKind = NodeKind;
 
 struct GenNode {
   GenKind kind = GenKind::kComp;

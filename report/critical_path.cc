@@ -13,9 +13,7 @@ namespace orrery {
 namespace {
 
 // BROADCAST, REDUCE, GATHER, SCATTER, BARRIER: over the group or all NPUs, whatever involved_dim says.
-bool Rooted(const WorkNode& n) {
-  return n.comm_type == 1 || (n.comm_type >= 3 && n.comm_type <= 5) || n.comm_type == 9;
-}
+bool Rooted(const WorkNode& n) { return IsRooted(n.collective); }
 
 class Walker {
  public:
@@ -120,7 +118,7 @@ void Walker::AddCollective(int rank, uint32_t flat, Tick start, Tick end) {
     s.iteration = Iteration(rank, flat);
     s.node_id = n.id;
     s.name = n.name;
-    s.kind = CollectiveName(n.comm_type);
+    s.kind = CollectiveName(n.collective);
     s.start_ns = pieces[k].first;
     s.end_ns = to;
     // No single dimension known (a flat group, a rooted collective): its dimensions as a whole.
@@ -163,7 +161,7 @@ void Walker::AddNode(int rank, uint32_t flat, Tick start, Tick end) {
   s.end_ns = end;
   switch (n.kind) {
     case NodeKind::kComp: s.kind = n.is_cpu ? "cpu" : "compute"; s.category = "compute"; break;
-    case NodeKind::kColl: s.kind = CollectiveName(n.comm_type); s.category = CommCategory(rank, n); break;
+    case NodeKind::kColl: s.kind = CollectiveName(n.collective); s.category = CommCategory(rank, n); break;
     case NodeKind::kSend: s.kind = "send"; s.category = CommCategory(rank, n); break;
     case NodeKind::kRecv: s.kind = "recv"; s.category = CommCategory(rank, n); break;
     case NodeKind::kMemLoad: s.kind = "mem_load"; s.category = "memory"; break;

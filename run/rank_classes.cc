@@ -9,6 +9,7 @@
 #include "extern/et_io.h"
 #include "run/rank_class_decider.h"
 #include "run/symmetry.h"
+#include "workload/engine_collective.h"
 
 namespace orrery {
 
@@ -133,15 +134,9 @@ std::string GraphReason(const NpuGraph& g, const SystemOptions& so, const std::v
       return at + " accesses remote memory (its statistics are not kept per class)";
     }
     if (n.kind != NodeKind::kColl) continue;
-    const std::vector<AlgoSpec>* list = nullptr;
-    switch (n.comm_type) {
-      case 0: list = &so.all_reduce; break;
-      case 2: list = &so.all_gather; break;
-      case 6: list = &so.all_to_all; break;
-      case 7:
-      case 8: list = &so.reduce_scatter; break;
-      default: return at + " is a " + std::string(CollectiveName(n.comm_type)) + " (rooted collectives differ per rank)";
-    }
+    const std::optional<ComType> type = ToComType(n.collective);
+    if (!type) return at + " is a " + std::string(CollectiveName(n.collective)) + " (rooted collectives differ per rank)";
+    const std::vector<AlgoSpec>* list = &so.ImplFor(*type);
     if (!AlgorithmsSymmetric(*list)) return "an algorithm in use (double binary tree, custom or one*) differs per rank";
     const bool flat_ring = flat_rings && n.group >= 0 && shapes[n.group].flat &&
                            (list->empty() || (*list)[0].kind != AlgoKind::kDirect);  // empty: ring

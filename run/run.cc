@@ -125,7 +125,7 @@ Result<RunReport> Simulation::Report() {
   }
   for (const RankCollective& c : exec.all_collectives()) {
     const WorkNode& n = exec.npus()[c.rank].graph.nodes[c.idx];
-    rep.all_collectives.push_back(CollectiveReport{c.rank, n.id, n.name, CollectiveName(n.comm_type), n.comm_size,
+    rep.all_collectives.push_back(CollectiveReport{c.rank, n.id, n.name, CollectiveName(n.collective), n.comm_size,
                                                    exec.algorithms()[c.algorithm], c.start, c.end});
   }
   std::stable_sort(rep.all_collectives.begin(), rep.all_collectives.end(),

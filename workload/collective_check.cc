@@ -19,7 +19,7 @@ std::string Ordinal(size_t k) {  // 1-based
 }
 
 std::string Describe(const WorkNode& n) {
-  return std::string(CollectiveName(n.comm_type)) + " of " + std::to_string(n.comm_size) + " bytes";
+  return std::string(CollectiveName(n.collective)) + " of " + std::to_string(n.comm_size) + " bytes";
 }
 
 std::string GroupText(const std::vector<GroupInfo>& groups, int g) {
@@ -90,7 +90,7 @@ Status CheckCollectiveAgreement(const std::vector<NpuGraph>& graphs, const std::
         continue;  // only a count differs: the run reports the deadlock with what each rank waits for
       }
       const WorkNode& want = *ref[s][k];
-      if (want.comm_type != n.comm_type || want.comm_size != n.comm_size) {
+      if (want.collective != n.collective || want.comm_size != n.comm_size) {
         return Status::Invalid("collective mismatch: rank " + std::to_string(ref_rank[s]) + " node " +
                                std::to_string(want.id) + " is " + Describe(want) + " but rank " +
                                std::to_string(g.rank) +

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "extern/et_io.h"
+#include "workload/engine_collective.h"
 
 namespace orrery {
 
@@ -71,7 +72,7 @@ void Executor::Allocate(int rank, uint32_t idx, uint64_t bytes) {
     const WorkNode& n = s.graph.nodes[idx];
     s.warned = true;
     OverCapacity("rank " + std::to_string(rank) + ", node " + std::to_string(n.id) + " (" +
-                 (n.name.empty() ? NodeTypeName(static_cast<int>(n.kind)) : n.name) + ") allocates " +
+                 (n.name.empty() ? NodeTypeName(n.kind) : n.name) + ") allocates " +
                  std::to_string(bytes) + " bytes at t=" + std::to_string(queue_->Now()) + " ns with " +
                  std::to_string(s.local_used - bytes) + " of " + std::to_string(capacity_.local_capacity) +
                  " local bytes in use: short by " + std::to_string(s.local_used - capacity_.local_capacity) + " bytes");
@@ -255,21 +256,8 @@ void Executor::Issue(int rank, uint32_t idx) {
       return;
     }
     case NodeKind::kColl: {
-      ComType t = ComType::kAllReduce;
-      bool rooted = false;
-      RootedKind rk = RootedKind::kBroadcast;
-      switch (n.comm_type) {
-        case 0: t = ComType::kAllReduce; break;
-        case 2: t = ComType::kAllGather; break;
-        case 6: t = ComType::kAllToAll; break;
-        case 7:
-        case 8: t = ComType::kReduceScatter; break;
-        case 1: rooted = true; rk = RootedKind::kReduce; break;
-        case 3: rooted = true; rk = RootedKind::kGather; break;
-        case 4: rooted = true; rk = RootedKind::kScatter; break;
-        case 5: rooted = true; rk = RootedKind::kBroadcast; break;
-        case 9: rooted = true; rk = RootedKind::kBarrier; break;
-      }
+      const std::optional<ComType> t = ToComType(n.collective);
+      const std::optional<RootedKind> rk = ToRootedKind(n.collective);
       s.comm_busy = true;
       CommBegin(s);
       static const std::vector<bool> kAllDims;  // empty: every dimension
@@ -281,15 +269,16 @@ void Executor::Issue(int rank, uint32_t idx) {
       algo.swap(algo_scratch_);
       // Before the engine starts it: the collective's first phase marks come from the call below.
       if (hooks_.recorder) hooks_.recorder->CollectiveIssued(rank, idx, n.group);
-      Status st = rooted ? engine_->IssueRooted(rank, rk, n.comm_size, n.comm_root, n.group, this, Key(rank, idx), &algo)
-                         : engine_->IssueCollective(rank, t, n.comm_size, involved, n.group, this, Key(rank, idx), &algo);
+      Status st = rk ? engine_->IssueRooted(rank, *rk, n.comm_size, n.comm_root, n.group, this, Key(rank, idx), &algo)
+                     : engine_->IssueCollective(rank, t.value_or(ComType::kAllReduce), n.comm_size, involved, n.group,
+                                                this, Key(rank, idx), &algo);
       if (!st.ok()) st = Status::Invalid(s.graph.path + ": node " + std::to_string(n.id) + " (rank " +
                                          std::to_string(rank) + "): " + st.message());
       if (!st.ok()) {
         Fail(st);
         return;
       }
-      VLOG(1) << "t=" << queue_->Now() << " ns rank " << rank << ": issued " << CollectiveName(n.comm_type) << " node "
+      VLOG(1) << "t=" << queue_->Now() << " ns rank " << rank << ": issued " << CollectiveName(n.collective) << " node "
               << n.id << " (" << n.comm_size << " bytes, " << algo << ")";
       if (hooks_.observer) hooks_.observer->OnCollectiveIssued(rank, idx, algo);
       if (hooks_.all_collectives) {
@@ -299,7 +288,7 @@ void Executor::Issue(int rank, uint32_t idx) {
         all_colls_.push_back(RankCollective{rank, idx, it->second, queue_->Now(), 0});
       }
       if (rank == 0) {
-        rank0_colls_.push_back(CollectiveRecord{n.id, n.name, CollectiveName(n.comm_type), algo, n.comm_size,
+        rank0_colls_.push_back(CollectiveRecord{n.id, n.name, CollectiveName(n.collective), algo, n.comm_size,
                                                 queue_->Now(), 0});
       }
       algo_scratch_.swap(algo);
@@ -415,7 +404,7 @@ void Executor::Complete(int rank, uint32_t idx) {
       }
       break;
     case NodeKind::kColl:
-      VLOG(1) << "t=" << queue_->Now() << " ns rank " << rank << ": finished " << CollectiveName(n.comm_type) << " node "
+      VLOG(1) << "t=" << queue_->Now() << " ns rank " << rank << ": finished " << CollectiveName(n.collective) << " node "
               << n.id;
       [[fallthrough]];
     case NodeKind::kSend:

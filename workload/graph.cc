@@ -35,11 +35,12 @@ Result<NpuGraph> LoadNpuGraph(const std::string& path, int rank, const GraphLoad
     w.id = n.id();
     w.name = std::move(*n.mutable_name());  // `n` is parsed afresh for the next node
     const int type = static_cast<int>(n.type());
-    if (type < 0 || type > 7) {
+    const std::optional<NodeKind> kind = NodeKindFromChakra(type);
+    if (!kind) {
       return Status::Invalid(NodeWhere(path, w.id, rank) + ": node type " + std::to_string(type) +
                              " is not a Chakra NodeType; valid: 0..7 (INVALID_NODE .. COMM_COLL_NODE)");
     }
-    w.kind = static_cast<NodeKind>(type);
+    w.kind = *kind;
     // The node's location, for messages; built only on an error.
     auto at = [&](const char* key) { return Where{"", 0, NodeWhere(path, w.id, rank) + ": " + key}; };
     if (n.duration_micros() > kMaxDurationMicros) {
@@ -57,7 +58,7 @@ Result<NpuGraph> LoadNpuGraph(const std::string& path, int rank, const GraphLoad
     };
     auto need = [&](const char* key, uint64_t max) -> Result<uint64_t> {
       if (!FindAttr(n, key)) {
-        return Status::Invalid(NodeWhere(path, w.id, rank) + ": " + NodeTypeName(type) + " needs attribute '" + key + "'");
+        return Status::Invalid(NodeWhere(path, w.id, rank) + ": " + NodeTypeName(w.kind) + " needs attribute '" + key + "'");
       }
       ORRERY_PARSE_OR_RETURN(const std::optional<uint64_t> v, read(key, max));
       return *v;
@@ -93,20 +94,22 @@ Result<NpuGraph> LoadNpuGraph(const std::string& path, int rank, const GraphLoad
       }
       w.local_tier = *tier == "local";
     }
-    const bool barrier = w.kind == NodeKind::kColl && comm_type == std::optional<uint64_t>(9);
+    const bool barrier = w.kind == NodeKind::kColl && comm_type &&
+                         CollectiveKindFromChakra(*comm_type) == std::optional(CollectiveKind::kBarrier);
     if ((w.kind == NodeKind::kColl && !barrier) || w.kind == NodeKind::kSend || w.kind == NodeKind::kRecv) {
       ORRERY_PARSE_OR_RETURN(w.comm_size, need("comm_size", kMaxBytes));
     }
     if (w.kind == NodeKind::kColl) {
       auto t = need("comm_type", UINT64_MAX);
       if (!t.ok()) return t.status();
-      if (t.value() > 9) {
+      const std::optional<CollectiveKind> collective = CollectiveKindFromChakra(t.value());
+      if (!collective) {
         return Status::Invalid(NodeWhere(path, w.id, rank) + ": comm_type " + std::to_string(t.value()) +
                                " is not a Chakra CollectiveCommType; valid: 0 ALL_REDUCE, 1 REDUCE, 2 ALL_GATHER, "
                                "3 GATHER, 4 SCATTER, 5 BROADCAST, 6 ALL_TO_ALL, 7 REDUCE_SCATTER, "
                                "8 REDUCE_SCATTER_BLOCK, 9 BARRIER");
       }
-      w.comm_type = static_cast<int>(t.value());
+      w.collective = *collective;
       ORRERY_PARSE_OR_RETURN(const std::optional<uint64_t> root_attr, read("root", UINT64_MAX));
       ORRERY_PARSE_OR_RETURN(const std::optional<uint64_t> src_attr, read("comm_src", UINT64_MAX));
       if (auto root = root_attr ? root_attr : src_attr) {

@@ -233,7 +233,7 @@ TEST(GenStrategy, GeneratedGraphEqualsTheLoadedTrace) {
       EXPECT_EQ(a.kind, b.kind);
       EXPECT_EQ(a.num_ops, b.num_ops);
       EXPECT_EQ(a.tensor_size, b.tensor_size);
-      EXPECT_EQ(a.comm_type, b.comm_type);
+      EXPECT_EQ(a.collective, b.collective);
       EXPECT_EQ(a.comm_size, b.comm_size);
       EXPECT_EQ(a.comm_src, b.comm_src);
       EXPECT_EQ(a.comm_dst, b.comm_dst);

@@ -77,7 +77,7 @@ int GenDp(const GenFlags& f) {
 int GenColl(const GenFlags& f) {
   if (f.out.empty()) return Fail(Status::Invalid("trace gen-coll needs --out=PREFIX"));
   std::vector<std::string> names;
-  for (uint64_t t = 0; t <= kMaxCollectiveWire; ++t) names.push_back(CollectiveKindName(static_cast<CollectiveKind>(t)));
+  for (int t = 0; t < kNumCollectiveKinds; ++t) names.push_back(CollectiveName(static_cast<CollectiveKind>(t)));
   if (auto st = EnumFlag("--collective", f.collective, names); !st.ok()) return Fail(st);
   uint64_t type = 0;
   while (names[type] != f.collective) ++type;

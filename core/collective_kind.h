@@ -1,26 +1,17 @@
-// A collective as a trace names it: the one definition. Chakra's
-// CollectiveCommType is decoded once, where a trace is read
-// (workload/graph.cc); everything after it uses this enum, never the integer.
-// The values are Chakra's wire values, so a trace writer writes a kind with a
-// cast (gen/builder.cc, gen/trace_tools.cc).
-//
-//   kind                 wire  name                   runs as
-//   kAllReduce             0   ALL_REDUCE             a symmetric collective over its dimensions
-//   kReduce                1   REDUCE                 rooted (system/rooted_collectives.h)
-//   kAllGather             2   ALL_GATHER             symmetric
-//   kGather                3   GATHER                 rooted
-//   kScatter               4   SCATTER                rooted
-//   kBroadcast             5   BROADCAST              rooted
-//   kAllToAll              6   ALL_TO_ALL             symmetric
-//   kReduceScatter         7   REDUCE_SCATTER         symmetric
-//   kReduceScatterBlock    8   REDUCE_SCATTER_BLOCK   symmetric, as a reduce-scatter
-//   kBarrier               9   BARRIER                rooted (no payload)
+// The collectives a Chakra trace names: the one enum the workload, run and
+// report rooms switch on. Each value is Chakra's CollectiveCommType number
+// (extern/chakra.proto); only the trace reader and writer see those numbers
+// (CollectiveKindFromChakra, ChakraNumber), everything else the enum. The
+// engine runs a kind through ComType (the plugin ABI's four symmetric kinds) or
+// RootedKind: workload/engine_collective.h converts. Standard library only.
 #pragma once
 #include <cstdint>
+#include <optional>
 
 namespace orrery {
 
-enum class CollectiveKind : uint8_t {
+enum class CollectiveKind : int8_t {
+  kNone = -1,  // not a collective node
   kAllReduce = 0,
   kReduce = 1,
   kAllGather = 2,
@@ -32,28 +23,43 @@ enum class CollectiveKind : uint8_t {
   kReduceScatterBlock = 8,
   kBarrier = 9,
 };
-constexpr uint64_t kMaxCollectiveWire = 9;
+inline constexpr int kNumCollectiveKinds = 10;
 
-// The trace's integer as a kind; false when it names none (> 9).
-inline bool CollectiveKindFromWire(uint64_t wire, CollectiveKind* kind) {
-  if (wire > kMaxCollectiveWire) return false;
-  *kind = static_cast<CollectiveKind>(wire);
-  return true;
+// Chakra's names, by number.
+inline constexpr const char* kCollectiveNames[kNumCollectiveKinds] = {
+    "ALL_REDUCE", "REDUCE",     "ALL_GATHER",     "GATHER",         "SCATTER",
+    "BROADCAST",  "ALL_TO_ALL", "REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK", "BARRIER"};
+
+// The kind Chakra numbers `comm_type`; nullopt outside 0..9.
+constexpr std::optional<CollectiveKind> CollectiveKindFromChakra(uint64_t comm_type) {
+  if (comm_type >= kNumCollectiveKinds) return std::nullopt;
+  return static_cast<CollectiveKind>(comm_type);
 }
 
-// Chakra's name of the kind ("ALL_REDUCE", ...), as reports print it.
-inline const char* CollectiveKindName(CollectiveKind kind) {
-  static constexpr const char* kNames[] = {"ALL_REDUCE", "REDUCE",     "ALL_GATHER",     "GATHER",
-                                           "SCATTER",    "BROADCAST",  "ALL_TO_ALL",     "REDUCE_SCATTER",
-                                           "REDUCE_SCATTER_BLOCK", "BARRIER"};
-  return kNames[static_cast<int>(kind)];
+// The number a trace writes for `kind` (-1 for kNone).
+constexpr int ChakraNumber(CollectiveKind kind) { return static_cast<int>(kind); }
+
+// Chakra's name, "ALL_REDUCE"; "UNKNOWN" for kNone.
+constexpr const char* CollectiveName(CollectiveKind kind) {
+  const int n = ChakraNumber(kind);
+  return n >= 0 && n < kNumCollectiveKinds ? kCollectiveNames[n] : "UNKNOWN";
 }
 
-// Rooted kinds run from or to one rank (or, for a barrier, with no payload);
-// the others are symmetric: every member sends and receives alike.
+// REDUCE, GATHER, SCATTER, BROADCAST and BARRIER have a root (or, a barrier,
+// none) and run over the group or all NPUs, whatever involved_dim says; the
+// others are symmetric: every member does the same.
 constexpr bool IsRooted(CollectiveKind kind) {
-  return kind == CollectiveKind::kReduce || kind == CollectiveKind::kGather || kind == CollectiveKind::kScatter ||
-         kind == CollectiveKind::kBroadcast || kind == CollectiveKind::kBarrier;
+  switch (kind) {
+    case CollectiveKind::kReduce:
+    case CollectiveKind::kGather:
+    case CollectiveKind::kScatter:
+    case CollectiveKind::kBroadcast:
+    case CollectiveKind::kBarrier: return true;
+    default: return false;
+  }
 }
+
+// A barrier moves no data: its node needs no comm_size.
+constexpr bool CarriesBytes(CollectiveKind kind) { return kind != CollectiveKind::kBarrier; }
 
 }  // namespace orrery

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/algorithm_kind.h"
+#include "core/remote_memory_kind.h"
 #include "core/status.h"
 
 namespace orrery {
@@ -73,7 +74,6 @@ Result<AstraSystemConfig> ParseAstraSystemJson(const nlohmann::json& document, c
 const std::vector<std::string>& AstraSystemKeys();
 
 // --- remote memory JSON ------------------------------------------------------
-enum class RemoteMemoryKind { kNone, kPerNpu, kPerNode, kPool };
 struct AstraRemoteMemoryConfig {
   RemoteMemoryKind kind = RemoteMemoryKind::kNone;
   uint64_t latency_ns = 0;

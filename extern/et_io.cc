@@ -217,18 +217,13 @@ std::optional<std::vector<bool>> AttrBoolList(const ChakraProtoMsg::AttributePro
 }
 
 const char* NodeTypeName(int t) {
-  switch (t) {
-    case 0: return "INVALID_NODE";
-    case 1: return "METADATA_NODE";
-    case 2: return "MEM_LOAD_NODE";
-    case 3: return "MEM_STORE_NODE";
-    case 4: return "COMP_NODE";
-    case 5: return "COMM_SEND_NODE";
-    case 6: return "COMM_RECV_NODE";
-    case 7: return "COMM_COLL_NODE";
-    default: return "UNKNOWN";
-  }
+  const std::optional<NodeKind> kind = NodeKindFromChakra(t);
+  return kind ? NodeTypeName(*kind) : "UNKNOWN";
 }
 
+const char* CollectiveName(int c) {
+  const std::optional<CollectiveKind> kind = c < 0 ? std::nullopt : CollectiveKindFromChakra(static_cast<uint64_t>(c));
+  return kind ? CollectiveName(*kind) : "UNKNOWN";
+}
 
 }  // namespace orrery

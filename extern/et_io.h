@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/collective_kind.h"
+#include "core/node_kind.h"
 #include "core/parse.h"
 #include "core/status.h"
 #include "extern/chakra.pb.h"
@@ -63,6 +65,10 @@ std::optional<bool> AttrBool(const ChakraProtoMsg::AttributeProto& attr);
 std::optional<std::string> AttrString(const ChakraProtoMsg::AttributeProto& attr);
 std::optional<std::vector<bool>> AttrBoolList(const ChakraProtoMsg::AttributeProto& attr);
 
+// Names of raw Chakra numbers, for what reads or writes them before they are
+// decoded ("UNKNOWN" outside the enum); decoded nodes use the overloads of
+// core/node_kind.h and core/collective_kind.h.
 const char* NodeTypeName(int type);
+const char* CollectiveName(int comm_type);
 
 }  // namespace orrery

@@ -270,6 +270,7 @@ ChakraProtoMsg::Node ToChakra(const Layout& l, int rank, uint32_t id, const GenN
       n.set_type(g.kind == GenKind::kMemLoad ? ChakraProtoMsg::MEM_LOAD_NODE : ChakraProtoMsg::MEM_STORE_NODE);
       Attr(&n, "tensor_size", g.tensor_size);
       break;
+    default: break;  // the generator makes no other kind
   }
   return n;
 }

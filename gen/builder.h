@@ -69,7 +69,9 @@ class Layout {
   int64_t npus_ = 1;
 };
 
-enum class GenKind : uint8_t { kComp, kColl, kSend, kRecv, kMemLoad, kMemStore };
+// The generator's name for core/node_kind.h's enum; it emits kComp, kColl,
+// kSend, kRecv, kMemLoad and kMemStore.
+using GenKind = NodeKind;
 
 struct GenNode {
   GenKind kind = GenKind::kComp;

@@ -21,6 +21,7 @@ const char* CollName(Coll c) {
     case Coll::kAllGather: return "all-gather";
     case Coll::kReduceScatter: return "reduce-scatter";
     case Coll::kAllToAll: return "all-to-all";
+    default: break;  // the generator emits no other collective
   }
   return "?";
 }

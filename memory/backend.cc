@@ -82,9 +82,9 @@ Result<RemoteMemoryOptions> AstraSimOptions(const MemoryContext& ctx) {
   const std::string type = ctx.Get("memory-type");
   // No memory-type: no remote tier (capacity settings alone are a valid configuration).
   if (type.empty() || type == "NO_MEMORY_EXPANSION") return o;
-  if (type == "PER_NPU_MEMORY_EXPANSION") o.mode = RemoteMemoryMode::kPerNpu;
-  else if (type == "PER_NODE_MEMORY_EXPANSION") o.mode = RemoteMemoryMode::kPerNode;
-  else if (type == "MEMORY_POOL") o.mode = RemoteMemoryMode::kPool;
+  if (type == "PER_NPU_MEMORY_EXPANSION") o.mode = RemoteMemoryKind::kPerNpu;
+  else if (type == "PER_NODE_MEMORY_EXPANSION") o.mode = RemoteMemoryKind::kPerNode;
+  else if (type == "MEMORY_POOL") o.mode = RemoteMemoryKind::kPool;
   else return ValueError(ctx.At("memory-type"), "\"" + type + "\"", "unknown memory type", types);
   auto need = [&](const char* key, const std::string& allowed) -> Result<std::string> {
     const std::string v = ctx.Get(key);

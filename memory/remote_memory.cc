@@ -6,8 +6,8 @@ namespace orrery {
 
 RemoteMemory::RemoteMemory(RemoteMemoryOptions options, int npus) : options_(options) {
   switch (options_.mode) {
-    case RemoteMemoryMode::kPool: busy_until_.assign(1, 0); break;
-    case RemoteMemoryMode::kPerNode:
+    case RemoteMemoryKind::kPool: busy_until_.assign(1, 0); break;
+    case RemoteMemoryKind::kPerNode:
       busy_until_.assign((npus + options_.npus_per_node - 1) / std::max(1, options_.npus_per_node), 0);
       break;
     default: break;
@@ -21,18 +21,18 @@ Tick RemoteMemory::ServiceTime(uint64_t bytes) const {
 Tick RemoteMemory::Access(int npu, uint64_t bytes, Tick now) {
   const Tick service = ServiceTime(bytes);
   switch (options_.mode) {
-    case RemoteMemoryMode::kPerNpu: return SatAdd(now, service);
-    case RemoteMemoryMode::kPool: {
+    case RemoteMemoryKind::kPerNpu: return SatAdd(now, service);
+    case RemoteMemoryKind::kPool: {
       Tick& busy = busy_until_[0];
       busy = SatAdd(std::max(busy, now), service);
       return busy;
     }
-    case RemoteMemoryMode::kPerNode: {
+    case RemoteMemoryKind::kPerNode: {
       Tick& busy = busy_until_[npu / options_.npus_per_node];
       busy = SatAdd(std::max(busy, now), service);
       return busy;
     }
-    case RemoteMemoryMode::kNone: break;
+    case RemoteMemoryKind::kNone: break;
   }
   return now;
 }

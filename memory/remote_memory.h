@@ -6,15 +6,14 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/remote_memory_kind.h"
 #include "core/status.h"
 #include "core/tick.h"
 
 namespace orrery {
 
-enum class RemoteMemoryMode { kNone, kPerNpu, kPerNode, kPool };
-
 struct RemoteMemoryOptions {
-  RemoteMemoryMode mode = RemoteMemoryMode::kNone;
+  RemoteMemoryKind mode = RemoteMemoryKind::kNone;
   uint64_t latency_ns = 0;
   double bytes_per_ns = 0;
   int npus_per_node = 1;
@@ -23,7 +22,7 @@ struct RemoteMemoryOptions {
 class RemoteMemory {
  public:
   RemoteMemory(RemoteMemoryOptions options, int npus);
-  bool enabled() const { return options_.mode != RemoteMemoryMode::kNone; }
+  bool enabled() const { return options_.mode != RemoteMemoryKind::kNone; }
   // Completion time of an access issued at `now`.
   Tick Access(int npu, uint64_t bytes, Tick now);
   Tick ServiceTime(uint64_t bytes) const;

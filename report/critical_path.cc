@@ -125,7 +125,7 @@ void Walker::AddCollective(int rank, uint32_t flat, Tick start, Tick end) {
     s.iteration = Iteration(rank, flat);
     s.node_id = n.id;
     s.name = n.name;
-    s.kind = CollectiveKindName(n.collective);
+    s.kind = CollectiveName(n.collective);
     s.start_ns = pieces[k].first;
     s.end_ns = to;
     // No single dimension known (a flat group, a rooted collective): its dimensions as a whole.
@@ -168,7 +168,7 @@ void Walker::AddNode(int rank, uint32_t flat, Tick start, Tick end) {
   s.end_ns = end;
   switch (n.kind) {
     case NodeKind::kComp: s.kind = n.is_cpu ? "cpu" : "compute"; s.category = "compute"; break;
-    case NodeKind::kColl: s.kind = CollectiveKindName(n.collective); s.category = CommCategory(rank, n); break;
+    case NodeKind::kColl: s.kind = CollectiveName(n.collective); s.category = CommCategory(rank, n); break;
     case NodeKind::kSend: s.kind = "send"; s.category = CommCategory(rank, n); break;
     case NodeKind::kRecv: s.kind = "recv"; s.category = CommCategory(rank, n); break;
     case NodeKind::kMemLoad: s.kind = "mem_load"; s.category = "memory"; break;

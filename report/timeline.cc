@@ -224,10 +224,10 @@ void TimelineWriter::OnNodeDone(int rank, uint32_t idx, Tick start, Tick end) {
       tid = n.is_cpu ? kCpu : kCompute;
       break;
     case NodeKind::kColl:
-      if (name.empty()) name = CollectiveKindName(n.collective);
+      if (name.empty()) name = CollectiveName(n.collective);
       cat = "collective";
       tid = kComm;
-      args += ",\"type\":\"" + std::string(CollectiveKindName(n.collective)) + "\",\"bytes\":" + std::to_string(n.comm_size) +
+      args += ",\"type\":\"" + std::string(CollectiveName(n.collective)) + "\",\"bytes\":" + std::to_string(n.comm_size) +
               ",\"algorithm\":" + Quote(State(rank).algorithm);
       WriteCollective(rank, name, start, end, args);
       return;

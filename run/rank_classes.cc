@@ -9,7 +9,7 @@
 #include "extern/et_io.h"
 #include "run/rank_class_decider.h"
 #include "run/symmetry.h"
-#include "system/collective_kinds.h"
+#include "workload/engine_collective.h"
 
 namespace orrery {
 
@@ -135,9 +135,9 @@ std::string GraphReason(const NpuGraph& g, const SystemOptions& so, const std::v
     }
     if (n.kind != NodeKind::kColl) continue;
     if (IsRooted(n.collective)) {
-      return at + " is a " + std::string(CollectiveKindName(n.collective)) + " (rooted collectives differ per rank)";
+      return at + " is a " + std::string(CollectiveName(n.collective)) + " (rooted collectives differ per rank)";
     }
-    const std::vector<AlgoSpec>& list = so.ImplFor(SymmetricType(n.collective));
+    const std::vector<AlgoSpec>& list = so.ImplFor(*ToComType(n.collective));
     if (!AlgorithmsSymmetric(list)) return "an algorithm in use (double binary tree, custom or one*) differs per rank";
     const bool flat_ring = flat_rings && n.group >= 0 && shapes[n.group].flat &&
                            (list.empty() || list[0].kind != AlgoKind::kDirect);  // empty: ring

@@ -156,7 +156,7 @@ void Simulation::AddAllCollectives(RunReport& rep) const {
   const Executor& exec = *exec_;
   for (const RankCollective& c : exec.all_collectives()) {
     const WorkNode& n = exec.npus()[c.rank].graph.nodes[c.idx];
-    rep.all_collectives.push_back(CollectiveReport{c.rank, n.id, n.name, CollectiveKindName(n.collective), n.comm_size,
+    rep.all_collectives.push_back(CollectiveReport{c.rank, n.id, n.name, CollectiveName(n.collective), n.comm_size,
                                                    exec.algorithms()[c.algorithm], c.start, c.end});
   }
   std::stable_sort(rep.all_collectives.begin(), rep.all_collectives.end(),

@@ -2,7 +2,7 @@
 
 #include "extern/et_io.h"
 #include "extern/json_util.h"
-#include "system/collective_kinds.h"
+#include "workload/engine_collective.h"
 
 namespace orrery {
 
@@ -32,11 +32,9 @@ std::string GraphBlocker(const NpuGraph& g, const SystemOptions& so) {
       case NodeKind::kRecv: return "the trace has point-to-point messages";
       case NodeKind::kColl: {
         if (n.group >= 0) return "the trace uses communicator groups";
-        if (IsRooted(n.collective)) {
-          return std::string("the trace has a ") + CollectiveKindName(n.collective) +
-                 " (rooted collectives differ per rank)";
-        }
-        if (!AlgorithmsSymmetric(so.ImplFor(SymmetricType(n.collective)))) return "an algorithm in use (double binary tree, custom or one*) differs per rank";
+        const std::optional<ComType> type = ToComType(n.collective);
+        if (!type) return std::string("the trace has a ") + CollectiveName(n.collective) + " (rooted collectives differ per rank)";
+        if (!AlgorithmsSymmetric(so.ImplFor(*type))) return "an algorithm in use (double binary tree, custom or one*) differs per rank";
         break;
       }
       default: break;
@@ -59,7 +57,7 @@ const char* NodeDifference(const NpuGraph& ga, const WorkNode& a, const NpuGraph
   if (a.tensor_size != b.tensor_size) return "tensor_size";
   if (a.output_bytes != b.output_bytes) return "output_bytes";
   if (a.local_tier != b.local_tier) return "memory_tier";
-  if (a.kind == NodeKind::kColl && a.collective != b.collective) return "comm_type";
+  if (a.collective != b.collective) return "comm_type";
   if (a.comm_size != b.comm_size) return "comm_size";
   if (a.comm_src != b.comm_src) return "comm_src";
   if (a.comm_dst != b.comm_dst) return "comm_dst";
@@ -97,7 +95,7 @@ uint64_t GraphShapeHash(const NpuGraph& g) {
     Mix(&h, n.num_ops);
     Mix(&h, n.tensor_size);
     Mix(&h, n.output_bytes);
-    Mix(&h, static_cast<uint64_t>(n.kind == NodeKind::kColl ? static_cast<int64_t>(n.collective) : int64_t{-1}));
+    Mix(&h, static_cast<uint64_t>(static_cast<int64_t>(n.collective)));
     Mix(&h, n.comm_size);
     Mix(&h, static_cast<uint64_t>(static_cast<int64_t>(n.comm_src)));
     Mix(&h, static_cast<uint64_t>(static_cast<int64_t>(n.comm_dst)));

@@ -19,7 +19,7 @@ std::string Ordinal(size_t k) {  // 1-based
 }
 
 std::string Describe(const WorkNode& n) {
-  return std::string(CollectiveKindName(n.collective)) + " of " + std::to_string(n.comm_size) + " bytes";
+  return std::string(CollectiveName(n.collective)) + " of " + std::to_string(n.comm_size) + " bytes";
 }
 
 std::string GroupText(const std::vector<GroupInfo>& groups, int g) {

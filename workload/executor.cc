@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "extern/et_io.h"
-#include "system/collective_kinds.h"
+#include "workload/engine_collective.h"
 
 namespace orrery {
 
@@ -72,7 +72,7 @@ void Executor::Allocate(int rank, uint32_t idx, uint64_t bytes) {
     const WorkNode& n = s.graph.nodes[idx];
     s.warned = true;
     OverCapacity("rank " + std::to_string(rank) + ", node " + std::to_string(n.id) + " (" +
-                 (n.name.empty() ? NodeTypeName(static_cast<int>(n.kind)) : n.name) + ") allocates " +
+                 (n.name.empty() ? NodeTypeName(n.kind) : n.name) + ") allocates " +
                  std::to_string(bytes) + " bytes at t=" + std::to_string(queue_->Now()) + " ns with " +
                  std::to_string(s.local_used - bytes) + " of " + std::to_string(capacity_.local_capacity) +
                  " local bytes in use: short by " + std::to_string(s.local_used - capacity_.local_capacity) + " bytes");
@@ -256,7 +256,8 @@ void Executor::Issue(int rank, uint32_t idx) {
       return;
     }
     case NodeKind::kColl: {
-      const bool rooted = IsRooted(n.collective);
+      const std::optional<ComType> t = ToComType(n.collective);
+      const std::optional<RootedKind> rk = ToRootedKind(n.collective);
       s.comm_busy = true;
       CommBegin(s);
       static const std::vector<bool> kAllDims;  // empty: every dimension
@@ -268,15 +269,16 @@ void Executor::Issue(int rank, uint32_t idx) {
       algo.swap(algo_scratch_);
       // Before the engine starts it: the collective's first phase marks come from the call below.
       if (hooks_.recorder) hooks_.recorder->CollectiveIssued(rank, idx, n.group);
-      Status st = rooted ? engine_->IssueRooted(rank, RootedType(n.collective), n.comm_size, n.comm_root, n.group, this, Key(rank, idx), &algo)
-                         : engine_->IssueCollective(rank, SymmetricType(n.collective), n.comm_size, involved, n.group, this, Key(rank, idx), &algo);
+      Status st = rk ? engine_->IssueRooted(rank, *rk, n.comm_size, n.comm_root, n.group, this, Key(rank, idx), &algo)
+                     : engine_->IssueCollective(rank, t.value_or(ComType::kAllReduce), n.comm_size, involved, n.group,
+                                                this, Key(rank, idx), &algo);
       if (!st.ok()) st = Status::Invalid(s.graph.path + ": node " + std::to_string(n.id) + " (rank " +
                                          std::to_string(rank) + "): " + st.message());
       if (!st.ok()) {
         Fail(st);
         return;
       }
-      VLOG(1) << "t=" << queue_->Now() << " ns rank " << rank << ": issued " << CollectiveKindName(n.collective) << " node "
+      VLOG(1) << "t=" << queue_->Now() << " ns rank " << rank << ": issued " << CollectiveName(n.collective) << " node "
               << n.id << " (" << n.comm_size << " bytes, " << algo << ")";
       if (hooks_.observer) hooks_.observer->OnCollectiveIssued(rank, idx, algo);
       if (hooks_.all_collectives) {
@@ -286,7 +288,7 @@ void Executor::Issue(int rank, uint32_t idx) {
         all_colls_.push_back(RankCollective{rank, idx, it->second, queue_->Now(), 0});
       }
       if (rank == 0) {
-        rank0_colls_.push_back(CollectiveRecord{n.id, n.name, CollectiveKindName(n.collective), algo, n.comm_size,
+        rank0_colls_.push_back(CollectiveRecord{n.id, n.name, CollectiveName(n.collective), algo, n.comm_size,
                                                 queue_->Now(), 0});
       }
       algo_scratch_.swap(algo);
@@ -402,7 +404,7 @@ void Executor::Complete(int rank, uint32_t idx) {
       }
       break;
     case NodeKind::kColl:
-      VLOG(1) << "t=" << queue_->Now() << " ns rank " << rank << ": finished " << CollectiveKindName(n.collective) << " node "
+      VLOG(1) << "t=" << queue_->Now() << " ns rank " << rank << ": finished " << CollectiveName(n.collective) << " node "
               << n.id;
       [[fallthrough]];
     case NodeKind::kSend:

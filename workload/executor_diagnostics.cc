@@ -31,7 +31,7 @@ Status Executor::CheckGroups() const {
       for (size_t i = 0; i < cg.ranks.size() && i < 8; ++i) members += (i ? ", " : "") + std::to_string(cg.ranks[i]);
       if (cg.ranks.size() > 8) members += ", ... (" + std::to_string(cg.ranks.size()) + " ranks)";
       return Status::Invalid(g.path + ": node " + std::to_string(n.id) + " (rank " + std::to_string(r) + "): " +
-                             CollectiveKindName(n.collective) + " on communicator group \"" + cg.name +
+                             CollectiveName(n.collective) + " on communicator group \"" + cg.name +
                              "\", but rank " + std::to_string(r) + " is not a member of it (members: " +
                              (members.empty() ? "none" : members) + ")");
     }
@@ -60,7 +60,7 @@ Status Executor::CheckFinished() const {
         if (s.issued[i] != 1) continue;
         const WorkNode& n = s.graph.nodes[i];
         where = " at rank " + std::to_string(r) + " node " + std::to_string(n.id) + " (" +
-                NodeTypeName(static_cast<int>(n.kind)) + " in flight";
+                NodeTypeName(n.kind) + " in flight";
         break;
       }
     }
@@ -84,12 +84,12 @@ Status Executor::CheckFinished() const {
       if (s.issued[i] != 1) continue;
       const WorkNode& n = s.graph.nodes[i];
       ++shown;
-      waits += "; node " + std::to_string(n.id) + " (" + NodeTypeName(static_cast<int>(n.kind));
+      waits += "; node " + std::to_string(n.id) + " (" + NodeTypeName(n.kind);
       if (n.kind == NodeKind::kRecv) {
         waits += " from rank " + std::to_string(n.comm_src) + ", tag " + std::to_string(n.comm_tag) + ", " +
                  std::to_string(n.comm_size) + " bytes; rank " + std::to_string(n.comm_src) + " never sends it";
       } else if (n.kind == NodeKind::kColl) {
-        waits += std::string(" ") + CollectiveKindName(n.collective) + ", " + std::to_string(n.comm_size) +
+        waits += std::string(" ") + CollectiveName(n.collective) + ", " + std::to_string(n.comm_size) +
                  " bytes; some rank in its group never issues it";
       }
       waits += ")";

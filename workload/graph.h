@@ -8,12 +8,10 @@
 #include <vector>
 
 #include "core/collective_kind.h"
+#include "core/node_kind.h"
 #include "core/status.h"
 
 namespace orrery {
-
-enum class NodeKind : uint8_t { kInvalid = 0, kMetadata = 1, kMemLoad = 2, kMemStore = 3, kComp = 4,
-                                kSend = 5, kRecv = 6, kColl = 7 };
 
 struct WorkNode {
   uint64_t id = 0;
@@ -24,7 +22,7 @@ struct WorkNode {
   uint64_t tensor_size = 0;
   uint64_t output_bytes = 0;  // Orrery attribute: bytes of the node's output held in HBM
   bool local_tier = false;    // MEM nodes: Orrery attribute memory_tier = "local" (HBM) or "remote" (default)
-  CollectiveKind collective = CollectiveKind::kAllReduce;  // kColl nodes: decoded once from comm_type
+  CollectiveKind collective = CollectiveKind::kNone;  // COLL nodes: attribute 'comm_type'
   uint64_t comm_size = 0;
   int comm_src = -1;
   int comm_dst = -1;

@@ -23,10 +23,10 @@ Result<std::string> InspectTrace(const std::string& path) {
   std::map<std::string, std::pair<uint64_t, uint64_t>> colls;
   uint64_t compute_us = 0;
   for (const auto& n : g->nodes) {
-    by_type[NodeTypeName(static_cast<int>(n.kind))]++;
+    by_type[NodeTypeName(n.kind)]++;
     if (n.kind == NodeKind::kComp) compute_us += n.duration_micros;
     if (n.kind == NodeKind::kColl) {
-      auto& c = colls[CollectiveKindName(n.collective)];
+      auto& c = colls[CollectiveName(n.collective)];
       c.first++;
       c.second += n.comm_size;
     }

@@ -81,7 +81,7 @@ TEST(RingCollectives, ReduceScatterAllGatherAllToAll) {
     ASSERT_TRUE(WriteSingleCollectiveTraces(p, static_cast<CollectiveKind>(w.type), bytes, d.File("trace")).ok());
     auto r = testing::RunIn(d);
     ASSERT_TRUE(r.ok()) << r.status().message();
-    EXPECT_EQ(testing::MaxFinished(r.value()), splits * w.per_chunk) << CollectiveKindName(static_cast<CollectiveKind>(w.type));
+    EXPECT_EQ(testing::MaxFinished(r.value()), splits * w.per_chunk) << CollectiveName(static_cast<CollectiveKind>(w.type));
   }
 }
 
@@ -241,12 +241,12 @@ TEST(RootedCollectives, DirectGatherAndScatterOnASwitch) {
     auto u = testing::RunIn(d, "analytical");
     ASSERT_TRUE(u.ok()) << u.status().message();
     const uint64_t each = type == 3 ? bytes : bytes / 4;
-    EXPECT_EQ(u->per_npu[1].finished_ns, T(2 * lat + each / bpns)) << CollectiveKindName(static_cast<CollectiveKind>(type));
+    EXPECT_EQ(u->per_npu[1].finished_ns, T(2 * lat + each / bpns)) << CollectiveName(static_cast<CollectiveKind>(type));
     // Congestion-aware: the root's one link serialises the three messages.
     auto a = testing::RunIn(d, "congestion-aware");
     ASSERT_TRUE(a.ok()) << a.status().message();
     EXPECT_EQ(a->per_npu[1].finished_ns, T(lat + each / bpns) + 2 * T(each / bpns) + T(lat + each / bpns))
-        << CollectiveKindName(static_cast<CollectiveKind>(type));
+        << CollectiveName(static_cast<CollectiveKind>(type));
   }
 }
 

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 
+#include "core/units.h"
 #include "apps/commands.h"
 #include "extern/astra_config.h"
 #include "gen/model.h"
@@ -78,13 +79,13 @@ int Search(const SearchFlags& f) {
   gen::SearchSpace space;
   space.npus = npus.value();
   space.global_batch = batch.value();
-  space.hbm_bytes = static_cast<uint64_t>(hbm.value() * 1e9);
+  space.hbm_bytes = static_cast<uint64_t>(GBToBytes(hbm.value()));
   gen::CostModel cost;
-  cost.peak_flops_per_s = sys->peak_perf_tflops * 1e12;
-  cost.mem_bytes_per_s = sys->local_mem_bw * 1e9;
+  cost.peak_flops_per_s = TflopsToFlopsPerSecond(sys->peak_perf_tflops);
+  cost.mem_bytes_per_s = BytesPerNsToBytesPerSecond(sys->local_mem_bw);
   cost.dims = dims.value();
   cost.splits = sys->preferred_dataset_splits;
-  cost.endpoint_delay_s = static_cast<double>(sys->endpoint_delay_ns) * 1e-9;
+  cost.endpoint_delay_s = static_cast<double>(sys->endpoint_delay_ns) * kSecondsPerNs;
 
   const gen::SearchResult result = gen::SearchStrategies(model.value(), space, cost, static_cast<size_t>(top.value()));
   const uint64_t survivors = result.pruned[static_cast<int>(gen::PruneReason::kSurvives)];

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/parse.h"
+#include "core/units.h"
 #include "extern/json_util.h"
 #include "gen/device.h"
 #include "gen/placement.h"
@@ -157,12 +158,12 @@ Result<GenOptions> ParseGenArgs(const std::vector<std::string>& args) {
     } else if (key == "bucket-mb") {
       double mb;
       ORRERY_PARSE_OR_RETURN(mb, ParseDouble(value, where, DoubleRange{0, 1e6, true}));
-      s.bucket_bytes = static_cast<uint64_t>(mb * (1 << 20));
+      s.bucket_bytes = static_cast<uint64_t>(MiBToBytes(mb));
       if (s.bucket_bytes == 0) s.bucket_bytes = 1;
     } else if (key == "hbm-gb") {
       double gb;
       ORRERY_PARSE_OR_RETURN(gb, ParseDouble(value, where, DoubleRange{0, 1e9, true}));
-      o.hbm_bytes = static_cast<uint64_t>(gb * 1e9);
+      o.hbm_bytes = static_cast<uint64_t>(GBToBytes(gb));
     } else if (key == "schedule") {
       if (value == "1f1b") {
         s.schedule = Schedule::k1F1B;
@@ -212,7 +213,7 @@ Result<GenOptions> ParseGenArgs(const std::vector<std::string>& args) {
   if (!o.device.empty()) {
     auto d = FindDevice(o.device);
     if (!d.ok()) return d.status();
-    if (!o.given.count("hbm-gb")) o.hbm_bytes = static_cast<uint64_t>(d->hbm_gb * 1e9);
+    if (!o.given.count("hbm-gb")) o.hbm_bytes = static_cast<uint64_t>(GBToBytes(d->hbm_gb));
   }
   if (o.given.count("efficiency") && o.device.empty()) {
     return ValueError(Where{"", 0, "--efficiency"}, std::to_string(o.efficiency), "needs a device",

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 
+#include "core/units.h"
 #include "apps/commands.h"
 #include "extern/astra_config.h"
 #include "gen/model.h"
@@ -94,13 +95,13 @@ gen::SearchResult RankStrategies(const SearchInputs& in, std::chrono::steady_clo
   gen::SearchSpace space;
   space.npus = in.npus;
   space.global_batch = in.batch;
-  space.hbm_bytes = static_cast<uint64_t>(in.hbm_gb * 1e9);
+  space.hbm_bytes = static_cast<uint64_t>(GBToBytes(in.hbm_gb));
   gen::CostModel cost;
-  cost.peak_flops_per_s = in.system.peak_perf_tflops * 1e12;
-  cost.mem_bytes_per_s = in.system.local_mem_bw * 1e9;
+  cost.peak_flops_per_s = TflopsToFlopsPerSecond(in.system.peak_perf_tflops);
+  cost.mem_bytes_per_s = BytesPerNsToBytesPerSecond(in.system.local_mem_bw);
   cost.dims = in.dims;
   cost.splits = in.system.preferred_dataset_splits;
-  cost.endpoint_delay_s = static_cast<double>(in.system.endpoint_delay_ns) * 1e-9;
+  cost.endpoint_delay_s = static_cast<double>(in.system.endpoint_delay_ns) * kSecondsPerNs;
   gen::SearchResult result = gen::SearchStrategies(in.model, space, cost, static_cast<size_t>(in.top));
   const uint64_t survivors = result.pruned[static_cast<int>(gen::PruneReason::kSurvives)];
   const double ranked_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

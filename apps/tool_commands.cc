@@ -6,6 +6,7 @@
 #include <limits>
 #include <memory>
 
+#include "core/units.h"
 #include "apps/commands.h"
 #include "gen/generate.h"
 #include "gen/toy_traces.h"
@@ -38,8 +39,8 @@ Status RemoveStale(const std::string& prefix, int npus) {
 }
 
 struct GenFlags {
-  std::string out, npus = "8", layers = "24", allreduce_bytes = std::to_string(32ull << 20), fwd_us = "500",
-                   bwd_us = "1000", activation_bytes = "0", straggler = "-1", straggler_percent = "", collective = "ALL_REDUCE", bytes = std::to_string(1ull << 30);
+  std::string out, npus = "8", layers = "24", allreduce_bytes = std::to_string(32 * kBytesPerMiB), fwd_us = "500",
+                   bwd_us = "1000", activation_bytes = "0", straggler = "-1", straggler_percent = "", collective = "ALL_REDUCE", bytes = std::to_string(kBytesPerGiB);
   bool offload = false;
 };
 
@@ -222,7 +223,7 @@ void AddTopologyCommands(Commands* commands, CLI::App* root) {
   CLI::App* topo = commands->AddGroup(root, "topology", "generate and describe networks");
   auto network = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
-  auto bytes = std::make_shared<std::string>(std::to_string(1ull << 30));
+  auto bytes = std::make_shared<std::string>(std::to_string(kBytesPerGiB));
   CLI::App* gen = commands->AddLeaf(topo, "generate", "write net.yml (ASTRA-sim format when expressible) and net.orrery.yml",
                                     [network, out] { return Generate(*network, *out); });
   gen->add_option("NETWORK", *network, "topology notation, e.g. \"Ring(8,50GB/s,500ns)_Switch(4,25GB/s,1us)\"")

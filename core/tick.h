@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "core/units.h"  // the unit conversions (GiBpsToBytesPerNs was here)
+
 namespace orrery {
 
 using Tick = uint64_t;  // nanoseconds since the start of the run
@@ -29,8 +31,5 @@ inline Tick TicksFromDouble(double ns) {
   if (!(ns > 0)) return 0;
   return static_cast<Tick>(ns);
 }
-
-// 1 GB/s in ASTRA-sim's network YAML means 2^30 bytes per second.
-inline double GiBpsToBytesPerNs(double gbps) { return gbps * 1073741824.0 / 1e9; }
 
 }  // namespace orrery

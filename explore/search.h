@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/units.h"
 #include "explore/search_cost.h"
 #include "gen/strategy.h"
 
@@ -18,7 +19,7 @@ struct SearchSpace {
   int64_t global_batch = 0;                         // G
   std::vector<int64_t> microbatch_sizes{1, 2, 4, 8};  // b
   std::vector<int64_t> interleave_chunks{2, 4};     // V of interleaved:V
-  uint64_t hbm_bytes = 80ull * 1000 * 1000 * 1000;
+  uint64_t hbm_bytes = 80 * kBytesPerGB;
 };
 
 // Why a strategy was dropped: ValidateStrategy's rules in its order, then the

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "core/tick.h"
+#include "core/units.h"
 #include "gen/placement.h"
 
 namespace orrery::gen {
@@ -28,10 +29,10 @@ AxisLink LinkOf(const Strategy& s, AxisSet set, const std::vector<Dim>& dims, in
   AxisLink link;
   for (size_t k = 0; k < dims.size() && k < 32; ++k) {
     if (!(mask & (1u << k))) continue;
-    const double bw = GiBpsToBytesPerNs(dims[k].bandwidth_gbps) * dims[k].links_per_npu * 1e9;
+    const double bw = BytesPerNsToBytesPerSecond(GiBpsToBytesPerNs(dims[k].bandwidth_gbps) * dims[k].links_per_npu);
     link.bytes_per_s = link.bytes_per_s == 0 ? bw : std::min(link.bytes_per_s, bw);
     const double hops = dims[k].block == Block::kSwitch ? 2 : 1;
-    link.latency_s = std::max(link.latency_s, hops * dims[k].latency_ns * 1e-9);
+    link.latency_s = std::max(link.latency_s, hops * dims[k].latency_ns * kSecondsPerNs);
   }
   link.latency_s += endpoint_delay_s;
   link.splits = std::max(splits, 1);

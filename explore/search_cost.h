@@ -13,8 +13,8 @@
 namespace orrery::gen {
 
 struct CostModel {
-  double peak_flops_per_s = 0;  // system JSON peak-perf × 1e12
-  double mem_bytes_per_s = 0;   // local-mem-bw × 1e9 (roofline); 0: compute-bound
+  double peak_flops_per_s = 0;  // TflopsToFlopsPerSecond(system JSON peak-perf)
+  double mem_bytes_per_s = 0;   // BytesPerNsToBytesPerSecond(local-mem-bw) (roofline); 0: compute-bound
   std::vector<Dim> dims;        // the network, dimension 0 fastest
   // The system layer's collective chunking: a collective runs as `splits`
   // chunks (preferred-dataset-splits) one after another on a dimension, each

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/units.h"
 #include "gen/gen_source.h"
 #include "run/build.h"
 #include "run/run.h"
@@ -45,13 +46,13 @@ Simulated SimulateOne(const ModelDesc& m, const Candidate& c, const Result<Spec>
 
 std::string Ms(double seconds) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6f", seconds * 1e3);
+  std::snprintf(buf, sizeof buf, "%.6f", SecondsToMs(seconds));
   return buf;
 }
 std::string NsAsMs(Tick ns) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%llu.%06llu", static_cast<unsigned long long>(ns / 1000000),
-                static_cast<unsigned long long>(ns % 1000000));
+  std::snprintf(buf, sizeof buf, "%llu.%06llu", static_cast<unsigned long long>(ns / kNsPerMs),
+                static_cast<unsigned long long>(ns % kNsPerMs));
   return buf;
 }
 const char* RecomputeText(Recompute r) {

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "core/units.h"
 #include "gen/device.h"
 #include "gen/dlrm.h"
 #include "gen/formulas.h"
@@ -102,9 +103,9 @@ void FillRow(const RunReport& report, int iterations, const GenFigures* gen, Row
   if (gen && !gen->model_flops.empty()) {
     row->model_flops = gen->model_flops;
     row->gen_memory_bytes = gen->memory_bytes;
-    const double iteration_s = static_cast<double>(row->finished_ns) / std::max(1, iterations) / 1e9;
+    const double iteration_s = NsToSeconds(static_cast<double>(row->finished_ns) / std::max(1, iterations));
     if (gen->peak_tflops > 0 && iteration_s > 0 && report.npus > 0) {
-      row->mfu = gen->model_flops_d / (report.npus * gen->peak_tflops * 1e12 * iteration_s);
+      row->mfu = gen->model_flops_d / (report.npus * gen->peak_tflops * kFlopsPerTflop * iteration_s);
     }
   }
 }

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/units.h"
+
 namespace orrery::sweep {
 
 namespace {
@@ -153,7 +155,7 @@ std::string CsvRow(const Row& r, size_t dims) {
   std::string s = std::to_string(r.index);
   for (const Assignment& a : r.point) s += "," + CsvField(a.value.text);
   char secs[40];
-  std::snprintf(secs, sizeof secs, "%.9f", static_cast<double>(r.finished_ns) / 1e9);
+  std::snprintf(secs, sizeof secs, "%.9f", NsToSeconds(static_cast<double>(r.finished_ns)));
   s += "," + r.hash + "," + CsvField(r.status) + "," + std::to_string(r.finished_ns) + "," + secs + "," +
        std::to_string(r.compute_ns) + "," + std::to_string(r.exposed_comm_ns) + "," + std::to_string(r.mem_stall_ns) +
        "," + std::to_string(r.idle_ns);

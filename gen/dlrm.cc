@@ -7,6 +7,7 @@
 #include <queue>
 
 #include "core/parse.h"
+#include "core/units.h"
 #include "gen/dlrm_model.h"
 #include "gen/gen_args.h"
 #include "gen/summary.h"
@@ -18,7 +19,7 @@ std::string N(int64_t v) { return std::to_string(v); }
 
 std::string Gb(uint64_t bytes) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f GB", static_cast<double>(bytes) / 1e9);
+  std::snprintf(buf, sizeof buf, "%.2f GB", BytesToGB(static_cast<double>(bytes)));
   return buf;
 }
 
@@ -312,7 +313,7 @@ std::string FormatDlrmSummary(const ModelDesc& m, const DlrmStrategy& s, const W
   const DlrmDesc& d = m.dlrm;
   std::string o;
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(DlrmParamCount(d)) / 1e9);
+  std::snprintf(buf, sizeof buf, "%.2f", Billions(static_cast<double>(DlrmParamCount(d))));
   o += "model " + m.name + ": " + buf + " B parameters (embeddings " + N(DlrmEmbeddingParams(d)) + ", MLPs " +
        N(DlrmMlpParams(d)) + "); " + DescribeDlrm(d) + "\n";
   const int64_t B = s.local_batch * s.npus;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "core/units.h"
 #include "gen/builder.h"
 #include "gen/formulas.h"
 #include "gen/model.h"
@@ -24,7 +25,7 @@ struct DlrmStrategy {
   int64_t npus = 1;         // N: every rank holds the MLPs and a share of the embeddings
   int64_t local_batch = 1;  // b: samples per rank per iteration; global batch B = b·N
   EmbeddingSharding sharding = EmbeddingSharding::kTable;
-  uint64_t bucket_bytes = 25ull << 20;  // MLP gradient bucket (PyTorch DDP's 25 MiB)
+  uint64_t bucket_bytes = 25 * kBytesPerMiB;  // MLP gradient bucket (PyTorch DDP's 25 MiB)
   uint64_t bytes_per_value = 2;         // 16-bit embeddings, activations, gradients
 };
 

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/parse.h"
+#include "core/units.h"
 #include "extern/json_util.h"
 #include "gen/device.h"
 #include "gen/placement.h"
@@ -96,7 +97,7 @@ Status SetOffload(GenOptions* o, const std::string& value, const Where& where) {
 Status SetBucket(GenOptions* o, const std::string& value, const Where& where) {
   double mb;
   ORRERY_PARSE_OR_RETURN(mb, ParseDouble(value, where, DoubleRange{0, 1e6, true}));
-  o->strategy.bucket_bytes = static_cast<uint64_t>(mb * (1 << 20));
+  o->strategy.bucket_bytes = static_cast<uint64_t>(MiBToBytes(mb));
   if (o->strategy.bucket_bytes == 0) o->strategy.bucket_bytes = 1;
   return Status::Ok();
 }
@@ -104,7 +105,7 @@ Status SetBucket(GenOptions* o, const std::string& value, const Where& where) {
 Status SetHbm(GenOptions* o, const std::string& value, const Where& where) {
   double gb;
   ORRERY_PARSE_OR_RETURN(gb, ParseDouble(value, where, DoubleRange{0, 1e9, true}));
-  o->hbm_bytes = static_cast<uint64_t>(gb * 1e9);
+  o->hbm_bytes = static_cast<uint64_t>(GBToBytes(gb));
   return Status::Ok();
 }
 
@@ -293,7 +294,7 @@ Status FinishGenOptions(GenOptions* o) {
   if (!o->device.empty()) {
     auto d = FindDevice(o->device);
     if (!d.ok()) return d.status();
-    if (!o->given.count("hbm-gb")) o->hbm_bytes = static_cast<uint64_t>(d->hbm_gb * 1e9);
+    if (!o->given.count("hbm-gb")) o->hbm_bytes = static_cast<uint64_t>(GBToBytes(d->hbm_gb));
   }
   if (o->given.count("efficiency") && o->device.empty()) {
     return ValueError(Where{"", 0, "--efficiency"}, std::to_string(o->efficiency), "needs a device",

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "core/units.h"
 #include "network/topology.h"
 #include "gen/dlrm.h"
 #include "gen/strategy.h"
@@ -22,7 +23,7 @@ struct GenOptions {
   bool summary = false;
   bool list_models = false;
   bool help = false;
-  uint64_t hbm_bytes = 80ull * 1000 * 1000 * 1000;  // per-NPU capacity (--hbm-gb, default 80 GB)
+  uint64_t hbm_bytes = 80 * kBytesPerGB;  // per-NPU capacity (--hbm-gb, default 80 GB)
   bool allow_over_capacity = false;
   std::string device;         // --device=a100|h100: HBM capacity (unless --hbm-gb) and --system-out's figures
   double efficiency = 1.0;    // --efficiency: achieved fraction of the device's peak FLOP/s

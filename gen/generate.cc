@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "core/units.h"
 #include "gen/device.h"
 #include "gen/dlrm.h"
 #include "gen/dlrm_model.h"
@@ -28,7 +29,7 @@ void ListDevices(std::ostream& out) {
 void ListModels(std::ostream& out) {
   for (const gen::ModelDesc& m : gen::Presets()) {
     char params[32];
-    std::snprintf(params, sizeof params, "%.1f B", static_cast<double>(gen::ParamCount(m)) / 1e9);
+    std::snprintf(params, sizeof params, "%.1f B", Billions(static_cast<double>(gen::ParamCount(m))));
     if (m.kind == gen::ModelKind::kDlrm) {
       out << m.name << ": " << params << " parameters, " << gen::DescribeDlrm(m.dlrm) << "  [" << m.source << "]\n";
       continue;

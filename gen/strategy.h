@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "core/units.h"
 #include "gen/builder.h"
 #include "gen/formulas.h"
 #include "gen/model.h"
@@ -28,7 +29,7 @@ struct Strategy {
   Recompute recompute = Recompute::kNone;
   int zero = 0;
   std::array<Axis, kNumAxes> order{Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp, Axis::kPp};
-  uint64_t bucket_bytes = 25ull << 20;  // gradient bucket (PyTorch DDP's default 25 MiB)
+  uint64_t bucket_bytes = 25 * kBytesPerMiB;  // gradient bucket (PyTorch DDP's default 25 MiB)
   uint64_t bytes_per_value = 2;         // bf16 activations, weights and gradients
   bool lm_head = true;                  // output layer + loss on the last stage
   // --offload: to the run's remote memory (pool), as MEM nodes the memory

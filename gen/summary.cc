@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "core/units.h"
 #include "gen/placement.h"
 
 namespace orrery::gen {
@@ -11,7 +12,7 @@ namespace {
 
 std::string Gb(uint64_t bytes) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f GB", static_cast<double>(bytes) / 1e9);
+  std::snprintf(buf, sizeof buf, "%.2f GB", BytesToGB(static_cast<double>(bytes)));
   return buf;
 }
 
@@ -183,7 +184,7 @@ std::string FormatSummary(const ModelDesc& m, const Strategy& s, const Workload&
                           const std::vector<Dim>& dims) {
   std::ostringstream o;
   char buf[160];
-  std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(ParamCount(m)) / 1e9);
+  std::snprintf(buf, sizeof buf, "%.1f", Billions(static_cast<double>(ParamCount(m))));
   o << "model " << m.name << ": " << buf << " B parameters; l " << m.layers << ", h " << m.hidden << ", ffn " << m.ffn
     << ", heads " << m.heads << "/" << m.kv_heads << " kv, vocab " << m.vocab << ", seq " << m.seq_len << "\n";
   const Layout& l = w.layout;

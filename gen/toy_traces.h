@@ -6,6 +6,7 @@
 
 #include "core/collective_kind.h"
 #include "core/status.h"
+#include "core/units.h"
 
 namespace orrery {
 
@@ -17,7 +18,7 @@ struct DataParallelSpec {
   int layers = 24;
   uint64_t fwd_us = 500;
   uint64_t bwd_us = 1000;
-  uint64_t allreduce_bytes = 32ull << 20;
+  uint64_t allreduce_bytes = 32 * kBytesPerMiB;
   // Activations: each forward layer's output (bytes) stays in HBM until its
   // backward; with `offload`, it is stored to the remote tier right after the
   // forward and loaded back before the backward.

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "core/units.h"
 #include "network/notation.h"
 
 namespace orrery {
@@ -51,7 +52,7 @@ double IdealAllReduceSeconds(const std::vector<Dim>& dims, double bytes) {
   double s = bytes;
   for (size_t i = 0; i < dims.size(); ++i) {
     const double p = dims[i].npus;
-    const double bps = dims[i].bandwidth_gbps * dims[i].links_per_npu * 1073741824.0;
+    const double bps = GiBpsToBytesPerSecond(dims[i].bandwidth_gbps * dims[i].links_per_npu);
     if (i + 1 < dims.size()) {
       t += 2 * (p - 1) / p * s / bps;  // reduce-scatter now, all-gather on the way back
       s /= p;
@@ -89,12 +90,12 @@ std::string DescribeTopology(const std::vector<Dim>& dims, uint64_t allreduce_by
                 static_cast<unsigned long long>(ports));
   out += line;
   const double secs = IdealAllReduceSeconds(dims, static_cast<double>(allreduce_bytes));
-  const double algbw = static_cast<double>(allreduce_bytes) / secs / 1073741824.0;
+  const double algbw = BytesPerSecondToGiBps(static_cast<double>(allreduce_bytes) / secs);
   const double busbw = algbw * 2.0 * (n - 1) / n;
   std::snprintf(line, sizeof(line),
                 "ideal hierarchical all-reduce of %llu bytes: %.3f us, algorithm bandwidth %.2f GB/s, bus bandwidth "
                 "%.2f GB/s (bandwidth terms only)\n",
-                static_cast<unsigned long long>(allreduce_bytes), secs * 1e6, algbw, busbw);
+                static_cast<unsigned long long>(allreduce_bytes), SecondsToUs(secs), algbw, busbw);
   out += line;
   return out;
 }

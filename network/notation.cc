@@ -9,6 +9,7 @@
 
 #include "core/limits.h"
 #include "core/parse.h"
+#include "core/units.h"
 
 namespace orrery {
 
@@ -169,17 +170,17 @@ class Parser {
     while (i_ < t_.size() && (std::isalpha(static_cast<unsigned char>(t_[i_])) || t_[i_] == '/')) unit += t_[i_++];
     if (bandwidth) {
       if (unit == "GB/s") *out = v;
-      else if (unit == "Gb/s") *out = v / 8;
-      else if (unit == "MB/s") *out = v / 1024;
-      else if (unit == "TB/s") *out = v * 1024;
+      else if (unit == "Gb/s") *out = v / kBitsPerByte;
+      else if (unit == "MB/s") *out = v / kMiBPerGiB;
+      else if (unit == "TB/s") *out = v * kGiBPerTiB;
       else return Error(ustart, "unknown bandwidth unit '" + unit + "'; valid: GB/s, Gb/s, MB/s, TB/s");
       // The range applies after the unit: 1e300TB/s overflows to infinity and is refused here.
       auto ok = CheckDouble(*out, Where{"", 0, "bandwidth in GB/s"}, kBandwidthGBps);
       if (!ok.ok()) return Error(start, ok.message());
     } else {
       if (unit == "ns") *out = v;
-      else if (unit == "us") *out = v * 1e3;
-      else if (unit == "ms") *out = v * 1e6;
+      else if (unit == "us") *out = UsToNs(v);
+      else if (unit == "ms") *out = MsToNs(v);
       else return Error(ustart, "unknown latency unit '" + unit + "'; valid: ns, us, ms");
       auto ok = CheckDouble(*out, Where{"", 0, "latency in ns"}, kLatencyNs);
       if (!ok.ok()) return Error(start, ok.message());

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "core/tick.h"
+#include "core/units.h"
 
 namespace orrery {
 

@@ -9,6 +9,8 @@
 #include <optional>
 #include <set>
 
+#include "core/units.h"
+
 namespace orrery {
 
 namespace {
@@ -112,10 +114,10 @@ std::string Ratio(const Row& r) { return r.a && r.b && *r.a > 0 ? Fixed(*r.b / *
 // Signed simulated time for people: "+38.2 ms", "-1.5 us", "+700 ns".
 std::string HumanNs(double ns) {
   const double m = std::fabs(ns);
-  if (m < 1e3) return Fixed(ns, 0, true) + " ns";
-  if (m < 1e6) return Fixed(ns / 1e3, 1, true) + " us";
-  if (m < 1e9) return Fixed(ns / 1e6, 1, true) + " ms";
-  return Fixed(ns / 1e9, 2, true) + " s";
+  if (m < kNsPerUs) return Fixed(ns, 0, true) + " ns";
+  if (m < kNsPerMs) return Fixed(NsToUs(ns), 1, true) + " us";
+  if (m < kNsPerSecond) return Fixed(NsToMs(ns), 1, true) + " ms";
+  return Fixed(NsToSeconds(ns), 2, true) + " s";
 }
 
 std::string ChangeText(const std::vector<Row>& rows, int at) {

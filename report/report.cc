@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "core/status.h"
+#include "core/units.h"
 #include "report/report.h"
 
 namespace orrery {
@@ -17,7 +18,7 @@ namespace {
 
 std::string Us(Tick ns) {
   char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.3f us", static_cast<double>(ns) / 1000.0);
+  std::snprintf(buf, sizeof(buf), "%.3f us", NsToUs(static_cast<double>(ns)));
   return buf;
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/parse.h"
+#include "core/units.h"
 #include "extern/et_io.h"
 
 namespace orrery {
@@ -15,8 +16,8 @@ enum Track { kCompute = 0, kCpu = 1, kComm = 2, kMemory = 3, kFirstRecvLane = 10
 // Microseconds with exactly three decimals: the nanosecond, no rounding.
 std::string Us(Tick ns) {
   char buf[32];
-  std::snprintf(buf, sizeof(buf), "%llu.%03llu", static_cast<unsigned long long>(ns / 1000),
-                static_cast<unsigned long long>(ns % 1000));
+  std::snprintf(buf, sizeof(buf), "%llu.%03llu", static_cast<unsigned long long>(ns / kNsPerUs),
+                static_cast<unsigned long long>(ns % kNsPerUs));
   return buf;
 }
 

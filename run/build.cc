@@ -3,6 +3,7 @@
 
 #include <map>
 
+#include "core/units.h"
 #include "memory/backend.h"
 #include "workload/collective_check.h"
 #include "workload/graph.h"
@@ -182,8 +183,8 @@ ComputeModel Simulation::MakeComputeModel() const {
   const Spec& s = spec_;
   ComputeModel cm;
   cm.roofline = s.system.roofline_enabled;
-  cm.peak_flops_per_s = s.system.peak_perf_tflops * 1e12;
-  cm.mem_bytes_per_s = s.system.local_mem_bw * 1e9;
+  cm.peak_flops_per_s = TflopsToFlopsPerSecond(s.system.peak_perf_tflops);
+  cm.mem_bytes_per_s = BytesPerNsToBytesPerSecond(s.system.local_mem_bw);
   cm.local_bytes_per_ns = s.system.local_mem_bw;
   cm.local_latency_ns = s.memory.local_latency_ns;
   cm.pool_via_dim = s.memory.pool_via_dim;

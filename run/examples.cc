@@ -2,6 +2,7 @@
 
 #include <fstream>
 
+#include "core/units.h"
 #include "gen/toy_traces.h"
 
 namespace orrery {
@@ -41,10 +42,10 @@ Status WriteExample(const std::string& name, const std::string& dir, RunConfig* 
     DataParallelSpec spec;
     spec.npus = 8;
     spec.layers = 4;
-    spec.allreduce_bytes = 1 << 20;
+    spec.allreduce_bytes = kBytesPerMiB;
     ORRERY_RETURN_IF_ERROR(WriteDataParallelTraces(spec, dir + "/trace"));
   } else {
-    ORRERY_RETURN_IF_ERROR(WriteSingleCollectiveTraces(8, CollectiveKind::kAllReduce, 1 << 20, dir + "/trace"));
+    ORRERY_RETURN_IF_ERROR(WriteSingleCollectiveTraces(8, CollectiveKind::kAllReduce, kBytesPerMiB, dir + "/trace"));
   }
   config->files.workload_prefix = dir + "/trace";
   config->files.network = dir + "/network.yml";

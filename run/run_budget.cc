@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/tick.h"
+#include "core/units.h"
 
 namespace orrery {
 
@@ -23,7 +24,7 @@ Status CheckRunFitsInMemory(uint64_t estimate, uint64_t physical, const std::str
   if (physical == 0 || estimate <= physical) return Status::Ok();
   auto gib = [](uint64_t b) {
     char s[32];
-    std::snprintf(s, sizeof(s), "%.1f GiB", static_cast<double>(b) / 1073741824.0);
+    std::snprintf(s, sizeof(s), "%.1f GiB", BytesToGiB(static_cast<double>(b)));
     return std::string(s);
   };
   return Status::Invalid("the network (" + network + ") has " + std::to_string(npus) +

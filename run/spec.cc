@@ -6,6 +6,7 @@
 
 #include "core/limits.h"
 #include "core/parse.h"
+#include "core/units.h"
 #include "extern/et_io.h"
 #include "extern/json_util.h"
 #include "memory/backend.h"
@@ -63,7 +64,7 @@ Result<std::vector<CustomGraph>> LoadCustomGraphs(const std::string& prefix, int
       }
       op.bytes = n.comm_size;
       op.tag = n.comm_tag;
-      op.duration_ns = SatMul(n.duration_micros, 1000);  // past 2^64 ns: the queue reports overflow
+      op.duration_ns = SatMul(n.duration_micros, kNsPerUs);  // past 2^64 ns: the queue reports overflow
       op.num_deps = n.num_deps;
       op.children.assign(g->children.begin() + n.child_begin, g->children.begin() + n.child_end);
     }

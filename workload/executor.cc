@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/units.h"
 #include "extern/et_io.h"
 #include "workload/engine_collective.h"
 
@@ -230,7 +231,7 @@ void Executor::Issue(int rank, uint32_t idx) {
         } else {
           const double oi = static_cast<double>(n.num_ops) / static_cast<double>(n.tensor_size);
           const double perf = std::min(compute_.peak_flops_per_s, compute_.mem_bytes_per_s * oi);
-          const double ns = static_cast<double>(n.num_ops) / perf * 1e9;
+          const double ns = SecondsToNs(static_cast<double>(n.num_ops) / perf);
           runtime = TicksFromDouble(ns);
           if (runtime == kTickMax || runtime > kTickMax - queue_->Now()) {
             TimeOverflow(rank, n, "roofline COMP duration", ns);
@@ -238,9 +239,9 @@ void Executor::Issue(int rank, uint32_t idx) {
           }
         }
       } else {
-        runtime = n.duration_micros == 0 ? 1 : SatMul(n.duration_micros, 1000);
+        runtime = n.duration_micros == 0 ? 1 : SatMul(n.duration_micros, kNsPerUs);
         if (runtime == kTickMax || runtime > kTickMax - queue_->Now()) {
-          TimeOverflow(rank, n, "COMP duration", static_cast<double>(n.duration_micros) * 1000.0);
+          TimeOverflow(rank, n, "COMP duration", UsToNs(static_cast<double>(n.duration_micros)));
           return;
         }
       }

@@ -1,5 +1,7 @@
 #include "workload/progress.h"
 
+#include "core/units.h"
+
 namespace orrery {
 
 ProgressMeter::ProgressMeter(Mode mode, std::FILE* out, double delay_s, double interval_s)
@@ -11,7 +13,7 @@ void ProgressMeter::Begin() { start_ = last_ = Clock::now(); }
 std::string ProgressMeter::Line(Tick simulated_ns, double events_per_s, int finished, int ranks) {
   char buf[160];
   std::snprintf(buf, sizeof buf, "progress: simulated %.6f ms, %.2f M events/s, ranks finished %d/%d",
-                static_cast<double>(simulated_ns) / 1e6, events_per_s / 1e6, finished, ranks);
+                NsToMs(static_cast<double>(simulated_ns)), Millions(events_per_s), finished, ranks);
   return buf;
 }
 

@@ -18,6 +18,7 @@
 #include <memory>
 #include <set>
 
+#include "core/units.h"
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
 #include "ns3/map-scheduler.h"
@@ -77,7 +78,7 @@ class LinkBuilder {
     using namespace ns3;
     const orrery::Dim& dim = t_.dims()[d];
     PointToPointHelper p2p;
-    const double bps = dim.bandwidth_gbps * dim.links_per_npu * 1073741824.0 * 8.0;
+    const double bps = orrery::GiBpsToBytesPerSecond(dim.bandwidth_gbps * dim.links_per_npu) * orrery::kBitsPerByte;
     p2p.SetDeviceAttribute("DataRate", DataRateValue(DataRate(static_cast<uint64_t>(bps))));
     p2p.SetChannelAttribute("Delay", TimeValue(NanoSeconds(static_cast<int64_t>(dim.latency_ns + 0.5))));
     p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", StringValue("10000000p"));

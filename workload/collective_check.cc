@@ -26,79 +26,106 @@ std::string GroupText(const std::vector<GroupInfo>& groups, int g) {
   return g < 0 ? std::string("on all NPUs") : "in group \"" + groups[g].name + "\"";
 }
 
+// The check over one set of graphs. A slot is a group's sequence: 0 for all
+// NPUs, g + 1 for group g.
+class AgreementCheck {
+ public:
+  AgreementCheck(const std::vector<NpuGraph>& graphs, const std::vector<GroupInfo>& groups);
+  Status CheckRank(const NpuGraph& g);
+
+ private:
+  int LowestLoaded(size_t slot) const;
+  Status Unpaired(const NpuGraph& g, const WorkNode& n, size_t slot) const;
+  Status Compare(const NpuGraph& g, const WorkNode& n, size_t slot, size_t k) const;
+
+  const std::vector<GroupInfo>& groups_;
+  std::vector<const NpuGraph*> by_rank_;
+  std::vector<int> ref_rank_;                     // per slot: the rank whose sequence is the reference
+  std::vector<std::vector<const WorkNode*>> ref_;  // per slot: the reference rank's collectives in it
+  std::vector<size_t> count_;                      // per slot: the checked rank's collectives so far
+  std::vector<size_t> touched_;                    // the slots whose count_ is not 0
+};
+
+AgreementCheck::AgreementCheck(const std::vector<NpuGraph>& graphs, const std::vector<GroupInfo>& groups)
+    : groups_(groups), ref_rank_(groups.size() + 1, -1), ref_(groups.size() + 1), count_(groups.size() + 1, 0) {
+  for (const auto& g : graphs) {
+    if (g.rank < 0) continue;
+    if (static_cast<size_t>(g.rank) >= by_rank_.size()) by_rank_.resize(g.rank + 1, nullptr);
+    by_rank_[g.rank] = &g;
+  }
+  for (size_t s = 0; s < ref_.size(); ++s) {
+    ref_rank_[s] = LowestLoaded(s);
+    if (ref_rank_[s] < 0) continue;
+    for (const WorkNode& n : by_rank_[ref_rank_[s]]->nodes) {
+      if (n.kind == NodeKind::kColl && static_cast<size_t>(n.group + 1) == s) ref_[s].push_back(&n);
+    }
+  }
+}
+
+// The slot's lowest member that was loaded (-1: none).
+int AgreementCheck::LowestLoaded(size_t slot) const {
+  if (slot == 0) {
+    for (size_t r = 0; r < by_rank_.size(); ++r) {
+      if (by_rank_[r]) return static_cast<int>(r);
+    }
+    return -1;
+  }
+  for (int r : groups_[slot - 1].ranks) {
+    if (r >= 0 && static_cast<size_t>(r) < by_rank_.size() && by_rank_[r]) return r;
+  }
+  return -1;
+}
+
+Status AgreementCheck::CheckRank(const NpuGraph& g) {
+  for (size_t s : touched_) count_[s] = 0;
+  touched_.clear();
+  for (const WorkNode& n : g.nodes) {
+    if (n.kind != NodeKind::kColl) continue;
+    const size_t s = static_cast<size_t>(n.group + 1);
+    if (s >= ref_.size()) continue;
+    if (s > 0 && !std::binary_search(groups_[s - 1].ranks.begin(), groups_[s - 1].ranks.end(), g.rank)) {
+      continue;  // a non-member's collective is reported where the group is resolved
+    }
+    const size_t k = count_[s]++;
+    if (count_[s] == 1) touched_.push_back(s);
+    if (g.rank == ref_rank_[s]) continue;
+    ORRERY_RETURN_IF_ERROR(k >= ref_[s].size() ? Unpaired(g, n, s) : Compare(g, n, s, k));
+  }
+  return Status::Ok();
+}
+
+// The reference rank has fewer collectives in the slot: maybe it issued this
+// one in another group; if only a count differs, the run reports the deadlock
+// with what each rank waits for.
+Status AgreementCheck::Unpaired(const NpuGraph& g, const WorkNode& n, size_t slot) const {
+  const NpuGraph& rg = *by_rank_[ref_rank_[slot]];
+  auto it = std::lower_bound(rg.nodes.begin(), rg.nodes.end(), n.id,
+                             [](const WorkNode& w, uint64_t id) { return w.id < id; });
+  if (it == rg.nodes.end() || it->id != n.id || it->kind != NodeKind::kColl || it->group == n.group) {
+    return Status::Ok();
+  }
+  return Status::Invalid("collective mismatch: rank " + std::to_string(ref_rank_[slot]) + " node " +
+                         std::to_string(it->id) + " is " + Describe(*it) + " " + GroupText(groups_, it->group) +
+                         " but rank " + std::to_string(g.rank) + " node " + std::to_string(n.id) + " is " +
+                         Describe(n) + " " + GroupText(groups_, n.group));
+}
+
+// `n`, the rank's k-th collective in the slot, against the reference's k-th.
+Status AgreementCheck::Compare(const NpuGraph& g, const WorkNode& n, size_t slot, size_t k) const {
+  const WorkNode& want = *ref_[slot][k];
+  if (want.collective == n.collective && want.comm_size == n.comm_size) return Status::Ok();
+  return Status::Invalid("collective mismatch: rank " + std::to_string(ref_rank_[slot]) + " node " +
+                         std::to_string(want.id) + " is " + Describe(want) + " but rank " + std::to_string(g.rank) +
+                         " node " + std::to_string(n.id) + " (its " + Ordinal(k + 1) + " collective " +
+                         GroupText(groups_, n.group) + ") is " + Describe(n));
+}
+
 }  // namespace
 
 Status CheckCollectiveAgreement(const std::vector<NpuGraph>& graphs, const std::vector<GroupInfo>& groups) {
   if (graphs.size() < 2) return Status::Ok();
-  std::vector<const NpuGraph*> by_rank;
-  for (const auto& g : graphs) {
-    if (g.rank < 0) continue;
-    if (static_cast<size_t>(g.rank) >= by_rank.size()) by_rank.resize(g.rank + 1, nullptr);
-    by_rank[g.rank] = &g;
-  }
-  // The reference sequence of each group (index 0: all NPUs, g + 1: group g),
-  // from its lowest member that was loaded.
-  const size_t slots = groups.size() + 1;
-  std::vector<int> ref_rank(slots, -1);
-  for (size_t s = 0; s < slots; ++s) {
-    if (s == 0) {
-      for (size_t r = 0; r < by_rank.size() && ref_rank[0] < 0; ++r) {
-        if (by_rank[r]) ref_rank[0] = static_cast<int>(r);
-      }
-      continue;
-    }
-    for (int r : groups[s - 1].ranks) {
-      if (r >= 0 && static_cast<size_t>(r) < by_rank.size() && by_rank[r]) {
-        ref_rank[s] = r;
-        break;
-      }
-    }
-  }
-  std::vector<std::vector<const WorkNode*>> ref(slots);
-  for (size_t s = 0; s < slots; ++s) {
-    if (ref_rank[s] < 0) continue;
-    for (const WorkNode& n : by_rank[ref_rank[s]]->nodes) {
-      if (n.kind == NodeKind::kColl && static_cast<size_t>(n.group + 1) == s) ref[s].push_back(&n);
-    }
-  }
-  std::vector<size_t> count(slots, 0);
-  std::vector<size_t> touched;
-  for (const NpuGraph& g : graphs) {
-    for (size_t s : touched) count[s] = 0;
-    touched.clear();
-    for (const WorkNode& n : g.nodes) {
-      if (n.kind != NodeKind::kColl) continue;
-      const size_t s = static_cast<size_t>(n.group + 1);
-      if (s >= slots) continue;
-      if (s > 0 && !std::binary_search(groups[s - 1].ranks.begin(), groups[s - 1].ranks.end(), g.rank)) {
-        continue;  // a non-member's collective is reported where the group is resolved
-      }
-      const size_t k = count[s]++;
-      if (count[s] == 1) touched.push_back(s);
-      if (g.rank == ref_rank[s]) continue;
-      if (k >= ref[s].size()) {
-        // The reference rank has fewer: maybe it issued this one in another group.
-        const NpuGraph& rg = *by_rank[ref_rank[s]];
-        auto it = std::lower_bound(rg.nodes.begin(), rg.nodes.end(), n.id,
-                                   [](const WorkNode& w, uint64_t id) { return w.id < id; });
-        if (it != rg.nodes.end() && it->id == n.id && it->kind == NodeKind::kColl && it->group != n.group) {
-          return Status::Invalid("collective mismatch: rank " + std::to_string(ref_rank[s]) + " node " +
-                                 std::to_string(it->id) + " is " + Describe(*it) + " " + GroupText(groups, it->group) +
-                                 " but rank " + std::to_string(g.rank) + " node " + std::to_string(n.id) + " is " +
-                                 Describe(n) + " " + GroupText(groups, n.group));
-        }
-        continue;  // only a count differs: the run reports the deadlock with what each rank waits for
-      }
-      const WorkNode& want = *ref[s][k];
-      if (want.collective != n.collective || want.comm_size != n.comm_size) {
-        return Status::Invalid("collective mismatch: rank " + std::to_string(ref_rank[s]) + " node " +
-                               std::to_string(want.id) + " is " + Describe(want) + " but rank " +
-                               std::to_string(g.rank) +
-                               " node " + std::to_string(n.id) + " (its " + Ordinal(k + 1) + " collective " +
-                               GroupText(groups, n.group) + ") is " + Describe(n));
-      }
-    }
-  }
+  AgreementCheck check(graphs, groups);
+  for (const NpuGraph& g : graphs) ORRERY_RETURN_IF_ERROR(check.CheckRank(g));
   return Status::Ok();
 }
 

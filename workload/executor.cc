@@ -29,69 +29,28 @@ Slot SlotOf(const WorkNode& n) {
 
 Executor::Executor(EventQueue* queue, CollectiveEngine* engine, MemoryBackend* memory, ComputeModel compute,
                    std::vector<NpuGraph> graphs, int iterations, CapacityOptions capacity, ExecutorHooks hooks)
-    : queue_(queue), engine_(engine), memory_(memory), compute_(compute), iterations_(iterations), capacity_(capacity),
-      hooks_(hooks) {
+    : queue_(queue), engine_(engine), compute_(compute), iterations_(iterations),
+      memory_(queue, engine, memory,
+              MemoryAccess::Options{compute.local_bytes_per_ns, compute.local_latency_ns, compute.pool_via_dim},
+              static_cast<int>(graphs.size()), this, this, kNodeDone),
+      capacity_(capacity), hooks_(hooks) {
   npus_.resize(graphs.size());
   for (size_t r = 0; r < graphs.size(); ++r) {
     npus_[r].graph = std::move(graphs[r]);
     NpuState& s = npus_[r];
     if (capacity_.enabled()) {
-      s.parents.resize(s.graph.nodes.size());
-      for (uint32_t i = 0; i < s.graph.nodes.size(); ++i) {
-        for (uint32_t c = s.graph.nodes[i].child_begin; c < s.graph.nodes[i].child_end; ++c) {
-          s.parents[s.graph.children[c]].push_back(i);
-        }
-      }
-      s.local_used = s.local_peak = capacity_.resident;
-      if (capacity_.local_capacity > 0 && capacity_.resident > capacity_.local_capacity) {
-        OverCapacity("rank " + std::to_string(r) + ": resident_bytes " + std::to_string(capacity_.resident) +
-                     " exceed the local capacity of " + std::to_string(capacity_.local_capacity) + " bytes");
-      }
+      if (Status st = capacity_.AddRank(static_cast<int>(r), s.graph, &s); !st.ok()) Fail(std::move(st));
     }
     ResetIteration(static_cast<int>(r), kNoNode);
   }
 }
 
-void Executor::OverCapacity(const std::string& what) {
-  if (capacity_.allow_oversubscription) {
-    if (warnings_.size() < 16) warnings_.push_back(what);
-    return;
-  }
-  Fail(Status::Invalid("over capacity: " + what + " (--allow-oversubscription continues and reports the peak)"));
-}
-
-// Rule: a GPU COMP node's output (`output_bytes`, else `tensor_size`) and a
-// MEM_LOAD's tensor occupy HBM from the node's start until all its children
-// have finished.
-void Executor::Allocate(int rank, uint32_t idx, uint64_t bytes) {
+inline void Executor::Allocate(int rank, uint32_t idx, uint64_t bytes) {
+  if (!capacity_.enabled()) return;
   NpuState& s = npus_[rank];
-  if (!capacity_.enabled() || bytes == 0) return;
-  s.allocated[idx] = bytes;
-  s.local_used += bytes;
-  s.local_peak = std::max(s.local_peak, s.local_used);
-  if (capacity_.local_capacity > 0 && s.local_used > capacity_.local_capacity && !s.warned) {
-    const WorkNode& n = s.graph.nodes[idx];
-    s.warned = true;
-    OverCapacity("rank " + std::to_string(rank) + ", node " + std::to_string(n.id) + " (" +
-                 (n.name.empty() ? NodeTypeName(n.kind) : n.name) + ") allocates " +
-                 std::to_string(bytes) + " bytes at t=" + std::to_string(queue_->Now()) + " ns with " +
-                 std::to_string(s.local_used - bytes) + " of " + std::to_string(capacity_.local_capacity) +
-                 " local bytes in use: short by " + std::to_string(s.local_used - capacity_.local_capacity) + " bytes");
+  if (Status st = capacity_.Allocate(rank, s.graph.nodes[idx], idx, bytes, queue_->Now(), &s); !st.ok()) {
+    Fail(std::move(st));
   }
-}
-
-void Executor::Release(NpuState& s, uint32_t idx) {
-  if (s.allocated[idx] == 0) return;
-  s.local_used -= s.allocated[idx];
-  s.allocated[idx] = 0;
-}
-
-int Executor::PoolAttach(int rank) const {
-  return engine_->topology().WithCoord(rank, compute_.pool_via_dim, 0);
-}
-
-bool Executor::OverNetwork(const WorkNode& n) const {
-  return compute_.pool_via_dim >= 0 && !n.local_tier && (n.kind == NodeKind::kMemLoad || n.kind == NodeKind::kMemStore);
 }
 
 // `ended_by`: the recorder's index of the node that ended the previous
@@ -105,17 +64,13 @@ void Executor::ResetIteration(int rank, uint32_t ended_by) {
                          "keep; run fewer iterations"));
     return;
   }
-  s.mem_stage.assign(n, 0);
+  memory_.ResetIteration(rank, n);
   s.pending.resize(n);
   s.issued.assign(n, 0);
   s.start.assign(n, 0);
   s.done = 0;
   for (auto& q : s.ready) q = {};
-  if (capacity_.enabled()) {
-    s.allocated.assign(n, 0);
-    s.live_children.resize(n);
-    for (uint32_t i = 0; i < n; ++i) s.live_children[i] = s.graph.nodes[i].child_end - s.graph.nodes[i].child_begin;
-  }
+  if (capacity_.enabled()) capacity_.ResetIteration(s.graph, &s);
   for (uint32_t i = 0; i < n; ++i) {
     s.pending[i] = s.graph.nodes[i].num_deps;
     if (s.pending[i] == 0) MakeReady(rank, i, ended_by, ended_by == kNoNode ? WaitedFor::kNothing : WaitedFor::kIteration);
@@ -214,87 +169,8 @@ void Executor::Issue(int rank, uint32_t idx) {
   s.start[idx] = queue_->Now();
   if (hooks_.recorder) hooks_.recorder->Issued(rank, idx, SlotOf(n), queue_->Now());
   switch (n.kind) {
-    case NodeKind::kComp: {
-      Tick runtime;
-      if (compute_.roofline && !n.is_cpu) {
-        if (n.tensor_size == 0) {
-          // No tensor: done at once, holding the GPU for no time.
-          s.gpu_busy = true;
-          ActiveUp(s);
-          Complete(rank, idx);
-          return;
-        }
-        if (n.num_ops == 0) {
-          // No work: ASTRA-sim divides 0 by 0 here (undefined); Orrery takes 1 ns, as for a
-          // replayed COMP of duration 0 (README, "Input formats").
-          runtime = 1;
-        } else {
-          const double oi = static_cast<double>(n.num_ops) / static_cast<double>(n.tensor_size);
-          const double perf = std::min(compute_.peak_flops_per_s, compute_.mem_bytes_per_s * oi);
-          const double ns = SecondsToNs(static_cast<double>(n.num_ops) / perf);
-          runtime = TicksFromDouble(ns);
-          if (runtime == kTickMax || runtime > kTickMax - queue_->Now()) {
-            TimeOverflow(rank, n, "roofline COMP duration", ns);
-            return;
-          }
-        }
-      } else {
-        runtime = n.duration_micros == 0 ? 1 : SatMul(n.duration_micros, kNsPerUs);
-        if (runtime == kTickMax || runtime > kTickMax - queue_->Now()) {
-          TimeOverflow(rank, n, "COMP duration", UsToNs(static_cast<double>(n.duration_micros)));
-          return;
-        }
-      }
-      if (n.is_cpu) {
-        s.cpu_busy = true;
-      } else {
-        s.gpu_busy = true;
-        s.compute += runtime;
-        ActiveUp(s);
-        Allocate(rank, idx, n.output_bytes ? n.output_bytes : n.tensor_size);
-      }
-      queue_->ScheduleAfter(runtime, this, kNodeDone, Key(rank, idx));
-      return;
-    }
-    case NodeKind::kColl: {
-      const std::optional<ComType> t = ToComType(n.collective);
-      const std::optional<RootedKind> rk = ToRootedKind(n.collective);
-      s.comm_busy = true;
-      CommBegin(s);
-      static const std::vector<bool> kAllDims;  // empty: every dimension
-      const std::vector<bool>& involved = n.involved >= 0 ? s.graph.involved[n.involved] : kAllDims;
-      // The algorithm's text goes into a buffer kept between collectives (no
-      // allocation per collective); taken, not borrowed, so an Issue nested
-      // in the engine's call would simply start with a buffer of its own.
-      std::string algo;
-      algo.swap(algo_scratch_);
-      // Before the engine starts it: the collective's first phase marks come from the call below.
-      if (hooks_.recorder) hooks_.recorder->CollectiveIssued(rank, idx, n.group);
-      Status st = rk ? engine_->IssueRooted(rank, *rk, n.comm_size, n.comm_root, n.group, this, Key(rank, idx), &algo)
-                     : engine_->IssueCollective(rank, t.value_or(ComType::kAllReduce), n.comm_size, involved, n.group,
-                                                this, Key(rank, idx), &algo);
-      if (!st.ok()) st = Status::Invalid(s.graph.path + ": node " + std::to_string(n.id) + " (rank " +
-                                         std::to_string(rank) + "): " + st.message());
-      if (!st.ok()) {
-        Fail(st);
-        return;
-      }
-      VLOG(1) << "t=" << queue_->Now() << " ns rank " << rank << ": issued " << CollectiveName(n.collective) << " node "
-              << n.id << " (" << n.comm_size << " bytes, " << algo << ")";
-      if (hooks_.observer) hooks_.observer->OnCollectiveIssued(rank, idx, algo);
-      if (hooks_.all_collectives) {
-        auto [it, added] = algorithm_ids_.try_emplace(algo, static_cast<uint32_t>(algorithms_.size()));
-        if (added) algorithms_.push_back(algo);
-        s.open_coll = static_cast<uint32_t>(all_colls_.size());
-        all_colls_.push_back(RankCollective{rank, idx, it->second, queue_->Now(), 0});
-      }
-      if (rank == 0) {
-        rank0_colls_.push_back(CollectiveRecord{n.id, n.name, CollectiveName(n.collective), algo, n.comm_size,
-                                                queue_->Now(), 0});
-      }
-      algo_scratch_.swap(algo);
-      return;
-    }
+    case NodeKind::kComp: IssueCompute(rank, idx); return;
+    case NodeKind::kColl: IssueCollective(rank, idx); return;
     case NodeKind::kSend:
       s.comm_busy = true;
       CommBegin(s);
@@ -305,48 +181,127 @@ void Executor::Issue(int rank, uint32_t idx) {
       engine_->PostRecvP2P(rank, n.comm_src, n.comm_tag, this, Key(rank, idx));
       return;
     case NodeKind::kMemLoad:
-    case NodeKind::kMemStore: {
-      s.comm_busy = true;
-      MemBegin(s);
-      if (n.local_tier) {
-        // HBM: latency + bytes / local-mem-bw, one access at a time per NPU.
-        const Tick start = std::max(queue_->Now(), s.hbm_busy_until);
-        const double ns = static_cast<double>(n.tensor_size) / compute_.local_bytes_per_ns;
-        s.hbm_busy_until = SatAdd(SatAdd(start, compute_.local_latency_ns), TicksFromDouble(ns));
-        if (s.hbm_busy_until == kTickMax) {
-          TimeOverflow(rank, n, "local memory access ending after", static_cast<double>(start) +
-                       static_cast<double>(compute_.local_latency_ns) + ns);
-          return;
-        }
-        queue_->ScheduleAt(s.hbm_busy_until, this, kNodeDone, Key(rank, idx));
-        return;
-      }
-      if (n.kind == NodeKind::kMemLoad) Allocate(rank, idx, n.tensor_size);
-      if (OverNetwork(n) && n.kind == NodeKind::kMemStore && PoolAttach(rank) != rank) {
-        // First leg: carry the bytes to the NPU the pool hangs off.
-        engine_->SendMessage(rank, PoolAttach(rank), n.tensor_size, CollectiveEngine::kRawTagBit, this, Key(rank, idx));
-        return;
-      }
-      memory_->Access(rank, n.kind == NodeKind::kMemLoad ? MemOp::kLoad : MemOp::kStore, n.tensor_size,
-                      Key(rank, idx));  // completes through HandleEvent(kNodeDone)
-      return;
-    }
+    case NodeKind::kMemStore: IssueMemory(rank, idx); return;
     case NodeKind::kMetadata:
     case NodeKind::kInvalid: Complete(rank, idx); return;
   }
 }
 
+inline void Executor::IssueCompute(int rank, uint32_t idx) {
+  NpuState& s = npus_[rank];
+  const WorkNode& n = s.graph.nodes[idx];
+  if (compute_.roofline && !n.is_cpu && n.tensor_size == 0) {
+    // No tensor: done at once, holding the GPU for no time.
+    s.gpu_busy = true;
+    ActiveUp(s);
+    Complete(rank, idx);
+    return;
+  }
+  const std::optional<Tick> runtime = ComputeTime(rank, n);
+  if (!runtime) return;
+  if (n.is_cpu) {
+    s.cpu_busy = true;
+  } else {
+    s.gpu_busy = true;
+    s.compute += *runtime;
+    ActiveUp(s);
+    Allocate(rank, idx, n.output_bytes ? n.output_bytes : n.tensor_size);
+  }
+  queue_->ScheduleAfter(*runtime, this, kNodeDone, Key(rank, idx));
+}
+
+// A COMP node's run time: the roofline's for a GPU node when it is on, else
+// the trace's duration. Nullopt, after failing the run, when the node would
+// end past 2^64 ns.
+inline std::optional<Tick> Executor::ComputeTime(int rank, const WorkNode& n) {
+  if (compute_.roofline && !n.is_cpu) {
+    // No work: ASTRA-sim divides 0 by 0 here (undefined); Orrery takes 1 ns, as for a
+    // replayed COMP of duration 0 (README, "Input formats").
+    if (n.num_ops == 0) return 1;
+    const double oi = static_cast<double>(n.num_ops) / static_cast<double>(n.tensor_size);
+    const double perf = std::min(compute_.peak_flops_per_s, compute_.mem_bytes_per_s * oi);
+    const double ns = SecondsToNs(static_cast<double>(n.num_ops) / perf);
+    const Tick runtime = TicksFromDouble(ns);
+    if (runtime == kTickMax || runtime > kTickMax - queue_->Now()) {
+      TimeOverflow(rank, n, "roofline COMP duration", ns);
+      return std::nullopt;
+    }
+    return runtime;
+  }
+  const Tick runtime = n.duration_micros == 0 ? 1 : SatMul(n.duration_micros, kNsPerUs);
+  if (runtime == kTickMax || runtime > kTickMax - queue_->Now()) {
+    TimeOverflow(rank, n, "COMP duration", UsToNs(static_cast<double>(n.duration_micros)));
+    return std::nullopt;
+  }
+  return runtime;
+}
+
+void Executor::IssueCollective(int rank, uint32_t idx) {
+  NpuState& s = npus_[rank];
+  const WorkNode& n = s.graph.nodes[idx];
+  s.comm_busy = true;
+  CommBegin(s);
+  static const std::vector<bool> kAllDims;  // empty: every dimension
+  const std::vector<bool>& involved = n.involved >= 0 ? s.graph.involved[n.involved] : kAllDims;
+  // The algorithm's text goes into a buffer kept between collectives (no
+  // allocation per collective); taken, not borrowed, so an Issue nested
+  // in the engine's call would simply start with a buffer of its own.
+  std::string algo;
+  algo.swap(algo_scratch_);
+  // Before the engine starts it: the collective's first phase marks come from the call below.
+  if (hooks_.recorder) hooks_.recorder->CollectiveIssued(rank, idx, n.group);
+  const std::optional<RootedKind> rooted = ToRootedKind(n.collective);
+  const Status st =
+      rooted ? engine_->IssueRooted(rank, *rooted, n.comm_size, n.comm_root, n.group, this, Key(rank, idx), &algo)
+             : engine_->IssueCollective(rank, ToComType(n.collective).value_or(ComType::kAllReduce), n.comm_size,
+                                        involved, n.group, this, Key(rank, idx), &algo);
+  if (!st.ok()) {
+    Fail(Status::Invalid(s.graph.path + ": node " + std::to_string(n.id) + " (rank " + std::to_string(rank) +
+                         "): " + st.message()));
+    return;
+  }
+  VLOG(1) << "t=" << queue_->Now() << " ns rank " << rank << ": issued " << CollectiveName(n.collective) << " node "
+          << n.id << " (" << n.comm_size << " bytes, " << algo << ")";
+  RecordCollective(rank, idx, algo);
+  algo_scratch_.swap(algo);
+}
+
+// What the hooks and the report keep of a collective the engine has started.
+void Executor::RecordCollective(int rank, uint32_t idx, const std::string& algorithm) {
+  const WorkNode& n = npus_[rank].graph.nodes[idx];
+  if (hooks_.observer) hooks_.observer->OnCollectiveIssued(rank, idx, algorithm);
+  if (hooks_.all_collectives) {
+    auto [it, added] = algorithm_ids_.try_emplace(algorithm, static_cast<uint32_t>(algorithms_.size()));
+    if (added) algorithms_.push_back(algorithm);
+    npus_[rank].open_coll = static_cast<uint32_t>(all_colls_.size());
+    all_colls_.push_back(RankCollective{rank, idx, it->second, queue_->Now(), 0});
+  }
+  if (rank == 0) {
+    rank0_colls_.push_back(CollectiveRecord{n.id, n.name, CollectiveName(n.collective), algorithm, n.comm_size,
+                                            queue_->Now(), 0});
+  }
+}
+
+inline void Executor::IssueMemory(int rank, uint32_t idx) {
+  NpuState& s = npus_[rank];
+  const WorkNode& n = s.graph.nodes[idx];
+  s.comm_busy = true;  // MEM nodes share the communication slot
+  MemBegin(s);
+  if (n.local_tier) {
+    double end_ns = 0;
+    if (!memory_.StartLocal(rank, n, Key(rank, idx), &end_ns)) {
+      TimeOverflow(rank, n, "local memory access ending after", end_ns);
+    }
+    return;
+  }
+  if (n.kind == NodeKind::kMemLoad) Allocate(rank, idx, n.tensor_size);
+  memory_.StartRemote(rank, n, Key(rank, idx));  // ends through HandleEvent(kNodeDone) or OnRecv
+}
+
 void Executor::HandleEvent(uint32_t kind, uint64_t arg) {
   const int rank = static_cast<int>(arg >> 32);
   const uint32_t idx = static_cast<uint32_t>(arg);
-  NpuState& s = npus_[rank];
-  const WorkNode& n = s.graph.nodes[idx];
-  if (OverNetwork(n) && n.kind == NodeKind::kMemLoad && PoolAttach(rank) != rank && s.mem_stage[idx] == 0) {
-    // The pool has served the load: carry the bytes back over the network.
-    s.mem_stage[idx] = 1;
-    engine_->SendMessage(PoolAttach(rank), rank, n.tensor_size, CollectiveEngine::kRawTagBit, this, arg);
-    return;
-  }
+  if (memory_.ContinueAfterService(rank, idx, npus_[rank].graph.nodes[idx], arg)) return;
   Complete(rank, idx);
 }
 
@@ -370,12 +325,7 @@ void Executor::OnRecv(uint64_t cookie) {
   const uint32_t idx = static_cast<uint32_t>(cookie);
   NpuState& s = npus_[rank];
   const WorkNode& n = s.graph.nodes[idx];
-  if (OverNetwork(n) && n.kind == NodeKind::kMemStore && s.mem_stage[idx] == 0) {
-    // The store's bytes reached the pool's NPU: now the pool serves it.
-    s.mem_stage[idx] = 1;
-    memory_->Access(rank, MemOp::kStore, n.tensor_size, cookie);
-    return;
-  }
+  if (memory_.ContinueAfterDelivery(rank, idx, n, cookie)) return;
   if (n.kind == NodeKind::kSend) {
     if (hooks_.recorder) hooks_.recorder->Delivered(rank, idx, queue_->Now());
     if (hooks_.observer) hooks_.observer->OnDelivered(rank, idx, s.start[idx], queue_->Now());
@@ -395,6 +345,26 @@ void Executor::OnRecv(uint64_t cookie) {
 void Executor::Complete(int rank, uint32_t idx) {
   NpuState& s = npus_[rank];
   const WorkNode& n = s.graph.nodes[idx];
+  EndActivity(rank, s, n);
+  if (capacity_.enabled() && IsMemoryAccess(n.kind) && !n.local_tier) {
+    if (Status st = capacity_.RemoteAccessDone(rank, n, queue_->Now()); !st.ok()) Fail(std::move(st));
+  }
+  s.issued[idx] = 2;
+  ++s.done;
+  if (hooks_.recorder) hooks_.recorder->Done(rank, idx, SlotOf(n), queue_->Now());
+  if (hooks_.observer) hooks_.observer->OnNodeDone(rank, idx, s.start[idx], queue_->Now());
+  const uint32_t flat = hooks_.recorder ? hooks_.recorder->Flat(rank, idx) : kNoNode;
+  if (capacity_.enabled()) capacity_.NodeDone(n, idx, &s);
+  for (uint32_t c = n.child_begin; c < n.child_end; ++c) {
+    const uint32_t child = s.graph.children[c];
+    if (--s.pending[child] == 0) MakeReady(rank, child, flat, WaitedFor::kDependency);
+  }
+  if (s.done == s.graph.nodes.size() && !NextIteration(rank, flat)) return;
+  IssueReady(rank);
+}
+
+// The node's slot is free again and its share of the time categories ends.
+inline void Executor::EndActivity(int rank, NpuState& s, const WorkNode& n) {
   switch (n.kind) {
     case NodeKind::kComp:
       if (n.is_cpu) {
@@ -405,8 +375,8 @@ void Executor::Complete(int rank, uint32_t idx) {
       }
       break;
     case NodeKind::kColl:
-      VLOG(1) << "t=" << queue_->Now() << " ns rank " << rank << ": finished " << CollectiveName(n.collective) << " node "
-              << n.id;
+      VLOG(1) << "t=" << queue_->Now() << " ns rank " << rank << ": finished " << CollectiveName(n.collective)
+              << " node " << n.id;
       [[fallthrough]];
     case NodeKind::kSend:
       s.comm_busy = false;
@@ -416,52 +386,22 @@ void Executor::Complete(int rank, uint32_t idx) {
     case NodeKind::kMemStore:
       s.comm_busy = false;  // MEM nodes share the communication slot
       MemEnd(s);
-      if (capacity_.enabled() && !n.local_tier) {
-        // Rule: a store puts its tensor in the remote tier, a load takes it back out.
-        if (n.kind == NodeKind::kMemStore) {
-          remote_used_ += n.tensor_size;
-          remote_peak_ = std::max(remote_peak_, remote_used_);
-          if (capacity_.remote_capacity > 0 && remote_used_ > capacity_.remote_capacity) {
-            OverCapacity("rank " + std::to_string(rank) + ", node " + std::to_string(n.id) + " (" +
-                         (n.name.empty() ? "MEM_STORE_NODE" : n.name) + ") stores " + std::to_string(n.tensor_size) +
-                         " bytes at t=" + std::to_string(queue_->Now()) + " ns into a remote tier of " +
-                         std::to_string(capacity_.remote_capacity) + " bytes: short by " +
-                         std::to_string(remote_used_ - capacity_.remote_capacity) + " bytes");
-          }
-        } else {
-          remote_used_ -= std::min(remote_used_, n.tensor_size);
-        }
-      }
       break;
     case NodeKind::kRecv: CommEnd(s); break;
     default: break;
   }
-  s.issued[idx] = 2;
-  ++s.done;
-  if (hooks_.recorder) hooks_.recorder->Done(rank, idx, SlotOf(n), queue_->Now());
-  if (hooks_.observer) hooks_.observer->OnNodeDone(rank, idx, s.start[idx], queue_->Now());
-  const uint32_t flat = hooks_.recorder ? hooks_.recorder->Flat(rank, idx) : kNoNode;
-  if (capacity_.enabled()) {
-    // A node's bytes are freed when its last child finishes (or at once, with no children).
-    if (n.child_begin == n.child_end) Release(s, idx);
-    for (uint32_t p : s.parents[idx]) {
-      if (--s.live_children[p] == 0) Release(s, p);
-    }
+}
+
+// The rank has run its whole graph: the next iteration starts, or (false) the rank is finished.
+bool Executor::NextIteration(int rank, uint32_t ended_by) {
+  NpuState& s = npus_[rank];
+  if (++s.iteration < iterations_) {
+    ResetIteration(rank, ended_by);
+    return true;
   }
-  for (uint32_t c = n.child_begin; c < n.child_end; ++c) {
-    const uint32_t child = s.graph.children[c];
-    if (--s.pending[child] == 0) MakeReady(rank, child, flat, WaitedFor::kDependency);
-  }
-  if (s.done == s.graph.nodes.size()) {
-    if (++s.iteration < iterations_) {
-      ResetIteration(rank, flat);
-    } else {
-      s.finished = true;
-      s.finish = queue_->Now();
-      return;
-    }
-  }
-  IssueReady(rank);
+  s.finished = true;
+  s.finish = queue_->Now();
+  return false;
 }
 
 }  // namespace orrery

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <queue>
 #include <string>
 #include <vector>
@@ -13,6 +14,8 @@
 #include "memory/backend.h"
 #include "system/collective_engine.h"
 #include "workload/graph.h"
+#include "workload/memory_access.h"
+#include "workload/memory_capacity.h"
 #include "workload/node_recorder.h"
 
 namespace orrery {
@@ -27,15 +30,6 @@ struct ComputeModel {
   // Remote-tier traffic crosses this network dimension to the group's first NPU,
   // where the pool attaches (-1: the pool is reached without the network).
   int pool_via_dim = -1;
-};
-
-// Memory capacity tracking (off when local_capacity is 0 and remote_capacity is 0).
-struct CapacityOptions {
-  uint64_t local_capacity = 0;   // HBM bytes per NPU (0: unlimited)
-  uint64_t remote_capacity = 0;  // bytes of the remote tier, shared by all NPUs (0: unlimited)
-  uint64_t resident = 0;         // bytes every NPU holds in HBM from the start
-  bool allow_oversubscription = false;
-  bool enabled() const { return local_capacity > 0 || remote_capacity > 0 || resident > 0; }
 };
 
 struct CollectiveRecord {
@@ -83,7 +77,9 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
   Status CheckFinished() const;
   const Status& failure() const { return failure_; }
 
-  struct NpuState {
+  // A rank's run: its graph, its ready nodes and slots, its time categories;
+  // its memory use is the RankMemory base (workload/memory_capacity.h).
+  struct NpuState : RankMemory {
     NpuGraph graph;
     std::vector<uint32_t> pending;
     // Ready nodes by the slot they need (kSlotCpu .. kSlotNone), each a min-heap
@@ -102,13 +98,6 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
     int active = 0;       // GPU compute or communication in flight
     Tick active_since = 0;
     Tick busy = 0;        // union of compute, communication and memory time
-    Tick hbm_busy_until = 0;
-    std::vector<uint8_t> mem_stage;  // pool-over-network accesses: 0 first leg, 1 second leg
-    uint64_t local_used = 0, local_peak = 0;
-    std::vector<uint64_t> allocated;       // bytes each node holds in HBM
-    std::vector<uint32_t> live_children;   // children not finished yet (frees the node's bytes at 0)
-    std::vector<std::vector<uint32_t>> parents;
-    bool warned = false;
     int mem_in_flight = 0;
     Tick mem_since = 0;
     Tick mem = 0;         // union of remote-memory access intervals
@@ -121,8 +110,8 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
   const std::vector<CollectiveRecord>& rank0_collectives() const { return rank0_colls_; }
   const std::vector<RankCollective>& all_collectives() const { return all_colls_; }
   const std::vector<std::string>& algorithms() const { return algorithms_; }
-  uint64_t remote_peak() const { return remote_peak_; }
-  const std::vector<std::string>& warnings() const { return warnings_; }
+  uint64_t remote_peak() const { return capacity_.remote_peak(); }
+  const std::vector<std::string>& warnings() const { return capacity_.warnings(); }
 
  private:
   static uint64_t Key(int rank, uint32_t idx) { return (static_cast<uint64_t>(rank) << 32) | idx; }
@@ -131,8 +120,19 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
   void MakeReady(int rank, uint32_t idx, uint32_t by, WaitedFor why);
   void TimeOverflow(int rank, const WorkNode& n, const char* what, double ns);
   Status CheckGroups() const;
+  // Starts a ready node: one handler per kind. The per-node handlers are
+  // inlined into their caller (executor.cc), as the single function they were:
+  // a call that returns and goes on costs saved registers on every node.
   void Issue(int rank, uint32_t idx);
+  __attribute__((always_inline)) void IssueCompute(int rank, uint32_t idx);
+  __attribute__((always_inline)) std::optional<Tick> ComputeTime(int rank, const WorkNode& n);
+  void IssueCollective(int rank, uint32_t idx);
+  void RecordCollective(int rank, uint32_t idx, const std::string& algorithm);
+  __attribute__((always_inline)) void IssueMemory(int rank, uint32_t idx);
+  // Ends a node: frees its slot, releases its children, ends the iteration.
   void Complete(int rank, uint32_t idx);
+  __attribute__((always_inline)) void EndActivity(int rank, NpuState& s, const WorkNode& n);
+  bool NextIteration(int rank, uint32_t ended_by);
   void CommBegin(NpuState& s);
   void CommEnd(NpuState& s);
   void ActiveUp(NpuState& s);
@@ -142,23 +142,17 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
   void TrackStall(NpuState& s);
   void Fail(Status st);
   void ResetIteration(int rank, uint32_t ended_by);
-  int PoolAttach(int rank) const;
-  bool OverNetwork(const WorkNode& n) const;
-  void Allocate(int rank, uint32_t idx, uint64_t bytes);
-  void Release(NpuState& s, uint32_t idx);
-  void OverCapacity(const std::string& what);
+  __attribute__((always_inline)) void Allocate(int rank, uint32_t idx, uint64_t bytes);
 
   EventQueue* queue_;
   CollectiveEngine* engine_;
-  MemoryBackend* memory_;
   ComputeModel compute_;
   int iterations_;
   std::vector<NpuState> npus_;
   std::vector<CollectiveRecord> rank0_colls_;
   Status failure_;
-  CapacityOptions capacity_;
-  uint64_t remote_used_ = 0, remote_peak_ = 0;
-  std::vector<std::string> warnings_;
+  MemoryAccess memory_;
+  MemoryCapacity capacity_;
   ExecutorHooks hooks_;
   std::vector<RankCollective> all_colls_;
   std::vector<std::string> algorithms_;

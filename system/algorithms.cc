@@ -53,7 +53,7 @@ class PacketQueue {
 
 class PacketAlgorithm : public Algorithm {
  public:
-  PacketAlgorithm(Stream* stream, const PhaseSpec& spec) : Algorithm(stream), type_(spec.type), ring_(spec.ring) {
+  PacketAlgorithm(Chunk* chunk, const PhaseSpec& spec) : Algorithm(chunk), type_(spec.type), ring_(spec.ring) {
     kind_ = spec.algo.kind;
     const int p = ring_.size;
     const uint64_t data = spec.size;
@@ -185,7 +185,7 @@ class PacketAlgorithm : public Algorithm {
   }
 
   // Two cache lines of the 64-byte aligned object hold what every packet
-  // touches: first, with the vtable pointer and stream_, the counters (the
+  // touches: first, with the vtable pointer and chunk_, the counters (the
   // queue prefetches this line); then the packet queue and the ring.
   // Halving-doubling's and direct's extras come last.
   ComType type_;
@@ -214,8 +214,8 @@ static_assert(sizeof(PacketAlgorithm) <= kAlgorithmSlotBytes,
 // broadcast down; the two trees alternate between chunks.
 class DoubleBinaryTree : public Algorithm {
  public:
-  DoubleBinaryTree(Stream* stream, const PhaseSpec& spec)
-      : Algorithm(stream), ring_(spec.ring), bytes_(spec.size) {
+  DoubleBinaryTree(Chunk* chunk, const PhaseSpec& spec)
+      : Algorithm(chunk), ring_(spec.ring), bytes_(spec.size) {
     const DbtLinks t = DoubleBinaryTreeAt(ring_.size, spec.dbt_root_max, ring_.index);
     parent_ = t.parent < 0 ? -1 : ring_.Member(t.parent);
     left_ = t.left < 0 ? -1 : ring_.Member(t.left);
@@ -305,8 +305,8 @@ class DoubleBinaryTree : public Algorithm {
 // every op has completed.
 class CustomAlgorithm : public Algorithm, public RecvClient {
  public:
-  CustomAlgorithm(Stream* stream, const PhaseSpec& spec, const CustomGraph& graph)
-      : Algorithm(stream), graph_(graph), pending_(graph.size()) {
+  CustomAlgorithm(Chunk* chunk, const PhaseSpec& spec, const CustomGraph& graph)
+      : Algorithm(chunk), graph_(graph), pending_(graph.size()) {
     for (size_t i = 0; i < graph.size(); ++i) pending_[i] = graph[i].num_deps;
   }
   void OnInit() override {
@@ -328,9 +328,9 @@ class CustomAlgorithm : public Algorithm, public RecvClient {
     const CustomOp& op = graph_[i];
     switch (op.kind) {
       case CustomOp::kSend:
-        stream_->context()->transport->Send(rank(), op.peer, op.bytes, stream_->tag(), op.tag, this, i);
+        chunk_->context()->transport->Send(rank(), op.peer, op.bytes, chunk_->tag(), op.tag, this, i);
         return;
-      case CustomOp::kRecv: stream_->owner()->PostRecv(op.peer, stream_->tag(), op.tag, this, i); return;
+      case CustomOp::kRecv: chunk_->owner()->PostRecv(op.peer, chunk_->tag(), op.tag, this, i); return;
       case CustomOp::kComp: StartTimer(op.duration_ns, i); return;
       case CustomOp::kNop: Done(i); return;
     }
@@ -360,8 +360,8 @@ class CustomAlgorithm : public Algorithm, public RecvClient {
 // up S, reduce, down S/p. All-gather: up S, no reduction, down S*p.
 class InSwitchAlgorithm : public Algorithm, public SwitchWaiter {
  public:
-  InSwitchAlgorithm(Stream* stream, const PhaseSpec& spec) : Algorithm(stream), spec_(spec) {
-    const StreamContext* c = stream->context();
+  InSwitchAlgorithm(Chunk* chunk, const PhaseSpec& spec) : Algorithm(chunk), spec_(spec) {
+    const ChunkContext* c = chunk->context();
     const Topology& t = *c->topology;
     dim_ = spec.queue_id;
     const int p = spec.ring.size;
@@ -381,10 +381,10 @@ class InSwitchAlgorithm : public Algorithm, public SwitchWaiter {
   void OnGeneral() override {}
   void OnPacketReceived() override {}
   void OnTimer(uint64_t arg) override {
-    MessageTransport* t = stream_->context()->transport;
+    MessageTransport* t = chunk_->context()->transport;
     if (arg == 0) {
       t->CountSwitchTraffic(dim_, up_bytes_);
-      t->SwitchArrive(stream_->tag(), spec_.ring.base, dim_, spec_.ring.size, this);
+      t->SwitchArrive(chunk_->tag(), spec_.ring.base, dim_, spec_.ring.size, this);
       return;
     }
     t->CountSwitchTraffic(dim_, down_bytes_);
@@ -401,17 +401,17 @@ class InSwitchAlgorithm : public Algorithm, public SwitchWaiter {
 
 }  // namespace
 
-std::unique_ptr<Algorithm> MakeAlgorithm(Stream* stream, const PhaseSpec& spec, RankArena* arena) {
-  const int rank = stream->owner()->rank();
+std::unique_ptr<Algorithm> MakeAlgorithm(Chunk* chunk, const PhaseSpec& spec, RankArena* arena) {
+  const int rank = chunk->owner()->rank();
   if (spec.algo.kind == AlgoKind::kDoubleBinaryTree) {
-    return std::unique_ptr<Algorithm>(new (arena, rank) DoubleBinaryTree(stream, spec));
+    return std::unique_ptr<Algorithm>(new (arena, rank) DoubleBinaryTree(chunk, spec));
   }
-  if (spec.algo.kind == AlgoKind::kInSwitch) return std::unique_ptr<Algorithm>(new (arena, rank) InSwitchAlgorithm(stream, spec));
+  if (spec.algo.kind == AlgoKind::kInSwitch) return std::unique_ptr<Algorithm>(new (arena, rank) InSwitchAlgorithm(chunk, spec));
   if (spec.algo.kind == AlgoKind::kCustom) {
     const CustomGraph& g = spec.algo.graph ? *spec.algo.graph : (*spec.algo.custom)[rank];
-    return std::unique_ptr<Algorithm>(new (arena, rank) CustomAlgorithm(stream, spec, g));
+    return std::unique_ptr<Algorithm>(new (arena, rank) CustomAlgorithm(chunk, spec, g));
   }
-  return std::unique_ptr<Algorithm>(new (arena, rank) PacketAlgorithm(stream, spec));
+  return std::unique_ptr<Algorithm>(new (arena, rank) PacketAlgorithm(chunk, spec));
 }
 
 }  // namespace orrery

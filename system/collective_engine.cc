@@ -27,14 +27,14 @@ CollectiveEngine::CollectiveEngine(EventQueue* queue, const Topology* topology, 
   for (int r = 0; r < simulated; ++r) {
     npus_.push_back(std::make_unique<NpuSys>(&ctx_, r, std::max(1, topology->num_dims())));
   }
-  stream_counters_.emplace_back(n, first_stream_number_for_test);
+  chunk_counters_.emplace_back(n, first_chunk_number_for_test);
   dbt_counter_.assign(static_cast<size_t>(n) * std::max(1, topology->num_dims()), 0);
   queue_->SetPrefetcher(this, &CollectiveEngine::PrefetchDelivery, this);
 }
 
-// Reads only: the message's slot (stage 0), the receiving stream's first
+// Reads only: the message's slot (stage 0), the receiving chunk's first
 // line, found as HandleEvent will find it (stage 1), then the algorithm the
-// stream points to (stage 2: OnRecv goes straight there).
+// chunk points to (stage 2: OnRecv goes straight there).
 void CollectiveEngine::PrefetchDelivery(void* ctx, uint64_t token, int stage) {
   CollectiveEngine* e = static_cast<CollectiveEngine*>(ctx);
   const MessageTransport::Msg* msg = e->transport_.Peek(token);
@@ -44,7 +44,7 @@ void CollectiveEngine::PrefetchDelivery(void* ctx, uint64_t token, int stage) {
     __builtin_prefetch(&m);
     return;
   }
-  Stream* s = e->DirectoryReceiver(m);
+  Chunk* s = e->DirectoryReceiver(m);
   if (!s) return;
   if (stage == 1) {
     __builtin_prefetch(s);
@@ -113,19 +113,19 @@ Result<int> CollectiveEngine::AddCommGroup(const std::string& name, std::vector<
     return Status::Invalid("communicator group \"" + name + "\": more than " + std::to_string(tags::kMaxGroups) +
                            " groups (the message tag holds the group in 22 bits)");
   }
-  stream_counters_.emplace_back(g.ranks.size(), first_stream_number_for_test);
+  chunk_counters_.emplace_back(g.ranks.size(), first_chunk_number_for_test);
   groups_.push_back(std::move(g));
   return static_cast<int>(groups_.size()) - 1;
 }
 
-uint64_t* CollectiveEngine::StreamCounter(int group, int rank, int* pos) {
+uint64_t* CollectiveEngine::ChunkCounter(int group, int rank, int* pos) {
   *pos = rank;
-  if (group < 0) return &stream_counters_[0][rank];
+  if (group < 0) return &chunk_counters_[0][rank];
   const std::vector<int>& m = groups_[group].ranks;
   const auto it = std::lower_bound(m.begin(), m.end(), rank);
   if (it == m.end() || *it != rank) return nullptr;
   *pos = static_cast<int>(it - m.begin());
-  return &stream_counters_[group + 1][*pos];
+  return &chunk_counters_[group + 1][*pos];
 }
 
 RingView CollectiveEngine::DimRing(int rank, int dim, const AlgoSpec& algo) const {
@@ -396,7 +396,7 @@ Status CollectiveEngine::IssueCollective(int rank, ComType type, uint64_t bytes,
     return Status::Ok();
   }
   int pos;
-  uint64_t* counter = StreamCounter(group, rank, &pos);
+  uint64_t* counter = ChunkCounter(group, rank, &pos);
   if (!counter) return NotAMember(rank, groups_[group]);
   CollectiveHandle* handle = NewHandle(client, cookie);
   npus_[rank]->StartCollective(handle, std::move(plan.value()), group, pos, counter);
@@ -429,7 +429,7 @@ Status CollectiveEngine::IssueRooted(int rank, RootedKind kind, uint64_t bytes, 
   ps.algo.graph = std::make_shared<const CustomGraph>(
       BuildRootedCollective(kind, *members, rank, root, bytes, ctx_.ReduceCost(bytes)));
   int pos;
-  uint64_t* counter = StreamCounter(group, rank, &pos);
+  uint64_t* counter = ChunkCounter(group, rank, &pos);
   if (!counter) return NotAMember(rank, groups_[group]);
   CollectiveHandle* handle = NewHandle(client, cookie);
   std::vector<std::vector<PhaseSpec>> chunks(1, std::vector<PhaseSpec>{ps});
@@ -481,7 +481,7 @@ void CollectiveEngine::HandleEvent(uint32_t kind, uint64_t token) {
   const MessageTransport::Msg m = transport_.Take(token);
   if (m.on_sent) m.on_sent->OnRecv(m.sent_cookie);
   if (tags::IsRaw(m.tag)) return;  // transport only (memory traffic): nobody posts a receive
-  if (Stream* s = DirectoryReceiver(m)) {
+  if (Chunk* s = DirectoryReceiver(m)) {
     s->Deliver(m.src);
     return;
   }

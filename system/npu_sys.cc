@@ -5,7 +5,7 @@
 
 #include "core/status.h"
 #include "system/message_transport.h"
-#include "system/stream_store.h"
+#include "system/chunk_store.h"
 #include "system/tag.h"
 
 namespace orrery {
@@ -13,84 +13,84 @@ namespace orrery {
 // --- Algorithm helpers ---------------------------------------------------------
 
 void Algorithm::Bundle(uint64_t bytes, bool processed) {
-  const StreamContext* c = stream_->ctx_;
+  const ChunkContext* c = chunk_->ctx_;
   if (processed) {
     // The reduction follows the hop: the queue relays (core/event_queue.h,
-    // kRelayKind) without waking the stream in between.
-    c->queue->ScheduleAfter(c->endpoint_delay_ns, stream_, Stream::kBundleReducing, c->ReduceCost(bytes));
+    // kRelayKind) without waking the chunk in between.
+    c->queue->ScheduleAfter(c->endpoint_delay_ns, chunk_, Chunk::kBundleReducing, c->ReduceCost(bytes));
     return;
   }
-  c->queue->ScheduleAfter(c->endpoint_delay_ns, stream_, Stream::kBundleArrived, 0);
+  c->queue->ScheduleAfter(c->endpoint_delay_ns, chunk_, Chunk::kBundleArrived, 0);
 }
 
 void Algorithm::Send(int dst, uint64_t bytes) {
   // The common case, inline and without a call (so no saved registers): a
   // direct send to the peer of the last one, over a route priced for this
   // size.
-  Stream* s = stream_;
+  Chunk* s = chunk_;
   MessageTransport* t = s->ctx_->transport;
   FixedRoute* route = s->peer_route_;
   if (t->direct() && s->peer_rank_ == dst && route != nullptr && route->Priced(bytes)) {
-    t->SendDirect(s->rank_, dst, bytes, route, s->peer_, Stream::kDelivered, static_cast<uint64_t>(s->rank_));
+    t->SendDirect(s->rank_, dst, bytes, route, s->peer_, Chunk::kDelivered, static_cast<uint64_t>(s->rank_));
     return;
   }
   SendGeneral(dst, bytes);
 }
 
 void Algorithm::SendGeneral(int dst, uint64_t bytes) {
-  const StreamContext* c = stream_->ctx_;
+  const ChunkContext* c = chunk_->ctx_;
   MessageTransport* t = c->transport;
-  // The receiving stream is in the directory (its rank has started this
+  // The receiving chunk is in the directory (its rank has started this
   // collective; it stays until it has taken every message sent to it): when
   // the backend knows the delay now and nothing redirects messages, deliver
   // straight to it.
   if (t->direct()) {
-    Stream* s = stream_;
+    Chunk* s = chunk_;
     if (s->peer_rank_ != dst) {
-      if (Stream* found = c->store->Receiver(s->tag_, dst)) {
+      if (Chunk* found = c->store->Receiver(s->tag_, dst)) {
         s->peer_ = found;
         s->peer_rank_ = dst;
         s->peer_route_ = t->RouteOf(rank(), dst);
       }
     }
     if (s->peer_rank_ == dst) {
-      t->SendDirect(rank(), dst, bytes, s->peer_route_, s->peer_, Stream::kDelivered, static_cast<uint64_t>(rank()));
+      t->SendDirect(rank(), dst, bytes, s->peer_route_, s->peer_, Chunk::kDelivered, static_cast<uint64_t>(rank()));
       return;
     }
   } else if (t->Mirrored(rank(), dst)) {
     return;  // the peer's identical send is modelled at the receive
   }
-  t->Send(rank(), dst, bytes, stream_->tag_, 0, nullptr, 0);
+  t->Send(rank(), dst, bytes, chunk_->tag_, 0, nullptr, 0);
 }
 
 void Algorithm::Recv(int src, uint64_t bytes) {
   // Both ends are calls with nothing after them (jumps: no saved registers).
-  if (stream_->ctx_->transport->redirects()) {
+  if (chunk_->ctx_->transport->redirects()) {
     RecvRedirected(src, bytes);
     return;
   }
-  stream_->PostRecvFrom(src);
+  chunk_->PostRecvFrom(src);
 }
 
 void Algorithm::RecvRedirected(int src, uint64_t bytes) {
-  MessageTransport* t = stream_->ctx_->transport;
+  MessageTransport* t = chunk_->ctx_->transport;
   // Symmetric run: `src` sends us this message at this very instant (it runs
   // the same schedule), so it arrives after the network delay from src to us.
-  if (t->Mirrored(rank(), src)) t->Send(src, rank(), bytes, stream_->tag_, 0, nullptr, 0);
-  stream_->PostRecvFrom(t->SimulatedPeer(rank(), src));
+  if (t->Mirrored(rank(), src)) t->Send(src, rank(), bytes, chunk_->tag_, 0, nullptr, 0);
+  chunk_->PostRecvFrom(t->SimulatedPeer(rank(), src));
 }
 
 void Algorithm::StartTimer(uint64_t delay_ns, uint64_t arg) {
-  stream_->ctx_->queue->ScheduleAfter(delay_ns, stream_, Stream::kTimer, arg);
+  chunk_->ctx_->queue->ScheduleAfter(delay_ns, chunk_, Chunk::kTimer, arg);
 }
 
-void Algorithm::Exit() { stream_->owner_->ProceedToNextPhase(stream_); }
+void Algorithm::Exit() { chunk_->owner_->ProceedToNextPhase(chunk_); }
 
-// --- Stream --------------------------------------------------------------------
+// --- Chunk --------------------------------------------------------------------
 
-static_assert(sizeof(Stream) <= 192, "Stream: three cache lines (its rank arena slot)");
+static_assert(sizeof(Chunk) <= 192, "Chunk: three cache lines (its rank arena slot)");
 
-Stream::Stream(NpuSys* owner, CollectiveHandle* coll, uint64_t tag, int group_pos, int priority,
+Chunk::Chunk(NpuSys* owner, CollectiveHandle* coll, uint64_t tag, int group_pos, int priority,
                std::vector<PhaseSpec> phases)
     : ctx_(owner->context()),
       rank_(owner->rank()),
@@ -101,11 +101,11 @@ Stream::Stream(NpuSys* owner, CollectiveHandle* coll, uint64_t tag, int group_po
       group_pos_(group_pos),
       phases_(std::move(phases)) {}
 
-void Stream::Deliver(int src) {
+void Chunk::Deliver(int src) {
   if (mail_.Arrive(src)) OnRecv(0);
 }
 
-inline void Stream::Dispatch(uint32_t kind, uint64_t arg) {
+inline void Chunk::Dispatch(uint32_t kind, uint64_t arg) {
   if (kind == kDelivered) {
     Deliver(static_cast<int>(arg));
     return;
@@ -119,8 +119,8 @@ inline void Stream::Dispatch(uint32_t kind, uint64_t arg) {
 
 // Every path of the common case ends in a call with nothing after it (a
 // jump: this function saves no registers); freeing what an ended phase left
-// (StreamStore::CollectGarbage, before the event, as ever) is the rare case.
-void Stream::HandleEvent(uint32_t kind, uint64_t arg) {
+// (ChunkStore::CollectGarbage, before the event, as ever) is the rare case.
+void Chunk::HandleEvent(uint32_t kind, uint64_t arg) {
   if (__builtin_expect(ctx_->store->has_garbage(), 0)) {
     CollectThenDispatch(kind, arg);
     return;
@@ -128,14 +128,14 @@ void Stream::HandleEvent(uint32_t kind, uint64_t arg) {
   Dispatch(kind, arg);
 }
 
-void Stream::CollectThenDispatch(uint32_t kind, uint64_t arg) {
+void Chunk::CollectThenDispatch(uint32_t kind, uint64_t arg) {
   ctx_->store->CollectGarbage();
   Dispatch(kind, arg);
 }
 
-void Stream::OnRecv(uint64_t) { algo_->OnPacketReceived(); }
+void Chunk::OnRecv(uint64_t) { algo_->OnPacketReceived(); }
 
-void Stream::PostRecvFrom(int src) {
+void Chunk::PostRecvFrom(int src) {
   if (mail_.on()) {
     if (mail_.Post(src)) OnRecv(0);
     return;
@@ -143,7 +143,7 @@ void Stream::PostRecvFrom(int src) {
   owner_->PostRecv(src, tag_, 0, this, 0);
 }
 
-bool Stream::MailboxEligible() const {
+bool Chunk::MailboxEligible() const {
   for (const PhaseSpec& p : phases_) {
     const AlgoKind k = p.algo.kind;
     if (k != AlgoKind::kRing && k != AlgoKind::kHalvingDoubling && k != AlgoKind::kDoubleBinaryTree) return false;
@@ -151,7 +151,7 @@ bool Stream::MailboxEligible() const {
   return true;
 }
 
-void Stream::Init() {
+void Chunk::Init() {
   ORRERY_CHECK(!initialized_, "stream phase initialised twice");
   initialized_ = true;
   algo_->OnInit();
@@ -159,33 +159,33 @@ void Stream::Init() {
 
 // --- NpuSys --------------------------------------------------------------------
 
-NpuSys::NpuSys(const StreamContext* ctx, int rank, int num_queues)
+NpuSys::NpuSys(const ChunkContext* ctx, int rank, int num_queues)
     : ctx_(ctx), rank_(rank), active_(num_queues), running_(num_queues, 0), mixed_(num_queues, 0) {}
 
 void NpuSys::StartCollective(CollectiveHandle* coll, std::vector<std::vector<PhaseSpec>> chunks, int group,
-                             int group_pos, uint64_t* stream_counter) {
+                             int group_pos, uint64_t* chunk_counter) {
   const int priority = ctx_->options->lifo ? priority_counter_++ : priority_counter_--;
-  coll->total_streams = static_cast<int>(chunks.size());
-  StreamStore* store = ctx_->store;
+  coll->total_chunks = static_cast<int>(chunks.size());
+  ChunkStore* store = ctx_->store;
   for (auto& phases : chunks) {
-    const uint64_t tag = tags::Stream(group, (*stream_counter)++);
-    Stream* s = store->Keep(std::unique_ptr<Stream>(
-        new (store->stream_arena(), rank_) Stream(this, coll, tag, group_pos, priority, std::move(phases))));
+    const uint64_t tag = tags::Chunk(group, (*chunk_counter)++);
+    Chunk* s = store->Keep(std::unique_ptr<Chunk>(
+        new (store->chunk_arena(), rank_) Chunk(this, coll, tag, group_pos, priority, std::move(phases))));
     if (store->Register(s)) TakeEarlyArrivals(tag, &s->mail_);
-    // With ASTRA-sim's thresholds every ready stream is scheduled at once:
+    // With ASTRA-sim's thresholds every ready chunk is scheduled at once:
     // it moves straight into the queue of its first phase.
     ProceedToNextPhase(s);
   }
 }
 
-void NpuSys::InsertStream(std::list<Stream*>* queue, Stream* s) {
+void NpuSys::InsertChunk(std::list<Chunk*>* queue, Chunk* s) {
   auto it = queue->begin();
   const PhaseSpec& cur = s->phases_[s->next_phase_ - 1];
   uint8_t& mixed = mixed_[s->queue_id_];
-  if (queue->empty() || queue->back()->initialized_) mixed = 0;  // no stream waits: ordered again
+  if (queue->empty() || queue->back()->initialized_) mixed = 0;  // no chunk waits: ordered again
   if (ctx_->options->smallest_first && cur.type != ComType::kAllToAll && cur.type != ComType::kAllReduce) {
     mixed = 1;  // ordered by size, not by priority
-    // Smallest chunk first; a stream in its last phase goes to the back.
+    // Smallest chunk first; a chunk in its last phase goes to the back.
     if (s->next_phase_ == s->phases_.size()) {
       queue->push_back(s);
       return;
@@ -202,9 +202,9 @@ void NpuSys::InsertStream(std::list<Stream*>* queue, Stream* s) {
     queue->insert(it, s);
     return;
   }
-  // A queue holds its running (initialized) streams first, then the waiting
-  // ones; unless a stream was placed by size since the queue last had none
-  // waiting, those are in non-increasing priority, so when the last stream
+  // A queue holds its running (initialized) chunks first, then the waiting
+  // ones; unless a chunk was placed by size since the queue last had none
+  // waiting, those are in non-increasing priority, so when the last chunk
   // ranks before `s`, every one does and `s` goes to the back (O(1) for the
   // many chunks of one collective, which share a priority).
   if (!mixed && !queue->empty() &&
@@ -227,21 +227,21 @@ void NpuSys::StartWaiting(int q) {
   std::advance(it, running_[q]);
   const int limit = ctx_->options->active_chunks_per_dimension;
   while (it != active_[q].end() && running_[q] < limit) {
-    Stream* s = *it;
+    Chunk* s = *it;
     ++running_[q];
     ++it;
     s->Init();
   }
 }
 
-void NpuSys::NotifyStreamAdded(int q) { StartWaiting(q); }
+void NpuSys::NotifyChunkAdded(int q) { StartWaiting(q); }
 
-void NpuSys::NotifyStreamRemoved(int q) {
+void NpuSys::NotifyChunkRemoved(int q) {
   --running_[q];
   StartWaiting(q);
 }
 
-void NpuSys::EraseFromQueue(int q, Stream* s) {
+void NpuSys::EraseFromQueue(int q, Chunk* s) {
   if (q < 0) return;
   auto& list = active_[q];
   for (auto it = list.begin(); it != list.end(); ++it) {
@@ -252,7 +252,7 @@ void NpuSys::EraseFromQueue(int q, Stream* s) {
   }
 }
 
-void NpuSys::ProceedToNextPhase(Stream* s) {
+void NpuSys::ProceedToNextPhase(Chunk* s) {
   const int previous = s->queue_id_;
   if (s->algo_) ctx_->store->Retire(s->TakeAlgorithm());
   const std::vector<PhaseObserver*>& observers = *ctx_->phase_observers;
@@ -260,16 +260,16 @@ void NpuSys::ProceedToNextPhase(Stream* s) {
     for (PhaseObserver* o : observers) {
       o->OnPhaseChange(rank_, s->coll_->cookie, s->phase_dim_, PhaseObserver::kNoPhase, ctx_->queue->Now());
     }
-    // The workload hears first, while this stream still holds its place in
+    // The workload hears first, while this chunk still holds its place in
     // the queue: a collective it issues now must see the queue as it is.
     CollectiveHandle* coll = s->coll_;
-    if (++coll->finished_streams == coll->total_streams && coll->client) {
+    if (++coll->finished_chunks == coll->total_chunks && coll->client) {
       coll->client->OnCollectiveDone(coll->cookie);  // frees `coll`
     }
     EraseFromQueue(previous, s);
     ctx_->store->Release(s);
     SweepMatches();
-    if (previous >= 0) NotifyStreamRemoved(previous);
+    if (previous >= 0) NotifyChunkRemoved(previous);
     return;
   }
   EraseFromQueue(previous, s);
@@ -285,9 +285,9 @@ void NpuSys::ProceedToNextPhase(Stream* s) {
   s->queue_id_ = spec.queue_id;
   s->initialized_ = false;
   s->SetAlgorithm(MakeAlgorithm(s, spec, ctx_->store->algorithm_arena()));
-  InsertStream(&active_[s->queue_id_], s);
-  if (previous >= 0) NotifyStreamRemoved(previous);
-  NotifyStreamAdded(s->queue_id_);
+  InsertChunk(&active_[s->queue_id_], s);
+  if (previous >= 0) NotifyChunkRemoved(previous);
+  NotifyChunkAdded(s->queue_id_);
 }
 
 void NpuSys::PostRecv(int src, uint64_t tag, uint64_t sub, RecvClient* client, uint64_t cookie) {
@@ -318,10 +318,10 @@ void NpuSys::DescribePending(std::vector<std::string>* out) const {
                    std::to_string(src));
   };
   match_.ForEachWaiting([&](uint64_t, int src, uint32_t n) { describe(src, n); });
-  // Streams in the StreamDirectory wait in their own mailboxes; every live
-  // stream is in the queue of its current phase.
-  for (const std::list<Stream*>& queue : active_) {
-    for (const Stream* s : queue) s->mail_.ForEachWaiting(describe);
+  // Chunks in the ChunkDirectory wait in their own mailboxes; every live
+  // chunk is in the queue of its current phase.
+  for (const std::list<Chunk*>& queue : active_) {
+    for (const Chunk* s : queue) s->mail_.ForEachWaiting(describe);
   }
 }
 

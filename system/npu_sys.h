@@ -1,9 +1,9 @@
-// The per-NPU system layer: it splits a collective into chunks (streams), each
+// The per-NPU system layer: it splits a collective into chunks, each
 // a sequence of phases (one per network dimension), keeps one queue per
-// dimension where at most `active-chunks-per-dimension` streams run at once,
+// dimension where at most `active-chunks-per-dimension` chunks run at once,
 // and matches message sends with receives. The scheduling rules reproduce
 // ASTRA-sim's so that its inputs give its numbers. Everything it needs from
-// the world comes through a StreamContext (system/stream_context.h); it never
+// the world comes through a ChunkContext (system/chunk_context.h); it never
 // sees the engine that plans the collectives.
 #pragma once
 #include <cstdint>
@@ -18,13 +18,13 @@
 #include "system/match_table.h"
 #include "system/options.h"
 #include "system/small_pool.h"
-#include "system/stream_context.h"
+#include "system/chunk_context.h"
 
 namespace orrery {
 
 class FixedRoute;
 class NpuSys;
-class Stream;
+class Chunk;
 
 // The members of one logical ring (or tree) as seen by one NPU: either a
 // regular slice of a dimension (base + k * offset) or an explicit list.
@@ -53,16 +53,16 @@ struct PhaseSpec {
   bool dbt_root_max = true;  // double binary tree: which of the two trees
 };
 
-// Something that waits for a message (a collective stream or a P2P receive).
+// Something that waits for a message (a collective chunk or a P2P receive).
 class RecvClient {
  public:
   virtual ~RecvClient() = default;
   virtual void OnRecv(uint64_t cookie) = 0;
 };
 
-// Hears each chunk (stream) of a collective move between phases (the critical
+// Hears each chunk of a collective move between phases (the critical
 // path splits a collective's time by the dimensions it is on). `cookie` is the
-// collective's; a dimension is a network dimension, kNoPhase (the stream starts
+// collective's; a dimension is a network dimension, kNoPhase (the chunk starts
 // or ends) or kNotOneDim (a phase over a flat group, all NPUs, or a rooted graph).
 class PhaseObserver {
  public:
@@ -80,15 +80,15 @@ class CollectiveDoneClient {
 };
 
 struct CollectiveHandle {
-  int total_streams = 0;
-  int finished_streams = 0;
+  int total_chunks = 0;
+  int finished_chunks = 0;
   CollectiveDoneClient* client = nullptr;
   uint64_t cookie = 0;
 };
 
 class Algorithm : public Pooled {
  public:
-  explicit Algorithm(Stream* stream) : stream_(stream) {}
+  explicit Algorithm(Chunk* chunk) : chunk_(chunk) {}
   virtual ~Algorithm() = default;
   virtual void OnInit() = 0;
   virtual void OnGeneral() = 0;
@@ -112,19 +112,19 @@ class Algorithm : public Pooled {
   __attribute__((noinline)) void RecvRedirected(int src, uint64_t bytes);
 
  protected:
-  Stream* stream_;
+  Chunk* chunk_;
 };
 
-// The phase's algorithm, in `arena`'s slot for the stream's rank when it fits
+// The phase's algorithm, in `arena`'s slot for the chunk's rank when it fits
 // (system/rank_arena.h; null: the pool).
-std::unique_ptr<Algorithm> MakeAlgorithm(Stream* stream, const PhaseSpec& spec, RankArena* arena);
+std::unique_ptr<Algorithm> MakeAlgorithm(Chunk* chunk, const PhaseSpec& spec, RankArena* arena);
 // The size of the built-in packet algorithms (ring, halving-doubling,
 // direct): the slot of the algorithms' rank arena.
 inline constexpr size_t kAlgorithmSlotBytes = 192;
 
-// The queue prefetches a stream's algorithm before the stream's events run
+// The queue prefetches a chunk's algorithm before the chunk's events run
 // (HintedEventHandler: the hint follows algo_).
-class Stream : public HintedEventHandler, public RecvClient, public Pooled {
+class Chunk : public HintedEventHandler, public RecvClient, public Pooled {
  public:
   enum Kind : uint32_t {
     kBundleArrived = 1 | kHintedKind,    // the memory-bus hop is done (nothing to reduce)
@@ -134,23 +134,23 @@ class Stream : public HintedEventHandler, public RecvClient, public Pooled {
     kDelivered = 4 | kHintedKind  // a message from rank `arg` (MessageTransport::SendDirect)
   };
   // `group_pos`: the rank's position in the collective's group (its rank
-  // without a group), its index in the StreamDirectory.
-  Stream(NpuSys* owner, CollectiveHandle* coll, uint64_t tag, int group_pos, int priority,
+  // without a group), its index in the ChunkDirectory.
+  Chunk(NpuSys* owner, CollectiveHandle* coll, uint64_t tag, int group_pos, int priority,
          std::vector<PhaseSpec> phases);
   void HandleEvent(uint32_t kind, uint64_t arg) override;
   void OnRecv(uint64_t cookie) override;
   void Init();
-  // A receive from `src` for this stream's tag (sub 0): in the stream's own
-  // Mailbox when it is in the StreamDirectory, else the NPU's table.
+  // A receive from `src` for this chunk's tag (sub 0): in the chunk's own
+  // Mailbox when it is in the ChunkDirectory, else the NPU's table.
   void PostRecvFrom(int src);
-  // A message for this stream arrived from `src` (the directory found it).
+  // A message for this chunk arrived from `src` (the directory found it).
   // Out of line: the mailbox's search needs registers that HandleEvent's
   // other paths, plain jumps, would otherwise save and restore.
   __attribute__((noinline)) void Deliver(int src);
   // Built-in algorithms only (ring, halving-doubling, double binary tree):
   // every receive waits in the Mailbox, so the directory may deliver here.
   bool MailboxEligible() const;
-  // The algorithm of the phase the stream is in (null between phases).
+  // The algorithm of the phase the chunk is in (null between phases).
   void SetAlgorithm(std::unique_ptr<Algorithm> a) {
     algo_ = std::move(a);
     prefetch_hint_ = algo_.get();
@@ -162,12 +162,12 @@ class Stream : public HintedEventHandler, public RecvClient, public Pooled {
   }
 
   NpuSys* owner() const { return owner_; }
-  const StreamContext* context() const { return ctx_; }
+  const ChunkContext* context() const { return ctx_; }
   uint64_t tag() const { return tag_; }
 
  private:
   friend class NpuSys;
-  friend class StreamStore;  // the directory: mail_, group_pos_, store_slot_
+  friend class ChunkStore;  // the directory: mail_, group_pos_, store_slot_
   // HandleEvent's parts (system/npu_sys.cc only): Dispatch, inline, hands
   // the event on (Deliver for a message); out of line, the rare case of the
   // store's garbage freed before the event.
@@ -175,19 +175,19 @@ class Stream : public HintedEventHandler, public RecvClient, public Pooled {
   __attribute__((noinline)) void CollectThenDispatch(uint32_t kind, uint64_t arg);
   friend class Algorithm;
   // Three cache lines (pooled and arena objects start on a line). First, with
-  // the vtable pointers: what every event and send of the stream touches.
+  // the vtable pointers: what every event and send of the chunk touches.
   std::unique_ptr<Algorithm> algo_;
-  const StreamContext* ctx_;  // the owner's, kept here: one load on the hot path, not a chain
+  const ChunkContext* ctx_;  // the owner's, kept here: one load on the hot path, not a chain
   int rank_;  // owner_->rank(), kept here: the algorithms ask for it on every step
-  // The receiving stream of this stream's last direct send, its rank and the
+  // The receiving chunk of this chunk's last direct send, its rank and the
   // backend's route there (null: Delay): the receiver stays alive while this
-  // stream still sends to it (it must take every message), so the next send
+  // chunk still sends to it (it must take every message), so the next send
   // to that rank needs no directory lookup and no coordinates.
   int peer_rank_ = -1;
-  Stream* peer_ = nullptr;
+  Chunk* peer_ = nullptr;
   FixedRoute* peer_route_ = nullptr;
   // Second: what a delivery touches.
-  Mailbox mail_;  // used when the stream is in the StreamDirectory (mail_.on())
+  Mailbox mail_;  // used when the chunk is in the ChunkDirectory (mail_.on())
   NpuSys* owner_;
   CollectiveHandle* coll_;
   // Third: the first send to a peer, phase changes.
@@ -198,24 +198,24 @@ class Stream : public HintedEventHandler, public RecvClient, public Pooled {
   uint32_t next_phase_ = 0;
   int queue_id_ = -1;
   int phase_dim_ = PhaseObserver::kNoPhase;  // for the PhaseObserver
-  uint32_t store_slot_ = 0;  // position in the StreamStore's list of live streams
+  uint32_t store_slot_ = 0;  // position in the ChunkStore's list of live chunks
   bool initialized_ = false;
 };
 
-inline int Algorithm::rank() const { return stream_->rank_; }
+inline int Algorithm::rank() const { return chunk_->rank_; }
 
 class NpuSys {
  public:
-  NpuSys(const StreamContext* ctx, int rank, int num_queues);
+  NpuSys(const ChunkContext* ctx, int rank, int num_queues);
   int rank() const { return rank_; }
-  const StreamContext* context() const { return ctx_; }
+  const ChunkContext* context() const { return ctx_; }
 
-  // Splits a collective into streams and schedules them. Each chunk's stream
-  // is tagged tags::Stream(group, (*stream_counter)++); `group_pos` is this
+  // Splits a collective into chunks and schedules them. Each chunk
+  // is tagged tags::Chunk(group, (*chunk_counter)++); `group_pos` is this
   // rank's position in the group (its rank when group < 0).
   void StartCollective(CollectiveHandle* coll, std::vector<std::vector<PhaseSpec>> chunks, int group, int group_pos,
-                       uint64_t* stream_counter);
-  void ProceedToNextPhase(Stream* s);
+                       uint64_t* chunk_counter);
+  void ProceedToNextPhase(Chunk* s);
 
   // Message matching, keyed by (source, tag, sub) (system/tag.h).
   void PostRecv(int src, uint64_t tag, uint64_t sub, RecvClient* client, uint64_t cookie);
@@ -225,22 +225,22 @@ class NpuSys {
   void DescribeUnmatched(std::vector<std::string>* out) const;
 
  private:
-  // A stream that enters the StreamDirectory takes the messages for `tag`
+  // A chunk that enters the ChunkDirectory takes the messages for `tag`
   // (sub 0) that arrived before it started.
   void TakeEarlyArrivals(uint64_t tag, Mailbox* mail);
-  void InsertStream(std::list<Stream*>* queue, Stream* s);
-  void NotifyStreamAdded(int q);
-  void NotifyStreamRemoved(int q);
+  void InsertChunk(std::list<Chunk*>* queue, Chunk* s);
+  void NotifyChunkAdded(int q);
+  void NotifyChunkRemoved(int q);
   void StartWaiting(int q);
   void SweepMatches();
-  void EraseFromQueue(int q, Stream* s);
+  void EraseFromQueue(int q, Chunk* s);
 
-  const StreamContext* ctx_;
+  const ChunkContext* ctx_;
   int rank_;
   int priority_counter_ = 0;
-  std::vector<std::list<Stream*>> active_;
+  std::vector<std::list<Chunk*>> active_;
   std::vector<int> running_;
-  std::vector<uint8_t> mixed_;  // per queue: a waiting stream was placed by size (SmallestFirst)
+  std::vector<uint8_t> mixed_;  // per queue: a waiting chunk was placed by size (SmallestFirst)
   MatchTable match_;
   std::vector<std::pair<int, uint32_t>> early_;  // scratch for TakeEarlyArrivals
 };

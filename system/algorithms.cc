@@ -9,6 +9,8 @@
 
 #include "core/status.h"
 #include "network/topology.h"
+#include "system/algorithm.h"
+#include "system/chunk.h"
 #include "system/dbt.h"
 #include "system/message_transport.h"
 #include "system/npu_sys.h"

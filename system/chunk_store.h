@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "core/status.h"
-#include "system/comm_group.h"
-#include "system/npu_sys.h"
-#include "system/rank_arena.h"
+#include "system/chunk.h"
 #include "system/chunk_directory.h"
+#include "system/comm_group.h"
+#include "system/rank_arena.h"
 #include "system/tag.h"
 
 namespace orrery {

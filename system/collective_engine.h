@@ -13,14 +13,15 @@
 #include "core/status.h"
 #include "network/backend.h"
 #include "network/topology.h"
+#include "system/chunk.h"
+#include "system/chunk_context.h"
+#include "system/chunk_store.h"
 #include "system/comm_group.h"
 #include "system/message_transport.h"
 #include "system/npu_sys.h"
 #include "system/options.h"
 #include "system/rank_class_map.h"
 #include "system/rooted_collectives.h"
-#include "system/chunk_context.h"
-#include "system/chunk_store.h"
 #include "system/tag.h"
 
 namespace orrery {

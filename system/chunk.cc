@@ -32,7 +32,7 @@ inline void Chunk::Dispatch(uint32_t kind, uint64_t arg) {
     algo_->OnTimer(arg);
     return;
   }
-  algo_->OnGeneral();  // kBundleArrived, kBundleProcessed
+  algo_->OnBundleDone();  // kBundleArrived, kBundleProcessed
 }
 
 // Every path of the common case ends in a call with nothing after it (a
@@ -69,9 +69,9 @@ bool Chunk::MailboxEligible() const {
   return true;
 }
 
-void Chunk::Init() {
-  ORRERY_CHECK(!initialized_, "stream phase initialised twice");
-  initialized_ = true;
+void Chunk::StartPhase() {
+  ORRERY_CHECK(!phase_started_, "stream phase initialised twice");
+  phase_started_ = true;
   algo_->OnInit();
 }
 

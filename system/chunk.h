@@ -39,7 +39,8 @@ class Chunk : public HintedEventHandler, public RecvClient, public Pooled {
         std::vector<PhaseSpec> phases);
   void HandleEvent(uint32_t kind, uint64_t arg) override;
   void OnRecv(uint64_t cookie) override;
-  void Init();
+  // Its queue lets the current phase run: the algorithm starts.
+  void StartPhase();
   // A receive from `src` for this chunk's tag (sub 0): in the chunk's own
   // Mailbox when it is in the ChunkDirectory, else the NPU's table.
   void PostRecvFrom(int src);
@@ -99,7 +100,7 @@ class Chunk : public HintedEventHandler, public RecvClient, public Pooled {
   int queue_id_ = -1;
   int phase_dim_ = PhaseObserver::kNoPhase;  // for the PhaseObserver
   uint32_t store_slot_ = 0;  // position in the ChunkStore's list of live chunks
-  bool initialized_ = false;
+  bool phase_started_ = false;  // the current phase runs (its queue started it); else it waits
 };
 
 inline int Algorithm::rank() const { return chunk_->rank_; }

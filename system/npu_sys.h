@@ -44,21 +44,32 @@ class NpuSys {
   // A chunk that enters the ChunkDirectory takes the messages for `tag`
   // (sub 0) that arrived before it started.
   void TakeEarlyArrivals(uint64_t tag, Mailbox* mail);
-  void InsertChunk(std::list<Chunk*>* queue, Chunk* s);
-  void NotifyChunkAdded(int q);
-  void NotifyChunkRemoved(int q);
-  void StartWaiting(int q);
-  void SweepMatches();
+  // Places a chunk whose phase waits in its queue, by ASTRA-sim's
+  // intra-dimension scheduling: by size (SmallestFirst) or by priority.
+  void Enqueue(std::list<Chunk*>* queue, Chunk* s);
+  void EnqueueBySize(std::list<Chunk*>* queue, Chunk* s);
+  void EnqueueByPriority(std::list<Chunk*>* queue, Chunk* s, bool by_size);
+  // Starts queue q's first waiting chunks while fewer than
+  // active-chunks-per-dimension run.
+  void StartWaitingChunks(int q);
+  // A running chunk left queue q: the next waiting one may start.
+  void LeaveRunning(int q);
   void EraseFromQueue(int q, Chunk* s);
+  // The chunk's last phase ended (`previous`: its queue): it leaves its
+  // queue and the store, and its collective may be done.
+  void EndChunk(Chunk* s, int previous);
+  void TellPhaseObservers(const Chunk* s, int to_dim);
+  void SweepMatches();
 
   const ChunkContext* ctx_;
   int rank_;
-  int priority_counter_ = 0;
-  std::vector<std::list<Chunk*>> active_;
-  std::vector<int> running_;
-  std::vector<uint8_t> mixed_;  // per queue: a waiting chunk was placed by size (SmallestFirst)
+  int next_priority_ = 0;  // the next collective's (LIFO: rising, so later ones go first; else falling)
+  // Per network dimension: its running chunks first, then the waiting ones.
+  std::vector<std::list<Chunk*>> queues_;
+  std::vector<int> running_;  // per queue: how many of its first chunks run
+  std::vector<uint8_t> placed_by_size_;  // per queue: a waiting chunk was placed by size (SmallestFirst)
   MatchTable match_;
-  std::vector<std::pair<int, uint32_t>> early_;  // scratch for TakeEarlyArrivals
+  std::vector<std::pair<int, uint32_t>> early_arrivals_;  // scratch for TakeEarlyArrivals
 };
 
 }  // namespace orrery

@@ -106,12 +106,15 @@ class CollectiveEngine : public EventHandler {
   const std::vector<DimStats>& switch_stats() const { return transport_.switch_stats(); }
 
  private:
+  // The collective's chunks on `rank`, each a list of phases
+  // (system/collective_planner.cc).
+  class Planner;
   Result<std::vector<std::vector<PhaseSpec>>> Plan(int rank, ComType type, uint64_t bytes,
-                                                   const std::vector<bool>& involved_in, int group,
+                                                   const std::vector<bool>& involved, int group,
                                                    std::string* algorithm_used);
+  // The ring of dimension `dim` through `rank` (every NPU for the one* algorithms).
   RingView DimRing(int rank, int dim, const AlgoSpec& algo) const;
-  // A rank's position among the members of a chunk tag's group (its rank
-  // without a group): the index of ChunkDirectory.
+  // The event queue's prefetcher for the engine's deliveries (`ctx`: the engine).
   static void PrefetchDelivery(void* ctx, uint64_t token, int stage);
   // A built-in algorithm's message (sub 0, no sender to tell, not point-to-point
   // or transport only) goes straight to the receiving chunk when it is in the
@@ -137,7 +140,8 @@ class CollectiveEngine : public EventHandler {
   // Null when `rank` is not in `group`; *pos: the rank's position in the group.
   uint64_t* ChunkCounter(int group, int rank, int* pos);
   std::vector<AlgoSpec> default_impl_;  // ring on every dimension, when a type has no implementation configured
-  std::vector<int> dbt_counter_;                        // [rank * dims + dim]: alternates the two trees
+  // [rank * dims + dim]: the double-binary-tree phases planned there (odd or even: which of the two trees)
+  std::vector<int> dbt_phases_;
   std::vector<std::unique_ptr<HandleOwner>> handles_;
   std::vector<uint32_t> free_handles_;
   ChunkStore store_;  // after npus_: the chunks go first

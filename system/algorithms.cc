@@ -344,8 +344,8 @@ class DoubleBinaryTree : public Algorithm {
 class CustomAlgorithm : public Algorithm, public RecvClient {
  public:
   CustomAlgorithm(Chunk* chunk, const PhaseSpec& spec, const CustomGraph& graph)
-      : Algorithm(chunk), graph_(graph), pending_(graph.size()) {
-    for (size_t i = 0; i < graph.size(); ++i) pending_[i] = graph[i].num_deps;
+      : Algorithm(chunk), graph_(graph), deps_left_(graph.size()) {
+    for (size_t i = 0; i < graph.size(); ++i) deps_left_[i] = graph[i].num_deps;
   }
   void OnInit() override {
     if (graph_.empty()) {
@@ -353,7 +353,7 @@ class CustomAlgorithm : public Algorithm, public RecvClient {
       return;
     }
     for (uint32_t i = 0; i < graph_.size(); ++i) {
-      if (pending_[i] == 0) Issue(i);
+      if (deps_left_[i] == 0) Issue(i);
     }
   }
   void OnBundleDone() override {}
@@ -374,20 +374,20 @@ class CustomAlgorithm : public Algorithm, public RecvClient {
     }
   }
   void Done(uint32_t i) {
-    ++done_;
+    ++ops_done_;
     for (uint32_t c : graph_[i].children) {
-      if (--pending_[c] == 0) Issue(c);
+      if (--deps_left_[c] == 0) Issue(c);
     }
     // A child may complete at once and finish the phase inside this loop.
-    if (done_ == graph_.size() && !exited_) {
+    if (ops_done_ == graph_.size() && !exited_) {
       exited_ = true;
       Exit();  // `this` is retired (freed at the next top-level event)
     }
   }
 
   const CustomGraph& graph_;
-  std::vector<uint32_t> pending_;
-  size_t done_ = 0;
+  std::vector<uint32_t> deps_left_;  // per op: its dependencies not yet done
+  size_t ops_done_ = 0;
   bool exited_ = false;
 };
 
@@ -408,14 +408,14 @@ class InSwitchAlgorithm : public Algorithm, public SwitchWaiter {
     const uint64_t s = spec.size;
     up_bytes_ = s;
     down_bytes_ = spec.type == ComType::kAllReduce ? s : spec.type == ComType::kReduceScatter ? s / p : s * p;
-    up_ = TicksFromDouble(lat + static_cast<double>(up_bytes_) / bw);  // kTickMax: the queue reports overflow
-    down_ = TicksFromDouble(lat + static_cast<double>(down_bytes_) / bw);
-    reduce_ = spec.type == ComType::kAllGather
-                  ? 0
-                  : TicksFromDouble(static_cast<double>(s) * (p - 1) / c->options->in_switch_reduction_bw);
-    ed_ = c->options->endpoint_delay_ns;
+    upload_time_ = TicksFromDouble(lat + static_cast<double>(up_bytes_) / bw);  // kTickMax: the queue reports overflow
+    download_time_ = TicksFromDouble(lat + static_cast<double>(down_bytes_) / bw);
+    reduce_time_ = spec.type == ComType::kAllGather
+                       ? 0
+                       : TicksFromDouble(static_cast<double>(s) * (p - 1) / c->options->in_switch_reduction_bw);
+    endpoint_delay_ = c->options->endpoint_delay_ns;
   }
-  void OnInit() override { StartTimer(SatAdd(ed_, up_), 0); }
+  void OnInit() override { StartTimer(SatAdd(endpoint_delay_, upload_time_), 0); }
   void OnBundleDone() override {}
   void OnPacketReceived() override {}
   void OnTimer(uint64_t arg) override {
@@ -428,13 +428,14 @@ class InSwitchAlgorithm : public Algorithm, public SwitchWaiter {
     t->CountSwitchTraffic(dim_, down_bytes_);
     Exit();  // `this` is retired
   }
-  void OnSwitchReady() override { StartTimer(SatAdd(SatAdd(reduce_, down_), ed_), 1); }
+  void OnSwitchReady() override { StartTimer(SatAdd(SatAdd(reduce_time_, download_time_), endpoint_delay_), 1); }
 
  private:
   PhaseSpec spec_;
   int dim_ = 0;
   uint64_t up_bytes_ = 0, down_bytes_ = 0;
-  Tick up_ = 0, down_ = 0, reduce_ = 0, ed_ = 0;
+  Tick upload_time_ = 0, download_time_ = 0, reduce_time_ = 0;  // one link each way; the switch's combining
+  Tick endpoint_delay_ = 0;
 };
 
 }  // namespace

@@ -19,7 +19,7 @@ class RecvClient;
 class MatchTable {
  public:
   MatchTable() { slots_.resize(8); }
-  // A receive is posted: returns the waiter to call now (message already here) or nullptr.
+  // A receive is posted: true when its message is already here (the caller tells the client now).
   bool Post(uint64_t tag, uint64_t sub, int src, RecvClient* client, uint64_t cookie);
   // A message arrived: returns true and fills the waiter to call, false if nobody waits yet.
   bool Arrive(uint64_t tag, uint64_t sub, int src, RecvClient** client, uint64_t* cookie);

@@ -1,5 +1,5 @@
 // Collective algorithms for one phase on one NPU. Ring, direct and
-// halving-doubling share one packet engine: a phase sends `stream_count`
+// halving-doubling share one packet engine: a phase sends `sends_left_`
 // messages; each send is released by a "bundle" (the memory-bus hop, plus a
 // reduction when the received data must be combined); the first packets of a
 // round go NPU->MA, the later ones MA->NPU after a receive. The counters below
@@ -9,6 +9,8 @@
 
 #include "core/status.h"
 #include "network/topology.h"
+#include "system/algorithm.h"
+#include "system/chunk.h"
 #include "system/dbt.h"
 #include "system/message_transport.h"
 #include "system/npu_sys.h"
@@ -53,64 +55,33 @@ class PacketQueue {
 
 class PacketAlgorithm : public Algorithm {
  public:
-  PacketAlgorithm(Stream* stream, const PhaseSpec& spec) : Algorithm(stream), type_(spec.type), ring_(spec.ring) {
+  PacketAlgorithm(Chunk* chunk, const PhaseSpec& spec) : Algorithm(chunk), type_(spec.type), ring_(spec.ring) {
     kind_ = spec.algo.kind;
-    const int p = ring_.size;
-    const uint64_t data = spec.size;
     if (kind_ == AlgoKind::kHalvingDoubling) {
-      const int lg = static_cast<int>(std::log2(p));
-      stream_count_ = type_ == ComType::kAllReduce ? 2 * lg : lg;
-      nonzero_per_round_ = lg - 1;
-      switch (type_) {
-        case ComType::kAllGather:
-          msg_size_ = data;
-          rank_offset_ = p / 2;
-          offset_multiplier_ = 0.5;
-          break;
-        default:  // all-reduce, reduce-scatter
-          msg_size_ = data / 2;
-          rank_offset_ = 1;
-          offset_multiplier_ = 2;
-      }
-      SetHdPartners();
-      return;
-    }
-    // Ring and direct.
-    switch (type_) {
-      case ComType::kAllReduce: stream_count_ = 2 * (p - 1); break;
-      case ComType::kAllToAll: stream_count_ = (p - 1) * p / 2; break;
-      default: stream_count_ = p - 1;
-    }
-    msg_size_ = type_ == ComType::kAllGather ? data : data / p;
-    receiver_ = ring_.Next(ring_.index, true);
-    sender_ = ring_.Next(ring_.index, false);
-    nonzero_per_round_ = p - 1;
-    if (kind_ == AlgoKind::kDirect) {
-      middle_point_ = p - 1;
-      parallel_reduce_ = spec.algo.window < 0 ? p - 1 : std::min(spec.algo.window, p - 1);
-      if (type_ == ComType::kAllToAll) stream_count_ = p - 1;
-      nonzero_per_round_ = parallel_reduce_;  // a dimension slice is never "local"
+      InitHalvingDoubling(spec.size);
+    } else {
+      InitRingOrDirect(spec.size, spec.algo.window);
     }
   }
 
   void OnInit() override {
-    for (int i = 0; i < parallel_reduce_; ++i) InsertPacket();
+    for (int i = 0; i < window_; ++i) InsertPacket();
   }
 
-  void OnGeneral() override {
-    ++free_packets_;
-    if (kind_ == AlgoKind::kDirect && type_ == ComType::kAllReduce && stream_count_ <= middle_point_) {
-      if (total_received_ < middle_point_) return;
-      for (int i = 0; i < parallel_reduce_; ++i) Ready();
-      Iterate();
+  void OnBundleDone() override {
+    ++ready_packets_;
+    if (kind_ == AlgoKind::kDirect && type_ == ComType::kAllReduce && sends_left_ <= half_sends_) {
+      if (received_ < half_sends_) return;
+      for (int i = 0; i < window_; ++i) SendNextPacket();
+      ExitWhenDone();
       return;
     }
-    Ready();
-    Iterate();
+    SendNextPacket();
+    ExitWhenDone();
   }
 
   void OnPacketReceived() override {
-    ++total_received_;
+    ++received_;
     InsertPacket();
   }
 
@@ -121,36 +92,77 @@ class PacketAlgorithm : public Algorithm {
     uint64_t bytes;
   };
 
-  void InsertPacket() {
-    if (zero_ == 0 && nonzero_ == 0) {
-      zero_ = parallel_reduce_;
-      nonzero_ = nonzero_per_round_;
-      toggle_ = !toggle_;
+  void InitHalvingDoubling(uint64_t data) {
+    const int p = ring_.size;
+    const int lg = static_cast<int>(std::log2(p));
+    sends_left_ = type_ == ComType::kAllReduce ? 2 * lg : lg;
+    later_packets_per_round_ = lg - 1;
+    switch (type_) {
+      case ComType::kAllGather:
+        msg_size_ = data;
+        hd_distance_ = p / 2;
+        hd_factor_ = 0.5;
+        break;
+      default:  // all-reduce, reduce-scatter
+        msg_size_ = data / 2;
+        hd_distance_ = 1;
+        hd_factor_ = 2;
     }
-    packets_.push_back(Packet{receiver_, sender_, msg_size_});
-    if (zero_ > 0) {
-      processed_ = false;
-      ProcessMaxCount();
-      --zero_;
-      return;
-    }
-    ORRERY_CHECK(nonzero_ > 0, "collective packet engine: nothing to inject");
-    processed_ = type_ == ComType::kReduceScatter || (type_ == ComType::kAllReduce && toggle_);
-    ProcessMaxCount();
-    --nonzero_;
+    SetHdPartner();
   }
 
-  void ProcessMaxCount() {
-    Bundle(msg_size_, processed_);  // release the locked packet
+  void InitRingOrDirect(uint64_t data, int direct_window) {
+    const int p = ring_.size;
+    switch (type_) {
+      case ComType::kAllReduce: sends_left_ = 2 * (p - 1); break;
+      case ComType::kAllToAll: sends_left_ = (p - 1) * p / 2; break;
+      default: sends_left_ = p - 1;
+    }
+    msg_size_ = type_ == ComType::kAllGather ? data : data / p;
+    receiver_ = ring_.Next(ring_.index, true);
+    sender_ = ring_.Next(ring_.index, false);
+    later_packets_per_round_ = p - 1;
+    if (kind_ == AlgoKind::kDirect) {
+      half_sends_ = p - 1;
+      window_ = direct_window < 0 ? p - 1 : std::min(direct_window, p - 1);
+      if (type_ == ComType::kAllToAll) sends_left_ = p - 1;
+      later_packets_per_round_ = window_;  // a dimension slice is never "local"
+    }
+  }
+
+  // Queues a packet to the current partners and starts its bundle; a round
+  // is `window_` first packets, then `later_packets_per_round_` later ones.
+  void InsertPacket() {
+    if (first_packets_left_ == 0 && later_packets_left_ == 0) {
+      first_packets_left_ = window_;
+      later_packets_left_ = later_packets_per_round_;
+      reducing_round_ = !reducing_round_;
+    }
+    packets_.push_back(Packet{receiver_, sender_, msg_size_});
+    if (first_packets_left_ > 0) {
+      BundleThenNextPartner(false);
+      --first_packets_left_;
+      return;
+    }
+    ORRERY_CHECK(later_packets_left_ > 0, "collective packet engine: nothing to inject");
+    BundleThenNextPartner(type_ == ComType::kReduceScatter || (type_ == ComType::kAllReduce && reducing_round_));
+    --later_packets_left_;
+  }
+
+  // ASTRA-sim's ProcessMaxCount: the packet's bundle (with a reduction when
+  // `reduce`), then halving-doubling's next distance and size, or direct's
+  // next partners (every other member in turn).
+  void BundleThenNextPartner(bool reduce) {
+    Bundle(msg_size_, reduce);  // release the locked packet
     if (kind_ == AlgoKind::kHalvingDoubling) {
-      rank_offset_ = static_cast<int>(rank_offset_ * offset_multiplier_);
-      msg_size_ = static_cast<uint64_t>(static_cast<double>(msg_size_) / offset_multiplier_);
-      if (rank_offset_ == ring_.size && type_ == ComType::kAllReduce) {
-        offset_multiplier_ = 0.5;
-        rank_offset_ = static_cast<int>(rank_offset_ * offset_multiplier_);
-        msg_size_ = static_cast<uint64_t>(static_cast<double>(msg_size_) / offset_multiplier_);
+      hd_distance_ = static_cast<int>(hd_distance_ * hd_factor_);
+      msg_size_ = static_cast<uint64_t>(static_cast<double>(msg_size_) / hd_factor_);
+      if (hd_distance_ == ring_.size && type_ == ComType::kAllReduce) {
+        hd_factor_ = 0.5;
+        hd_distance_ = static_cast<int>(hd_distance_ * hd_factor_);
+        msg_size_ = static_cast<uint64_t>(static_cast<double>(msg_size_) / hd_factor_);
       }
-      SetHdPartners();
+      SetHdPartner();
     } else if (kind_ == AlgoKind::kDirect) {
       receiver_ = ring_.Next(receiver_, true);
       if (receiver_ == ring_.index) receiver_ = ring_.Next(receiver_, true);
@@ -159,52 +171,66 @@ class PacketAlgorithm : public Algorithm {
     }
   }
 
-  void SetHdPartners() {
+  // Halving-doubling sends to and receives from one partner, `hd_distance_`
+  // positions away: forwards or backwards by the block of positions it is in.
+  void SetHdPartner() {
     bool clockwise = true;
-    if (rank_offset_ != 0) clockwise = ((ring_.index / rank_offset_) % 2) == 0;
-    const int k = ring_.Advance(ring_.index, rank_offset_, clockwise);
+    if (hd_distance_ != 0) clockwise = ((ring_.index / hd_distance_) % 2) == 0;
+    const int k = ring_.Advance(ring_.index, hd_distance_, clockwise);
     receiver_ = k;
     sender_ = k;
   }
 
-  bool Ready() {
-    if (packets_.empty() || stream_count_ == 0 || free_packets_ == 0) return false;
+  // ASTRA-sim's Ready: the oldest packet whose bundle is done is sent, and
+  // its receive posted.
+  void SendNextPacket() {
+    if (packets_.empty() || sends_left_ == 0 || ready_packets_ == 0) return;
     const Packet pk = packets_.front();
     packets_.pop_front();  // before Recv, which may insert the next packet at once
     const uint64_t bytes = kind_ == AlgoKind::kHalvingDoubling ? pk.bytes : msg_size_;
     Send(ring_.Member(pk.dst_index), bytes);
     // May complete at once (and insert a packet) when the message is already here.
     Recv(ring_.Member(pk.src_index), bytes);
-    if (stream_count_ > 0) --stream_count_;
-    --free_packets_;
-    return true;
+    if (sends_left_ > 0) --sends_left_;
+    --ready_packets_;
   }
 
-  void Iterate() {
-    if (stream_count_ == 0 && free_packets_ == parallel_reduce_) Exit();  // `this` is retired
+  // The phase ends once every message is sent and the last bundles are done.
+  void ExitWhenDone() {
+    if (sends_left_ == 0 && ready_packets_ == window_) Exit();  // `this` is retired
   }
 
   // Two cache lines of the 64-byte aligned object hold what every packet
-  // touches: first, with the vtable pointer and stream_, the counters (the
+  // touches: first, with the vtable pointer and chunk_, the counters (the
   // queue prefetches this line); then the packet queue and the ring.
   // Halving-doubling's and direct's extras come last.
   ComType type_;
   AlgoKind kind_;
-  bool toggle_ = false;
-  bool processed_ = false;
-  int stream_count_ = 0;
-  int free_packets_ = 0;
-  int zero_ = 0, nonzero_ = 0;
-  int total_received_ = 0;
+  // Flips at each round: an all-reduce reduces its later packets in the
+  // rounds where it is set (its reduce-scatter half), not in the others
+  // (its all-gather half). ASTRA-sim's toggle.
+  bool reducing_round_ = false;
+  int sends_left_ = 0;     // messages this phase still sends (ASTRA-sim's stream_count)
+  int ready_packets_ = 0;  // packets whose bundle is done, not yet sent (ASTRA-sim's free_packets)
+  // Left in this round: its first packets (NPU to MA, never reduced;
+  // ASTRA-sim's zero-latency packets) and its later ones (MA to NPU after a
+  // receive; its non-zero-latency packets).
+  int first_packets_left_ = 0, later_packets_left_ = 0;
+  int received_ = 0;               // messages received in this phase
   int receiver_ = 0, sender_ = 0;  // ring positions
-  int parallel_reduce_ = 1;
+  // Packets in flight at once, and a round's first packets (ASTRA-sim's
+  // parallel_reduce): 1 for ring and halving-doubling, the window for direct.
+  int window_ = 1;
   uint64_t msg_size_ = 0;
   PacketQueue<Packet> packets_;
   RingView ring_;
-  int nonzero_per_round_ = 0;
-  int middle_point_ = 0;
-  int rank_offset_ = 0;
-  double offset_multiplier_ = 1;
+  int later_packets_per_round_ = 0;
+  // Direct all-reduce: the sends of one half (p - 1). In the second half a
+  // bundle waits until every message of the first is in; then the whole
+  // window goes at once.
+  int half_sends_ = 0;
+  int hd_distance_ = 0;  // halving-doubling: positions to the partner
+  double hd_factor_ = 1;  // halving-doubling: the distance's factor per step (2: doubling, 0.5: halving)
 };
 
 static_assert(sizeof(PacketAlgorithm) <= kAlgorithmSlotBytes,
@@ -214,8 +240,8 @@ static_assert(sizeof(PacketAlgorithm) <= kAlgorithmSlotBytes,
 // broadcast down; the two trees alternate between chunks.
 class DoubleBinaryTree : public Algorithm {
  public:
-  DoubleBinaryTree(Stream* stream, const PhaseSpec& spec)
-      : Algorithm(stream), ring_(spec.ring), bytes_(spec.size) {
+  DoubleBinaryTree(Chunk* chunk, const PhaseSpec& spec)
+      : Algorithm(chunk), ring_(spec.ring), bytes_(spec.size) {
     const DbtLinks t = DoubleBinaryTreeAt(ring_.size, spec.dbt_root_max, ring_.index);
     parent_ = t.parent < 0 ? -1 : ring_.Member(t.parent);
     left_ = t.left < 0 ? -1 : ring_.Member(t.left);
@@ -223,7 +249,7 @@ class DoubleBinaryTree : public Algorithm {
     role_ = t.parent < 0 ? kRoot : (t.left < 0 && t.right < 0 ? kLeaf : kMiddle);
   }
   void OnInit() override { Run(false); }
-  void OnGeneral() override { Run(false); }
+  void OnBundleDone() override { Run(false); }
   void OnPacketReceived() override { Run(true); }
 
  private:
@@ -231,53 +257,65 @@ class DoubleBinaryTree : public Algorithm {
   enum State { kBegin, kSendingToParent, kWaitingFromParent, kEnd, kWaitingTwo, kWaitingOne, kSendingToChildren };
 
   void Run(bool received) {
-    if (role_ == kLeaf) {
-      switch (state_) {
-        case kBegin:
-          state_ = kSendingToParent;
-          Bundle(bytes_, false);
-          return;
-        case kSendingToParent:
-          state_ = kWaitingFromParent;
-          Send(parent_, bytes_);
-          Recv(parent_, bytes_);
-          return;
-        case kWaitingFromParent:
-          state_ = kEnd;
-          Bundle(bytes_, false);
-          return;
-        case kEnd: Exit(); return;
-        default: return;
-      }
+    switch (role_) {
+      case kLeaf: RunLeaf(); return;
+      case kMiddle: RunMiddle(received); return;
+      case kRoot: RunRoot(); return;
     }
-    if (role_ == kMiddle) {
-      if (state_ == kBegin) {
-        state_ = kWaitingTwo;
-        Recv(left_, bytes_);
-        Recv(right_, bytes_);
-      } else if (state_ == kWaitingTwo && received) {
-        state_ = kWaitingOne;
-        Bundle(bytes_, true);
-      } else if (state_ == kWaitingOne && received) {
+  }
+
+  // Sends its data up, waits for the result from the parent.
+  void RunLeaf() {
+    switch (state_) {
+      case kBegin:
         state_ = kSendingToParent;
-        Bundle(bytes_, true);
-      } else if (reductions_ < 1 && !received) {
-        ++reductions_;
-      } else if (state_ == kSendingToParent) {
+        Bundle(bytes_, false);
+        return;
+      case kSendingToParent:
         state_ = kWaitingFromParent;
         Send(parent_, bytes_);
         Recv(parent_, bytes_);
-      } else if (state_ == kWaitingFromParent && received) {
-        state_ = kSendingToChildren;
-        Bundle(bytes_, true);
-      } else if (state_ == kSendingToChildren) {
-        Send(left_, bytes_);
-        Send(right_, bytes_);
-        Exit();
-      }
-      return;
+        return;
+      case kWaitingFromParent:
+        state_ = kEnd;
+        Bundle(bytes_, false);
+        return;
+      case kEnd: Exit(); return;
+      default: return;
     }
-    // Root: one child.
+  }
+
+  // Reduces its two children's data into its own, sends it up, waits for the
+  // result from the parent and sends it down to both children.
+  void RunMiddle(bool received) {
+    if (state_ == kBegin) {
+      state_ = kWaitingTwo;
+      Recv(left_, bytes_);
+      Recv(right_, bytes_);
+    } else if (state_ == kWaitingTwo && received) {
+      state_ = kWaitingOne;
+      Bundle(bytes_, true);
+    } else if (state_ == kWaitingOne && received) {
+      state_ = kSendingToParent;
+      Bundle(bytes_, true);
+    } else if (!first_reduction_done_ && !received) {
+      first_reduction_done_ = true;  // nothing more: the second reduction's end sends up
+    } else if (state_ == kSendingToParent) {
+      state_ = kWaitingFromParent;
+      Send(parent_, bytes_);
+      Recv(parent_, bytes_);
+    } else if (state_ == kWaitingFromParent && received) {
+      state_ = kSendingToChildren;
+      Bundle(bytes_, true);
+    } else if (state_ == kSendingToChildren) {
+      Send(left_, bytes_);
+      Send(right_, bytes_);
+      Exit();
+    }
+  }
+
+  // One child: reduces its data, sends the result back down.
+  void RunRoot() {
     const int child = left_ >= 0 ? left_ : right_;
     if (state_ == kBegin) {
       state_ = kWaitingOne;
@@ -296,7 +334,7 @@ class DoubleBinaryTree : public Algorithm {
   int parent_ = -1, left_ = -1, right_ = -1;
   Role role_ = kLeaf;
   State state_ = kBegin;
-  int reductions_ = 0;
+  bool first_reduction_done_ = false;  // a middle node: the first child's reduction is done
 };
 
 // A custom algorithm: runs this rank's graph of sends, receives and compute
@@ -305,9 +343,9 @@ class DoubleBinaryTree : public Algorithm {
 // every op has completed.
 class CustomAlgorithm : public Algorithm, public RecvClient {
  public:
-  CustomAlgorithm(Stream* stream, const PhaseSpec& spec, const CustomGraph& graph)
-      : Algorithm(stream), graph_(graph), pending_(graph.size()) {
-    for (size_t i = 0; i < graph.size(); ++i) pending_[i] = graph[i].num_deps;
+  CustomAlgorithm(Chunk* chunk, const PhaseSpec& spec, const CustomGraph& graph)
+      : Algorithm(chunk), graph_(graph), deps_left_(graph.size()) {
+    for (size_t i = 0; i < graph.size(); ++i) deps_left_[i] = graph[i].num_deps;
   }
   void OnInit() override {
     if (graph_.empty()) {
@@ -315,10 +353,10 @@ class CustomAlgorithm : public Algorithm, public RecvClient {
       return;
     }
     for (uint32_t i = 0; i < graph_.size(); ++i) {
-      if (pending_[i] == 0) Issue(i);
+      if (deps_left_[i] == 0) Issue(i);
     }
   }
-  void OnGeneral() override {}
+  void OnBundleDone() override {}
   void OnPacketReceived() override {}
   void OnTimer(uint64_t arg) override { Done(static_cast<uint32_t>(arg)); }
   void OnRecv(uint64_t cookie) override { Done(static_cast<uint32_t>(cookie)); }
@@ -328,28 +366,28 @@ class CustomAlgorithm : public Algorithm, public RecvClient {
     const CustomOp& op = graph_[i];
     switch (op.kind) {
       case CustomOp::kSend:
-        stream_->context()->transport->Send(rank(), op.peer, op.bytes, stream_->tag(), op.tag, this, i);
+        chunk_->context()->transport->Send(rank(), op.peer, op.bytes, chunk_->tag(), op.tag, this, i);
         return;
-      case CustomOp::kRecv: stream_->owner()->PostRecv(op.peer, stream_->tag(), op.tag, this, i); return;
+      case CustomOp::kRecv: chunk_->owner()->PostRecv(op.peer, chunk_->tag(), op.tag, this, i); return;
       case CustomOp::kComp: StartTimer(op.duration_ns, i); return;
       case CustomOp::kNop: Done(i); return;
     }
   }
   void Done(uint32_t i) {
-    ++done_;
+    ++ops_done_;
     for (uint32_t c : graph_[i].children) {
-      if (--pending_[c] == 0) Issue(c);
+      if (--deps_left_[c] == 0) Issue(c);
     }
     // A child may complete at once and finish the phase inside this loop.
-    if (done_ == graph_.size() && !exited_) {
+    if (ops_done_ == graph_.size() && !exited_) {
       exited_ = true;
       Exit();  // `this` is retired (freed at the next top-level event)
     }
   }
 
   const CustomGraph& graph_;
-  std::vector<uint32_t> pending_;
-  size_t done_ = 0;
+  std::vector<uint32_t> deps_left_;  // per op: its dependencies not yet done
+  size_t ops_done_ = 0;
   bool exited_ = false;
 };
 
@@ -360,8 +398,8 @@ class CustomAlgorithm : public Algorithm, public RecvClient {
 // up S, reduce, down S/p. All-gather: up S, no reduction, down S*p.
 class InSwitchAlgorithm : public Algorithm, public SwitchWaiter {
  public:
-  InSwitchAlgorithm(Stream* stream, const PhaseSpec& spec) : Algorithm(stream), spec_(spec) {
-    const StreamContext* c = stream->context();
+  InSwitchAlgorithm(Chunk* chunk, const PhaseSpec& spec) : Algorithm(chunk), spec_(spec) {
+    const ChunkContext* c = chunk->context();
     const Topology& t = *c->topology;
     dim_ = spec.queue_id;
     const int p = spec.ring.size;
@@ -370,48 +408,49 @@ class InSwitchAlgorithm : public Algorithm, public SwitchWaiter {
     const uint64_t s = spec.size;
     up_bytes_ = s;
     down_bytes_ = spec.type == ComType::kAllReduce ? s : spec.type == ComType::kReduceScatter ? s / p : s * p;
-    up_ = TicksFromDouble(lat + static_cast<double>(up_bytes_) / bw);  // kTickMax: the queue reports overflow
-    down_ = TicksFromDouble(lat + static_cast<double>(down_bytes_) / bw);
-    reduce_ = spec.type == ComType::kAllGather
-                  ? 0
-                  : TicksFromDouble(static_cast<double>(s) * (p - 1) / c->options->in_switch_reduction_bw);
-    ed_ = c->options->endpoint_delay_ns;
+    upload_time_ = TicksFromDouble(lat + static_cast<double>(up_bytes_) / bw);  // kTickMax: the queue reports overflow
+    download_time_ = TicksFromDouble(lat + static_cast<double>(down_bytes_) / bw);
+    reduce_time_ = spec.type == ComType::kAllGather
+                       ? 0
+                       : TicksFromDouble(static_cast<double>(s) * (p - 1) / c->options->in_switch_reduction_bw);
+    endpoint_delay_ = c->options->endpoint_delay_ns;
   }
-  void OnInit() override { StartTimer(SatAdd(ed_, up_), 0); }
-  void OnGeneral() override {}
+  void OnInit() override { StartTimer(SatAdd(endpoint_delay_, upload_time_), 0); }
+  void OnBundleDone() override {}
   void OnPacketReceived() override {}
   void OnTimer(uint64_t arg) override {
-    MessageTransport* t = stream_->context()->transport;
+    MessageTransport* t = chunk_->context()->transport;
     if (arg == 0) {
       t->CountSwitchTraffic(dim_, up_bytes_);
-      t->SwitchArrive(stream_->tag(), spec_.ring.base, dim_, spec_.ring.size, this);
+      t->SwitchArrive(chunk_->tag(), spec_.ring.base, dim_, spec_.ring.size, this);
       return;
     }
     t->CountSwitchTraffic(dim_, down_bytes_);
     Exit();  // `this` is retired
   }
-  void OnSwitchReady() override { StartTimer(SatAdd(SatAdd(reduce_, down_), ed_), 1); }
+  void OnSwitchReady() override { StartTimer(SatAdd(SatAdd(reduce_time_, download_time_), endpoint_delay_), 1); }
 
  private:
   PhaseSpec spec_;
   int dim_ = 0;
   uint64_t up_bytes_ = 0, down_bytes_ = 0;
-  Tick up_ = 0, down_ = 0, reduce_ = 0, ed_ = 0;
+  Tick upload_time_ = 0, download_time_ = 0, reduce_time_ = 0;  // one link each way; the switch's combining
+  Tick endpoint_delay_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<Algorithm> MakeAlgorithm(Stream* stream, const PhaseSpec& spec, RankArena* arena) {
-  const int rank = stream->owner()->rank();
+std::unique_ptr<Algorithm> MakeAlgorithm(Chunk* chunk, const PhaseSpec& spec, RankArena* arena) {
+  const int rank = chunk->owner()->rank();
   if (spec.algo.kind == AlgoKind::kDoubleBinaryTree) {
-    return std::unique_ptr<Algorithm>(new (arena, rank) DoubleBinaryTree(stream, spec));
+    return std::unique_ptr<Algorithm>(new (arena, rank) DoubleBinaryTree(chunk, spec));
   }
-  if (spec.algo.kind == AlgoKind::kInSwitch) return std::unique_ptr<Algorithm>(new (arena, rank) InSwitchAlgorithm(stream, spec));
+  if (spec.algo.kind == AlgoKind::kInSwitch) return std::unique_ptr<Algorithm>(new (arena, rank) InSwitchAlgorithm(chunk, spec));
   if (spec.algo.kind == AlgoKind::kCustom) {
     const CustomGraph& g = spec.algo.graph ? *spec.algo.graph : (*spec.algo.custom)[rank];
-    return std::unique_ptr<Algorithm>(new (arena, rank) CustomAlgorithm(stream, spec, g));
+    return std::unique_ptr<Algorithm>(new (arena, rank) CustomAlgorithm(chunk, spec, g));
   }
-  return std::unique_ptr<Algorithm>(new (arena, rank) PacketAlgorithm(stream, spec));
+  return std::unique_ptr<Algorithm>(new (arena, rank) PacketAlgorithm(chunk, spec));
 }
 
 }  // namespace orrery

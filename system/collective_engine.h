@@ -1,7 +1,7 @@
 // Owns the per-NPU system layers, turns collectives into phases (issue and
 // plan), and hands each delivered message to its receiver (delivery). Below
 // it, one way: NpuSys (system/npu_sys.h) runs the phases through a
-// StreamContext the engine fills; messages leave through MessageTransport.
+// ChunkContext the engine fills; messages leave through MessageTransport.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -13,14 +13,15 @@
 #include "core/status.h"
 #include "network/backend.h"
 #include "network/topology.h"
+#include "system/chunk.h"
+#include "system/chunk_context.h"
+#include "system/chunk_store.h"
 #include "system/comm_group.h"
 #include "system/message_transport.h"
 #include "system/npu_sys.h"
 #include "system/options.h"
 #include "system/rank_class_map.h"
 #include "system/rooted_collectives.h"
-#include "system/stream_context.h"
-#include "system/stream_store.h"
 #include "system/tag.h"
 
 namespace orrery {
@@ -46,9 +47,9 @@ class CollectiveEngine : public EventHandler {
   // Messages with this tag only notify their sender's `on_sent` client (used
   // to carry memory traffic over the network); they are never matched.
   static constexpr uint64_t kRawTagBit = tags::kRaw;
-  // Test hook: every rank's stream numbers start here (tests cross 2^24 without 2^24 streams).
-  static inline uint64_t first_stream_number_for_test = 0;
-  // Tests: false leaves every stream and algorithm to the pool (no rank arenas).
+  // Test hook: every rank's chunk numbers start here (tests cross 2^24 without 2^24 chunks).
+  static inline uint64_t first_chunk_number_for_test = 0;
+  // Tests: false leaves every chunk and algorithm to the pool (no rank arenas).
   static inline bool place_by_rank_for_test = true;
 
   // `mirror`: a symmetric run that simulates rank 0 only (see SymmetricRunReason).
@@ -105,17 +106,20 @@ class CollectiveEngine : public EventHandler {
   const std::vector<DimStats>& switch_stats() const { return transport_.switch_stats(); }
 
  private:
+  // The collective's chunks on `rank`, each a list of phases
+  // (system/collective_planner.cc).
+  class Planner;
   Result<std::vector<std::vector<PhaseSpec>>> Plan(int rank, ComType type, uint64_t bytes,
-                                                   const std::vector<bool>& involved_in, int group,
+                                                   const std::vector<bool>& involved, int group,
                                                    std::string* algorithm_used);
+  // The ring of dimension `dim` through `rank` (every NPU for the one* algorithms).
   RingView DimRing(int rank, int dim, const AlgoSpec& algo) const;
-  // A rank's position among the members of a stream tag's group (its rank
-  // without a group): the index of StreamDirectory.
+  // The event queue's prefetcher for the engine's deliveries (`ctx`: the engine).
   static void PrefetchDelivery(void* ctx, uint64_t token, int stage);
   // A built-in algorithm's message (sub 0, no sender to tell, not point-to-point
-  // or transport only) goes straight to the receiving stream when it is in the
-  // directory: that stream, or nullptr (the NPU's match table takes it).
-  Stream* DirectoryReceiver(const MessageTransport::Msg& m) {
+  // or transport only) goes straight to the receiving chunk when it is in the
+  // directory: that chunk, or nullptr (the NPU's match table takes it).
+  Chunk* DirectoryReceiver(const MessageTransport::Msg& m) {
     if (m.sub != 0 || m.on_sent || (m.tag & (tags::kPointToPoint | tags::kRaw))) return nullptr;
     return store_.Receiver(m.tag, m.dst);
   }
@@ -127,19 +131,20 @@ class CollectiveEngine : public EventHandler {
   SystemOptions options_;
   MessageTransport transport_;
   std::vector<PhaseObserver*> phase_observers_;
-  StreamContext ctx_;  // what NpuSys, its streams and their algorithms see of the world
+  ChunkContext ctx_;  // what NpuSys, its chunks and their algorithms see of the world
   std::vector<std::unique_ptr<NpuSys>> npus_;
   std::vector<CommGroup> groups_;
-  // The next stream number: [0][rank] without a group, [g+1][position of the rank in g]
+  // The next chunk number: [0][rank] without a group, [g+1][position of the rank in g]
   // (O(NPUs + groups x members), not groups x NPUs).
-  std::vector<std::vector<uint64_t>> stream_counters_;
+  std::vector<std::vector<uint64_t>> chunk_counters_;
   // Null when `rank` is not in `group`; *pos: the rank's position in the group.
-  uint64_t* StreamCounter(int group, int rank, int* pos);
+  uint64_t* ChunkCounter(int group, int rank, int* pos);
   std::vector<AlgoSpec> default_impl_;  // ring on every dimension, when a type has no implementation configured
-  std::vector<int> dbt_counter_;                        // [rank * dims + dim]: alternates the two trees
+  // [rank * dims + dim]: the double-binary-tree phases planned there (odd or even: which of the two trees)
+  std::vector<int> dbt_phases_;
   std::vector<std::unique_ptr<HandleOwner>> handles_;
   std::vector<uint32_t> free_handles_;
-  StreamStore store_;  // after npus_: the streams go first
+  ChunkStore store_;  // after npus_: the chunks go first
 };
 
 }  // namespace orrery

@@ -19,14 +19,14 @@ class RecvClient;
 class MatchTable {
  public:
   MatchTable() { slots_.resize(8); }
-  // A receive is posted: returns the waiter to call now (message already here) or nullptr.
+  // A receive is posted: true when its message is already here (the caller tells the client now).
   bool Post(uint64_t tag, uint64_t sub, int src, RecvClient* client, uint64_t cookie);
   // A message arrived: returns true and fills the waiter to call, false if nobody waits yet.
   bool Arrive(uint64_t tag, uint64_t sub, int src, RecvClient** client, uint64_t* cookie);
   void Sweep();
   size_t size() const { return used_; }
   // Removes every key (tag, sub, *) that holds arrived messages and nobody
-  // waiting, appending (source, count) to `out` (a stream that starts after
+  // waiting, appending (source, count) to `out` (a chunk that starts after
   // some of its messages came takes them into its Mailbox).
   void TakeArrived(uint64_t tag, uint64_t sub, std::vector<std::pair<int, uint32_t>>* out);
   template <typename F>
@@ -72,23 +72,23 @@ class MatchTable {
   std::vector<Overflow> overflow_;
 };
 
-// The receives of one collective stream of a built-in algorithm (ring,
-// halving-doubling, double binary tree), where every waiter is the stream
+// The receives of one collective chunk of a built-in algorithm (ring,
+// halving-doubling, double binary tree), where every waiter is the chunk
 // itself: a signed count per source is the whole state (> 0: messages here,
-// < 0: receives waiting). Such a stream talks to a few sources at a time, so a
+// < 0: receives waiting). Such a chunk talks to a few sources at a time, so a
 // short flat list (two inline, spilling to the heap) with settled entries
 // removed at once; O(live sources) per operation, a small constant for
-// these algorithms. Laid out to fill the rest of the stream's first cache line.
+// these algorithms. Laid out to fill the rest of the chunk's first cache line.
 class Mailbox {
  public:
-  // The stream receives here (it is in the engine's directory), not in its NPU's table.
+  // The chunk receives here (it is in the engine's directory), not in its NPU's table.
   bool on() const { return on_; }
   void TurnOn() { on_ = true; }
   // A receive from `src` is posted: true when its message was already here (taken).
   bool Post(int src) { return Step(src, -1); }
   // A message from `src` arrived: true when a receive was waiting for it (taken).
   bool Arrive(int src) { return Step(src, +1); }
-  // `n` messages that arrived before the stream started.
+  // `n` messages that arrived before the chunk started.
   void AddArrived(int src, uint32_t n) {
     for (uint32_t i = 0; i < n; ++i) Step(src, +1);
   }
@@ -110,7 +110,7 @@ class Mailbox {
   const Slot& At(uint32_t i) const { return i < kInline ? inline_[i] : spill_[i - kInline]; }
   // +1 an arrival, -1 a receive: true when it settles one of the other kind.
   // Inline, the common case: every entry in inline_ and no new one to
-  // spill (it makes no call, so the stream code it is inlined into needs no
+  // spill (it makes no call, so the chunk code it is inlined into needs no
   // saved registers for it); StepSpilled, the same for every case.
   bool Step(int src, int32_t d) {
     if (size_ > kInline) return StepSpilled(src, d);

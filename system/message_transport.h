@@ -4,7 +4,7 @@
 // the message to its receiver. In a symmetric run or with rank classes this is
 // also where a message to an unsimulated rank is redirected and counted for its
 // whole class. In-switch collectives meet here at their switch (SwitchArrive).
-// It knows nothing of streams or the engine: one way, NPU -> network.
+// It knows nothing of chunks or the engine: one way, NPU -> network.
 #pragma once
 #include <cstdint>
 #include <map>

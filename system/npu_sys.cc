@@ -4,216 +4,55 @@
 #include <string>
 
 #include "core/status.h"
-#include "system/message_transport.h"
-#include "system/stream_store.h"
+#include "system/chunk.h"
+#include "system/chunk_store.h"
 #include "system/tag.h"
 
 namespace orrery {
 
-// --- Algorithm helpers ---------------------------------------------------------
-
-void Algorithm::Bundle(uint64_t bytes, bool processed) {
-  const StreamContext* c = stream_->ctx_;
-  if (processed) {
-    // The reduction follows the hop: the queue relays (core/event_queue.h,
-    // kRelayKind) without waking the stream in between.
-    c->queue->ScheduleAfter(c->endpoint_delay_ns, stream_, Stream::kBundleReducing, c->ReduceCost(bytes));
-    return;
-  }
-  c->queue->ScheduleAfter(c->endpoint_delay_ns, stream_, Stream::kBundleArrived, 0);
-}
-
-void Algorithm::Send(int dst, uint64_t bytes) {
-  // The common case, inline and without a call (so no saved registers): a
-  // direct send to the peer of the last one, over a route priced for this
-  // size.
-  Stream* s = stream_;
-  MessageTransport* t = s->ctx_->transport;
-  FixedRoute* route = s->peer_route_;
-  if (t->direct() && s->peer_rank_ == dst && route != nullptr && route->Priced(bytes)) {
-    t->SendDirect(s->rank_, dst, bytes, route, s->peer_, Stream::kDelivered, static_cast<uint64_t>(s->rank_));
-    return;
-  }
-  SendGeneral(dst, bytes);
-}
-
-void Algorithm::SendGeneral(int dst, uint64_t bytes) {
-  const StreamContext* c = stream_->ctx_;
-  MessageTransport* t = c->transport;
-  // The receiving stream is in the directory (its rank has started this
-  // collective; it stays until it has taken every message sent to it): when
-  // the backend knows the delay now and nothing redirects messages, deliver
-  // straight to it.
-  if (t->direct()) {
-    Stream* s = stream_;
-    if (s->peer_rank_ != dst) {
-      if (Stream* found = c->store->Receiver(s->tag_, dst)) {
-        s->peer_ = found;
-        s->peer_rank_ = dst;
-        s->peer_route_ = t->RouteOf(rank(), dst);
-      }
-    }
-    if (s->peer_rank_ == dst) {
-      t->SendDirect(rank(), dst, bytes, s->peer_route_, s->peer_, Stream::kDelivered, static_cast<uint64_t>(rank()));
-      return;
-    }
-  } else if (t->Mirrored(rank(), dst)) {
-    return;  // the peer's identical send is modelled at the receive
-  }
-  t->Send(rank(), dst, bytes, stream_->tag_, 0, nullptr, 0);
-}
-
-void Algorithm::Recv(int src, uint64_t bytes) {
-  // Both ends are calls with nothing after them (jumps: no saved registers).
-  if (stream_->ctx_->transport->redirects()) {
-    RecvRedirected(src, bytes);
-    return;
-  }
-  stream_->PostRecvFrom(src);
-}
-
-void Algorithm::RecvRedirected(int src, uint64_t bytes) {
-  MessageTransport* t = stream_->ctx_->transport;
-  // Symmetric run: `src` sends us this message at this very instant (it runs
-  // the same schedule), so it arrives after the network delay from src to us.
-  if (t->Mirrored(rank(), src)) t->Send(src, rank(), bytes, stream_->tag_, 0, nullptr, 0);
-  stream_->PostRecvFrom(t->SimulatedPeer(rank(), src));
-}
-
-void Algorithm::StartTimer(uint64_t delay_ns, uint64_t arg) {
-  stream_->ctx_->queue->ScheduleAfter(delay_ns, stream_, Stream::kTimer, arg);
-}
-
-void Algorithm::Exit() { stream_->owner_->ProceedToNextPhase(stream_); }
-
-// --- Stream --------------------------------------------------------------------
-
-static_assert(sizeof(Stream) <= 192, "Stream: three cache lines (its rank arena slot)");
-
-Stream::Stream(NpuSys* owner, CollectiveHandle* coll, uint64_t tag, int group_pos, int priority,
-               std::vector<PhaseSpec> phases)
-    : ctx_(owner->context()),
-      rank_(owner->rank()),
-      owner_(owner),
-      coll_(coll),
-      tag_(tag),
-      priority_(priority),
-      group_pos_(group_pos),
-      phases_(std::move(phases)) {}
-
-void Stream::Deliver(int src) {
-  if (mail_.Arrive(src)) OnRecv(0);
-}
-
-inline void Stream::Dispatch(uint32_t kind, uint64_t arg) {
-  if (kind == kDelivered) {
-    Deliver(static_cast<int>(arg));
-    return;
-  }
-  if (kind == kTimer) {
-    algo_->OnTimer(arg);
-    return;
-  }
-  algo_->OnGeneral();  // kBundleArrived, kBundleProcessed
-}
-
-// Every path of the common case ends in a call with nothing after it (a
-// jump: this function saves no registers); freeing what an ended phase left
-// (StreamStore::CollectGarbage, before the event, as ever) is the rare case.
-void Stream::HandleEvent(uint32_t kind, uint64_t arg) {
-  if (__builtin_expect(ctx_->store->has_garbage(), 0)) {
-    CollectThenDispatch(kind, arg);
-    return;
-  }
-  Dispatch(kind, arg);
-}
-
-void Stream::CollectThenDispatch(uint32_t kind, uint64_t arg) {
-  ctx_->store->CollectGarbage();
-  Dispatch(kind, arg);
-}
-
-void Stream::OnRecv(uint64_t) { algo_->OnPacketReceived(); }
-
-void Stream::PostRecvFrom(int src) {
-  if (mail_.on()) {
-    if (mail_.Post(src)) OnRecv(0);
-    return;
-  }
-  owner_->PostRecv(src, tag_, 0, this, 0);
-}
-
-bool Stream::MailboxEligible() const {
-  for (const PhaseSpec& p : phases_) {
-    const AlgoKind k = p.algo.kind;
-    if (k != AlgoKind::kRing && k != AlgoKind::kHalvingDoubling && k != AlgoKind::kDoubleBinaryTree) return false;
-  }
-  return true;
-}
-
-void Stream::Init() {
-  ORRERY_CHECK(!initialized_, "stream phase initialised twice");
-  initialized_ = true;
-  algo_->OnInit();
-}
-
-// --- NpuSys --------------------------------------------------------------------
-
-NpuSys::NpuSys(const StreamContext* ctx, int rank, int num_queues)
-    : ctx_(ctx), rank_(rank), active_(num_queues), running_(num_queues, 0), mixed_(num_queues, 0) {}
+NpuSys::NpuSys(const ChunkContext* ctx, int rank, int num_queues)
+    : ctx_(ctx), rank_(rank), queues_(num_queues), running_(num_queues, 0), placed_by_size_(num_queues, 0) {}
 
 void NpuSys::StartCollective(CollectiveHandle* coll, std::vector<std::vector<PhaseSpec>> chunks, int group,
-                             int group_pos, uint64_t* stream_counter) {
-  const int priority = ctx_->options->lifo ? priority_counter_++ : priority_counter_--;
-  coll->total_streams = static_cast<int>(chunks.size());
-  StreamStore* store = ctx_->store;
+                             int group_pos, uint64_t* chunk_counter) {
+  const int priority = ctx_->options->lifo ? next_priority_++ : next_priority_--;
+  coll->total_chunks = static_cast<int>(chunks.size());
+  ChunkStore* store = ctx_->store;
   for (auto& phases : chunks) {
-    const uint64_t tag = tags::Stream(group, (*stream_counter)++);
-    Stream* s = store->Keep(std::unique_ptr<Stream>(
-        new (store->stream_arena(), rank_) Stream(this, coll, tag, group_pos, priority, std::move(phases))));
+    const uint64_t tag = tags::Chunk(group, (*chunk_counter)++);
+    Chunk* s = store->Keep(std::unique_ptr<Chunk>(
+        new (store->chunk_arena(), rank_) Chunk(this, coll, tag, group_pos, priority, std::move(phases))));
     if (store->Register(s)) TakeEarlyArrivals(tag, &s->mail_);
-    // With ASTRA-sim's thresholds every ready stream is scheduled at once:
+    // With ASTRA-sim's thresholds every ready chunk is scheduled at once:
     // it moves straight into the queue of its first phase.
     ProceedToNextPhase(s);
   }
 }
 
-void NpuSys::InsertStream(std::list<Stream*>* queue, Stream* s) {
-  auto it = queue->begin();
+void NpuSys::Enqueue(std::list<Chunk*>* queue, Chunk* s) {
   const PhaseSpec& cur = s->phases_[s->next_phase_ - 1];
-  uint8_t& mixed = mixed_[s->queue_id_];
-  if (queue->empty() || queue->back()->initialized_) mixed = 0;  // no stream waits: ordered again
+  uint8_t& by_size = placed_by_size_[s->queue_id_];
+  if (queue->empty() || queue->back()->phase_started_) by_size = 0;  // no chunk waits: ordered again
   if (ctx_->options->smallest_first && cur.type != ComType::kAllToAll && cur.type != ComType::kAllReduce) {
-    mixed = 1;  // ordered by size, not by priority
-    // Smallest chunk first; a stream in its last phase goes to the back.
-    if (s->next_phase_ == s->phases_.size()) {
-      queue->push_back(s);
-      return;
-    }
-    const uint64_t mine = std::max(cur.size, cur.final_size);
-    while (it != queue->end()) {
-      const PhaseSpec& other = (*it)->phases_[(*it)->next_phase_ - 1];
-      if ((*it)->initialized_ || std::max(other.size, other.final_size) < mine) {
-        ++it;
-        continue;
-      }
-      break;
-    }
-    queue->insert(it, s);
+    by_size = 1;  // ordered by size, not by priority
+    EnqueueBySize(queue, s);
     return;
   }
-  // A queue holds its running (initialized) streams first, then the waiting
-  // ones; unless a stream was placed by size since the queue last had none
-  // waiting, those are in non-increasing priority, so when the last stream
-  // ranks before `s`, every one does and `s` goes to the back (O(1) for the
-  // many chunks of one collective, which share a priority).
-  if (!mixed && !queue->empty() &&
-      (queue->back()->initialized_ || queue->back()->priority_ >= s->priority_)) {
+  EnqueueByPriority(queue, s, by_size);
+}
+
+void NpuSys::EnqueueBySize(std::list<Chunk*>* queue, Chunk* s) {
+  // Smallest chunk first; a chunk in its last phase goes to the back.
+  if (s->next_phase_ == s->phases_.size()) {
     queue->push_back(s);
     return;
   }
+  const PhaseSpec& cur = s->phases_[s->next_phase_ - 1];
+  const uint64_t mine = std::max(cur.size, cur.final_size);
+  auto it = queue->begin();
   while (it != queue->end()) {
-    if ((*it)->initialized_ || (*it)->priority_ >= s->priority_) {
+    const PhaseSpec& other = (*it)->phases_[(*it)->next_phase_ - 1];
+    if ((*it)->phase_started_ || std::max(other.size, other.final_size) < mine) {
       ++it;
       continue;
     }
@@ -222,28 +61,48 @@ void NpuSys::InsertStream(std::list<Stream*>* queue, Stream* s) {
   queue->insert(it, s);
 }
 
-void NpuSys::StartWaiting(int q) {
-  auto it = active_[q].begin();
+inline void NpuSys::EnqueueByPriority(std::list<Chunk*>* queue, Chunk* s, bool by_size) {
+  // A queue holds its running chunks first, then the waiting ones; unless a
+  // chunk was placed by size since the queue last had none waiting, those
+  // are in non-increasing priority, so when the last chunk ranks before `s`,
+  // every one does and `s` goes to the back (O(1) for the many chunks of one
+  // collective, which share a priority).
+  if (!by_size && !queue->empty() &&
+      (queue->back()->phase_started_ || queue->back()->priority_ >= s->priority_)) {
+    queue->push_back(s);
+    return;
+  }
+  auto it = queue->begin();
+  while (it != queue->end()) {
+    if ((*it)->phase_started_ || (*it)->priority_ >= s->priority_) {
+      ++it;
+      continue;
+    }
+    break;
+  }
+  queue->insert(it, s);
+}
+
+void NpuSys::StartWaitingChunks(int q) {
+  auto it = queues_[q].begin();
   std::advance(it, running_[q]);
   const int limit = ctx_->options->active_chunks_per_dimension;
-  while (it != active_[q].end() && running_[q] < limit) {
-    Stream* s = *it;
+  while (it != queues_[q].end() && running_[q] < limit) {
+    Chunk* s = *it;
     ++running_[q];
     ++it;
-    s->Init();
+    s->StartPhase();
   }
 }
 
-void NpuSys::NotifyStreamAdded(int q) { StartWaiting(q); }
-
-void NpuSys::NotifyStreamRemoved(int q) {
+inline void NpuSys::LeaveRunning(int q) {
   --running_[q];
-  StartWaiting(q);
+  StartWaitingChunks(q);
 }
 
-void NpuSys::EraseFromQueue(int q, Stream* s) {
+void NpuSys::EraseFromQueue(int q, Chunk* s) {
   if (q < 0) return;
-  auto& list = active_[q];
+  auto& list = queues_[q];
   for (auto it = list.begin(); it != list.end(); ++it) {
     if (*it == s) {
       list.erase(it);
@@ -252,42 +111,49 @@ void NpuSys::EraseFromQueue(int q, Stream* s) {
   }
 }
 
-void NpuSys::ProceedToNextPhase(Stream* s) {
+inline void NpuSys::TellPhaseObservers(const Chunk* s, int to_dim) {
+  for (PhaseObserver* o : *ctx_->phase_observers) {
+    o->OnPhaseChange(rank_, s->coll_->cookie, s->phase_dim_, to_dim, ctx_->queue->Now());
+  }
+}
+
+void NpuSys::ProceedToNextPhase(Chunk* s) {
   const int previous = s->queue_id_;
   if (s->algo_) ctx_->store->Retire(s->TakeAlgorithm());
-  const std::vector<PhaseObserver*>& observers = *ctx_->phase_observers;
   if (s->next_phase_ == s->phases_.size()) {
-    for (PhaseObserver* o : observers) {
-      o->OnPhaseChange(rank_, s->coll_->cookie, s->phase_dim_, PhaseObserver::kNoPhase, ctx_->queue->Now());
-    }
-    // The workload hears first, while this stream still holds its place in
-    // the queue: a collective it issues now must see the queue as it is.
-    CollectiveHandle* coll = s->coll_;
-    if (++coll->finished_streams == coll->total_streams && coll->client) {
-      coll->client->OnCollectiveDone(coll->cookie);  // frees `coll`
-    }
-    EraseFromQueue(previous, s);
-    ctx_->store->Release(s);
-    SweepMatches();
-    if (previous >= 0) NotifyStreamRemoved(previous);
+    EndChunk(s, previous);
     return;
   }
   EraseFromQueue(previous, s);
   const PhaseSpec& spec = s->phases_[s->next_phase_++];
-  if (!observers.empty()) {
+  if (!ctx_->phase_observers->empty()) {
     // A phase is on one network dimension unless it runs over an explicit member
     // list (a flat group), every NPU (one*), or a rooted collective's graph.
     const bool one_dim = spec.ring.members == nullptr && !spec.algo.one && spec.ring.size > 0;
     const int dim = one_dim ? spec.queue_id : PhaseObserver::kNotOneDim;
-    for (PhaseObserver* o : observers) o->OnPhaseChange(rank_, s->coll_->cookie, s->phase_dim_, dim, ctx_->queue->Now());
+    TellPhaseObservers(s, dim);
     s->phase_dim_ = dim;
   }
   s->queue_id_ = spec.queue_id;
-  s->initialized_ = false;
+  s->phase_started_ = false;
   s->SetAlgorithm(MakeAlgorithm(s, spec, ctx_->store->algorithm_arena()));
-  InsertStream(&active_[s->queue_id_], s);
-  if (previous >= 0) NotifyStreamRemoved(previous);
-  NotifyStreamAdded(s->queue_id_);
+  Enqueue(&queues_[s->queue_id_], s);
+  if (previous >= 0) LeaveRunning(previous);
+  StartWaitingChunks(s->queue_id_);
+}
+
+void NpuSys::EndChunk(Chunk* s, int previous) {
+  TellPhaseObservers(s, PhaseObserver::kNoPhase);
+  // The workload hears first, while this chunk still holds its place in
+  // the queue: a collective it issues now must see the queue as it is.
+  CollectiveHandle* coll = s->coll_;
+  if (++coll->finished_chunks == coll->total_chunks && coll->client) {
+    coll->client->OnCollectiveDone(coll->cookie);  // frees `coll`
+  }
+  EraseFromQueue(previous, s);
+  ctx_->store->Release(s);
+  SweepMatches();
+  if (previous >= 0) LeaveRunning(previous);
 }
 
 void NpuSys::PostRecv(int src, uint64_t tag, uint64_t sub, RecvClient* client, uint64_t cookie) {
@@ -318,18 +184,18 @@ void NpuSys::DescribePending(std::vector<std::string>* out) const {
                    std::to_string(src));
   };
   match_.ForEachWaiting([&](uint64_t, int src, uint32_t n) { describe(src, n); });
-  // Streams in the StreamDirectory wait in their own mailboxes; every live
-  // stream is in the queue of its current phase.
-  for (const std::list<Stream*>& queue : active_) {
-    for (const Stream* s : queue) s->mail_.ForEachWaiting(describe);
+  // Chunks in the ChunkDirectory wait in their own mailboxes; every live
+  // chunk is in the queue of its current phase.
+  for (const std::list<Chunk*>& queue : queues_) {
+    for (const Chunk* s : queue) s->mail_.ForEachWaiting(describe);
   }
 }
 
 void NpuSys::TakeEarlyArrivals(uint64_t tag, Mailbox* mail) {
   if (match_.size() == 0) return;
-  early_.clear();
-  match_.TakeArrived(tag, 0, &early_);
-  for (const auto& [src, n] : early_) mail->AddArrived(src, n);
+  early_arrivals_.clear();
+  match_.TakeArrived(tag, 0, &early_arrivals_);
+  for (const auto& [src, n] : early_arrivals_) mail->AddArrived(src, n);
 }
 
 }  // namespace orrery

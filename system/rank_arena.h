@@ -1,5 +1,5 @@
 // Rank-major memory for the per-rank objects the event loop visits in rank
-// order: a collective's streams and their phase algorithms. At one instant of
+// order: a collective's chunks and their phase algorithms. At one instant of
 // a data-parallel step every rank handles its own chunk, and the queue runs
 // those events in rank order (ranks r, r+1, ... as the schedule was built).
 // From a free list the objects lie scattered, so at 16K NPUs each event is a

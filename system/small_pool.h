@@ -1,5 +1,5 @@
 // Recycles the memory of small hot-path objects (a phase's algorithm, a
-// chunk's stream): a per-thread free list per 64-byte size class, so starting
+// collective's chunk): a per-thread free list per 64-byte size class, so starting
 // a phase allocates nothing in steady state. Classes opt in by deriving from
 // Pooled (their operator new/delete come from here); objects over 512 bytes
 // fall through to the global heap. Per thread because sweeps run simulations
@@ -8,7 +8,7 @@
 // blocks in address order. Slabs are kept for the process's life in one
 // registry (a block may end on another thread's list, so no thread may free
 // a slab); free lists only ever hold blocks of them, so memory does not grow
-// beyond the largest simultaneous use. The full engine places streams and
+// beyond the largest simultaneous use. The full engine places chunks and
 // algorithms in rank arenas instead (system/rank_arena.h) when they fit; a
 // free goes back to whichever of the two gave the memory.
 #pragma once

@@ -16,7 +16,7 @@
 #include "system/match_table.h"
 #include "system/npu_sys.h"
 #include "system/rank_arena.h"
-#include "system/stream_directory.h"
+#include "system/chunk_directory.h"
 #include "system/tag.h"
 #include "tests/test_util.h"
 #include "run/run.h"
@@ -122,33 +122,33 @@ TEST(HotPathPartners, DoubleBinaryTreeOfEightByHand) {
 }
 
 TEST(HotPathTags, PackingByHand) {
-  EXPECT_EQ(tags::Stream(-1, 5), uint64_t{5});
-  EXPECT_EQ(tags::Stream(0, 5), (uint64_t{1} << 40) | 5);
-  EXPECT_EQ(tags::Stream(2, uint64_t{1} << 24), (uint64_t{3} << 40) | (uint64_t{1} << 24));
-  EXPECT_EQ(tags::Stream(-1, tags::kMaxStreams - 1), (uint64_t{1} << 40) - 1);
+  EXPECT_EQ(tags::Chunk(-1, 5), uint64_t{5});
+  EXPECT_EQ(tags::Chunk(0, 5), (uint64_t{1} << 40) | 5);
+  EXPECT_EQ(tags::Chunk(2, uint64_t{1} << 24), (uint64_t{3} << 40) | (uint64_t{1} << 24));
+  EXPECT_EQ(tags::Chunk(-1, tags::kMaxChunks - 1), (uint64_t{1} << 40) - 1);
   EXPECT_EQ(tags::PointToPoint(7), (uint64_t{1} << 63) | 7);
   EXPECT_TRUE(tags::IsPointToPoint(tags::PointToPoint(0)));
-  EXPECT_FALSE(tags::IsPointToPoint(tags::Stream(5, 9)));
+  EXPECT_FALSE(tags::IsPointToPoint(tags::Chunk(5, 9)));
   EXPECT_TRUE(tags::IsRaw(tags::kRaw));
-  EXPECT_FALSE(tags::IsRaw(tags::Stream(tags::kMaxGroups - 1, 0)));  // the top group stays below bit 62
+  EXPECT_FALSE(tags::IsRaw(tags::Chunk(tags::kMaxGroups - 1, 0)));  // the top group stays below bit 62
   EXPECT_FALSE(tags::IsRaw(tags::PointToPoint(tags::kRaw)));          // a huge trace tag is still matched
   EXPECT_EQ(tags::TraceTag(tags::PointToPoint(123)), uint64_t{123});
 }
 
-// Stream numbers past 2^24 no longer meet a custom op's tag: before, a stream
+// Chunk numbers past 2^24 no longer meet a custom op's tag: before, a chunk
 // tag was (group << 40) | number and an op's tag was XORed in at bit 24, so
-// stream 2^24 + x with op tag 1 and stream x with op tag 0 were one key.
+// chunk 2^24 + x with op tag 1 and chunk x with op tag 0 were one key.
 TEST(HotPathTags, StreamNumbersPast2To24StayDistinct) {
   const uint64_t x = 17;
-  const uint64_t a = tags::Stream(-1, (uint64_t{1} << 24) + x), b = tags::Stream(-1, x);
+  const uint64_t a = tags::Chunk(-1, (uint64_t{1} << 24) + x), b = tags::Chunk(-1, x);
   EXPECT_NE(a, b);
   EXPECT_EQ(b ^ (uint64_t{1} << 24), a);  // what the old packing made of (b, op tag 1)
-  // Neighbouring groups never share a stream number's bits.
-  EXPECT_NE(tags::Stream(0, tags::kMaxStreams - 1), tags::Stream(1, 0));
-  EXPECT_EQ(tags::Stream(0, tags::kMaxStreams - 1) + 1, tags::Stream(1, 0));
+  // Neighbouring groups never share a chunk number's bits.
+  EXPECT_NE(tags::Chunk(0, tags::kMaxChunks - 1), tags::Chunk(1, 0));
+  EXPECT_EQ(tags::Chunk(0, tags::kMaxChunks - 1) + 1, tags::Chunk(1, 0));
 }
 
-// A run whose stream numbers start just below 2^24 and cross it (the counters
+// A run whose chunk numbers start just below 2^24 and cross it (the counters
 // pre-advanced through the test hook) gives the same per-rank results as one
 // from 0: all-reduce chunks, a broadcast and a barrier (custom ops with their
 // own tags) on 8 ranks.
@@ -170,9 +170,9 @@ TEST(HotPathTags, RunCrossing2To24StreamsPerRankIsUnchanged) {
   });
   auto base = testing::RunIn(d);
   ASSERT_TRUE(base.ok()) << base.status().message();
-  CollectiveEngine::first_stream_number_for_test = (uint64_t{1} << 24) - 3;
+  CollectiveEngine::first_chunk_number_for_test = (uint64_t{1} << 24) - 3;
   auto crossed = testing::RunIn(d);
-  CollectiveEngine::first_stream_number_for_test = 0;
+  CollectiveEngine::first_chunk_number_for_test = 0;
   ASSERT_TRUE(crossed.ok()) << crossed.status().message();
   ASSERT_EQ(base.value().per_npu.size(), 8u);
   ASSERT_EQ(crossed.value().per_npu.size(), 8u);
@@ -198,7 +198,7 @@ TEST(HotPathMatch, TableEqualsAModelThroughErasures) {
   auto next = [&x] { return (x = x * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
   RecvClient* const fake = reinterpret_cast<RecvClient*>(uintptr_t{0x1000});
   for (int step = 0; step < 200000; ++step) {
-    const uint64_t tag = tags::Stream(static_cast<int>(next() % 3) - 1, next() % 5);
+    const uint64_t tag = tags::Chunk(static_cast<int>(next() % 3) - 1, next() % 5);
     const uint64_t sub = next() % 2;
     const int src = static_cast<int>(next() % 7);
     Model& m = model[{tag, sub, src}];
@@ -231,7 +231,7 @@ TEST(HotPathMatch, TableEqualsAModelThroughErasures) {
   }
 }
 
-// A stream's mailbox against a model (a count per source, positive: messages
+// A chunk's mailbox against a model (a count per source, positive: messages
 // here, negative: receives waiting), with up to six live sources so the list
 // spills past its two inline entries and shrinks back.
 TEST(HotPathMatch, MailboxEqualsAModel) {
@@ -259,7 +259,7 @@ TEST(HotPathMatch, MailboxEqualsAModel) {
 
 TEST(HotPathMatch, MailboxByHand) {
   Mailbox box;
-  box.AddArrived(3, 2);      // two messages from 3 came before the stream started
+  box.AddArrived(3, 2);      // two messages from 3 came before the chunk started
   EXPECT_FALSE(box.Post(5)); // nothing from 5 yet
   EXPECT_TRUE(box.Post(3));
   EXPECT_TRUE(box.Post(3));
@@ -274,10 +274,10 @@ TEST(HotPathMatch, MailboxByHand) {
 }
 
 TEST(HotPathDirectory, RegisterFindUnregisterByHand) {
-  StreamDirectory d;
-  Stream* const a = reinterpret_cast<Stream*>(uintptr_t{0x1000});
-  Stream* const b = reinterpret_cast<Stream*>(uintptr_t{0x2000});
-  const uint64_t t1 = tags::Stream(-1, 7), t2 = tags::Stream(4, 7);
+  ChunkDirectory d;
+  Chunk* const a = reinterpret_cast<Chunk*>(uintptr_t{0x1000});
+  Chunk* const b = reinterpret_cast<Chunk*>(uintptr_t{0x2000});
+  const uint64_t t1 = tags::Chunk(-1, 7), t2 = tags::Chunk(4, 7);
   EXPECT_EQ(d.Find(t1, 0), nullptr);
   d.Register(t1, 3, a);
   d.Register(t1, 1000, b);  // a later page
@@ -301,7 +301,7 @@ TEST(HotPathDirectory, RegisterFindUnregisterByHand) {
 }
 
 
-// A built-in algorithm's message to a stream that has started goes straight to
+// A built-in algorithm's message to a chunk that has started goes straight to
 // it when the backend knows the delay at send time (network/fixed_delay.h);
 // every other message takes a slot and is matched at delivery. Both ways must
 // simulate the same: the same runs through a wrapper that hides the analytical
@@ -409,7 +409,7 @@ TEST(HotPathDelivery, DirectDeliveryEqualsTheSlotPath) {
                   .ok());
   // 16 ranks on Ring(4) x Switch(4); ranks start at different times (compute
   // of rank % 3 us first), so some messages leave before their receiver's
-  // stream has started; then collectives over all ranks, over dimension 0's
+  // chunk has started; then collectives over all ranks, over dimension 0's
   // group {0..3}, over the unaligned group {0..7} (a flat ring) and over the
   // odd ranks (a flat ring whose positions are not the ranks).
   TempDir d;
@@ -459,7 +459,7 @@ TEST(HotPathDelivery, DirectDeliveryEqualsTheSlotPath) {
       // Every message of the slot run went through NetworkBackend::Send.
       EXPECT_EQ(slot_sends, a.messages) << where;
       // The other runs sent messages directly (ring, halving-doubling and the
-      // tree receive through the stream's Mailbox; direct does not), and
+      // tree receive through the chunk's Mailbox; direct does not), and
       // some (before their receiver started) by slot; together they are the
       // same messages. With routes, a direct send between NPUs that differ
       // in one dimension asks no Delay; the flat groups' neighbours differ in
@@ -566,7 +566,7 @@ TEST(HotPathDelivery, RoutesChargeWhatDelayDoes) {
   EXPECT_EQ(a[1].busy_ns, before1.busy_ns + 36);
 }
 
-// Streams and algorithms are placed rank-major (system/rank_arena.h): rank r's
+// Chunks and algorithms are placed rank-major (system/rank_arena.h): rank r's
 // slot k at plane k + r * slot, the lowest free plane first.
 TEST(HotPathArena, SlotsByHand) {
   EXPECT_EQ(RankArena(192, 4).slot_bytes(), 192u);  // three lines: odd already
@@ -647,8 +647,8 @@ TEST(HotPathArena, PooledObjectsFindTheirWayBack) {
 }
 
 // Placement changes addresses, never results: runs with and without rank
-// arenas give the same numbers, also when a rank has more live streams and
-// algorithms than planes (40 chunks of one collective: 40 streams and, while
+// arenas give the same numbers, also when a rank has more live chunks and
+// algorithms than planes (40 chunks of one collective and, while
 // they wait in their queues, 40 algorithms; the ones past 32 come from the
 // pool), for every built-in algorithm and a communicator group.
 TEST(HotPathArena, PlacementChangesNoResult) {

@@ -1,7 +1,7 @@
-// What a collective's streams, their algorithms and their NPU's system layer
+// What a collective's chunks, their algorithms and their NPU's system layer
 // need from the world, in one place: the clock, the options, the network's
-// shape, the way out to the network (MessageTransport) and where streams live
-// (StreamStore). The engine fills one StreamContext and hands it down; nothing
+// shape, the way out to the network (MessageTransport) and where chunks live
+// (ChunkStore). The engine fills one ChunkContext and hands it down; nothing
 // below the engine sees the engine (docs/design.md, "The one-way rule").
 #pragma once
 #include <cstdint>
@@ -15,13 +15,13 @@ namespace orrery {
 
 class MessageTransport;
 class PhaseObserver;
-class StreamStore;
+class ChunkStore;
 class Topology;
 
-struct StreamContext {
-  // First, in one cache line: what every event and message of a stream reads.
+struct ChunkContext {
+  // First, in one cache line: what every event and message of a chunk reads.
   EventQueue* queue = nullptr;
-  StreamStore* store = nullptr;           // stream and algorithm lifetime, the stream directory
+  ChunkStore* store = nullptr;            // chunk and algorithm lifetime, the chunk directory
   MessageTransport* transport = nullptr;  // messages to the network backend
   uint64_t endpoint_delay_ns = 0;         // options->endpoint_delay_ns
   double local_mem_bw = 0;                // options->local_mem_bw (bytes per ns; 0: no reduction cost)
@@ -33,7 +33,7 @@ struct StreamContext {
   // message through local memory. The last size's cost is kept: a
   // collective's messages mostly repeat their size (and a division is slow).
   // The key is the size alone: local_mem_bw is set once, when the engine
-  // fills its context, before any stream runs.
+  // fills its context, before any chunk runs.
   Tick ReduceCost(uint64_t bytes) const {
     if (bytes != reduce_bytes_) {
       reduce_bytes_ = bytes;

@@ -1,12 +1,12 @@
-// Where a collective stream's messages go. Every member of a collective numbers
-// its streams alike, so one tag (system/tag.h) names the same stream on every
-// member; the directory holds, per live tag, each member's receiving Stream by
+// Where a collective chunk's messages go. Every member of a collective numbers
+// its chunks alike, so one tag (system/tag.h) names the same chunk on every
+// member; the directory holds, per live tag, each member's receiving Chunk by
 // the member's position in the group (its rank when there is no group). A
 // message is then delivered with one cached lookup of its tag and one load
 // from a page of positions, without probing the receiver's match table.
 // Pages of 256 positions (cut from slabs of huge pages) are allocated on first use and recycled, so a tag
 // costs memory for the members that have started it only; an entry is freed
-// when its last registered stream ends (a member that starts later makes it
+// when its last registered chunk ends (a member that starts later makes it
 // anew). O(1) per message, no allocation in steady state.
 #pragma once
 #include <algorithm>
@@ -19,12 +19,12 @@
 
 namespace orrery {
 
-class Stream;
+class Chunk;
 
-class StreamDirectory {
+class ChunkDirectory {
  public:
-  // The stream at `pos` for `tag`, or nullptr (not started yet, or ended).
-  Stream* Find(uint64_t tag, int pos) {
+  // The chunk at `pos` for `tag`, or nullptr (not started yet, or ended).
+  Chunk* Find(uint64_t tag, int pos) {
     const Entry* e = Lookup(tag);
     if (!e) return nullptr;
     const size_t p = static_cast<size_t>(pos) >> kPageBits;
@@ -32,7 +32,7 @@ class StreamDirectory {
     return e->pages[p][pos & kPageMask];
   }
 
-  void Register(uint64_t tag, int pos, Stream* s) {
+  void Register(uint64_t tag, int pos, Chunk* s) {
     Entry* e = Lookup(tag);
     if (!e) e = NewEntry(tag);
     const size_t p = static_cast<size_t>(pos) >> kPageBits;
@@ -48,7 +48,7 @@ class StreamDirectory {
     e->pages[static_cast<size_t>(pos) >> kPageBits][pos & kPageMask] = nullptr;
     if (--e->live > 0) return;
     // Every registered slot has been cleared: the pages are all null again.
-    for (Stream** page : e->pages) {
+    for (Chunk** page : e->pages) {
       if (page) free_pages_.push_back(page);
     }
     e->pages.clear();
@@ -66,8 +66,8 @@ class StreamDirectory {
   static constexpr size_t kCache = 16;  // direct-mapped: the few tags in use at one time
   struct Entry {
     uint64_t tag = 0;
-    int live = 0;  // registered streams not yet ended
-    std::vector<Stream**> pages;
+    int live = 0;  // registered chunks not yet ended
+    std::vector<Chunk**> pages;
   };
   struct CacheSlot {
     uint64_t tag = 0;
@@ -97,19 +97,19 @@ class StreamDirectory {
     index_[tag] = e;
     return e;
   }
-  Stream** NewPage() {
+  Chunk** NewPage() {
     if (!free_pages_.empty()) {
-      Stream** p = free_pages_.back();
+      Chunk** p = free_pages_.back();
       free_pages_.pop_back();
       return p;
     }
     // A new page cut from a slab of huge pages (read at random at 16K NPUs).
     if (slab_left_ == 0) {
-      slabs_.push_back(SlabPtr(static_cast<Stream**>(AllocateHuge(kHugePageBytes))));
+      slabs_.push_back(SlabPtr(static_cast<Chunk**>(AllocateHuge(kHugePageBytes))));
       slab_next_ = slabs_.back().get();
       slab_left_ = kHugePageBytes / kPageBytes;
     }
-    Stream** p = slab_next_;
+    Chunk** p = slab_next_;
     slab_next_ += size_t{1} << kPageBits;
     --slab_left_;
     std::fill(p, p + (size_t{1} << kPageBits), nullptr);
@@ -120,15 +120,15 @@ class StreamDirectory {
   std::unordered_map<uint64_t, Entry*> index_;
   std::vector<std::unique_ptr<Entry>> entries_;
   std::vector<Entry*> free_entries_;
-  static constexpr size_t kPageBytes = sizeof(Stream*) << kPageBits;
+  static constexpr size_t kPageBytes = sizeof(Chunk*) << kPageBits;
   struct FreeSlab {
-    void operator()(Stream** p) const { FreeHuge(p); }
+    void operator()(Chunk** p) const { FreeHuge(p); }
   };
-  using SlabPtr = std::unique_ptr<Stream*[], FreeSlab>;
+  using SlabPtr = std::unique_ptr<Chunk*[], FreeSlab>;
   std::vector<SlabPtr> slabs_;
-  Stream** slab_next_ = nullptr;
+  Chunk** slab_next_ = nullptr;
   size_t slab_left_ = 0;  // pages not yet cut from the newest slab
-  std::vector<Stream**> free_pages_;
+  std::vector<Chunk**> free_pages_;
 };
 
 }  // namespace orrery

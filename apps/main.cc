@@ -23,9 +23,9 @@ namespace {
 // Add*Command function in its own file and one line here.
 using AddCommand = void (*)(orrery::cli::Commands*, CLI::App*);
 constexpr AddCommand kCommands[] = {
-    orrery::cli::AddRunCommand,     orrery::cli::AddTraceCommands, orrery::cli::AddTopologyCommands,
+    orrery::cli::AddRunCommand,      orrery::cli::AddTraceCommands, orrery::cli::AddTopologyCommands,
     orrery::cli::AddPluginsCommands, orrery::cli::AddPeerCommand,   orrery::cli::AddGenCommand,
-    orrery::cli::AddPlotCommand,    orrery::cli::AddSweepCommand,  orrery::cli::AddSearchCommand,
+    orrery::cli::AddPlotCommand,     orrery::cli::AddSweepCommand,  orrery::cli::AddSearchCommand,
     orrery::cli::AddReportCommand,
 };
 
@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
   FLAGS_logtostderr = true;  // no log files
   google::InitGoogleLogging(argv[0]);
   google::InstallFailureSignalHandler();  // a stack trace on a crash ...
-  std::signal(SIGTERM, SIG_DFL);           // ... but `kill` stops `orrery peer` quietly
+  std::signal(SIGTERM, SIG_DFL);          // ... but `kill` stops `orrery peer` quietly
 
   CLI::App app("Orrery: a simulator of distributed deep-learning training that reads ASTRA-sim inputs", "orrery");
   app.set_version_flag("--version", std::string("orrery ") + ORRERY_VERSION);
@@ -124,7 +124,8 @@ int main(int argc, char** argv) {
     const CLI::App* where = &app;
     while (!where->get_subcommands().empty()) where = where->get_subcommands().front();
     return orrery::cli::Fail(orrery::Status::Invalid(std::string(e.what()) + " (in '" + orrery::cli::FullName(where) +
-                                                     "'; '" + orrery::cli::FullName(where) + " --help' shows its usage)"));
+                                                     "'; '" + orrery::cli::FullName(where) +
+                                                     " --help' shows its usage)"));
   }
   auto action = commands.Resolve();
   if (!action.ok()) return orrery::cli::Fail(action.status());

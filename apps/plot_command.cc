@@ -17,13 +17,17 @@ void AddPlotCommand(Commands* commands, CLI::App* root) {
         std::fputs(files->report.c_str(), stdout);
         return 0;
       });
-  plot->add_option("FILE", o->csv, "the sweep's CSV: a header row, then one row per run (rows whose status is not ok are skipped)")
+  plot->add_option("FILE", o->csv,
+                   "the sweep's CSV: a header row, then one row per run (rows whose status is not ok are skipped)")
       ->required();
-  plot->add_option("--kind", o->kind, "heatmap (--x, --y, --z), lines (--x, --y, --series), stacked (--x, --stack) or pareto (--x, --y)")
+  plot->add_option("--kind", o->kind,
+                   "heatmap (--x, --y, --z), lines (--x, --y, --series), stacked (--x, --stack) or pareto (--x, --y)")
       ->type_name("KIND");
-  plot->add_option("--x", o->x, "the column along x (heatmap, lines: an axis; stacked: the bar labels; pareto: a metric)")
+  plot->add_option("--x", o->x,
+                   "the column along x (heatmap, lines: an axis; stacked: the bar labels; pareto: a metric)")
       ->type_name("COL");
-  plot->add_option("--y", o->y, "heatmap: the axis along y; lines: the metric; pareto: the second metric")->type_name("COL");
+  plot->add_option("--y", o->y, "heatmap: the axis along y; lines: the metric; pareto: the second metric")
+      ->type_name("COL");
   plot->add_option("--z", o->z, "heatmap: the metric shown as colour")->type_name("COL");
   plot->add_option("--series", o->series, "lines: one line per distinct value of this column")->type_name("COL");
   plot->add_option("--stack", o->stack,

@@ -8,13 +8,13 @@
 #include <memory>
 
 #include "apps/commands.h"
-#include "run/examples.h"
-#include "plugins/remote/remote_backend.h"
 #include "gen/gen_source.h"
+#include "plugins/remote/remote_backend.h"
 #include "run/build.h"
-#include "workload/progress.h"
+#include "run/examples.h"
 #include "run/run.h"
 #include "run/spec.h"
+#include "workload/progress.h"
 
 namespace orrery::cli {
 
@@ -110,9 +110,9 @@ struct TempFolder {
 
 // --example=NAME: the example's inputs written into a temporary folder.
 Status ExampleInputs(const RunFlags& f, RunConfig* cfg, TempFolder* tmp) {
-  for (const char* input : {"--workload-configuration", "--system-configuration", "--network-configuration",
-                            "--remote-memory-configuration", "--memory-configuration", "--comm-group-configuration",
-                            "--generate"}) {
+  for (const char* input :
+       {"--workload-configuration", "--system-configuration", "--network-configuration",
+        "--remote-memory-configuration", "--memory-configuration", "--comm-group-configuration", "--generate"}) {
     if (Given(f.app, input)) {
       return Status::Invalid("--example=" + f.example + " runs embedded inputs; it cannot be combined with " + input +
                              " (give either the example or the input files)");
@@ -130,18 +130,22 @@ Status ExampleInputs(const RunFlags& f, RunConfig* cfg, TempFolder* tmp) {
 // The input files as named, and --generate's workload built in memory.
 Status FileInputs(const RunFlags& f, RunConfig* cfg) {
   if (f.workload.empty() && f.generate.empty() && f.system.empty() && f.network.empty()) {
-    return Status::Invalid("'orrery run' needs --workload-configuration (or --generate), --system-configuration "
-                           "and --network-configuration, or --example=default; 'orrery run --help' lists its flags");
+    return Status::Invalid(
+        "'orrery run' needs --workload-configuration (or --generate), --system-configuration "
+        "and --network-configuration, or --example=default; 'orrery run --help' lists its flags");
   }
   if (Given(f.app, "--generate")) {
     for (const char* input : {"--workload-configuration", "--comm-group-configuration"}) {
       if (Given(f.app, input)) {
-        return Status::Invalid("--generate builds the workload and its communicator groups in memory; it cannot "
-                               "be combined with " + std::string(input));
+        return Status::Invalid(
+            "--generate builds the workload and its communicator groups in memory; it cannot "
+            "be combined with " +
+            std::string(input));
       }
     }
     if (f.generate.find("--offload") != std::string::npos && f.remote_memory.empty() && f.memory.empty()) {
-      return Status::Invalid("--generate=\"" + f.generate + "\": --offload moves data to a remote memory; give "
+      return Status::Invalid("--generate=\"" + f.generate +
+                             "\": --offload moves data to a remote memory; give "
                              "--remote-memory-configuration (ASTRA-sim JSON) or --memory-configuration (Orrery YAML)");
     }
     ORRERY_PARSE_OR_RETURN(cfg->source, gen::GeneratedSource(f.generate, f.network));
@@ -195,9 +199,11 @@ class ExportFiles {
       e.file = nullptr;
       if (!ok || !closed) return Status::Env(std::string(e.flag) + " = \"" + e.path + "\": writing it failed");
       if (links && report.links.empty()) {
-        std::fprintf(stderr, "orrery: note: --links: %s\n",
-                     report.messages == 0 ? "no message crossed the network"
-                                          : ("backend " + backend + " has no per-link statistics; the file has only its header").c_str());
+        std::fprintf(
+            stderr, "orrery: note: --links: %s\n",
+            report.messages == 0
+                ? "no message crossed the network"
+                : ("backend " + backend + " has no per-link statistics; the file has only its header").c_str());
       }
     }
     return Status::Ok();
@@ -248,8 +254,9 @@ int Run(const RunFlags& f) {
   ExportFiles exports;
   if (Status st = exports.Open(f); !st.ok()) return Fail(st);
   if (f.quiet && f.progress) {
-    return Fail(Status::Invalid("--quiet and --progress contradict each other; give one (--quiet: no progress line, "
-                                "--progress: a progress line per update even when stderr is not a terminal)"));
+    return Fail(
+        Status::Invalid("--quiet and --progress contradict each other; give one (--quiet: no progress line, "
+                        "--progress: a progress line per update even when stderr is not a terminal)"));
   }
   // The stages (run/spec.h, run/build.h), with a progress meter on stderr.
   const Registries registries{&r.backends, &r.algorithms, &r.memories};
@@ -272,104 +279,141 @@ namespace {
 void AddRunInputsFlags(CLI::App* run, RunFlags* f) {
   const std::string group = "Inputs";
   run->add_option("--workload-configuration", f->workload, "Chakra traces PREFIX.<rank>.et, one per NPU")
-      ->type_name("PREFIX")->group(group);
+      ->type_name("PREFIX")
+      ->group(group);
   run->add_option("--generate", f->generate,
                   "generate the workload in memory from 'orrery gen' flags instead of reading traces, "
                   "e.g. \"--model=llama3-8b --tp=8 --dp=2\"")
-      ->type_name("\"GEN FLAGS\"")->group(group);
+      ->type_name("\"GEN FLAGS\"")
+      ->group(group);
   run->add_option("--system-configuration", f->system, "ASTRA-sim system JSON")->type_name("F.json")->group(group);
   run->add_option("--network-configuration", f->network,
                   "ASTRA-sim network YAML, Orrery's network YAML, or a topology notation string")
-      ->type_name("F.yml")->group(group);
+      ->type_name("F.yml")
+      ->group(group);
   run->add_option("--comm-group-configuration", f->comm_group,
                   "communicator groups JSON {\"<name>\": [ranks...]} (optional)")
-      ->type_name("F.json")->group(group);
+      ->type_name("F.json")
+      ->group(group);
   run->add_option("--example", f->example,
                   "run an embedded example instead of input files: " + ExampleNames() +
                       " (not together with input-file flags)")
-      ->type_name("NAME")->group(group);
+      ->type_name("NAME")
+      ->group(group);
 }
 
 void AddRunNetworkFlags(CLI::App* run, RunFlags* f) {
   const std::string group = "Network backend";
   run->add_option("--network-backend", f->backend,
                   "analytical (congestion-unaware), congestion-aware, remote, ns3, or a plugin's; 'help' lists them")
-      ->type_name("NAME")->capture_default_str()->group(group);
+      ->type_name("NAME")
+      ->capture_default_str()
+      ->group(group);
   run->add_option("--plugin", f->plugins, "load a plugin shared library (repeatable)")
-      ->type_name("PATH.so")->allow_extra_args(false)->group(group);
+      ->type_name("PATH.so")
+      ->allow_extra_args(false)
+      ->group(group);
   run->add_option("--remote-endpoint", f->remote_endpoint, "remote backend: the peer, HOST:PORT or unix:/path")
-      ->type_name("ADDR")->group(group);
+      ->type_name("ADDR")
+      ->group(group);
   run->add_option("--remote-model", f->remote_model, "remote backend: which model to ask the peer for")
-      ->type_name("NAME")->capture_default_str()->group(group);
+      ->type_name("NAME")
+      ->capture_default_str()
+      ->group(group);
   run->add_option("--remote-timeout-ms", f->remote_timeout_ms,
                   "remote backend: how long to wait for each answer of the peer, 1..86400000 ms")
-      ->type_name("MS")->capture_default_str()->group(group);
+      ->type_name("MS")
+      ->capture_default_str()
+      ->group(group);
 }
 
 void AddRunMemoryFlags(CLI::App* run, RunFlags* f) {
   const std::string group = "Memory";
   run->add_option("--remote-memory-configuration", f->remote_memory,
                   "ASTRA-sim remote-memory JSON (optional; default: no remote memory)")
-      ->type_name("F.json")->group(group);
+      ->type_name("F.json")
+      ->group(group);
   run->add_option("--memory-configuration", f->memory,
                   "Orrery memory YAML (backend and settings); overrides the remote-memory JSON")
-      ->type_name("F.yml")->group(group);
+      ->type_name("F.yml")
+      ->group(group);
   run->add_flag("--allow-oversubscription", f->allow_oversubscription,
-                "memory over capacity is a warning in the report, not an error")->group(group);
+                "memory over capacity is a warning in the report, not an error")
+      ->group(group);
 }
 
 void AddRunOutputFlags(CLI::App* run, RunFlags* f) {
   const std::string group = "Output";
   run->add_option("--report-format", f->report_format, "text, json or csv, on stdout (logs and errors: stderr)")
-      ->type_name("FMT")->capture_default_str()->group(group);
+      ->type_name("FMT")
+      ->capture_default_str()
+      ->group(group);
   run->add_flag("--link-stats", f->link_stats, "report bytes and busy time of the busiest links")->group(group);
   run->add_flag("--critical-path", f->critical_path,
                 "find the critical path of the NPU that finishes last; the bottleneck line names what dominates it")
       ->group(group);
   run->add_option("--timeline", f->timeline,
                   "write a Chrome trace-event timeline (Perfetto, chrome://tracing): one process per NPU")
-      ->type_name("FILE")->group(group);
+      ->type_name("FILE")
+      ->group(group);
   run->add_option("--timeline-ranks", f->timeline_ranks, "the NPUs the timeline shows, e.g. 0-7,1024 (default: all)")
-      ->type_name("LIST")->group(group);
+      ->type_name("LIST")
+      ->group(group);
   run->add_option("--timeline-window", f->timeline_window,
                   "only spans that overlap this simulated interval, in ns (default: the whole run)")
-      ->type_name("START_NS-END_NS")->group(group);
+      ->type_name("START_NS-END_NS")
+      ->group(group);
   run->add_option("--collectives", f->collectives_csv,
                   "write every rank's collectives (node, type, bytes, algorithm, start, end) as CSV")
-      ->type_name("FILE.csv")->group(group);
-  run->add_option("--links", f->links_csv, "write every link's bytes and busy time as CSV (backends with per-link statistics)")
-      ->type_name("FILE.csv")->group(group);
+      ->type_name("FILE.csv")
+      ->group(group);
+  run->add_option("--links", f->links_csv,
+                  "write every link's bytes and busy time as CSV (backends with per-link statistics)")
+      ->type_name("FILE.csv")
+      ->group(group);
 }
 
 void AddRunControlFlags(CLI::App* run, RunFlags* f) {
   const std::string group = "Run control";
-  run->add_flag("--quiet", f->quiet, "no progress line on stderr (by default one shows after ~2 s when stderr is a terminal)")
+  run->add_flag("--quiet", f->quiet,
+                "no progress line on stderr (by default one shows after ~2 s when stderr is a terminal)")
       ->group(group);
   run->add_flag("--progress", f->progress,
                 "print progress (simulated time, events/s, ranks finished) on stderr, one line per update, "
                 "even when stderr is not a terminal")
       ->group(group);
   run->add_option("--iterations", f->iterations, "run each NPU's graph N times back to back, 1..1000000")
-      ->type_name("N")->capture_default_str()->group(group);
+      ->type_name("N")
+      ->capture_default_str()
+      ->group(group);
   run->add_option("--symmetry", f->symmetry,
                   "auto: simulate one representative rank when every rank provably runs the same schedule, "
                   "else one per rank class (ranks equal up to renaming) when possible; off: simulate every rank")
-      ->type_name("MODE")->capture_default_str()->group(group);
+      ->type_name("MODE")
+      ->capture_default_str()
+      ->group(group);
 }
 
 void AddRunAstraSimFlags(CLI::App* run, RunFlags* f) {
   const std::string group = "ASTRA-sim compatibility (accepted so ASTRA-sim command lines run unchanged)";
   run->add_option("--logging-configuration", f->logging_configuration, "ASTRA-sim's logger setup; no effect (use -v)")
-      ->type_name("F")->group(group);
+      ->type_name("F")
+      ->group(group);
   run->add_option("--logging-folder", f->logging_folder, "ASTRA-sim's log folder; no effect (logs go to stderr)")
-      ->type_name("DIR")->group(group);
+      ->type_name("DIR")
+      ->group(group);
   run->add_option("--num-queues-per-dim", f->num_queues_per_dim, "ASTRA-sim's queues per dimension; Orrery models 1")
-      ->type_name("N")->group(group);
+      ->type_name("N")
+      ->group(group);
   run->add_option("--compute-scale", f->compute_scale, "unused by ASTRA-sim; no effect")->type_name("X")->group(group);
   run->add_option("--comm-scale", f->comm_scale, "unused by ASTRA-sim's system layer; no effect")
-      ->type_name("X")->group(group);
-  run->add_option("--injection-scale", f->injection_scale, "multiplies endpoint-delay, as in ASTRA-sim (truncated to ns)")
-      ->type_name("X")->capture_default_str()->group(group);
+      ->type_name("X")
+      ->group(group);
+  run->add_option("--injection-scale", f->injection_scale,
+                  "multiplies endpoint-delay, as in ASTRA-sim (truncated to ns)")
+      ->type_name("X")
+      ->capture_default_str()
+      ->group(group);
   run->add_flag("--rendezvous-protocol", f->rendezvous_protocol, "unused by ASTRA-sim's system layer; no effect")
       ->group(group);
 }
@@ -381,8 +425,9 @@ void AddRunCommand(Commands* commands, CLI::App* root) {
   CLI::App* run = commands->AddLeaf(root, "run", "simulate ASTRA-sim inputs (or an embedded example); report on stdout",
                                     [f] { return Run(*f); });
   f->app = run;
-  run->footer("Typical: orrery run --workload-configuration=PREFIX --system-configuration=F.json --network-configuration=F.yml "
-             "\n     or: orrery run --example=default");
+  run->footer(
+      "Typical: orrery run --workload-configuration=PREFIX --system-configuration=F.json --network-configuration=F.yml "
+      "\n     or: orrery run --example=default");
   for (auto add : {AddRunInputsFlags, AddRunNetworkFlags, AddRunMemoryFlags, AddRunOutputFlags, AddRunControlFlags,
                    AddRunAstraSimFlags}) {
     add(run, f.get());

@@ -7,12 +7,12 @@
 #include <iostream>
 #include <memory>
 
-#include "core/units.h"
 #include "apps/commands.h"
-#include "extern/astra_config.h"
-#include "gen/model.h"
+#include "core/units.h"
 #include "explore/search.h"
 #include "explore/search_run.h"
+#include "extern/astra_config.h"
+#include "gen/model.h"
 #include "run/run.h"
 
 namespace orrery::cli {
@@ -38,10 +38,13 @@ Status RequiredFlags(const SearchFlags& f) {
   auto need = [](const std::string& value, const char* flag, const char* what) {
     return value.empty() ? Status::Invalid(std::string("'orrery search' needs ") + flag + "=" + what) : Status::Ok();
   };
-  for (const Status& st : {need(f.model, "--model", "NAME|FILE.yml (a preset of 'orrery gen --list-models' or a model YAML)"),
-                           need(f.npus, "--npus", "N"), need(f.global_batch, "--global-batch", "G"),
-                           need(f.network, "--network", "NET (a network YAML or a notation such as \"Switch(8,300GB/s,1us)_Switch(128,25GB/s,2us)\")"),
-                           need(f.system, "--system", "F.json (ASTRA-sim system JSON with the roofline: roofline-enabled, peak-perf, local-mem-bw)")}) {
+  for (const Status& st :
+       {need(f.model, "--model", "NAME|FILE.yml (a preset of 'orrery gen --list-models' or a model YAML)"),
+        need(f.npus, "--npus", "N"), need(f.global_batch, "--global-batch", "G"),
+        need(f.network, "--network",
+             "NET (a network YAML or a notation such as \"Switch(8,300GB/s,1us)_Switch(128,25GB/s,2us)\")"),
+        need(f.system, "--system",
+             "F.json (ASTRA-sim system JSON with the roofline: roofline-enabled, peak-perf, local-mem-bw)")}) {
     if (!st.ok()) return st;
   }
   return Status::Ok();
@@ -66,7 +69,8 @@ Status ReadSearchNumbers(const SearchFlags& f, SearchInputs* in) {
 Status ReadSearchFiles(const SearchFlags& f, SearchInputs* in) {
   ORRERY_PARSE_OR_RETURN(in->model, gen::LoadModel(f.model));
   if (in->model.kind != gen::ModelKind::kTransformer) {
-    return Status::Invalid("--model = \"" + f.model + "\": a DLRM; 'orrery search' searches transformer strategies "
+    return Status::Invalid("--model = \"" + f.model +
+                           "\": a DLRM; 'orrery search' searches transformer strategies "
                            "(tp, cp, ep, pp, dp); allowed: a transformer preset or YAML");
   }
   auto dims = ReadNetworkDims(f.network);
@@ -82,7 +86,8 @@ Status ReadSearchFiles(const SearchFlags& f, SearchInputs* in) {
   if (!sys.ok()) return sys.status().Prefixed("--system: ");
   in->system = std::move(sys.value());
   if (!in->system.roofline_enabled || in->system.peak_perf_tflops <= 0) {
-    return Status::Invalid("--system = \"" + f.system + "\": roofline-enabled is 0 or peak-perf is missing; the "
+    return Status::Invalid("--system = \"" + f.system +
+                           "\": roofline-enabled is 0 or peak-perf is missing; the "
                            "generated compute is timed by the roofline; allowed: a system JSON with "
                            "\"roofline-enabled\": 1, \"peak-perf\" and \"local-mem-bw\" (orrery gen --device=a100 "
                            "--system-out=F.json writes one)");
@@ -105,7 +110,8 @@ gen::SearchResult RankStrategies(const SearchInputs& in, std::chrono::steady_clo
   gen::SearchResult result = gen::SearchStrategies(in.model, space, cost, static_cast<size_t>(in.top));
   const uint64_t survivors = result.pruned[static_cast<int>(gen::PruneReason::kSurvives)];
   const double ranked_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::fprintf(stderr, "orrery search: pre-filter: %llu strategies in %.3f s (%.0f per second, one thread); "
+  std::fprintf(stderr,
+               "orrery search: pre-filter: %llu strategies in %.3f s (%.0f per second, one thread); "
                "%llu survive; ranked by the symbolic cost in %.3f s since start\n",
                static_cast<unsigned long long>(result.enumerated), result.prefilter_seconds,
                result.prefilter_seconds > 0 ? static_cast<double>(result.enumerated) / result.prefilter_seconds : 0.0,
@@ -175,9 +181,9 @@ int Search(const SearchFlags& f) {
 
 void AddSearchCommand(Commands* commands, CLI::App* root) {
   auto f = std::make_shared<SearchFlags>();
-  CLI::App* s = commands->AddLeaf(root, "search",
-                                  "search parallelism strategies of a transformer: pre-filter, symbolic ranking, top-k simulated",
-                                  [f] { return Search(*f); });
+  CLI::App* s = commands->AddLeaf(
+      root, "search", "search parallelism strategies of a transformer: pre-filter, symbolic ranking, top-k simulated",
+      [f] { return Search(*f); });
   s->add_option("--model", f->model, "a preset (orrery gen --list-models) or a model YAML")->type_name("NAME|FILE.yml");
   s->add_option("--npus", f->npus, "NPUs; tp*cp*ep*pp*dp equals it and the network's NPU count")->type_name("N");
   s->add_option("--global-batch", f->global_batch, "samples per iteration G = b*m*dp*ep")->type_name("G");
@@ -188,12 +194,15 @@ void AddSearchCommand(Commands* commands, CLI::App* root) {
   s->add_option("--remote-memory", f->remote_memory, "ASTRA-sim remote-memory JSON for the simulations (optional)")
       ->type_name("F.json");
   s->add_option("--hbm-gb", f->hbm_gb, "HBM per NPU for the memory pre-filter")->type_name("GB")->capture_default_str();
-  s->add_option("--top", f->top, "simulate the K best by symbolic cost (1..100000)")->type_name("K")->capture_default_str();
+  s->add_option("--top", f->top, "simulate the K best by symbolic cost (1..100000)")
+      ->type_name("K")
+      ->capture_default_str();
   s->add_option("--jobs", f->jobs, "simulation threads (1..256)")->type_name("N")->capture_default_str();
   s->add_option("--time-limit", f->time_limit, "start no simulation after this many seconds (from the start)")
       ->type_name("SECONDS");
   s->add_option("--csv", f->csv, "also write the table as CSV")->type_name("FILE");
-  s->add_option("--plugin", f->plugins, "load a plugin shared library whose backends or algorithms the system names (repeatable)")
+  s->add_option("--plugin", f->plugins,
+                "load a plugin shared library whose backends or algorithms the system names (repeatable)")
       ->type_name("PATH.so")
       ->allow_extra_args(false);
 }

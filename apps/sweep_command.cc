@@ -7,9 +7,9 @@
 #include <thread>
 
 #include "apps/commands.h"
+#include "core/parse.h"
 #include "explore/sweep.h"
 #include "explore/sweep_mpi.h"
-#include "core/parse.h"
 
 namespace orrery::cli {
 
@@ -31,8 +31,9 @@ int RunSweepCommand(const SweepFlags& f) {
     return 0;
   }
   if (f.args.size() != 1 || f.args[0] == "merge") {
-    return Fail(Status::Invalid("usage: orrery sweep SPEC.yml [--jobs=N] [--out=DIR] [--shard=I/N] [--dry-run] [--mpi] [--critical-path], "
-                                "or orrery sweep merge DIR"));
+    return Fail(Status::Invalid(
+        "usage: orrery sweep SPEC.yml [--jobs=N] [--out=DIR] [--shard=I/N] [--dry-run] [--mpi] [--critical-path], "
+        "or orrery sweep merge DIR"));
   }
   sweep::Options o;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -103,7 +104,8 @@ void AddSweepCommand(Commands* commands, CLI::App* root) {
   cmd->add_flag("--mpi", f->mpi,
                 "run as one rank of an MPI job (mpirun -n N orrery sweep SPEC --mpi): rank 0 hands out points "
                 "and writes the output, the others simulate (needs an MPI build)");
-  cmd->add_option("--plugin", f->plugins, "load a plugin shared library whose backends or algorithms points name (repeatable)")
+  cmd->add_option("--plugin", f->plugins,
+                  "load a plugin shared library whose backends or algorithms points name (repeatable)")
       ->type_name("PATH.so")
       ->allow_extra_args(false);
   cmd->add_flag("--critical-path", f->critical_path,

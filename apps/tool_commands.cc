@@ -6,12 +6,12 @@
 #include <limits>
 #include <memory>
 
-#include "core/units.h"
 #include "apps/commands.h"
-#include "gen/generate.h"
-#include "gen/toy_traces.h"
+#include "core/units.h"
 #include "extern/astra_config.h"
 #include "extern/et_io.h"
+#include "gen/generate.h"
+#include "gen/toy_traces.h"
 #include "network/describe.h"
 #include "network/notation.h"
 #include "plugins/remote/remote_backend.h"
@@ -40,7 +40,8 @@ Status RemoveStale(const std::string& prefix, int npus) {
 
 struct GenFlags {
   std::string out, npus = "8", layers = "24", allreduce_bytes = std::to_string(32 * kBytesPerMiB), fwd_us = "500",
-                   bwd_us = "1000", activation_bytes = "0", straggler = "-1", straggler_percent = "", collective = "ALL_REDUCE", bytes = std::to_string(kBytesPerGiB);
+                   bwd_us = "1000", activation_bytes = "0", straggler = "-1", straggler_percent = "",
+                   collective = "ALL_REDUCE", bytes = std::to_string(kBytesPerGiB);
   bool offload = false;
 };
 
@@ -87,7 +88,8 @@ int GenColl(const GenFlags& f) {
   auto bytes = UintFlag("--bytes", f.bytes, 0, kMaxBytes);
   if (!bytes.ok()) return Fail(bytes.status());
   const int n = static_cast<int>(npus.value());
-  if (auto st = WriteSingleCollectiveTraces(n, static_cast<CollectiveKind>(type), bytes.value(), f.out); !st.ok()) return Fail(st);
+  if (auto st = WriteSingleCollectiveTraces(n, static_cast<CollectiveKind>(type), bytes.value(), f.out); !st.ok())
+    return Fail(st);
   if (auto st = RemoveStale(f.out, n); !st.ok()) return Fail(st);
   return 0;
 }
@@ -115,7 +117,8 @@ int Generate(const std::string& network, const std::string& out) {
   if (expressible) {
     std::fprintf(stderr, "wrote %s (ASTRA-sim format) and %s (Orrery format)\n", out.c_str(), orrery_path.c_str());
   } else {
-    std::fprintf(stderr, "wrote %s and %s in Orrery format (RingUni, Mesh and links_per_npu have no ASTRA-sim equivalent)\n",
+    std::fprintf(stderr,
+                 "wrote %s and %s in Orrery format (RingUni, Mesh and links_per_npu have no ASTRA-sim equivalent)\n",
                  out.c_str(), orrery_path.c_str());
   }
   return 0;
@@ -166,8 +169,8 @@ void AddTraceCommands(Commands* commands, CLI::App* root) {
   CLI::App* trace = commands->AddGroup(root, "trace", "inspect, convert and generate Chakra traces");
   auto file = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
-  CLI::App* inspect = commands->AddLeaf(trace, "inspect", "node counts by type, collectives by type and bytes, dependency depth",
-                                        [file] {
+  CLI::App* inspect = commands->AddLeaf(trace, "inspect",
+                                        "node counts by type, collectives by type and bytes, dependency depth", [file] {
                                           auto r = InspectTrace(*file);
                                           if (!r.ok()) return Fail(r.status());
                                           std::fputs(r.value().c_str(), stdout);
@@ -176,7 +179,8 @@ void AddTraceCommands(Commands* commands, CLI::App* root) {
   inspect->add_option("FILE", *file, "the .et trace")->required();
   CLI::App* to_json = commands->AddLeaf(trace, "to-json", "one JSON object per line: the metadata, then each node",
                                         [file, out] {
-                                          if (out->empty()) return Fail(Status::Invalid("trace to-json needs --out=PATH"));
+                                          if (out->empty())
+                                            return Fail(Status::Invalid("trace to-json needs --out=PATH"));
                                           auto st = TraceToJson(*file, *out);
                                           return st.ok() ? 0 : Fail(st);
                                         });
@@ -184,7 +188,8 @@ void AddTraceCommands(Commands* commands, CLI::App* root) {
   to_json->add_option("--out", *out, "the JSON-lines file to write")->type_name("F.jsonl");
   CLI::App* from_json = commands->AddLeaf(trace, "from-json", "the inverse of to-json (byte-exact round trip)",
                                           [file, out] {
-                                            if (out->empty()) return Fail(Status::Invalid("trace from-json needs --out=PATH"));
+                                            if (out->empty())
+                                              return Fail(Status::Invalid("trace from-json needs --out=PATH"));
                                             auto st = TraceFromJson(*file, *out);
                                             return st.ok() ? 0 : Fail(st);
                                           });
@@ -199,14 +204,18 @@ void AddTraceCommands(Commands* commands, CLI::App* root) {
   dp->add_option("--npus", g->npus, "number of NPUs (ranks)")->type_name("N")->capture_default_str();
   dp->add_option("--layers", g->layers, "number of layers")->type_name("L")->capture_default_str();
   dp->add_option("--allreduce-bytes", g->allreduce_bytes, "all-reduce size per layer in bytes")
-      ->type_name("B")->capture_default_str();
+      ->type_name("B")
+      ->capture_default_str();
   dp->add_option("--fwd-us", g->fwd_us, "forward compute per layer (us)")->type_name("US")->capture_default_str();
   dp->add_option("--bwd-us", g->bwd_us, "backward compute per layer (us)")->type_name("US")->capture_default_str();
   dp->add_option("--activation-bytes", g->activation_bytes, "each forward layer's output kept until its backward")
-      ->type_name("B")->capture_default_str();
-  dp->add_flag("--offload", g->offload, "store activations to remote memory after the forward, reload before the backward");
+      ->type_name("B")
+      ->capture_default_str();
+  dp->add_flag("--offload", g->offload,
+               "store activations to remote memory after the forward, reload before the backward");
   dp->add_option("--straggler", g->straggler, "one slow rank: its forward and backward compute take longer (-1: none)")
-      ->type_name("RANK")->capture_default_str();
+      ->type_name("RANK")
+      ->capture_default_str();
   dp->add_option("--straggler-percent", g->straggler_percent, "how much longer the straggler computes (default 20)")
       ->type_name("P");
   CLI::App* coll = commands->AddLeaf(trace, "gen-coll", "write one collective per rank (microbenchmarks)",
@@ -215,7 +224,8 @@ void AddTraceCommands(Commands* commands, CLI::App* root) {
       ->type_name("PREFIX");
   coll->add_option("--npus", g->npus, "number of NPUs (ranks)")->type_name("N")->capture_default_str();
   coll->add_option("--collective", g->collective, "ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, ALL_TO_ALL, BROADCAST, ...")
-      ->type_name("TYPE")->capture_default_str();
+      ->type_name("TYPE")
+      ->capture_default_str();
   coll->add_option("--bytes", g->bytes, "comm_size in bytes")->type_name("B")->capture_default_str();
 }
 
@@ -224,7 +234,8 @@ void AddTopologyCommands(Commands* commands, CLI::App* root) {
   auto network = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
   auto bytes = std::make_shared<std::string>(std::to_string(kBytesPerGiB));
-  CLI::App* gen = commands->AddLeaf(topo, "generate", "write net.yml (ASTRA-sim format when expressible) and net.orrery.yml",
+  CLI::App* gen = commands->AddLeaf(topo, "generate",
+                                    "write net.yml (ASTRA-sim format when expressible) and net.orrery.yml",
                                     [network, out] { return Generate(*network, *out); });
   gen->add_option("NETWORK", *network, "topology notation, e.g. \"Ring(8,50GB/s,500ns)_Switch(4,25GB/s,1us)\"")
       ->required();
@@ -241,7 +252,8 @@ void AddPluginsCommands(Commands* commands, CLI::App* root) {
   CLI::App* list = commands->AddLeaf(plugins, "list", "name, version, ABI and what each plugin registers",
                                      [paths] { return PluginsList(*paths); });
   list->add_option("--plugin", *paths, "a plugin shared library (repeatable; ORRERY_PLUGINS=a.so:b.so too)")
-      ->type_name("PATH.so")->allow_extra_args(false);
+      ->type_name("PATH.so")
+      ->allow_extra_args(false);
 }
 
 void AddPeerCommand(Commands* commands, CLI::App* root) {
@@ -250,14 +262,18 @@ void AddPeerCommand(Commands* commands, CLI::App* root) {
   CLI::App* peer = commands->AddLeaf(root, "peer", "the reference remote-backend peer (serves the built-in models)",
                                      [listen, connections] { return Peer(*listen, *connections); });
   peer->add_option("--listen", *listen, "where to listen: HOST:PORT or unix:/path")
-      ->type_name("ADDR")->capture_default_str();
+      ->type_name("ADDR")
+      ->capture_default_str();
   peer->add_option("--connections", *connections, "serve this many runs, then exit (0: forever)")
-      ->type_name("N")->capture_default_str();
+      ->type_name("N")
+      ->capture_default_str();
 }
 
 void AddGenCommand(Commands* commands, CLI::App* root) {
   commands->AddPassThrough(root, "gen", "generate per-rank workloads from a model and a parallelism strategy",
-                           [](const std::vector<std::string>& args) { return RunGenCommand(args, std::cout, std::cerr); });
+                           [](const std::vector<std::string>& args) {
+                             return RunGenCommand(args, std::cout, std::cerr);
+                           });
 }
 
 }  // namespace orrery::cli

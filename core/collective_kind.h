@@ -27,8 +27,8 @@ inline constexpr int kNumCollectiveKinds = 10;
 
 // Chakra's names, by number.
 inline constexpr const char* kCollectiveNames[kNumCollectiveKinds] = {
-    "ALL_REDUCE", "REDUCE",     "ALL_GATHER",     "GATHER",         "SCATTER",
-    "BROADCAST",  "ALL_TO_ALL", "REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK", "BARRIER"};
+    "ALL_REDUCE", "REDUCE",         "ALL_GATHER",           "GATHER", "SCATTER", "BROADCAST",
+    "ALL_TO_ALL", "REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK", "BARRIER"};
 
 // The kind Chakra numbers `comm_type`; nullopt outside 0..9.
 constexpr std::optional<CollectiveKind> CollectiveKindFromChakra(uint64_t comm_type) {

@@ -28,8 +28,8 @@
 // Events scheduled for the running instant itself go to its slot and move
 // over, in order, when `run_` is done.
 #pragma once
-#include <cstdint>
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <unordered_set>
 #include <vector>
@@ -188,7 +188,8 @@ class EventQueue {
     // block is needed" is one comparison (ScheduleAt).
     uint32_t count = kBlockEvents;
   };
-  static constexpr size_t kBlocksPerChunk = 4096;  // the block array's first size: 2 MiB, one huge page (core/huge_pages.h)
+  static constexpr size_t kBlocksPerChunk =
+      4096;  // the block array's first size: 2 MiB, one huge page (core/huge_pages.h)
   class ClosureRunner : public EventHandler {
    public:
     void HandleEvent(uint32_t kind, uint64_t arg) override;
@@ -266,7 +267,7 @@ class EventQueue {
     Tick time = kTickMax;
     uint32_t bucket = 0;
   };
-  static constexpr size_t kRecent = 1024;  // power of two
+  static constexpr size_t kRecent = 1024;      // power of two
   static constexpr size_t kPrefetchAhead = 4;  // events
   // RunNext reads run_ up to kFarthestRead past its new position; LoadInstant
   // ends run_ with kRunPadding placeholders, so that read is always an event.
@@ -289,7 +290,8 @@ class EventQueue {
     if (wheel_pending_ == 0) return kNone;
     const size_t p = now_ & kWheelMask;
     const size_t w = p >> 6;
-    if (const uint64_t m = busy_[w] & (~uint64_t{0} << (p & 63))) return static_cast<uint32_t>((w << 6) + __builtin_ctzll(m));
+    if (const uint64_t m = busy_[w] & (~uint64_t{0} << (p & 63)))
+      return static_cast<uint32_t>((w << 6) + __builtin_ctzll(m));
     return WheelFirstAfter(w);
   }
   uint32_t WheelFirstAfter(size_t word) const;
@@ -339,8 +341,8 @@ class EventQueue {
   static inline const Event kPlaceholder{&no_handler_, 0, 0, 0};
 
   std::vector<Slot, HugePageAllocator<Slot>> slots_;  // [time % kWheelNs] (1 MiB: huge pages), allocated on first use
-  std::vector<uint64_t> busy_;            // bit per slot: it holds events
-  std::vector<uint64_t> busy_words_;      // bit per word of busy_: it is non-zero
+  std::vector<uint64_t> busy_;                        // bit per slot: it holds events
+  std::vector<uint64_t> busy_words_;                  // bit per word of busy_: it is non-zero
   Block* blocks_ = nullptr;  // every block, from AllocateHuge (grown by doubling; events name blocks by index)
   uint32_t block_count_ = 0;
   std::vector<uint32_t> free_blocks_;
@@ -351,7 +353,7 @@ class EventQueue {
   std::vector<Event> run_;
   size_t run_pos_ = 0;
   size_t run_end_ = 0;
-  Tick run_time_ = 0;         // their time
+  Tick run_time_ = 0;            // their time
   std::vector<HeapEntry> heap_;  // 4-ary min-heap of buckets with pending events
   std::vector<Bucket> buckets_;
   std::vector<uint32_t> free_buckets_;

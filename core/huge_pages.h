@@ -39,7 +39,8 @@ inline constexpr size_t kHugeArrayBytes = size_t{1} << 20;
 template <typename T>
 struct HugePageAllocator {
   // Small arrays come from plain operator new, aligned for ordinary types only.
-  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "HugePageAllocator: over-aligned types are not supported");
+  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__,
+                "HugePageAllocator: over-aligned types are not supported");
   using value_type = T;
   HugePageAllocator() = default;
   template <typename U>
@@ -57,9 +58,13 @@ struct HugePageAllocator {
     }
   }
   template <typename U>
-  bool operator==(const HugePageAllocator<U>&) const { return true; }
+  bool operator==(const HugePageAllocator<U>&) const {
+    return true;
+  }
   template <typename U>
-  bool operator!=(const HugePageAllocator<U>&) const { return false; }
+  bool operator!=(const HugePageAllocator<U>&) const {
+    return false;
+  }
 };
 
 }  // namespace orrery

@@ -21,9 +21,9 @@ enum class NodeKind : uint8_t {
 inline constexpr int kNumNodeKinds = 8;
 
 // Chakra's names, by number.
-inline constexpr const char* kNodeTypeNames[kNumNodeKinds] = {
-    "INVALID_NODE", "METADATA_NODE",  "MEM_LOAD_NODE",  "MEM_STORE_NODE",
-    "COMP_NODE",    "COMM_SEND_NODE", "COMM_RECV_NODE", "COMM_COLL_NODE"};
+inline constexpr const char* kNodeTypeNames[kNumNodeKinds] = {"INVALID_NODE",   "METADATA_NODE", "MEM_LOAD_NODE",
+                                                              "MEM_STORE_NODE", "COMP_NODE",     "COMM_SEND_NODE",
+                                                              "COMM_RECV_NODE", "COMM_COLL_NODE"};
 
 // The kind Chakra numbers `type`; nullopt outside 0..7.
 constexpr std::optional<NodeKind> NodeKindFromChakra(int64_t type) {

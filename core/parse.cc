@@ -10,8 +10,10 @@ namespace orrery {
 namespace {
 
 std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r' || s.front() == '\n')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r' || s.front() == '\n'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -27,8 +29,7 @@ std::string ShortG(double v) {
   return buf;
 }
 
-Status Bad(const Where& where, const std::string& shown_value, const std::string& what,
-           const std::string& allowed) {
+Status Bad(const Where& where, const std::string& shown_value, const std::string& what, const std::string& allowed) {
   return Status::Invalid(where.Describe() + " = " + shown_value + ": " + what + "; allowed: " + allowed);
 }
 
@@ -93,8 +94,8 @@ Result<double> ParseDouble(std::string_view text, const Where& where, DoubleRang
   if (ptr == t.data()) return Bad(where, Quote(text), "not a number", allowed);
   if (ec == std::errc::result_out_of_range) return Bad(where, Quote(text), "out of the range of a double", allowed);
   if (ptr != t.data() + t.size()) {
-    return Bad(where, Quote(text), "not a number (trailing " + Quote(std::string_view(ptr, t.data() + t.size() - ptr)) + ")",
-               allowed);
+    return Bad(where, Quote(text),
+               "not a number (trailing " + Quote(std::string_view(ptr, t.data() + t.size() - ptr)) + ")", allowed);
   }
   if (!std::isfinite(value)) return Bad(where, Quote(text), "not a finite number", allowed);
   const bool below = range.min_exclusive ? value <= range.min : value < range.min;
@@ -107,7 +108,8 @@ Result<int64_t> DoubleToInt(double value, const Where& where, int64_t min, int64
   const std::string shown = FormatDouble(value);
   if (!std::isfinite(value)) return Bad(where, shown, "not a finite number", allowed);
   if (value != std::floor(value)) return Bad(where, shown, "not an integer", allowed);
-  if (value < -9223372036854775808.0 || value >= 9223372036854775808.0) return Bad(where, shown, "out of range", allowed);
+  if (value < -9223372036854775808.0 || value >= 9223372036854775808.0)
+    return Bad(where, shown, "out of range", allowed);
   const auto i = static_cast<int64_t>(value);
   if (i < min || i > max) return Bad(where, shown, "out of range", allowed);
   return i;

@@ -31,8 +31,8 @@ struct DoubleRange {
   double max = std::numeric_limits<double>::max();
   bool min_exclusive = false;
 };
-inline constexpr DoubleRange kPositive{0, 1e18, true};       // strictly positive, finite
-inline constexpr DoubleRange kNonNegative{0, 1e18, false};   // zero allowed, finite
+inline constexpr DoubleRange kPositive{0, 1e18, true};      // strictly positive, finite
+inline constexpr DoubleRange kNonNegative{0, 1e18, false};  // zero allowed, finite
 
 // Parses a finite double in `range` from the whole of `text` (surrounding
 // ASCII spaces are ignored).

@@ -35,8 +35,8 @@ class Status {
 template <typename T>
 class Result {
  public:
-  Result(T value) : value_(std::move(value)) {}            // NOLINT: implicit by design
-  Result(Status status) : status_(std::move(status)) {}    // NOLINT
+  Result(T value) : value_(std::move(value)) {}          // NOLINT: implicit by design
+  Result(Status status) : status_(std::move(status)) {}  // NOLINT
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
   T& value() { return *value_; }
@@ -53,13 +53,13 @@ class Result {
 
 }  // namespace orrery
 
-#define ORRERY_CHECK(cond, msg)                                          \
-  do {                                                                   \
+#define ORRERY_CHECK(cond, msg)                                           \
+  do {                                                                    \
     if (!(cond)) ::orrery::CheckFailed(__FILE__, __LINE__, #cond, (msg)); \
   } while (0)
 
-#define ORRERY_RETURN_IF_ERROR(expr)      \
-  do {                                    \
-    ::orrery::Status _st = (expr);        \
-    if (!_st.ok()) return _st;            \
+#define ORRERY_RETURN_IF_ERROR(expr) \
+  do {                               \
+    ::orrery::Status _st = (expr);   \
+    if (!_st.ok()) return _st;       \
   } while (0)

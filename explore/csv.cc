@@ -114,8 +114,7 @@ Result<CsvTable> ParseCsv(std::string_view text, const std::string& path) {
     for (size_t j = 0; j < i; ++j) {
       if (t.header[j] == name) {
         return Status::Invalid(path + ":1: column name \"" + name + "\" appears twice (columns " +
-                               std::to_string(j + 1) + " and " + std::to_string(i + 1) +
-                               "); allowed: each name once");
+                               std::to_string(j + 1) + " and " + std::to_string(i + 1) + "); allowed: each name once");
       }
     }
   }

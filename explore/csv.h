@@ -13,10 +13,10 @@
 namespace orrery {
 
 struct CsvTable {
-  std::string path;                           // as given; used in messages
-  std::vector<std::string> header;            // column names, unique and non-empty
-  std::vector<std::vector<std::string>> rows; // each header.size() fields, unquoted
-  std::vector<int> lines;                     // the 1-based line where each row starts
+  std::string path;                            // as given; used in messages
+  std::vector<std::string> header;             // column names, unique and non-empty
+  std::vector<std::vector<std::string>> rows;  // each header.size() fields, unquoted
+  std::vector<int> lines;                      // the 1-based line where each row starts
 
   // The column's index, or -1.
   int Column(const std::string& name) const;

@@ -6,18 +6,18 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <set>
 #include <utility>
 
-#include "explore/plot_script.h"
 #include "core/parse.h"
+#include "explore/plot_script.h"
 #include "extern/json_util.h"
 
 namespace orrery {
@@ -28,8 +28,8 @@ constexpr double kMaxDouble = std::numeric_limits<double>::max();
 constexpr DoubleRange kAnyNumber{-kMaxDouble, kMaxDouble, false};
 constexpr DoubleRange kMetricRange{0, kMaxDouble, false};
 // Columns a sweep writes that are results, not axes.
-const std::set<std::string> kResultColumns = {"finished_ns", "iteration_s", "compute_ns", "exposed_comm_ns",
-                                              "mem_stall_ns", "idle_ns", "status", "hash"};
+const std::set<std::string> kResultColumns = {"finished_ns",  "iteration_s", "compute_ns", "exposed_comm_ns",
+                                              "mem_stall_ns", "idle_ns",     "status",     "hash"};
 const std::vector<std::string> kDefaultStack = {"compute_ns", "exposed_comm_ns", "mem_stall_ns", "idle_ns"};
 
 // The flags each kind takes: required, then optional.
@@ -105,7 +105,8 @@ class Table {
                     " row(s) whose status is not ok (first: " + Cell(t_, first_bad, status) + ")";
     }
     if (!rows_.empty()) return Status::Ok();
-    if (t_.rows.empty()) return Status::Invalid(t_.path + ": no rows below the header; allowed: at least one row to plot");
+    if (t_.rows.empty())
+      return Status::Invalid(t_.path + ": no rows below the header; allowed: at least one row to plot");
     return Status::Invalid(t_.path + ": none of its " + std::to_string(t_.rows.size()) +
                            " row(s) has status ok (first: " + Cell(t_, first_bad, status) +
                            "); allowed: at least one row with status ok");
@@ -206,8 +207,9 @@ Result<std::vector<std::string>> SplitStack(const std::string& text) {
 
 Status CheckOptions(const PlotOptions& o) {
   if (o.out.empty()) {
-    return Status::Invalid("'orrery plot' needs -o OUT.svg or -o OUT.png (the image to write; OUT.gp and OUT.dat go "
-                           "beside it)");
+    return Status::Invalid(
+        "'orrery plot' needs -o OUT.svg or -o OUT.png (the image to write; OUT.gp and OUT.dat go "
+        "beside it)");
   }
   const std::string ext = std::filesystem::path(o.out).extension().string();
   if (ext != ".svg" && ext != ".png") {
@@ -249,10 +251,18 @@ struct PlotColumns {
 
 Result<PlotColumns> ResolveColumns(const Table& t, const PlotOptions& o) {
   PlotColumns c;
-  if (!o.x.empty()) { ORRERY_PARSE_OR_RETURN(c.x, t.Column("--x", o.x)); }
-  if (!o.y.empty()) { ORRERY_PARSE_OR_RETURN(c.y, t.Column("--y", o.y)); }
-  if (!o.z.empty()) { ORRERY_PARSE_OR_RETURN(c.z, t.Column("--z", o.z)); }
-  if (!o.series.empty()) { ORRERY_PARSE_OR_RETURN(c.series, t.Column("--series", o.series)); }
+  if (!o.x.empty()) {
+    ORRERY_PARSE_OR_RETURN(c.x, t.Column("--x", o.x));
+  }
+  if (!o.y.empty()) {
+    ORRERY_PARSE_OR_RETURN(c.y, t.Column("--y", o.y));
+  }
+  if (!o.z.empty()) {
+    ORRERY_PARSE_OR_RETURN(c.z, t.Column("--z", o.z));
+  }
+  if (!o.series.empty()) {
+    ORRERY_PARSE_OR_RETURN(c.series, t.Column("--series", o.series));
+  }
   if (o.kind == "stacked") {
     std::vector<std::string> names;
     ORRERY_PARSE_OR_RETURN(names, SplitStack(o.stack));
@@ -338,7 +348,8 @@ Status DrawStacked(const Table& t, const PlotColumns& c, ScriptWriter* script, P
 std::vector<int> ParetoFront(const std::vector<double>& xv, const std::vector<double>& yv) {
   std::vector<int> order(xv.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return std::make_pair(xv[a], yv[a]) < std::make_pair(xv[b], yv[b]); });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return std::make_pair(xv[a], yv[a]) < std::make_pair(xv[b], yv[b]); });
   // Sorted by x then y, a point is on the front when no earlier point has a
   // y as small (an equal point is kept: neither dominates the other).
   std::vector<int> front;
@@ -360,7 +371,8 @@ std::string ParetoReport(const Table& t, const PlotColumns& c, const std::vector
     const int r = t.rows()[i];
     std::string axes;
     for (size_t col = 0; col < csv.header.size(); ++col) {
-      const bool axis = !kResultColumns.count(csv.header[col]) && static_cast<int>(col) != c.x && static_cast<int>(col) != c.y;
+      const bool axis = !kResultColumns.count(csv.header[col]) && static_cast<int>(col) != c.x &&
+                        static_cast<int>(col) != c.y;
       if (axis) axes += " " + csv.header[col] + "=" + Shown(csv.rows[r][col]);
     }
     report += "  line " + std::to_string(csv.lines[r]) + ": " + csv.header[c.x] + "=" + Shown(csv.rows[r][c.x]) + " " +
@@ -430,9 +442,10 @@ Status RunGnuplot(const std::string& program, const std::string& dir, const std:
   const int rc = posix_spawnp(&pid, program.c_str(), &actions, nullptr, argv, environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc == ENOENT) {
-    return Status::Env("cannot run '" + program + "': not found on PATH; orrery plot draws through gnuplot: install "
-                       "Debian's gnuplot-nox (apt-get install gnuplot-nox), or run 'gnuplot " + script + "' in " +
-                       dir + " later (the script and its data are written)");
+    return Status::Env("cannot run '" + program +
+                       "': not found on PATH; orrery plot draws through gnuplot: install "
+                       "Debian's gnuplot-nox (apt-get install gnuplot-nox), or run 'gnuplot " +
+                       script + "' in " + dir + " later (the script and its data are written)");
   }
   if (rc != 0) return Status::Env("cannot run '" + program + "': " + std::strerror(rc));
   int status = 0;
@@ -457,7 +470,8 @@ Result<PlotFiles> Plot(const PlotOptions& o) {
   const std::filesystem::path out(o.out);
   const std::filesystem::path dir = out.parent_path().empty() ? std::filesystem::path(".") : out.parent_path();
   const std::string stem = out.stem().string();
-  for (const auto& [name, text] : {std::make_pair(stem + ".gp", &files->gp), std::make_pair(stem + ".dat", &files->dat)}) {
+  for (const auto& [name, text] :
+       {std::make_pair(stem + ".gp", &files->gp), std::make_pair(stem + ".dat", &files->dat)}) {
     const std::string path = (dir / name).string();
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
     f << *text;

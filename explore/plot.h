@@ -9,18 +9,18 @@
 #include <string>
 #include <vector>
 
-#include "explore/csv.h"
 #include "core/status.h"
+#include "explore/csv.h"
 
 namespace orrery {
 
 struct PlotOptions {
-  std::string csv;     // the sweep's CSV
-  std::string kind;    // heatmap, lines, stacked, pareto
+  std::string csv;   // the sweep's CSV
+  std::string kind;  // heatmap, lines, stacked, pareto
   std::string x, y, z, series;
-  std::string stack;   // comma-separated columns (stacked); empty: the four time categories
-  std::string title;   // empty: one made from the columns
-  std::string out;     // OUT.svg or OUT.png
+  std::string stack;                // comma-separated columns (stacked); empty: the four time categories
+  std::string title;                // empty: one made from the columns
+  std::string out;                  // OUT.svg or OUT.png
   std::string gnuplot = "gnuplot";  // the program, looked up on PATH
 };
 

@@ -18,7 +18,8 @@ std::string Int(int v) { return std::to_string(v); }
 
 // Text for a comment line of the data file: line breaks become spaces.
 std::string OneLine(std::string s) {
-  std::replace_if(s.begin(), s.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  std::replace_if(
+      s.begin(), s.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
   return s;
 }
 
@@ -78,8 +79,8 @@ void ScriptWriter::Header(const std::string& default_title, const std::string& x
     if (!value.empty()) flags += " --" + name + "=" + value;
   }
   gp_ = OneLine("# orrery plot " + std::filesystem::path(o_.csv).filename().string() + flags) + "\n" +
-        "# Rerun in this folder after editing: gnuplot " + out.stem().string() + ".gp\n" +
-        "# Data: " + dat_name_ + " (the last column of each line is the CSV line it comes from)\n";
+        "# Rerun in this folder after editing: gnuplot " + out.stem().string() + ".gp\n" + "# Data: " + dat_name_ +
+        " (the last column of each line is the CSV line it comes from)\n";
   gp_ += svg ? "set terminal svg size 960,600 noenhanced font 'Arial,12' background rgb 'white'\n"
              : "set terminal pngcairo size 960,600 noenhanced font 'Arial,11' background rgb 'white'\n";
   gp_ += "set output " + GnuplotQuote(out.filename().string()) + "\n";
@@ -157,7 +158,8 @@ void ScriptWriter::Stacked(const std::string& x, const std::vector<std::string>&
     gp_ += ColumnSum(2, 2 + k);
     gp_ += ":";
     gp_ += ColumnSum(2, 3 + k);
-    gp_ += " with boxxyerror fillcolor rgb '" + std::string(kLayerColours[k % 10]) + "' title " + GnuplotQuote(layers[k]);
+    gp_ += " with boxxyerror fillcolor rgb '" + std::string(kLayerColours[k % 10]) + "' title " +
+           GnuplotQuote(layers[k]);
   }
   gp_ += "\n";
   dat_ = OneLine("# position (" + x + "), " + JoinStrings(layers, ", ") + ", CSV line") + "\n";

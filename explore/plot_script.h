@@ -29,7 +29,7 @@ struct HeatCell {
   int line = 0;
 };
 struct Line {
-  std::string title;  // "" for a single unnamed line
+  std::string title;          // "" for a single unnamed line
   std::vector<Point> points;  // ascending x
 };
 
@@ -40,7 +40,8 @@ class ScriptWriter {
   void Lines(const Axis& x, const std::string& y, const std::vector<Line>& lines);
   void Stacked(const std::string& x, const std::vector<std::string>& labels, const std::vector<std::string>& layers,
                const std::vector<std::vector<double>>& values, const std::vector<int>& lines);
-  void Pareto(const std::string& x, const std::string& y, const std::vector<Point>& all, const std::vector<Point>& front);
+  void Pareto(const std::string& x, const std::string& y, const std::vector<Point>& all,
+              const std::vector<Point>& front);
   const std::string& gp() const { return gp_; }
   const std::string& dat() const { return dat_; }
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 
-
 namespace orrery::gen {
 namespace {
 
@@ -116,10 +115,11 @@ uint64_t PreFilter::PeakBytes(const Strategy& s) const {
     if (k == 0) dense += first_extra;
     if (k == s.pp - 1) dense += last_extra;
     dense /= s.tp;
-    const uint64_t states =
-        ModelStateBytes(dense, s.zero, dense_dp) + (expert ? ModelStateBytes(expert, s.zero, expert_dp) : 0);
+    const uint64_t states = ModelStateBytes(dense, s.zero, dense_dp) +
+                            (expert ? ModelStateBytes(expert, s.zero, expert_dp) : 0);
     // StageMemory's layers and microbatches (chunks) in flight.
-    int64_t layers = n, in_flight = s.schedule == Schedule::kGpipe ? s.microbatches : std::min(s.pp - k, s.microbatches);
+    int64_t layers = n,
+            in_flight = s.schedule == Schedule::kGpipe ? s.microbatches : std::min(s.pp - k, s.microbatches);
     if (s.schedule == Schedule::kInterleaved) {
       layers = m.layers / (s.pp * s.chunks);
       in_flight = std::min((s.pp - k - 1) * 2 + (s.chunks - 1) * s.pp + 1, s.microbatches * s.chunks);
@@ -140,7 +140,9 @@ SearchResult SearchStrategies(const ModelDesc& m, const SearchSpace& space, cons
   const PreFilter filter(m, space.hbm_bytes);
   // Pass 1, timed: enumeration and pre-filter alone (the rate docs/benchmarks.md reports).
   const auto t0 = std::chrono::steady_clock::now();
-  res.enumerated = ForEachStrategy(m, space, [&](const Strategy& s, uint64_t) { ++res.pruned[static_cast<int>(filter.Check(s))]; });
+  res.enumerated = ForEachStrategy(m, space, [&](const Strategy& s, uint64_t) {
+    ++res.pruned[static_cast<int>(filter.Check(s))];
+  });
   res.prefilter_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // Pass 2: the survivors ranked; a max-heap keeps the `top` cheapest.
   std::vector<Candidate>& heap = res.top;
@@ -182,7 +184,9 @@ std::string OrderTextOf(const Strategy& s) {
 }
 
 std::string StrategyText(const Strategy& s) {
-  const char* rec = s.recompute == Recompute::kNone ? "none" : s.recompute == Recompute::kSelective ? "selective" : "full";
+  const char* rec = s.recompute == Recompute::kNone        ? "none"
+                    : s.recompute == Recompute::kSelective ? "selective"
+                                                           : "full";
   return "tp " + std::to_string(s.tp) + " cp " + std::to_string(s.cp) + " ep " + std::to_string(s.ep) + " dp " +
          std::to_string(s.dp) + " pp " + std::to_string(s.pp) + " b " + std::to_string(s.microbatch_size) + " m " +
          std::to_string(s.microbatches) + " " + ScheduleText(s) + (s.sp ? " sp" : " no-sp") + " " + rec + " zero " +

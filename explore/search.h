@@ -16,9 +16,9 @@ namespace orrery::gen {
 
 struct SearchSpace {
   int64_t npus = 0;
-  int64_t global_batch = 0;                         // G
+  int64_t global_batch = 0;                           // G
   std::vector<int64_t> microbatch_sizes{1, 2, 4, 8};  // b
-  std::vector<int64_t> interleave_chunks{2, 4};     // V of interleaved:V
+  std::vector<int64_t> interleave_chunks{2, 4};       // V of interleaved:V
   uint64_t hbm_bytes = 80 * kBytesPerGB;
 };
 
@@ -120,8 +120,8 @@ struct Candidate {
 
 struct SearchResult {
   uint64_t enumerated = 0;
-  PruneCounts pruned{};  // [kSurvives] = survivors
-  std::vector<Candidate> top;  // by symbolic total, ties by index
+  PruneCounts pruned{};          // [kSurvives] = survivors
+  std::vector<Candidate> top;    // by symbolic total, ties by index
   double prefilter_seconds = 0;  // enumeration + pre-filter + cost, wall clock
 };
 

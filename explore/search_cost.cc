@@ -56,7 +56,7 @@ double P2pS(double bytes, const AxisLink& l) { return l.bytes_per_s == 0 ? 0 : b
 // One rank's blocks for one microbatch, as StageGen builds them (ops and the
 // bytes the roofline sees), forward pass.
 struct Blocks {
-  uint64_t act = 0;                  // b·(s/cp)·h·2: TP collectives, PP messages
+  uint64_t act = 0;  // b·(s/cp)·h·2: TP collectives, PP messages
   uint64_t attn_ops = 0, attn_bytes = 0, core_step = 0, core = 0, kv_bytes = 0;
   uint64_t mlp_ops = 0, mlp_bytes = 0;
   uint64_t router_ops = 0, router_bytes = 0, experts_ops = 0, experts_bytes = 0, a2a = 0;
@@ -143,7 +143,7 @@ AxisLinks LinksOf(const Strategy& s, const CostModel& c) {
 // One layer of one microbatch on a rank (seconds), the same on every stage.
 struct LayerTimes {
   double attn_f = 0, attn_b = 0, mlp_f = 0, mlp_b = 0, moe_f = 0, moe_b = 0;  // compute
-  double passes_f = 1;           // forwards per microbatch (full recomputation: 2)
+  double passes_f = 1;            // forwards per microbatch (full recomputation: 2)
   double tp = 0, ep = 0, cp = 0;  // communication
 };
 
@@ -222,7 +222,8 @@ StageTimes StageTimesOf(const ModelDesc& m, const Strategy& s, const CostModel& 
   t.fwd = n.dense * (lt.attn_f + lt.mlp_f) + n.moe * (lt.attn_f + lt.moe_f);
   t.bwd = n.dense * (lt.attn_b + lt.mlp_b) + n.moe * (lt.attn_b + lt.moe_b);
   t.compute = lt.passes_f * t.fwd + t.bwd;
-  if (stage == s.pp - 1 && s.lm_head) t.compute += roof(k.logit_ops, k.logit_bytes) + roof(2.0 * k.logit_ops, 2.0 * k.logit_bytes);
+  if (stage == s.pp - 1 && s.lm_head)
+    t.compute += roof(k.logit_ops, k.logit_bytes) + roof(2.0 * k.logit_ops, 2.0 * k.logit_bytes);
   t.tp = layers * lt.tp;
   t.ep = n.moe * lt.ep;
   t.cp = layers * lt.cp;
@@ -241,7 +242,8 @@ StageTimes StageTimesOf(const ModelDesc& m, const Strategy& s, const CostModel& 
 Flops StageRankFlops(const ModelDesc& m, const Strategy& s, int64_t stage) {
   const Blocks k = BlocksOf(m, s);
   const StageLayerCount n = LayersOf(m, s, stage);
-  const Flops fwd_attn = k.attn_ops, fwd_dense = fwd_attn + k.mlp_ops, fwd_moe = fwd_attn + k.router_ops + k.experts_ops;
+  const Flops fwd_attn = k.attn_ops, fwd_dense = fwd_attn + k.mlp_ops,
+              fwd_moe = fwd_attn + k.router_ops + k.experts_ops;
   const Flops fwd = fwd_dense * n.dense + fwd_moe * n.moe;
   Flops mb = 3 * fwd;
   if (s.recompute == Recompute::kSelective) mb += static_cast<Flops>(k.core) * (n.dense + n.moe);
@@ -278,7 +280,8 @@ SymbolicCost EstimateCost(const ModelDesc& m, const Strategy& s, const CostModel
   best.bubble = (p - 1) / (mbs * v + p - 1);
   best.bubble_s = slowest_mb * (p - 1) / v;
   best.dp_s = dp_exposed;
-  best.total_s = best.compute_s + best.tp_s + best.cp_s + best.ep_s + best.pp_s + best.zero3_s + best.bubble_s + best.dp_s;
+  best.total_s = best.compute_s + best.tp_s + best.cp_s + best.ep_s + best.pp_s + best.zero3_s + best.bubble_s +
+                 best.dp_s;
   return best;
 }
 

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "network/topology.h"
 #include "gen/strategy.h"
+#include "network/topology.h"
 
 namespace orrery::gen {
 

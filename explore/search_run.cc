@@ -30,8 +30,8 @@ Simulated SimulateOne(const ModelDesc& m, const Candidate& c, const Result<Spec>
     return out;
   }
   Spec spec = base.value();
-  spec.source = WorkloadSource(std::move(w.value()), "search candidate " + std::to_string(c.index) + " (" +
-                                                         StrategyText(c.strategy) + ")");
+  spec.source = WorkloadSource(std::move(w.value()),
+                               "search candidate " + std::to_string(c.index) + " (" + StrategyText(c.strategy) + ")");
   const Status completed = CompleteSpec(&spec, registries);
   Result<RunReport> r = completed.ok() ? RunSpec(spec, registries) : Result<RunReport>(completed);
   if (!r.ok()) {
@@ -96,7 +96,8 @@ std::vector<size_t> ReportOrder(const std::vector<Candidate>& c, const std::vect
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     if (sims[a].done != sims[b].done) return sims[a].done;
-    if (sims[a].done && sims[a].iteration_ns != sims[b].iteration_ns) return sims[a].iteration_ns < sims[b].iteration_ns;
+    if (sims[a].done && sims[a].iteration_ns != sims[b].iteration_ns)
+      return sims[a].iteration_ns < sims[b].iteration_ns;
     if (sims[a].done) return c[a].index < c[b].index;
     return a < b;  // symbolic order
   });
@@ -118,7 +119,8 @@ std::string TopTable(const SearchResult& r, const std::vector<Simulated>& sims, 
     const Strategy& s = r.top[i].strategy;
     const std::string sim = sims[i].done ? NsAsMs(sims[i].iteration_ns) : sims[i].error.empty() ? "-" : "error";
     const std::string rk = sims[i].done ? std::to_string(++rank) : "-";
-    std::snprintf(line, sizeof line, "%4s %4lld %3lld %3lld %4lld %3lld %2lld %5lld %-13s %-3s %-9s %4d %-14s %12s %14s %10llu\n",
+    std::snprintf(line, sizeof line,
+                  "%4s %4lld %3lld %3lld %4lld %3lld %2lld %5lld %-13s %-3s %-9s %4d %-14s %12s %14s %10llu\n",
                   rk.c_str(), static_cast<long long>(s.tp), static_cast<long long>(s.cp), static_cast<long long>(s.ep),
                   static_cast<long long>(s.dp), static_cast<long long>(s.pp), static_cast<long long>(s.microbatch_size),
                   static_cast<long long>(s.microbatches), ScheduleText(s).c_str(), s.sp ? "on" : "off",
@@ -155,7 +157,8 @@ std::string WinnerLines(const SearchResult& r, const std::vector<Simulated>& sim
     << NsAsMs(sims[best].iteration_ns) << " ms (symbolic " << Ms(r.top[best].cost.total_s) << " ms)\n";
   std::snprintf(line, sizeof line, "spread: worst / best simulated = %s / %s ms = %.3f over %zu simulated\n",
                 NsAsMs(sims[worst].iteration_ns).c_str(), NsAsMs(sims[best].iteration_ns).c_str(),
-                static_cast<double>(sims[worst].iteration_ns) / static_cast<double>(sims[best].iteration_ns), simulated);
+                static_cast<double>(sims[worst].iteration_ns) / static_cast<double>(sims[best].iteration_ns),
+                simulated);
   o << line;
   std::vector<double> sym, sim;
   for (size_t i = 0; i < r.top.size(); ++i) {
@@ -165,9 +168,11 @@ std::string WinnerLines(const SearchResult& r, const std::vector<Simulated>& sim
   }
   const double rho = SpearmanRho(sym, sim);
   if (std::isnan(rho)) {
-    o << "Spearman rank correlation, symbolic vs simulated: n/a (n = " << sym.size() << ", needs 2 or more distinct values)\n";
+    o << "Spearman rank correlation, symbolic vs simulated: n/a (n = " << sym.size()
+      << ", needs 2 or more distinct values)\n";
   } else {
-    std::snprintf(line, sizeof line, "Spearman rank correlation, symbolic vs simulated (n = %zu): %.3f\n", sym.size(), rho);
+    std::snprintf(line, sizeof line, "Spearman rank correlation, symbolic vs simulated (n = %zu): %.3f\n", sym.size(),
+                  rho);
     o << line;
   }
   return o.str();

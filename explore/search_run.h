@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "core/tick.h"
-#include "run/spec.h"
 #include "explore/search.h"
+#include "run/spec.h"
 
 namespace orrery::gen {
 

@@ -11,12 +11,12 @@
 #include <sstream>
 #include <thread>
 
+#include "core/fnv.h"
+#include "core/parse.h"
 #include "explore/sweep_metrics.h"
 #include "explore/sweep_point.h"
 #include "explore/sweep_rows.h"
 #include "run/build.h"
-#include "core/fnv.h"
-#include "core/parse.h"
 #include "run/run.h"
 #include "run/spec.h"
 
@@ -29,8 +29,8 @@ struct Plan {
   std::vector<size_t> mine;  // positions in spec->points, this shard's
   std::vector<Prepared> prepared;
   std::vector<std::shared_ptr<const GenFigures>> gen;  // per position in `mine` (null: not generated)
-  BackendRegistry builtins;  // when Options::registries is null
-  Registries registries;     // what every point's simulation names things from (read-only: threads share it)
+  BackendRegistry builtins;                            // when Options::registries is null
+  Registries registries;  // what every point's simulation names things from (read-only: threads share it)
 };
 
 size_t PlanSize(const Plan& plan) { return plan.mine.size(); }
@@ -146,7 +146,8 @@ Result<RowsByIndex> KeptRows(const std::string& jsonl, const Plan& plan, const s
   RowsByIndex done;
   for (Row& r : existing) {
     const auto it = std::lower_bound(mine.begin(), mine.end(), r.index);
-    if (it != mine.end() && *it == r.index && r.hash == plan.prepared[it - mine.begin()].hash) done[r.index] = std::move(r);
+    if (it != mine.end() && *it == r.index && r.hash == plan.prepared[it - mine.begin()].hash)
+      done[r.index] = std::move(r);
   }
   return done;
 }
@@ -168,9 +169,9 @@ class RowLog {
     if (!progress_) return;
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     const double rate = secs > 0 ? static_cast<double>(n) / secs : 0;
-    std::fprintf(stderr, "\rsweep: %llu/%zu points, %.1f/s, ETA %.0f s, %llu failed   ", static_cast<unsigned long long>(n),
-                 todo_, rate, rate > 0 ? static_cast<double>(todo_ - n) / rate : 0.0,
-                 static_cast<unsigned long long>(failed_));
+    std::fprintf(stderr, "\rsweep: %llu/%zu points, %.1f/s, ETA %.0f s, %llu failed   ",
+                 static_cast<unsigned long long>(n), todo_, rate,
+                 rate > 0 ? static_cast<double>(todo_ - n) / rate : 0.0, static_cast<unsigned long long>(failed_));
   }
   uint64_t finished() const { return finished_; }
   uint64_t failed() const { return failed_; }

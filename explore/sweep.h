@@ -82,8 +82,8 @@ struct Row {
   std::optional<uint64_t> gen_memory_bytes;                     // generator's closed form, largest stage
   std::string model_flops;                                      // decimal; generated workloads only
   std::optional<double> mfu;
-  std::vector<uint64_t> dim_busy_ns;          // per network dimension, summed over its links
-  std::vector<uint64_t> dim_exposed_comm_ns;  // per dimension, on the critical path (--critical-path)
+  std::vector<uint64_t> dim_busy_ns;           // per network dimension, summed over its links
+  std::vector<uint64_t> dim_exposed_comm_ns;   // per dimension, on the critical path (--critical-path)
   std::optional<uint64_t> path_comm_other_ns;  // communication on the path on no known dimension (--critical-path)
 };
 
@@ -101,8 +101,8 @@ Row SimulatePoint(const Plan& plan, size_t k);
 
 // Runs the plan positions `todo`, calling `record` (thread-safe) with each
 // row in any order. The default: a pool of Options::jobs threads.
-using Runner = std::function<Status(const Plan& plan, const std::vector<size_t>& todo,
-                                    const std::function<void(Row)>& record)>;
+using Runner =
+    std::function<Status(const Plan& plan, const std::vector<size_t>& todo, const std::function<void(Row)>& record)>;
 
 // Runs the spec's points of this shard not already in the output (resume),
 // appending a JSON line per point as it finishes, then rewrites the shard's

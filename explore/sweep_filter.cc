@@ -63,9 +63,9 @@ V FromValue(const Value& v) {
 
 struct Node {
   enum Kind { kConst, kVar, kNeg, kNot, kBinary } kind = kConst;
-  V value;          // kConst
-  int var = -1;     // kVar: index into the filter's names
-  std::string op;   // kBinary
+  V value;         // kConst
+  int var = -1;    // kVar: index into the filter's names
+  std::string op;  // kBinary
   int a = -1, b = -1;
   int column = 0;
   int depth = 1;
@@ -104,7 +104,8 @@ class Parser {
         return Status::Ok();
       }
       const char c = text_[i];
-      if (std::isdigit(static_cast<unsigned char>(c)) || (c == '.' && i + 1 < text_.size() && std::isdigit(static_cast<unsigned char>(text_[i + 1])))) {
+      if (std::isdigit(static_cast<unsigned char>(c)) ||
+          (c == '.' && i + 1 < text_.size() && std::isdigit(static_cast<unsigned char>(text_[i + 1])))) {
         ORRERY_RETURN_IF_ERROR(LexNumber(&i, &t));
       } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
         ORRERY_RETURN_IF_ERROR(LexName(&i, &t));
@@ -127,7 +128,8 @@ class Parser {
     *i += len;
     if (*i < text_.size() && (std::isalpha(static_cast<unsigned char>(text_[*i])) || text_[*i] == '_')) {
       return Error(static_cast<int>(*i) + 1, "expected an operator after the number " + t->text + ", found '" +
-                                                 std::string(1, text_[*i]) + "' (units are not allowed: write 50, not 50GB)");
+                                                 std::string(1, text_[*i]) +
+                                                 "' (units are not allowed: write 50, not 50GB)");
     }
     return Status::Ok();
   }
@@ -143,7 +145,10 @@ class Parser {
     }
     t->text = text_.substr(*i, j - *i);
     t->kind = (t->text == "and" || t->text == "or" || t->text == "not") ? Tok::kOp : Tok::kName;
-    if (t->text.back() == '.') return Error(static_cast<int>(j), "expected a name after '.', found " + std::string(j < text_.size() ? "'" + std::string(1, text_[j]) + "'" : "the end of the filter"));
+    if (t->text.back() == '.')
+      return Error(static_cast<int>(j),
+                   "expected a name after '.', found " +
+                       std::string(j < text_.size() ? "'" + std::string(1, text_[j]) + "'" : "the end of the filter"));
     *i = j;
     return Status::Ok();
   }
@@ -151,7 +156,8 @@ class Parser {
   Status LexString(size_t* i, Token* t) const {
     const char quote = text_[*i];
     const size_t close = text_.find(quote, *i + 1);
-    if (close == std::string::npos) return Error(t->column, std::string("the string opened here has no closing ") + quote);
+    if (close == std::string::npos)
+      return Error(t->column, std::string("the string opened here has no closing ") + quote);
     t->kind = Tok::kString;
     t->text = text_.substr(*i + 1, close - *i - 1);
     *i = close + 1;
@@ -439,7 +445,8 @@ struct NameScope {
 std::string FilterWhere(const std::string& file, const FilterText& filter, size_t index) {
   const std::string& text = filter.text;  // a long one is shown by its start
   return file + ":" + std::to_string(filter.line) + ": filters[" + std::to_string(index) + "] '" +
-         (text.size() > 120 ? text.substr(0, 100) + "...' (" + std::to_string(text.size()) + " characters)" : text + "'");
+         (text.size() > 120 ? text.substr(0, 100) + "...' (" + std::to_string(text.size()) + " characters)"
+                            : text + "'");
 }
 
 // `at`: where the name is written. Names the closest name with a value and the axes.
@@ -448,18 +455,21 @@ Status UnknownName(const std::string& at, const std::string& name, const NameSco
   for (const std::string& p : scope.valid_paths) {
     if (!scope.axes.count(p) && !scope.base.count(p)) continue;
     known.push_back(p);
-    for (size_t dot = p.find('.'); dot != std::string::npos; dot = p.find('.', dot + 1)) known.push_back(p.substr(dot + 1));
+    for (size_t dot = p.find('.'); dot != std::string::npos; dot = p.find('.', dot + 1))
+      known.push_back(p.substr(dot + 1));
   }
   std::string close = ClosestMatch(name, known);
   for (const std::string& k : known) {
     if (close.empty() && k.rfind(name, 0) == 0) close = k;  // a name cut short: dim1.bandwidth
   }
   std::vector<std::string> axes(scope.axes.begin(), scope.axes.end());
-  return Status::Invalid(at + "unknown name '" + name + "'" + (close.empty() ? "" : " (did you mean '" + close + "'?)") +
-                         (name.find('-') != std::string::npos ? " ('-' between letters is part of a name; write subtraction with spaces)" : "") +
-                         (close.empty() && name.find('.') == std::string::npos ? " (a text value is quoted: '" + name + "')" : "") +
-                         "; a name is a path of the spec or a dotted tail of one (tp for gen.tp); the axes: " +
-                         (axes.empty() ? std::string("none") : JoinStrings(axes, ", ")));
+  return Status::Invalid(
+      at + "unknown name '" + name + "'" + (close.empty() ? "" : " (did you mean '" + close + "'?)") +
+      (name.find('-') != std::string::npos ? " ('-' between letters is part of a name; write subtraction with spaces)"
+                                           : "") +
+      (close.empty() && name.find('.') == std::string::npos ? " (a text value is quoted: '" + name + "')" : "") +
+      "; a name is a path of the spec or a dotted tail of one (tp for gen.tp); the axes: " +
+      (axes.empty() ? std::string("none") : JoinStrings(axes, ", ")));
 }
 
 // The path `name` stands for: itself, or the one path it is a dotted tail of.
@@ -526,8 +536,8 @@ Result<bool> Holds(const Compiled& c, const std::vector<Assignment>& point, uint
   }
   auto r = Eval(c.parser.nodes, c.parser.root(), *vars);
   if (!r.ok()) {
-    return Status::Invalid(c.where + ": at point " + std::to_string(i) + " (" + PointText(point) + "): " +
-                           r.status().message());
+    return Status::Invalid(c.where + ": at point " + std::to_string(i) + " (" + PointText(point) +
+                           "): " + r.status().message());
   }
   if (r->type != V::kBool) {
     return Status::Invalid(c.where + ": gives " + std::string(TypeName(r->type)) + ", not true or false (at point " +

@@ -25,8 +25,8 @@
 #include <string>
 #include <vector>
 
-#include "explore/sweep.h"
 #include "core/status.h"
+#include "explore/sweep.h"
 
 namespace orrery::sweep {
 

@@ -15,11 +15,11 @@ namespace orrery::sweep {
 
 // What the generator's closed forms say about a point's generated workload.
 struct GenFigures {
-  std::string model_flops;      // decimal: FLOPs of one iteration; transformers without recomputation
-                                // (gen::ModelFlops), DLRMs their closed form (gen::DlrmClosedFormFlops)
+  std::string model_flops;  // decimal: FLOPs of one iteration; transformers without recomputation
+                            // (gen::ModelFlops), DLRMs their closed form (gen::DlrmClosedFormFlops)
   double model_flops_d = 0;
   std::optional<uint64_t> memory_bytes;  // transformers: the largest stage's HBM footprint (gen::StageMemory total)
-  double peak_tflops = 0;       // --device's peak, else the system's peak-perf (0: unknown)
+  double peak_tflops = 0;                // --device's peak, else the system's peak-perf (0: unknown)
 };
 
 // `options`: the point's generator options, finished; `system_peak_tflops`:

@@ -7,8 +7,8 @@
 #include <functional>
 #include <string>
 
-#include "explore/sweep.h"
 #include "core/status.h"
+#include "explore/sweep.h"
 
 namespace orrery::sweep {
 

@@ -4,20 +4,18 @@
 #include <cstdio>
 #include <sstream>
 
+#include "core/fnv.h"
 #include "core/parse.h"
 #include "extern/astra_config.h"
 #include "extern/json_util.h"
-#include "network/notation.h"
-#include "core/fnv.h"
 #include "gen/gen_source.h"
+#include "network/notation.h"
 
 namespace orrery::sweep {
 
 namespace {
 
-bool IsNumber(const std::string& s) {
-  return ParseDouble(s, Where{"", 0, "x"}, DoubleRange{-1e300, 1e300, true}).ok();
-}
+bool IsNumber(const std::string& s) { return ParseDouble(s, Where{"", 0, "x"}, DoubleRange{-1e300, 1e300, true}).ok(); }
 
 }  // namespace
 

@@ -13,8 +13,8 @@
 #include "core/status.h"
 #include "explore/sweep.h"
 #include "gen/gen_args.h"
-#include "workload/graph_source.h"
 #include "run/spec.h"
+#include "workload/graph_source.h"
 
 namespace orrery::sweep {
 
@@ -36,7 +36,7 @@ Result<Base> ReadBase(const SweepSpec& spec, const Registries& registries);
 struct Prepared {
   orrery::Spec spec;
   std::string hash;
-  std::string error;  // the point cannot run (a generator error): a row, not the end of the sweep
+  std::string error;                        // the point cannot run (a generator error): a row, not the end of the sweep
   std::optional<gen::GenOptions> generate;  // the point's generator options, finished (generated workloads)
 };
 

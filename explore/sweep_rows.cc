@@ -86,7 +86,6 @@ Status WriteTables(const std::vector<std::string>& axis_paths, std::vector<Row> 
   return Status::Ok();
 }
 
-
 std::string RowJson(const Row& r) {
   nlohmann::ordered_json j;
   j["index"] = r.index;

@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "explore/sweep.h"
 #include "core/status.h"
+#include "explore/sweep.h"
 
 namespace orrery::sweep {
 

@@ -6,9 +6,9 @@
 #include <set>
 #include <sstream>
 
+#include "core/parse.h"
 #include "explore/sweep_filter.h"
 #include "explore/sweep_point.h"
-#include "core/parse.h"
 #include "extern/json_util.h"
 #include "network/notation.h"
 
@@ -17,9 +17,11 @@ namespace orrery::sweep {
 namespace {
 
 const char* const kDimFields[] = {"bandwidth_gbps", "latency_ns", "npus", "links_per_npu"};
-const char* const kGenFlags[] = {"tp", "cp", "ep", "dp", "pp", "npus", "microbatches", "microbatch-size",
-                                 "global-batch", "schedule", "recompute", "zero", "order", "bucket-mb",
-                                 "hbm-gb", "place", "offload", "sp", "model"};
+const char* const kGenFlags[] = {"tp",           "cp",        "ep",           "dp",
+                                 "pp",           "npus",      "microbatches", "microbatch-size",
+                                 "global-batch", "schedule",  "recompute",    "zero",
+                                 "order",        "bucket-mb", "hbm-gb",       "place",
+                                 "offload",      "sp",        "model"};
 const char* const kRunFields[] = {"backend", "iterations", "symmetry"};
 
 std::string Dir(const std::string& file) {
@@ -46,7 +48,6 @@ Result<Value> ScalarValue(const std::string& file, const YAML::Node& n, const st
   return v;
 }
 
-
 // Checks a path and the type of its value at spec time.
 Status CheckAssignment(const std::string& file, const YAML::Node& where, const std::string& path, const Value& v,
                        int dims) {
@@ -58,9 +59,11 @@ Status CheckAssignment(const std::string& file, const YAML::Node& where, const s
     for (const std::string& p : valid) {
       if (p.rfind(prefix, 0) == 0 && near.size() < 400) near += (near.empty() ? "" : ", ") + p;
     }
-    return SpecError(file, where, "unknown path '" + path + "'" + (close.empty() ? "" : " (did you mean '" + close + "'?)") +
-                                      "; valid paths" + (near.empty() ? std::string(": ") + JoinStrings(valid, ", ")
-                                                                      : " under '" + prefix + "': " + near));
+    return SpecError(file, where,
+                     "unknown path '" + path + "'" + (close.empty() ? "" : " (did you mean '" + close + "'?)") +
+                         "; valid paths" +
+                         (near.empty() ? std::string(": ") + JoinStrings(valid, ", ")
+                                       : " under '" + prefix + "': " + near));
   }
   const Where at{file, where.Mark().line + 1, path};
   if (path.rfind("network.dim", 0) == 0) {
@@ -72,11 +75,14 @@ Status CheckAssignment(const std::string& file, const YAML::Node& where, const s
   if (path == "run.symmetry" && v.text != "auto" && v.text != "off") {
     return ValueError(at, v.text, "unknown symmetry mode", "auto, off");
   }
-  static const std::set<std::string> kNumericGen = {"gen.tp", "gen.cp", "gen.ep", "gen.dp", "gen.pp", "gen.npus",
-                                                    "gen.microbatches", "gen.microbatch-size", "gen.global-batch",
-                                                    "gen.zero"};
+  static const std::set<std::string> kNumericGen = {"gen.tp",           "gen.cp",
+                                                    "gen.ep",           "gen.dp",
+                                                    "gen.pp",           "gen.npus",
+                                                    "gen.microbatches", "gen.microbatch-size",
+                                                    "gen.global-batch", "gen.zero"};
   if (kNumericGen.count(path)) return ParseInt(v.text, at, 0, int64_t{1} << 30).status();
-  if (path == "gen.sp" && v.text != "true" && v.text != "false") return ValueError(at, v.text, "not a boolean", "true, false");
+  if (path == "gen.sp" && v.text != "true" && v.text != "false")
+    return ValueError(at, v.text, "not a boolean", "true, false");
   return Status::Ok();
 }
 
@@ -147,7 +153,8 @@ Result<SweepSpec> ApplySpecFilters(const YAML::Node& node, const std::vector<Dim
     }
     filters.push_back({f.Scalar(), f.Mark().line + 1});
   }
-  auto kept = FilterPoints(path, filters, spec.points, BaseValues(spec, dims), ValidPaths(static_cast<int>(dims.size())));
+  auto kept = FilterPoints(path, filters, spec.points, BaseValues(spec, dims),
+                           ValidPaths(static_cast<int>(dims.size())));
   if (!kept.ok()) return kept.status();
   std::vector<std::vector<Assignment>> points;
   points.reserve(kept->size());
@@ -219,8 +226,8 @@ Status ReadBaseKey(const std::string& path, const std::string& key, const YAML::
 }
 
 Status ReadBaseSection(const std::string& path, const YAML::Node& root, SweepSpec* spec) {
-  static const std::vector<std::string> kBase = {"network", "system", "workload", "generate", "comm-groups", "memory",
-                                                 "remote-memory", "backend", "iterations", "symmetry"};
+  static const std::vector<std::string> kBase = {"network", "system",        "workload", "generate",   "comm-groups",
+                                                 "memory",  "remote-memory", "backend",  "iterations", "symmetry"};
   const YAML::Node base = root["base"];
   if (!base || !base.IsMap()) return Status::Invalid(path + ": 'base' is required: the inputs every point starts from");
   for (const auto& kv : base) {
@@ -234,7 +241,8 @@ Status ReadBaseSection(const std::string& path, const YAML::Node& root, SweepSpe
   const SpecFiles& files = spec->base.files;
   if (files.network.empty() || files.system.empty()) return Status::Invalid(path + ": base needs network and system");
   if (files.workload_prefix.empty() == spec->generate.empty()) {
-    return Status::Invalid(path + ": base needs exactly one of workload (a trace prefix) and generate (orrery gen's flags)");
+    return Status::Invalid(path +
+                           ": base needs exactly one of workload (a trace prefix) and generate (orrery gen's flags)");
   }
   return Status::Ok();
 }
@@ -333,7 +341,8 @@ Result<SweepSpec> ReadSweepSpec(const std::string& path) {
   if (points && (!axes.empty() || !zip.empty())) {
     return SpecError(path, points, "points: give either an explicit list of points or axes/zip, not both");
   }
-  ORRERY_RETURN_IF_ERROR(points ? ReadExplicitPoints(path, points, ndims, &spec) : ProductPoints(path, axes, zip, &spec));
+  ORRERY_RETURN_IF_ERROR(points ? ReadExplicitPoints(path, points, ndims, &spec)
+                                : ProductPoints(path, axes, zip, &spec));
   return ApplySpecFilters(root["filters"], dims.value(), std::move(spec));
 }
 

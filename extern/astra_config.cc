@@ -12,14 +12,36 @@ namespace orrery {
 namespace {
 
 const std::vector<std::string>& SystemKeys() {
-  static const std::vector<std::string> keys = {
-      "scheduling-policy", "endpoint-delay", "active-chunks-per-dimension", "preferred-dataset-splits",
-      "all-reduce-implementation", "all-gather-implementation", "reduce-scatter-implementation",
-      "all-to-all-implementation", "all-reduce-implementation-custom", "all-gather-implementation-custom",
-      "reduce-scatter-implementation-custom", "all-to-all-implementation-custom", "collective-optimization",
-      "local-mem-bw", "boost-mode", "roofline-enabled", "peak-perf", "track-local-mem",
-      "local-mem-trace-filename", "local-reduction-delay", "model-shared-bus", "intra-dimension-scheduling",
-      "inter-dimension-scheduling", "trace-enabled", "replay-only", "L", "o", "g", "G", "in-switch-reduction-bw"};
+  static const std::vector<std::string> keys = {"scheduling-policy",
+                                                "endpoint-delay",
+                                                "active-chunks-per-dimension",
+                                                "preferred-dataset-splits",
+                                                "all-reduce-implementation",
+                                                "all-gather-implementation",
+                                                "reduce-scatter-implementation",
+                                                "all-to-all-implementation",
+                                                "all-reduce-implementation-custom",
+                                                "all-gather-implementation-custom",
+                                                "reduce-scatter-implementation-custom",
+                                                "all-to-all-implementation-custom",
+                                                "collective-optimization",
+                                                "local-mem-bw",
+                                                "boost-mode",
+                                                "roofline-enabled",
+                                                "peak-perf",
+                                                "track-local-mem",
+                                                "local-mem-trace-filename",
+                                                "local-reduction-delay",
+                                                "model-shared-bus",
+                                                "intra-dimension-scheduling",
+                                                "inter-dimension-scheduling",
+                                                "trace-enabled",
+                                                "replay-only",
+                                                "L",
+                                                "o",
+                                                "g",
+                                                "G",
+                                                "in-switch-reduction-bw"};
   return keys;
 }
 
@@ -31,7 +53,8 @@ Status ImplList(const std::string& path, const nlohmann::json& j, const std::str
   }
   for (size_t i = 0; i < v.size(); ++i) {
     const std::string at = key + "[" + std::to_string(i) + "]";
-    ORRERY_PARSE_OR_RETURN(const std::string s, JsonString(path, v[i], at, custom ? "a trace prefix" : "an algorithm name"));
+    ORRERY_PARSE_OR_RETURN(const std::string s,
+                           JsonString(path, v[i], at, custom ? "a trace prefix" : "an algorithm name"));
     CollectiveImplSpec spec;
     spec.name = s;
     const BuiltinAlgorithm* builtin = FindBuiltinAlgorithm(s);
@@ -117,7 +140,11 @@ Status ReadSchedulingPolicy(const SystemJson& f, AstraSystemConfig* cfg) {
 // Per collective, its algorithms per dimension (a custom trace prefix wins over the named algorithm).
 Status ReadImplementations(const SystemJson& f, const std::vector<std::string>& plugin_algorithms,
                            AstraSystemConfig* cfg) {
-  struct ImplKey { const char* key; const char* custom; std::vector<CollectiveImplSpec>* out; };
+  struct ImplKey {
+    const char* key;
+    const char* custom;
+    std::vector<CollectiveImplSpec>* out;
+  };
   ImplKey impls[] = {{"all-reduce-implementation", "all-reduce-implementation-custom", &cfg->all_reduce},
                      {"all-gather-implementation", "all-gather-implementation-custom", &cfg->all_gather},
                      {"reduce-scatter-implementation", "reduce-scatter-implementation-custom", &cfg->reduce_scatter},
@@ -169,7 +196,8 @@ Status CheckUnmodelledKeys(const SystemJson& f) {
 }
 
 Status ReadDimensionScheduling(const SystemJson& f, AstraSystemConfig* cfg) {
-  ORRERY_RETURN_IF_ERROR(f.String("intra-dimension-scheduling", &cfg->intra_dimension_scheduling, "FIFO, SmallestFirst"));
+  ORRERY_RETURN_IF_ERROR(
+      f.String("intra-dimension-scheduling", &cfg->intra_dimension_scheduling, "FIFO, SmallestFirst"));
   ORRERY_RETURN_IF_ERROR(
       f.String("inter-dimension-scheduling", &cfg->inter_dimension_scheduling, "baseline, ascending, themis"));
   if (cfg->intra_dimension_scheduling != "FIFO" && cfg->intra_dimension_scheduling != "SmallestFirst") {
@@ -206,9 +234,11 @@ Status ReadMemoryType(const nlohmann::json& j, const std::string& path, std::str
 }
 
 // A key the memory type needs must be there; one it does not need is still checked when given.
-Status CheckNeededKeys(const nlohmann::json& j, const std::string& path, const std::string& type, RemoteMemoryKind kind) {
+Status CheckNeededKeys(const nlohmann::json& j, const std::string& path, const std::string& type,
+                       RemoteMemoryKind kind) {
   auto need = [&](const char* key, bool needed) -> Status {
-    if (!j.contains(key) && needed) return Status::Invalid(path + ": \"memory-type\" " + type + " needs \"" + key + "\"");
+    if (!j.contains(key) && needed)
+      return Status::Invalid(path + ": \"memory-type\" " + type + " needs \"" + key + "\"");
     return Status::Ok();
   };
   const bool remote = kind != RemoteMemoryKind::kNone;
@@ -261,7 +291,8 @@ Result<AstraSystemConfig> ParseAstraSystemJson(const nlohmann::json& j, const st
   ORRERY_RETURN_IF_ERROR(ReadSchedulingPolicy(f, &cfg));
   if (j.contains("endpoint-delay")) {
     cfg.endpoint_delay_given = true;
-    ORRERY_PARSE_OR_RETURN(cfg.endpoint_delay_ns, JsonUint(path, j["endpoint-delay"], "endpoint-delay", 0, kMaxLatencyNs));
+    ORRERY_PARSE_OR_RETURN(cfg.endpoint_delay_ns,
+                           JsonUint(path, j["endpoint-delay"], "endpoint-delay", 0, kMaxLatencyNs));
   }
   ORRERY_RETURN_IF_ERROR(f.Count("active-chunks-per-dimension", kMaxActiveChunks, &cfg.active_chunks_per_dimension));
   ORRERY_RETURN_IF_ERROR(f.Count("preferred-dataset-splits", kMaxDatasetSplits, &cfg.preferred_dataset_splits));
@@ -270,7 +301,8 @@ Result<AstraSystemConfig> ParseAstraSystemJson(const nlohmann::json& j, const st
   ORRERY_RETURN_IF_ERROR(ReadComputeKeys(f, &cfg));
   ORRERY_RETURN_IF_ERROR(CheckUnmodelledKeys(f));
   if (cfg.roofline_enabled && (cfg.peak_perf_tflops <= 0 || cfg.local_mem_bw <= 0)) {
-    return Status::Invalid(path + ": \"roofline-enabled\" needs both \"peak-perf\" (TFLOPS) and \"local-mem-bw\" (GB/s)");
+    return Status::Invalid(path +
+                           ": \"roofline-enabled\" needs both \"peak-perf\" (TFLOPS) and \"local-mem-bw\" (GB/s)");
   }
   ORRERY_RETURN_IF_ERROR(ReadDimensionScheduling(f, &cfg));
   return cfg;
@@ -281,17 +313,20 @@ Result<AstraRemoteMemoryConfig> ReadAstraRemoteMemoryJson(const std::string& pat
   if (!parsed.ok()) return parsed.status();
   const nlohmann::json& j = parsed.value();
   if (!j.is_object()) return Status::Invalid(path + ": expected a JSON object");
-  ORRERY_RETURN_IF_ERROR(CheckKnownKeys(
-      j, path, {"memory-type", "remote-mem-latency", "remote-mem-bw", "num-nodes", "num-npus-per-node"}));
+  ORRERY_RETURN_IF_ERROR(
+      CheckKnownKeys(j, path,
+                     {"memory-type", "remote-mem-latency", "remote-mem-bw", "num-nodes", "num-npus-per-node"}));
   AstraRemoteMemoryConfig cfg;
   std::string type;
   ORRERY_RETURN_IF_ERROR(ReadMemoryType(j, path, &type, &cfg));
   ORRERY_RETURN_IF_ERROR(CheckNeededKeys(j, path, type, cfg.kind));
   if (j.contains("remote-mem-latency")) {
-    ORRERY_PARSE_OR_RETURN(cfg.latency_ns, JsonUint(path, j["remote-mem-latency"], "remote-mem-latency", 0, kMaxLatencyNs));
+    ORRERY_PARSE_OR_RETURN(cfg.latency_ns,
+                           JsonUint(path, j["remote-mem-latency"], "remote-mem-latency", 0, kMaxLatencyNs));
   }
   if (j.contains("remote-mem-bw")) {
-    ORRERY_PARSE_OR_RETURN(cfg.bandwidth_bytes_per_ns, JsonDouble(path, j["remote-mem-bw"], "remote-mem-bw", kBandwidthGBps));
+    ORRERY_PARSE_OR_RETURN(cfg.bandwidth_bytes_per_ns,
+                           JsonDouble(path, j["remote-mem-bw"], "remote-mem-bw", kBandwidthGBps));
   }
   ORRERY_RETURN_IF_ERROR(ReadNodes(j, path, &cfg));
   return cfg;

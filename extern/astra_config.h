@@ -54,8 +54,8 @@ struct AstraSystemConfig {
   int active_chunks_per_dimension = 1;
   int preferred_dataset_splits = 1;
   std::vector<CollectiveImplSpec> all_reduce, all_gather, reduce_scatter, all_to_all;
-  bool local_bw_aware = false;  // collective-optimization
-  double local_mem_bw = 0;      // bytes per ns in the reduction cost, GB/s in the roofline
+  bool local_bw_aware = false;        // collective-optimization
+  double local_mem_bw = 0;            // bytes per ns in the reduction cost, GB/s in the roofline
   double in_switch_reduction_bw = 0;  // Orrery extension: "in-switch-reduction-bw", bytes per ns
   bool roofline_enabled = false;
   double peak_perf_tflops = 0;

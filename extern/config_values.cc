@@ -132,8 +132,8 @@ Result<int64_t> JsonInt(const std::string& path, const nlohmann::json& value, co
   return ValueError(where, JsonShown(value), std::string("expected a number, found ") + JsonKind(value), allowed);
 }
 
-Result<uint64_t> JsonUint(const std::string& path, const nlohmann::json& value, const std::string& key,
-                          uint64_t min, uint64_t max) {
+Result<uint64_t> JsonUint(const std::string& path, const nlohmann::json& value, const std::string& key, uint64_t min,
+                          uint64_t max) {
   const Where where{path, 0, key};
   const std::string allowed = DescribeUintRange(min, max);
   if (value.is_number_unsigned()) {

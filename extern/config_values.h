@@ -38,8 +38,8 @@ Result<double> JsonDouble(const std::string& path, const nlohmann::json& value, 
                           DoubleRange range);
 Result<int64_t> JsonInt(const std::string& path, const nlohmann::json& value, const std::string& key, int64_t min,
                         int64_t max);
-Result<uint64_t> JsonUint(const std::string& path, const nlohmann::json& value, const std::string& key,
-                          uint64_t min, uint64_t max);
+Result<uint64_t> JsonUint(const std::string& path, const nlohmann::json& value, const std::string& key, uint64_t min,
+                          uint64_t max);
 // A switch: true/false or 0/1 (ASTRA-sim writes 0 and 1).
 Result<bool> JsonFlag(const std::string& path, const nlohmann::json& value, const std::string& key);
 Result<std::string> JsonString(const std::string& path, const nlohmann::json& value, const std::string& key,

@@ -3,10 +3,10 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
-#include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <unistd.h>
+#include <cerrno>
+#include <cstring>
 
 namespace orrery {
 
@@ -48,9 +48,8 @@ Result<bool> EtReader::ReadRecord(google::protobuf::Message* msg, const char* wh
   if (!in.GetDirectBufferPointer(&peek, &avail)) return false;  // clean end of file
   uint32_t size = 0;
   if (!in.ReadVarint32(&size)) {
-    return Status::Invalid(path_ + ": truncated trace: the length of " + what + " record " +
-                           std::to_string(records_) + " at byte " + std::to_string(offset) +
-                           " is cut off or malformed");
+    return Status::Invalid(path_ + ": truncated trace: the length of " + what + " record " + std::to_string(records_) +
+                           " at byte " + std::to_string(offset) + " is cut off or malformed");
   }
   if (size > (256u << 20)) {
     return Status::Invalid(path_ + ": corrupt trace: record " + std::to_string(records_) + " at byte " +
@@ -67,8 +66,8 @@ Result<bool> EtReader::ReadRecord(google::protobuf::Message* msg, const char* wh
                              " at byte " + std::to_string(offset) + " needs " + std::to_string(size) +
                              " bytes but the file ends first");
     }
-    return Status::Invalid(path_ + ": corrupt trace: " + what + " record " + std::to_string(records_) +
-                           " at byte " + std::to_string(offset) + " is not a valid Chakra " + what);
+    return Status::Invalid(path_ + ": corrupt trace: " + what + " record " + std::to_string(records_) + " at byte " +
+                           std::to_string(offset) + " is not a valid Chakra " + what);
   }
   ++records_;
   return true;
@@ -132,8 +131,14 @@ struct AttrNumber {
 AttrNumber NumberOf(const ChakraProtoMsg::AttributeProto& a) {
   using A = ChakraProtoMsg::AttributeProto;
   AttrNumber n;
-  auto sgn = [&](int64_t v) { n.kind = AttrNumber::kSigned; n.i = v; };
-  auto uns = [&](uint64_t v) { n.kind = AttrNumber::kUnsigned; n.u = v; };
+  auto sgn = [&](int64_t v) {
+    n.kind = AttrNumber::kSigned;
+    n.i = v;
+  };
+  auto uns = [&](uint64_t v) {
+    n.kind = AttrNumber::kUnsigned;
+    n.u = v;
+  };
   switch (a.value_case()) {
     case A::kInt32Val: sgn(a.int32_val()); break;
     case A::kInt64Val: sgn(a.int64_val()); break;
@@ -146,8 +151,14 @@ AttrNumber NumberOf(const ChakraProtoMsg::AttributeProto& a) {
     case A::kFixed32Val: uns(a.fixed32_val()); break;
     case A::kFixed64Val: uns(a.fixed64_val()); break;
     case A::kBoolVal: uns(a.bool_val() ? 1 : 0); break;
-    case A::kDoubleVal: n.kind = AttrNumber::kFloating; n.d = a.double_val(); break;
-    case A::kFloatVal: n.kind = AttrNumber::kFloating; n.d = a.float_val(); break;
+    case A::kDoubleVal:
+      n.kind = AttrNumber::kFloating;
+      n.d = a.double_val();
+      break;
+    case A::kFloatVal:
+      n.kind = AttrNumber::kFloating;
+      n.d = a.float_val();
+      break;
     default: break;
   }
   return n;
@@ -173,7 +184,8 @@ Result<uint64_t> AttrUintChecked(const ChakraProtoMsg::AttributeProto& a, const 
       }
       return static_cast<uint64_t>(n.i);
     case AttrNumber::kUnsigned:
-      if (n.u < min || n.u > max) return ValueError(where, std::to_string(n.u), "out of range", DescribeUintRange(min, max));
+      if (n.u < min || n.u > max)
+        return ValueError(where, std::to_string(n.u), "out of range", DescribeUintRange(min, max));
       return n.u;
     case AttrNumber::kFloating: return DoubleToUint(n.d, where, min, max);
     case AttrNumber::kNone: break;
@@ -207,11 +219,21 @@ std::optional<std::vector<bool>> AttrBoolList(const ChakraProtoMsg::AttributePro
   using A = ChakraProtoMsg::AttributeProto;
   std::vector<bool> out;
   switch (a.value_case()) {
-    case A::kBoolList: for (bool b : a.bool_list().values()) out.push_back(b); return out;
-    case A::kInt32List: for (auto b : a.int32_list().values()) out.push_back(b != 0); return out;
-    case A::kInt64List: for (auto b : a.int64_list().values()) out.push_back(b != 0); return out;
-    case A::kUint32List: for (auto b : a.uint32_list().values()) out.push_back(b != 0); return out;
-    case A::kUint64List: for (auto b : a.uint64_list().values()) out.push_back(b != 0); return out;
+    case A::kBoolList:
+      for (bool b : a.bool_list().values()) out.push_back(b);
+      return out;
+    case A::kInt32List:
+      for (auto b : a.int32_list().values()) out.push_back(b != 0);
+      return out;
+    case A::kInt64List:
+      for (auto b : a.int64_list().values()) out.push_back(b != 0);
+      return out;
+    case A::kUint32List:
+      for (auto b : a.uint32_list().values()) out.push_back(b != 0);
+      return out;
+    case A::kUint64List:
+      for (auto b : a.uint64_list().values()) out.push_back(b != 0);
+      return out;
     default: return std::nullopt;
   }
 }

@@ -71,7 +71,8 @@ Result<AstraNetworkConfig> ReadOrreryNetwork(const std::string& path, const YAML
   ORRERY_RETURN_IF_ERROR(CheckKeys(path, root, {"dims"}, ""));
   const YAML::Node dims = root["dims"];
   if (!dims.IsSequence() || dims.size() == 0) {
-    return Status::Invalid(YamlWhere(path, dims, "dims").Describe() + ": 'dims' must be a non-empty list of dimensions");
+    return Status::Invalid(YamlWhere(path, dims, "dims").Describe() +
+                           ": 'dims' must be a non-empty list of dimensions");
   }
   const std::vector<std::string> keys = {"block", "npus", "bandwidth_gbps", "latency_ns", "links_per_npu"};
   const std::vector<std::string> blocks = {"Ring", "RingUni", "Mesh", "FullyConnected", "Switch"};
@@ -89,11 +90,12 @@ Result<AstraNetworkConfig> ReadOrreryNetwork(const std::string& path, const YAML
     ORRERY_PARSE_OR_RETURN(x.block, YamlString(path, d["block"], at + ".block"));
     ORRERY_RETURN_IF_ERROR(CheckBlock(path, d["block"], at + ".block", x.block, blocks));
     ORRERY_PARSE_OR_RETURN(x.npus, DimNpus(path, d["npus"], at + ".npus"));
-    ORRERY_PARSE_OR_RETURN(x.bandwidth_gbps, YamlDouble(path, d["bandwidth_gbps"], at + ".bandwidth_gbps", kBandwidthGBps));
+    ORRERY_PARSE_OR_RETURN(x.bandwidth_gbps,
+                           YamlDouble(path, d["bandwidth_gbps"], at + ".bandwidth_gbps", kBandwidthGBps));
     ORRERY_PARSE_OR_RETURN(x.latency_ns, YamlDouble(path, d["latency_ns"], at + ".latency_ns", kLatencyNs));
     if (d["links_per_npu"]) {
-      ORRERY_PARSE_OR_RETURN(const int64_t links, YamlInt(path, d["links_per_npu"], at + ".links_per_npu", 1,
-                                                          kMaxLinksPerNpu));
+      ORRERY_PARSE_OR_RETURN(const int64_t links,
+                             YamlInt(path, d["links_per_npu"], at + ".links_per_npu", 1, kMaxLinksPerNpu));
       x.links_per_npu = static_cast<int>(links);
     }
     ORRERY_RETURN_IF_ERROR(AddToTotal(path, d["npus"], at + ".npus", x.npus, &total));
@@ -107,8 +109,8 @@ Result<YAML::Node> AstraList(const std::string& path, const YAML::Node& root, co
   YAML::Node n = root[key];
   if (!n) return Status::Invalid(path + ": missing key '" + key + "' (one entry per network dimension)");
   if (!n.IsSequence()) {
-    return ValueError(YamlWhere(path, n, key), n.IsScalar() ? "\"" + n.Scalar() + "\"" : "a mapping",
-                      "expected a list", "a list with one entry per dimension, e.g. [ 8 ]");
+    return ValueError(YamlWhere(path, n, key), n.IsScalar() ? "\"" + n.Scalar() + "\"" : "a mapping", "expected a list",
+                      "a list with one entry per dimension, e.g. [ 8 ]");
   }
   return n;
 }
@@ -119,14 +121,16 @@ Result<AstraNetworkConfig> ReadAstraNetworkYaml(const std::string& path) {
   auto loaded = LoadYaml(path);
   if (!loaded.ok()) return loaded.status();
   YAML::Node root = loaded.value();
-  if (!root.IsMap()) return Status::Invalid(path + ": expected a YAML mapping with keys topology, npus_count, bandwidth, latency");
+  if (!root.IsMap())
+    return Status::Invalid(path + ": expected a YAML mapping with keys topology, npus_count, bandwidth, latency");
   if (root["dims"]) return ReadOrreryNetwork(path, root);
   ORRERY_RETURN_IF_ERROR(CheckKeys(path, root, {"topology", "npus_count", "bandwidth", "latency"}, ""));
   ORRERY_PARSE_OR_RETURN(const YAML::Node topo, AstraList(path, root, "topology"));
   ORRERY_PARSE_OR_RETURN(const YAML::Node npus, AstraList(path, root, "npus_count"));
   ORRERY_PARSE_OR_RETURN(const YAML::Node bw, AstraList(path, root, "bandwidth"));
   ORRERY_PARSE_OR_RETURN(const YAML::Node lat, AstraList(path, root, "latency"));
-  if (topo.size() == 0) return Status::Invalid(path + ": 'topology' is empty; give at least one dimension, e.g. [ Ring ]");
+  if (topo.size() == 0)
+    return Status::Invalid(path + ": 'topology' is empty; give at least one dimension, e.g. [ Ring ]");
   if (npus.size() != topo.size() || bw.size() != topo.size() || lat.size() != topo.size()) {
     return Status::Invalid(path + ": list lengths disagree: topology has " + std::to_string(topo.size()) +
                            " dimensions, npus_count " + std::to_string(npus.size()) + ", bandwidth " +

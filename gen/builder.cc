@@ -111,7 +111,8 @@ std::map<std::string, std::vector<int>> Layout::AllGroups() const {
   for (const auto& [kind, first] : kinds_) {
     for (int64_t r = 0; r < npus_; ++r) {
       bool lowest = true;
-      for (int a = 0; a < kNumAxes; ++a) lowest = lowest && (!(kind & (1u << a)) || Coord(r, static_cast<Axis>(a)) == 0);
+      for (int a = 0; a < kNumAxes; ++a)
+        lowest = lowest && (!(kind & (1u << a)) || Coord(r, static_cast<Axis>(a)) == 0);
       if (lowest) out[GroupName(r, kind)] = GroupRanks(r, kind);
     }
   }
@@ -149,7 +150,8 @@ NodeRef GraphBuilder::Timed(std::string name, uint64_t duration_us, uint64_t out
   return Add(std::move(n), std::move(deps));
 }
 
-NodeRef GraphBuilder::Collective(std::string name, Coll type, uint64_t bytes, AxisSet group, std::vector<NodeRef> deps) {
+NodeRef GraphBuilder::Collective(std::string name, Coll type, uint64_t bytes, AxisSet group,
+                                 std::vector<NodeRef> deps) {
   GenNode n;
   n.kind = GenKind::kColl;
   n.name = std::move(name);
@@ -255,16 +257,10 @@ ChakraProtoMsg::Node ToChakra(const Layout& l, int rank, uint32_t id, const GenN
     a->set_bool_val(false);
   }
   switch (g.kind) {
-    case GenKind::kComp:
-      SetComp(g, &n);
-      break;
-    case GenKind::kColl:
-      SetColl(l, rank, g, spelling, &n);
-      break;
+    case GenKind::kComp: SetComp(g, &n); break;
+    case GenKind::kColl: SetColl(l, rank, g, spelling, &n); break;
     case GenKind::kSend:
-    case GenKind::kRecv:
-      SetSendRecv(l, rank, g, spelling, &n);
-      break;
+    case GenKind::kRecv: SetSendRecv(l, rank, g, spelling, &n); break;
     case GenKind::kMemLoad:
     case GenKind::kMemStore:
       n.set_type(g.kind == GenKind::kMemLoad ? ChakraProtoMsg::MEM_LOAD_NODE : ChakraProtoMsg::MEM_STORE_NODE);

@@ -76,16 +76,16 @@ using GenKind = NodeKind;
 struct GenNode {
   GenKind kind = GenKind::kComp;
   std::string name;
-  uint64_t num_ops = 0;       // COMP: floating-point operations
-  uint64_t tensor_size = 0;   // COMP: bytes moved (roofline); MEM: bytes
+  uint64_t num_ops = 0;      // COMP: floating-point operations
+  uint64_t tensor_size = 0;  // COMP: bytes moved (roofline); MEM: bytes
   uint64_t duration_micros = 0;
   bool timed = false;         // COMP: its time is duration_micros (replayed), not derived from num_ops
   uint64_t output_bytes = 0;  // COMP: its output held in HBM until its consumers ran (0: tensor_size)
   Coll coll = Coll::kAllReduce;
-  uint64_t bytes = 0;         // COLL / SEND / RECV
-  Axis axis = Axis::kTp;      // SEND/RECV: the axis the peer differs on
-  AxisSet group = 0;          // COLL: the axes its group spans
-  int peer_offset = 0;        // SEND/RECV: peer coordinate = own + offset along `axis`
+  uint64_t bytes = 0;     // COLL / SEND / RECV
+  Axis axis = Axis::kTp;  // SEND/RECV: the axis the peer differs on
+  AxisSet group = 0;      // COLL: the axes its group spans
+  int peer_offset = 0;    // SEND/RECV: peer coordinate = own + offset along `axis`
   uint64_t tag = 0;
   std::vector<uint32_t> deps;       // indices of earlier nodes
   std::vector<uint32_t> ctrl_deps;  // order only (no data): indices of earlier nodes, none of them in deps
@@ -139,8 +139,7 @@ enum class ChakraSpelling { kGenerated, kAstraSimExample };
 // Writes PREFIX.<rank>.et for every rank and, spelled kGenerated,
 // PREFIX.comm_groups.json (when any axis has a group smaller than all NPUs...
 // always, for simplicity).
-Status WriteChakra(const Workload& w, const std::string& prefix,
-                   ChakraSpelling spelling = ChakraSpelling::kGenerated);
+Status WriteChakra(const Workload& w, const std::string& prefix, ChakraSpelling spelling = ChakraSpelling::kGenerated);
 std::string CommGroupJson(const Layout& layout);
 
 }  // namespace orrery::gen

@@ -219,7 +219,8 @@ Status CheckDlrmCapacity(const ModelDesc& m, const DlrmStrategy& s, uint64_t hbm
       return Status::Invalid("--embedding-sharding=table: table " + N(static_cast<int64_t>(t)) + " of " + m.name +
                              ", the largest (" + N(d.table_rows[t]) + " rows x d " + N(d.embedding_dim) + " x " + N(v) +
                              " B = " + Gb(bytes) + "), is larger than one NPU's HBM (--hbm-gb capacity " +
-                             Gb(hbm_bytes) + "); allowed: --embedding-sharding=row, a larger --hbm-gb, or "
+                             Gb(hbm_bytes) +
+                             "); allowed: --embedding-sharding=row, a larger --hbm-gb, or "
                              "--allow-over-capacity");
     }
   }
@@ -229,12 +230,12 @@ Status CheckDlrmCapacity(const ModelDesc& m, const DlrmStrategy& s, uint64_t hbm
   for (size_t r = 0; r < shares.size(); ++r) {
     const DlrmMemory f = DlrmRankMemory(d, s, shares[r]);
     if (f.total_bytes > hbm_bytes) {
-      return Status::Invalid("memory over capacity on rank " + N(static_cast<int64_t>(r)) + " (rank class " +
-                             N(class_of_rank[r]) + "): embeddings " + Gb(f.embedding_bytes) + " (" +
-                             N(shares[r].rows) + " rows, --embedding-sharding=" + ShardingName(s.sharding) +
-                             ") + MLP states " + Gb(f.mlp_state_bytes) + " + activations " + Gb(f.activation_bytes) +
-                             " = " + Gb(f.total_bytes) + " > --hbm-gb capacity " + Gb(hbm_bytes) +
-                             "; allowed: more --npus, --embedding-sharding=row, a smaller batch, or --allow-over-capacity");
+      return Status::Invalid(
+          "memory over capacity on rank " + N(static_cast<int64_t>(r)) + " (rank class " + N(class_of_rank[r]) +
+          "): embeddings " + Gb(f.embedding_bytes) + " (" + N(shares[r].rows) + " rows, --embedding-sharding=" +
+          ShardingName(s.sharding) + ") + MLP states " + Gb(f.mlp_state_bytes) + " + activations " +
+          Gb(f.activation_bytes) + " = " + Gb(f.total_bytes) + " > --hbm-gb capacity " + Gb(hbm_bytes) +
+          "; allowed: more --npus, --embedding-sharding=row, a smaller batch, or --allow-over-capacity");
     }
   }
   return Status::Ok();
@@ -318,9 +319,8 @@ std::string FormatDlrmSummary(const ModelDesc& m, const DlrmStrategy& s, const W
        N(DlrmMlpParams(d)) + "); " + DescribeDlrm(d) + "\n";
   const int64_t B = s.local_batch * s.npus;
   o += "strategy: " + N(s.npus) + " NPUs, data-parallel MLPs, embeddings sharded by " + ShardingName(s.sharding) +
-       (s.sharding == EmbeddingSharding::kTable
-            ? " (greedy: largest table first, to the rank holding the fewest rows)"
-            : " (every table's rows split over all ranks)") +
+       (s.sharding == EmbeddingSharding::kTable ? " (greedy: largest table first, to the rank holding the fewest rows)"
+                                                : " (every table's rows split over all ranks)") +
        "; local batch " + N(s.local_batch) + ", global batch " + N(B) + "\n";
   const std::vector<DlrmRankShare> shares = ShareRanks(d, s);
   if (s.sharding == EmbeddingSharding::kTable) {
@@ -338,9 +338,10 @@ std::string FormatDlrmSummary(const ModelDesc& m, const DlrmStrategy& s, const W
     o += "tables on ranks:" + held + (empty ? "; " + N(empty) + " ranks hold no table" : "") + "\n";
   }
   o += "exchange of pooled embeddings per rank: b·T·d·" + N(s.bytes_per_value) + " = " + N(DlrmPooledBytes(d, s)) +
-       " B" + (s.sharding == EmbeddingSharding::kRow ? " (forward reduce-scatter of B·T·d·" + N(s.bytes_per_value) +
-                                                           " = " + N(DlrmPooledBytes(d, s) * s.npus) + " B)"
-                                                     : "") +
+       " B" +
+       (s.sharding == EmbeddingSharding::kRow ? " (forward reduce-scatter of B·T·d·" + N(s.bytes_per_value) + " = " +
+                                                    N(DlrmPooledBytes(d, s) * s.npus) + " B)"
+                                              : "") +
        "\n";
   for (size_t c = 0; c < w.classes.size(); ++c) {
     std::vector<int> ranks;
@@ -349,9 +350,9 @@ std::string FormatDlrmSummary(const ModelDesc& m, const DlrmStrategy& s, const W
     }
     const ClassTotals t = Totals(w.classes[c]);
     o.append("class ").append(N(static_cast<int64_t>(c)));
-    o += ": ranks " + RankRanges(ranks) + " (" +
-         N(static_cast<int64_t>(ranks.size())) + "), " + N(shares[ranks[0]].lookups) + " lookups, " + N(t.nodes) +
-         " nodes, " + FlopsText(t.flops) + " FLOP per rank per iteration\n";
+    o += ": ranks " + RankRanges(ranks) + " (" + N(static_cast<int64_t>(ranks.size())) + "), " +
+         N(shares[ranks[0]].lookups) + " lookups, " + N(t.nodes) + " nodes, " + FlopsText(t.flops) +
+         " FLOP per rank per iteration\n";
     for (const auto& [key, v] : t.comm) o += "  " + key + ": " + N(v.first) + " x, " + N(v.second) + " B\n";
     int worst = ranks[0];
     for (int r : ranks) {

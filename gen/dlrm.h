@@ -26,7 +26,7 @@ struct DlrmStrategy {
   int64_t local_batch = 1;  // b: samples per rank per iteration; global batch B = b·N
   EmbeddingSharding sharding = EmbeddingSharding::kTable;
   uint64_t bucket_bytes = 25 * kBytesPerMiB;  // MLP gradient bucket (PyTorch DDP's 25 MiB)
-  uint64_t bytes_per_value = 2;         // 16-bit embeddings, activations, gradients
+  uint64_t bytes_per_value = 2;               // 16-bit embeddings, activations, gradients
 };
 
 // Table sharding, greedy by size (longest-processing-time first): tables in

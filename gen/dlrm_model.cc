@@ -32,7 +32,8 @@ int Line(const YAML::Node& n) { return n.Mark().line + 1; }
 // A YAML sequence of integers in [min, max]: "tables[3]" names an element.
 Result<std::vector<int64_t>> IntList(const YAML::Node& v, const Where& where, int64_t min, int64_t max,
                                      int64_t max_items, const std::string& allowed) {
-  if (!v.IsSequence() || v.size() == 0) return ValueError(where, v.IsScalar() ? v.Scalar() : "(not a list)", "not a non-empty list", allowed);
+  if (!v.IsSequence() || v.size() == 0)
+    return ValueError(where, v.IsScalar() ? v.Scalar() : "(not a list)", "not a non-empty list", allowed);
   if (static_cast<int64_t>(v.size()) > max_items) {
     return ValueError(where, "(" + N(static_cast<int64_t>(v.size())) + " items)", "too many items",
                       "at most " + N(max_items));
@@ -143,9 +144,9 @@ ModelDesc DlrmMlperfPreset() {
   m.name = "dlrm-mlperf";
   // Rows of the 26 Criteo 1TB tables after MLPerf's --max-ind-range=40000000
   // (facebookresearch/dlrm, the MLPerf Training reference; docs/generator.md).
-  m.dlrm.table_rows = {39884406, 39043, 17289, 7420,    20263,    3,        7120,     1543,   63,
-                       38532951, 2953546, 403346, 10,   2208,     11938,    155,      4,      976,
-                       14,       39979771, 25641295, 39664984, 585935, 12972, 108, 36};
+  m.dlrm.table_rows = {39884406, 39043,    17289,    7420,     20263,  3,     7120, 1543, 63,
+                       38532951, 2953546,  403346,   10,       2208,   11938, 155,  4,    976,
+                       14,       39979771, 25641295, 39664984, 585935, 12972, 108,  36};
   m.dlrm.pooling.assign(m.dlrm.table_rows.size(), 1);  // one-hot Criteo features
   m.dlrm.embedding_dim = 128;
   m.dlrm.dense_features = 13;
@@ -161,13 +162,15 @@ Status ValidateDlrm(const DlrmDesc& d, const std::string& where) {
   if (d.table_rows.empty()) return bad("a DLRM needs at least one embedding table");
   if (d.pooling.size() != d.table_rows.size()) {
     return bad("pooling has " + N(static_cast<int64_t>(d.pooling.size())) + " entries for " +
-               N(static_cast<int64_t>(d.table_rows.size())) + " tables; allowed: one number for all tables, or one per table");
+               N(static_cast<int64_t>(d.table_rows.size())) +
+               " tables; allowed: one number for all tables, or one per table");
   }
   if (d.bottom_mlp.empty() || d.top_mlp.empty()) return bad("bottom_mlp and top_mlp need at least one layer each");
   if (d.interaction != Interaction::kCat && d.bottom_mlp.back() != d.embedding_dim) {
     return bad("bottom_mlp ends in " + N(d.bottom_mlp.back()) + " but embedding_dim = " + N(d.embedding_dim) +
                "; allowed: with interaction " + InteractionName(d.interaction) +
-               " the last bottom MLP layer equals embedding_dim (its output is dotted with the embeddings), or interaction cat");
+               " the last bottom MLP layer equals embedding_dim (its output is dotted with the embeddings), or "
+               "interaction cat");
   }
   // Every count the generator forms per sample fits comfortably in 64 bits
   // (the strategy checks the products with the batch).
@@ -186,8 +189,9 @@ Result<Interaction> ParseInteraction(const std::string& t, const Where& where) {
   if (t == "dot-self") return Interaction::kDotSelf;
   if (t == "cat") return Interaction::kCat;
   const std::string close = ClosestMatch(t, {"dot", "dot-self", "cat"});
-  return ValueError(where, t, close.empty() ? "unknown interaction" : "unknown interaction (did you mean '" + close + "'?)",
-                    "dot (pairwise dot products), dot-self (with each vector's dot with itself) or cat (concatenation)");
+  return ValueError(
+      where, t, close.empty() ? "unknown interaction" : "unknown interaction (did you mean '" + close + "'?)",
+      "dot (pairwise dot products), dot-self (with each vector's dot with itself) or cat (concatenation)");
 }
 
 // The pooling key as written: read once the tables are known.
@@ -199,8 +203,8 @@ struct PoolingKey {
 
 Status ReadDlrmKeys(const YAML::Node& root, const std::string& path, ModelDesc* m, PoolingKey* pooling) {
   DlrmDesc& d = m->dlrm;
-  const std::vector<std::string> valid = {"kind",       "name",       "embedding_dim", "dense_features", "tables",
-                                          "pooling",    "bottom_mlp", "top_mlp",       "interaction"};
+  const std::vector<std::string> valid = {"kind",    "name",       "embedding_dim", "dense_features", "tables",
+                                          "pooling", "bottom_mlp", "top_mlp",       "interaction"};
   for (auto it = root.begin(); it != root.end(); ++it) {
     const std::string key = it->first.as<std::string>();
     const Where where{path, Line(it->first), key};

@@ -71,8 +71,6 @@ uint64_t OptimizerBytes(uint64_t psi, int zero_stage, uint64_t d) {
   return zero_stage == 0 ? 12 * psi : (12 * psi + d - 1) / d;
 }
 
-double BubbleFraction(int64_t p, int64_t m) {
-  return static_cast<double>(p - 1) / static_cast<double>(m + p - 1);
-}
+double BubbleFraction(int64_t p, int64_t m) { return static_cast<double>(p - 1) / static_cast<double>(m + p - 1); }
 
 }  // namespace orrery::gen

@@ -8,9 +8,9 @@
 #include "core/parse.h"
 #include "core/units.h"
 #include "extern/json_util.h"
+#include "extern/network_dims.h"
 #include "gen/device.h"
 #include "gen/placement.h"
-#include "extern/network_dims.h"
 
 namespace orrery::gen {
 namespace {
@@ -87,7 +87,8 @@ Status SetOffload(GenOptions* o, const std::string& value, const Where& where) {
       s.offload_optimizer = true;
     } else {
       const std::string close = ClosestMatch(what, {"activations", "optimizer"});
-      return ValueError(where, value, "unknown '" + what + "'" + (close.empty() ? "" : " (did you mean '" + close + "'?)"),
+      return ValueError(where, value,
+                        "unknown '" + what + "'" + (close.empty() ? "" : " (did you mean '" + close + "'?)"),
                         "activations, optimizer, or both comma-separated");
     }
   }
@@ -120,7 +121,8 @@ Status SetSchedule(GenOptions* o, const std::string& value, const Where& where) 
     ORRERY_PARSE_OR_RETURN(s.chunks, ParseInt(value.substr(12), where, 2, 1 << 10));
   } else {
     const std::string close = ClosestMatch(value, {"1f1b", "gpipe"});
-    return ValueError(where, value, close.empty() ? "unknown schedule" : "unknown schedule (did you mean '" + close + "'?)",
+    return ValueError(where, value,
+                      close.empty() ? "unknown schedule" : "unknown schedule (did you mean '" + close + "'?)",
                       "1f1b, gpipe or interleaved:V (V chunks per rank)");
   }
   return Status::Ok();
@@ -147,7 +149,8 @@ Status SetSharding(GenOptions* o, const std::string& value, const Where& where) 
     o->embedding_sharding = EmbeddingSharding::kRow;
   } else {
     const std::string close = ClosestMatch(value, {"table", "row"});
-    return ValueError(where, value, close.empty() ? "unknown sharding" : "unknown sharding (did you mean '" + close + "'?)",
+    return ValueError(where, value,
+                      close.empty() ? "unknown sharding" : "unknown sharding (did you mean '" + close + "'?)",
                       "table (whole tables over the ranks) or row (every table's rows split over all ranks)");
   }
   return Status::Ok();
@@ -156,48 +159,72 @@ Status SetSharding(GenOptions* o, const std::string& value, const Where& where) 
 // Every flag, value flags first (the order of the "valid flags" message).
 const std::vector<GenFlag>& Flags() {
   static const std::vector<GenFlag> f = {
-      {"model", [](GenOptions* o, const std::string& v, const Where&) { o->model = v; return Status::Ok(); }},
-      {"tp", [](GenOptions* o, const std::string& v, const Where& w) { return SetInt<1, kMaxAxis>(&o->strategy.tp, v, w); }},
-      {"cp", [](GenOptions* o, const std::string& v, const Where& w) { return SetInt<1, kMaxAxis>(&o->strategy.cp, v, w); }},
-      {"ep", [](GenOptions* o, const std::string& v, const Where& w) { return SetInt<1, kMaxAxis>(&o->strategy.ep, v, w); }},
-      {"dp", [](GenOptions* o, const std::string& v, const Where& w) { return SetInt<1, kMaxAxis>(&o->strategy.dp, v, w); }},
-      {"pp", [](GenOptions* o, const std::string& v, const Where& w) { return SetInt<1, kMaxAxis>(&o->strategy.pp, v, w); }},
-      {"npus",
-       [](GenOptions* o, const std::string& v, const Where& w) { return SetInt<1, kMaxAxis>(&o->strategy.npus, v, w); }},
-      {"microbatches",
-       [](GenOptions* o, const std::string& v, const Where& w) {
-         return SetInt<1, 1 << 20>(&o->strategy.microbatches, v, w);
+      {"model",
+       [](GenOptions* o, const std::string& v, const Where&) {
+         o->model = v;
+         return Status::Ok();
        }},
-      {"microbatch-size",
-       [](GenOptions* o, const std::string& v, const Where& w) {
-         return SetInt<1, 1 << 20>(&o->strategy.microbatch_size, v, w);
-       }},
-      {"global-batch",
-       [](GenOptions* o, const std::string& v, const Where& w) {
-         return SetInt<1, int64_t{1} << 30>(&o->strategy.global_batch, v, w);
-       }},
+      {"tp",
+       [](GenOptions* o, const std::string& v, const Where& w) { return SetInt<1, kMaxAxis>(&o->strategy.tp, v, w); }},
+      {"cp",
+       [](GenOptions* o, const std::string& v, const Where& w) { return SetInt<1, kMaxAxis>(&o->strategy.cp, v, w); }},
+      {"ep",
+       [](GenOptions* o, const std::string& v, const Where& w) { return SetInt<1, kMaxAxis>(&o->strategy.ep, v, w); }},
+      {"dp",
+       [](GenOptions* o, const std::string& v, const Where& w) { return SetInt<1, kMaxAxis>(&o->strategy.dp, v, w); }},
+      {"pp",
+       [](GenOptions* o, const std::string& v, const Where& w) { return SetInt<1, kMaxAxis>(&o->strategy.pp, v, w); }},
+      {"npus", [](GenOptions* o, const std::string& v,
+                  const Where& w) { return SetInt<1, kMaxAxis>(&o->strategy.npus, v, w); }},
+      {"microbatches", [](GenOptions* o, const std::string& v,
+                          const Where& w) { return SetInt<1, 1 << 20>(&o->strategy.microbatches, v, w); }},
+      {"microbatch-size", [](GenOptions* o, const std::string& v,
+                             const Where& w) { return SetInt<1, 1 << 20>(&o->strategy.microbatch_size, v, w); }},
+      {"global-batch", [](GenOptions* o, const std::string& v,
+                          const Where& w) { return SetInt<1, int64_t{1} << 30>(&o->strategy.global_batch, v, w); }},
       {"schedule", SetSchedule},
       {"recompute", SetRecompute},
-      {"zero", [](GenOptions* o, const std::string& v, const Where& w) { return SetInt<0, 3>(&o->strategy.zero, v, w); }},
+      {"zero",
+       [](GenOptions* o, const std::string& v, const Where& w) { return SetInt<0, 3>(&o->strategy.zero, v, w); }},
       {"order",
        [](GenOptions* o, const std::string& v, const Where&) {
          ORRERY_PARSE_OR_RETURN(o->strategy.order, ParseOrder(v));
          return Status::Ok();
        }},
       {"bucket-mb", SetBucket},
-      {"out", [](GenOptions* o, const std::string& v, const Where&) { o->out = v; return Status::Ok(); }},
+      {"out",
+       [](GenOptions* o, const std::string& v, const Where&) {
+         o->out = v;
+         return Status::Ok();
+       }},
       {"hbm-gb", SetHbm},
-      {"network", [](GenOptions* o, const std::string& v, const Where&) { o->network = v; return Status::Ok(); }},
-      {"place", [](GenOptions* o, const std::string& v, const Where&) { o->place = v; return Status::Ok(); }},
+      {"network",
+       [](GenOptions* o, const std::string& v, const Where&) {
+         o->network = v;
+         return Status::Ok();
+       }},
+      {"place",
+       [](GenOptions* o, const std::string& v, const Where&) {
+         o->place = v;
+         return Status::Ok();
+       }},
       {"offload", SetOffload},
       {"embedding-sharding", SetSharding},
-      {"device", [](GenOptions* o, const std::string& v, const Where&) { o->device = v; return Status::Ok(); }},
+      {"device",
+       [](GenOptions* o, const std::string& v, const Where&) {
+         o->device = v;
+         return Status::Ok();
+       }},
       {"efficiency",
        [](GenOptions* o, const std::string& v, const Where& w) {
          ORRERY_PARSE_OR_RETURN(o->efficiency, ParseDouble(v, w, DoubleRange{0.01, 1, false}));
          return Status::Ok();
        }},
-      {"system-out", [](GenOptions* o, const std::string& v, const Where&) { o->system_out = v; return Status::Ok(); }},
+      {"system-out",
+       [](GenOptions* o, const std::string& v, const Where&) {
+         o->system_out = v;
+         return Status::Ok();
+       }},
       {"sp", nullptr},
       {"summary", nullptr},
       {"list-models", nullptr},
@@ -257,7 +284,8 @@ Status ApplyGenFlag(GenOptions* o, const std::string& arg) {
 Status SetGenFlag(GenOptions* o, const std::string& key, const std::string& value) {
   const std::string flag = "--" + key;
   std::vector<std::string>& a = o->args;
-  a.erase(std::remove_if(a.begin(), a.end(), [&](const std::string& x) { return x == flag || x.rfind(flag + "=", 0) == 0; }),
+  a.erase(std::remove_if(a.begin(), a.end(),
+                         [&](const std::string& x) { return x == flag || x.rfind(flag + "=", 0) == 0; }),
           a.end());
   auto found = FindFlag(key);
   if (found.ok() && !found.value()->set) {  // a switch: "true" sets it, anything else clears it
@@ -301,7 +329,8 @@ Status FinishGenOptions(GenOptions* o) {
                       "--efficiency together with --device=a100|h100");
   }
   if (!o->system_out.empty() && o->device.empty()) {
-    return ValueError(Where{"", 0, "--system-out"}, o->system_out, "needs a device", "--system-out together with --device");
+    return ValueError(Where{"", 0, "--system-out"}, o->system_out, "needs a device",
+                      "--system-out together with --device");
   }
   if (!o->list_models && !o->list_devices && !o->help && o->model.empty() && o->system_out.empty()) {
     return Status::Invalid("gen: --model is required (a preset, see --list-models, or a YAML file)\n" + GenUsage());
@@ -343,8 +372,8 @@ Status ResolvePlacement(GenOptions* o, std::vector<Dim>* dims) {
   const int64_t product = s.tp * s.cp * s.ep * s.dp * s.pp;
   if (npus != product) {
     return ValueError(Where{"", 0, "--place"}, o->place,
-                      "the network " + o->network + " has " + std::to_string(npus) + " NPUs but tp·cp·ep·dp·pp = " +
-                          std::to_string(product),
+                      "the network " + o->network + " has " + std::to_string(npus) +
+                          " NPUs but tp·cp·ep·dp·pp = " + std::to_string(product),
                       "a network with as many NPUs as the strategy");
   }
   auto order = OrderFromPlacement(o->place, {s.tp, s.cp, s.ep, s.dp, s.pp}, *dims);
@@ -355,8 +384,8 @@ Status ResolvePlacement(GenOptions* o, std::vector<Dim>* dims) {
 
 Status CheckFlagsForModel(const GenOptions& o, const ModelDesc& m) {
   if (m.kind == ModelKind::kDlrm) {
-    for (const char* flag : {"tp", "cp", "ep", "pp", "microbatches", "schedule", "sp", "recompute", "zero", "order", "place",
-                             "offload"}) {
+    for (const char* flag :
+         {"tp", "cp", "ep", "pp", "microbatches", "schedule", "sp", "recompute", "zero", "order", "place", "offload"}) {
       if (o.given.count(flag)) {
         return Status::Invalid("--" + std::string(flag) + " does not apply to " + m.name +
                                " (kind dlrm: data-parallel MLPs, model-parallel embeddings); allowed for a DLRM: "

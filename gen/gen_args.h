@@ -10,29 +10,29 @@
 
 #include "core/status.h"
 #include "core/units.h"
-#include "network/topology.h"
 #include "gen/dlrm.h"
 #include "gen/strategy.h"
+#include "network/topology.h"
 
 namespace orrery::gen {
 
 struct GenOptions {
-  std::string model;          // preset name or YAML path
+  std::string model;  // preset name or YAML path
   Strategy strategy;
-  std::string out;            // PREFIX: writes PREFIX.<rank>.et and PREFIX.comm_groups.json
+  std::string out;  // PREFIX: writes PREFIX.<rank>.et and PREFIX.comm_groups.json
   bool summary = false;
   bool list_models = false;
   bool help = false;
   uint64_t hbm_bytes = 80 * kBytesPerGB;  // per-NPU capacity (--hbm-gb, default 80 GB)
   bool allow_over_capacity = false;
-  std::string device;         // --device=a100|h100: HBM capacity (unless --hbm-gb) and --system-out's figures
-  double efficiency = 1.0;    // --efficiency: achieved fraction of the device's peak FLOP/s
-  std::string system_out;     // --system-out=F.json: the system JSON for the device
+  std::string device;       // --device=a100|h100: HBM capacity (unless --hbm-gb) and --system-out's figures
+  double efficiency = 1.0;  // --efficiency: achieved fraction of the device's peak FLOP/s
+  std::string system_out;   // --system-out=F.json: the system JSON for the device
   bool list_devices = false;
-  std::string network;        // --network: YAML or notation; the summary shows where the axes fall
-  std::string place;          // --place=tp:0,dp:1,...: the order from a placement on `network`
+  std::string network;  // --network: YAML or notation; the summary shows where the axes fall
+  std::string place;    // --place=tp:0,dp:1,...: the order from a placement on `network`
   EmbeddingSharding embedding_sharding = EmbeddingSharding::kTable;  // DLRM models only
-  std::set<std::string> given;  // the flags on the command line, without "--"
+  std::set<std::string> given;                                       // the flags on the command line, without "--"
   // The flags as given, in order (a flag SetGenFlag replaces moves last): the
   // options' identity in a run's configuration hash (gen/gen_source.cc).
   std::vector<std::string> args;

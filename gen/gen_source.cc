@@ -2,9 +2,9 @@
 
 #include <sstream>
 
+#include "core/fnv.h"
 #include "core/tick.h"
 #include "extern/json_util.h"
-#include "core/fnv.h"
 #include "gen/dlrm.h"
 #include "gen/gen_args.h"
 #include "gen/model.h"
@@ -27,9 +27,9 @@ class Generated : public GraphSource {
 
   Status Check(int npus, const std::string& network, uint64_t* rank0_bytes, uint64_t* total_bytes) const override {
     if (w_.layout.npus() != npus) {
-      return Status::Invalid(description_ + ": the strategy places " + std::to_string(w_.layout.npus()) +
-                             " ranks (" + w_.layout.OrderText() + ") but the network (" + network + ") has " +
-                             std::to_string(npus) + " NPUs; they must be equal");
+      return Status::Invalid(description_ + ": the strategy places " + std::to_string(w_.layout.npus()) + " ranks (" +
+                             w_.layout.OrderText() + ") but the network (" + network + ") has " + std::to_string(npus) +
+                             " NPUs; they must be equal");
     }
     *rank0_bytes = w_.classes[w_.class_of_rank[0]].nodes().size() * kInputBytesPerNode;
     *total_bytes = 0;
@@ -59,7 +59,8 @@ class Generated : public GraphSource {
     SourceDigest d;
     d.text = canonical_;
     d.same_as_rank0.assign(npus, false);
-    for (int r = 0; r < npus && r < static_cast<int>(w_.class_of_rank.size()); ++r) d.same_as_rank0[r] = SameInputAsRank0(r);
+    for (int r = 0; r < npus && r < static_cast<int>(w_.class_of_rank.size()); ++r)
+      d.same_as_rank0[r] = SameInputAsRank0(r);
     return d;
   }
 
@@ -76,7 +77,8 @@ std::string CanonicalArguments(const std::vector<std::string>& args) {
   for (const std::string& a : args) {
     std::string token = a;
     if (a.rfind("--model=", 0) == 0) {
-      if (auto text = ReadTextFile(a.substr(8)); text.ok()) token = "--model=file:fnv1a64:" + HexU64(Fnv1a(kFnvOffset, text.value()));
+      if (auto text = ReadTextFile(a.substr(8)); text.ok())
+        token = "--model=file:fnv1a64:" + HexU64(Fnv1a(kFnvOffset, text.value()));
     }
     out += " " + token;
   }
@@ -95,7 +97,9 @@ Result<GenOptions> ReadGenerateArguments(const std::string& arguments) {
   std::vector<std::string> args;
   std::istringstream in(arguments);
   for (std::string a; in >> a;) args.push_back(a);
-  if (args.empty()) return Status::Invalid(what + ": empty; give orrery gen's flags, e.g. --generate=\"--model=gpt3-175b --tp=8 --pp=8 --dp=16\"");
+  if (args.empty())
+    return Status::Invalid(
+        what + ": empty; give orrery gen's flags, e.g. --generate=\"--model=gpt3-175b --tp=8 --pp=8 --dp=16\"");
   for (const std::string& a : args) {
     if (a.rfind("--network=", 0) == 0) {
       return Status::Invalid(what + ": --network: the run's --network-configuration is the network; leave it out");
@@ -103,8 +107,10 @@ Result<GenOptions> ReadGenerateArguments(const std::string& arguments) {
     for (const char* output : {"--out", "--summary", "--list-models", "--help"}) {
       const std::string o = output;
       if (a == o || a.rfind(o + "=", 0) == 0) {
-        return Status::Invalid(what + ": " + o + " is an output of 'orrery gen'; --generate simulates the workload "
-                               "in memory (run 'orrery gen " + o + "' separately)");
+        return Status::Invalid(what + ": " + o +
+                               " is an output of 'orrery gen'; --generate simulates the workload "
+                               "in memory (run 'orrery gen " +
+                               o + "' separately)");
       }
     }
   }

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "core/parse.h"
 #include "core/units.h"
 #include "gen/device.h"
 #include "gen/dlrm.h"
@@ -11,7 +12,6 @@
 #include "gen/model.h"
 #include "gen/strategy.h"
 #include "gen/summary.h"
-#include "core/parse.h"
 
 namespace orrery {
 

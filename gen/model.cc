@@ -88,7 +88,7 @@ int64_t ExpertParams(const ModelDesc& m, int64_t layer) {
 
 int64_t LayerParams(const ModelDesc& m, int64_t layer) {
   const int64_t h = m.hidden, q = m.heads * m.head_dim, kv = m.kv_heads * m.head_dim;
-  int64_t p = h * q + 2 * h * kv + q * h;      // Q, K, V, output projection
+  int64_t p = h * q + 2 * h * kv + q * h;  // Q, K, V, output projection
   if (m.biases) p += q + 2 * kv + h;
   auto ffn = [&](int64_t f) { return FfnParams(m, f); };
   const bool moe = IsMoeLayer(m, layer);
@@ -123,8 +123,8 @@ const std::vector<ModelDesc>& Presets() {
 Status ValidateModel(const ModelDesc& m, const std::string& where) {
   auto bad = [&](const std::string& what) { return Status::Invalid(where + ": " + what); };
   if (m.heads % m.kv_heads != 0) {
-    return bad("heads = " + std::to_string(m.heads) + " is not a multiple of kv_heads = " +
-               std::to_string(m.kv_heads) + "; allowed: kv_heads dividing heads (GQA groups)");
+    return bad("heads = " + std::to_string(m.heads) + " is not a multiple of kv_heads = " + std::to_string(m.kv_heads) +
+               "; allowed: kv_heads dividing heads (GQA groups)");
   }
   if (m.experts > 0) {
     if (m.top_k < 1 || m.top_k > m.experts) {
@@ -162,7 +162,8 @@ Result<bool> IsDlrm(const YAML::Node& root, const std::string& path) {
   if (text == "dlrm") return true;
   if (text == "transformer") return false;
   const std::string close = ClosestMatch(text, {"transformer", "dlrm"});
-  return ValueError(where, text, close.empty() ? "unknown model kind" : "unknown model kind (did you mean '" + close + "'?)",
+  return ValueError(where, text,
+                    close.empty() ? "unknown model kind" : "unknown model kind (did you mean '" + close + "'?)",
                     "transformer (the default) or dlrm");
 }
 
@@ -173,17 +174,28 @@ struct GivenKeys {
 
 Status ReadTransformerKeys(const YAML::Node& root, const std::string& path, ModelDesc* m, GivenKeys* given) {
   const int64_t kMax = int64_t{1} << 40;
-  struct IntKey { int64_t* field; int64_t min; bool* set; };
-  std::map<std::string, IntKey> ints = {
-      {"layers", {&m->layers, 1, nullptr}},     {"hidden", {&m->hidden, 1, nullptr}},
-      {"ffn", {&m->ffn, 1, &given->ffn}},       {"heads", {&m->heads, 1, nullptr}},
-      {"kv_heads", {&m->kv_heads, 1, &given->kv_heads}}, {"head_dim", {&m->head_dim, 1, &given->head_dim}},
-      {"vocab", {&m->vocab, 1, nullptr}},       {"seq_len", {&m->seq_len, 1, nullptr}},
-      {"experts", {&m->experts, 0, nullptr}},   {"top_k", {&m->top_k, 0, nullptr}},
-      {"shared_experts", {&m->shared_experts, 0, nullptr}}, {"moe_layer_freq", {&m->moe_layer_freq, 1, nullptr}},
-      {"expert_ffn", {&m->expert_ffn, 1, nullptr}}};
-  std::map<std::string, bool*> bools = {{"gated_ffn", &m->gated_ffn},   {"tied_embeddings", &m->tied_embeddings},
-                                        {"biases", &m->biases},         {"rms_norm", &m->rms_norm},
+  struct IntKey {
+    int64_t* field;
+    int64_t min;
+    bool* set;
+  };
+  std::map<std::string, IntKey> ints = {{"layers", {&m->layers, 1, nullptr}},
+                                        {"hidden", {&m->hidden, 1, nullptr}},
+                                        {"ffn", {&m->ffn, 1, &given->ffn}},
+                                        {"heads", {&m->heads, 1, nullptr}},
+                                        {"kv_heads", {&m->kv_heads, 1, &given->kv_heads}},
+                                        {"head_dim", {&m->head_dim, 1, &given->head_dim}},
+                                        {"vocab", {&m->vocab, 1, nullptr}},
+                                        {"seq_len", {&m->seq_len, 1, nullptr}},
+                                        {"experts", {&m->experts, 0, nullptr}},
+                                        {"top_k", {&m->top_k, 0, nullptr}},
+                                        {"shared_experts", {&m->shared_experts, 0, nullptr}},
+                                        {"moe_layer_freq", {&m->moe_layer_freq, 1, nullptr}},
+                                        {"expert_ffn", {&m->expert_ffn, 1, nullptr}}};
+  std::map<std::string, bool*> bools = {{"gated_ffn", &m->gated_ffn},
+                                        {"tied_embeddings", &m->tied_embeddings},
+                                        {"biases", &m->biases},
+                                        {"rms_norm", &m->rms_norm},
                                         {"learned_positions", &m->learned_positions}};
   std::vector<std::string> valid = {"kind", "name"};
   for (const auto& [k, v] : ints) valid.push_back(k);

@@ -36,17 +36,17 @@ struct ModelDesc {
   DlrmDesc dlrm;  // kind == kDlrm only; the transformer fields below are then unused
   std::string name;
   int64_t layers = 0;
-  int64_t hidden = 0;     // h
-  int64_t ffn = 0;        // FFN inner size (4h for GPT)
-  int64_t heads = 0;      // attention (query) heads a
-  int64_t kv_heads = 0;   // K/V heads (== heads: MHA; < heads: GQA; 1: MQA)
-  int64_t head_dim = 0;   // hidden / heads unless stated
-  int64_t vocab = 0;      // V
-  int64_t seq_len = 0;    // s
-  bool gated_ffn = false;       // SwiGLU: three FFN matrices instead of two
-  bool tied_embeddings = true;  // output layer shares the input embedding
-  bool biases = true;           // GEMM biases (GPT: yes; Llama: no)
-  bool rms_norm = false;        // RMSNorm (h params) instead of LayerNorm (2h)
+  int64_t hidden = 0;             // h
+  int64_t ffn = 0;                // FFN inner size (4h for GPT)
+  int64_t heads = 0;              // attention (query) heads a
+  int64_t kv_heads = 0;           // K/V heads (== heads: MHA; < heads: GQA; 1: MQA)
+  int64_t head_dim = 0;           // hidden / heads unless stated
+  int64_t vocab = 0;              // V
+  int64_t seq_len = 0;            // s
+  bool gated_ffn = false;         // SwiGLU: three FFN matrices instead of two
+  bool tied_embeddings = true;    // output layer shares the input embedding
+  bool biases = true;             // GEMM biases (GPT: yes; Llama: no)
+  bool rms_norm = false;          // RMSNorm (h params) instead of LayerNorm (2h)
   bool learned_positions = true;  // s·h position embedding (GPT); false for RoPE
   // MoE (experts == 0: dense).
   int64_t experts = 0;

@@ -106,9 +106,11 @@ Result<Placed> ParsePlacedItem(const std::string& item, const std::vector<Placed
   for (int a = 0; a < kNumAxes; ++a) {
     if (name == AxisName(static_cast<Axis>(a))) axis = a;
   }
-  if (axis < 0) return ValueError(w.where, w.spec, "unknown axis '" + name + "'", "axes tp, cp, ep, dp, pp; " + w.allowed);
+  if (axis < 0)
+    return ValueError(w.where, w.spec, "unknown axis '" + name + "'", "axes tp, cp, ep, dp, pp; " + w.allowed);
   for (const Placed& p : placed) {
-    if (static_cast<int>(p.axis) == axis) return ValueError(w.where, w.spec, "axis '" + name + "' placed twice", w.allowed);
+    if (static_cast<int>(p.axis) == axis)
+      return ValueError(w.where, w.spec, "axis '" + name + "' placed twice", w.allowed);
   }
   const size_t dash = range.find('-');
   const int max_dim = static_cast<int>(dims.size()) - 1;
@@ -169,7 +171,8 @@ Status CheckDimensionFilled(size_t k, const std::vector<Placed>& placed, const s
   }
   if (spanning) {
     if (names.find("·") == std::string::npos) return Status::Ok();
-    return ValueError(w.where, w.spec, DimLabel(dims, k) + " holds " + names + ", one of them spanning several dimensions",
+    return ValueError(w.where, w.spec,
+                      DimLabel(dims, k) + " holds " + names + ", one of them spanning several dimensions",
                       "an axis spanning dimensions alone on them");
   }
   if (product == dims[k].npus) return Status::Ok();
@@ -194,7 +197,8 @@ std::array<Axis, kNumAxes> OrderOf(const std::vector<Placed>& placed) {
 
 }  // namespace
 
-Result<std::array<Axis, kNumAxes>> OrderFromPlacement(const std::string& spec, const std::array<int64_t, kNumAxes>& sizes,
+Result<std::array<Axis, kNumAxes>> OrderFromPlacement(const std::string& spec,
+                                                      const std::array<int64_t, kNumAxes>& sizes,
                                                       const std::vector<Dim>& dims) {
   const PlaceWhere w{spec, Where{"", 0, "--place"},
                      "axis:DIM or axis:FIRST-LAST, comma-separated, e.g. tp:0,dp:1,pp:2 (dimensions 0.." +

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "core/status.h"
-#include "network/topology.h"
 #include "gen/builder.h"
+#include "network/topology.h"
 
 namespace orrery::gen {
 
@@ -32,7 +32,8 @@ uint32_t SpannedDims(const std::array<int64_t, kNumAxes>& sizes, const std::arra
 // comma-separated; every axis of size > 1 must appear. `sizes` in axis order
 // tp, cp, ep, dp, pp. An error names the dimension, its NPUs and the axes'
 // product when they do not fill it exactly.
-Result<std::array<Axis, kNumAxes>> OrderFromPlacement(const std::string& spec, const std::array<int64_t, kNumAxes>& sizes,
+Result<std::array<Axis, kNumAxes>> OrderFromPlacement(const std::string& spec,
+                                                      const std::array<int64_t, kNumAxes>& sizes,
                                                       const std::vector<Dim>& dims);
 
 }  // namespace orrery::gen

@@ -45,7 +45,8 @@ class StageGen {
     local.seq_len = m.seq_len / s.cp;
     act_saved_ = ActivationBytesPerLayer(local, b, t, s.sp, s.recompute);
     const RankParamSplit split = RankParamsSplit(m, s, stage);
-    optimizer_bytes_ = OptimizerBytes(split.dense, s.zero, dense_dp_) + OptimizerBytes(split.expert, s.zero, expert_dp_);
+    optimizer_bytes_ = OptimizerBytes(split.dense, s.zero, dense_dp_) +
+                       OptimizerBytes(split.expert, s.zero, expert_dp_);
     SetChunk(0);
   }
 
@@ -186,9 +187,13 @@ class StageGen {
     Block(name, [&] {
       const bool a2a = s_.ep > 1;
       if (!backward) Step(g_.Compute(name + ".router", moe_router_, moe_router_bytes_, Deps()));
-      if (a2a) Step(g_.Collective(name + (backward ? ".combine_grad" : ".dispatch"), Coll::kAllToAll, moe_a2a_, Axis::kEp, Deps()));
+      if (a2a)
+        Step(g_.Collective(name + (backward ? ".combine_grad" : ".dispatch"), Coll::kAllToAll, moe_a2a_, Axis::kEp,
+                           Deps()));
       Step(g_.Compute(name + ".experts", mul * moe_experts_, mul * moe_expert_bytes_, Deps()));
-      if (a2a) Step(g_.Collective(name + (backward ? ".dispatch_grad" : ".combine"), Coll::kAllToAll, moe_a2a_, Axis::kEp, Deps()));
+      if (a2a)
+        Step(g_.Collective(name + (backward ? ".dispatch_grad" : ".combine"), Coll::kAllToAll, moe_a2a_, Axis::kEp,
+                           Deps()));
       if (backward) Step(g_.Compute(name + ".router", 2 * moe_router_, 2 * moe_router_bytes_, Deps()));
     });
   }
@@ -254,10 +259,12 @@ class StageGen {
     loads_[{mb, layer}] = g_.MemLoad("bwd.mb" + N(mb) + ".layer" + N(layer) + ".act_load", act_saved_, deps);
   }
   void Forward(int64_t mb) {
-    if (!first_) StepWith(g_.Recv("fwd.mb" + N(mb) + ".recv", Axis::kPp, PrevOffset(), act_bytes_, FwdTag(mb, vstage_), {}));
+    if (!first_)
+      StepWith(g_.Recv("fwd.mb" + N(mb) + ".recv", Axis::kPp, PrevOffset(), act_bytes_, FwdTag(mb, vstage_), {}));
     ForwardLayers("fwd", mb);
     if (last_ && s_.lm_head) Step(g_.Compute("fwd.mb" + N(mb) + ".logits", logit_fwd_, logit_bytes_, Deps()));
-    if (!last_) g_.Send("fwd.mb" + N(mb) + ".send", Axis::kPp, NextOffset(), act_bytes_, FwdTag(mb, vstage_ + 1), Deps());
+    if (!last_)
+      g_.Send("fwd.mb" + N(mb) + ".send", Axis::kPp, NextOffset(), act_bytes_, FwdTag(mb, vstage_ + 1), Deps());
   }
   // Gradients in buckets (PyTorch DDP / Megatron's overlapped reduction),
   // dense and expert parameters in separate buckets over their own groups.
@@ -339,7 +346,7 @@ class StageGen {
   uint64_t cp_messages_ = 0;
   uint64_t act_saved_ = 0, optimizer_bytes_ = 0;
   std::map<std::pair<int64_t, int64_t>, NodeRef> stored_, loads_;  // (microbatch, layer) -> MEM node
-  std::vector<NodeRef> gathered_;  // ZeRO-3: the prefetched gathers of the next layer
+  std::vector<NodeRef> gathered_;                                  // ZeRO-3: the prefetched gathers of the next layer
   uint64_t bucket_[2] = {0, 0};
   int64_t buckets_[2] = {0, 0};
 };
@@ -415,12 +422,13 @@ Status ValidateStrategy(const ModelDesc& m, const Strategy& s) {
                  "; allowed: 2 or more chunks and 2 or more stages");
     }
     if (m.layers % (s.pp * s.chunks) != 0) {
-      return bad("--schedule=interleaved:" + N(s.chunks) + ": " + N(m.layers) + " layers do not split into pp·chunks = " +
-                 N(s.pp * s.chunks) + " equal chunks; allowed: layers divisible by pp·chunks");
+      return bad("--schedule=interleaved:" + N(s.chunks) + ": " + N(m.layers) +
+                 " layers do not split into pp·chunks = " + N(s.pp * s.chunks) +
+                 " equal chunks; allowed: layers divisible by pp·chunks");
     }
     if (s.microbatches % s.pp != 0) {
-      return bad("--schedule=interleaved: --microbatches = " + N(s.microbatches) + " is not a multiple of --pp = " +
-                 N(s.pp) + "; allowed: a multiple of pp (Megatron's rule)");
+      return bad("--schedule=interleaved: --microbatches = " + N(s.microbatches) +
+                 " is not a multiple of --pp = " + N(s.pp) + "; allowed: a multiple of pp (Megatron's rule)");
     }
   }
   if (s.global_batch != 0 && s.global_batch != s.microbatch_size * s.microbatches * s.dp * s.ep) {

@@ -19,19 +19,19 @@ enum class Schedule { kGpipe, k1F1B, kInterleaved };
 
 struct Strategy {
   int64_t tp = 1, cp = 1, ep = 1, dp = 1, pp = 1;
-  int64_t npus = 0;            // 0: the product of the axes
-  int64_t microbatches = 1;    // m, per DP replica per iteration
-  int64_t microbatch_size = 1; // b
-  int64_t global_batch = 0;    // 0: b·m·dp·ep; else must equal it (or give m)
+  int64_t npus = 0;             // 0: the product of the axes
+  int64_t microbatches = 1;     // m, per DP replica per iteration
+  int64_t microbatch_size = 1;  // b
+  int64_t global_batch = 0;     // 0: b·m·dp·ep; else must equal it (or give m)
   Schedule schedule = Schedule::k1F1B;
-  int64_t chunks = 1;          // model chunks per rank (interleaved 1F1B)
+  int64_t chunks = 1;  // model chunks per rank (interleaved 1F1B)
   bool sp = false;
   Recompute recompute = Recompute::kNone;
   int zero = 0;
   std::array<Axis, kNumAxes> order{Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp, Axis::kPp};
   uint64_t bucket_bytes = 25 * kBytesPerMiB;  // gradient bucket (PyTorch DDP's default 25 MiB)
-  uint64_t bytes_per_value = 2;         // bf16 activations, weights and gradients
-  bool lm_head = true;                  // output layer + loss on the last stage
+  uint64_t bytes_per_value = 2;               // bf16 activations, weights and gradients
+  bool lm_head = true;                        // output layer + loss on the last stage
   // --offload: to the run's remote memory (pool), as MEM nodes the memory
   // layer simulates. Activations: stored after each layer's forward, loaded
   // back one layer ahead of its backward. Optimizer: the rank's optimizer

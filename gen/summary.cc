@@ -71,14 +71,15 @@ Status CheckCapacity(const ModelDesc& m, const Strategy& s, uint64_t hbm_bytes) 
   for (int64_t k = 0; k < s.pp; ++k) {
     const MemoryFootprint f = StageMemory(m, s, k);
     if (f.total_bytes > hbm_bytes) {
-      return Status::Invalid("memory over capacity on pipeline stage " + std::to_string(k) + " (rank class " +
-                             std::to_string(k) + "): model states " + Gb(f.model_state_bytes) + " (ZeRO-" +
-                             std::to_string(s.zero) + ", " + std::to_string(f.params) + " parameters) + activations " +
-                             Gb(f.activation_bytes) + " (" + std::to_string(f.in_flight) + " microbatches x " +
-                             std::to_string(f.layers) + " layers x " + std::to_string(f.activation_bytes_per_layer) +
-                             " B) = " + Gb(f.total_bytes) + " > --hbm-gb capacity " + Gb(hbm_bytes) +
-                             "; allowed: a strategy that fits (more tp/pp, --zero, --recompute), --offload=activations,optimizer "
-                             "(to the run's remote memory) or --allow-over-capacity");
+      return Status::Invalid(
+          "memory over capacity on pipeline stage " + std::to_string(k) + " (rank class " + std::to_string(k) +
+          "): model states " + Gb(f.model_state_bytes) + " (ZeRO-" + std::to_string(s.zero) + ", " +
+          std::to_string(f.params) + " parameters) + activations " + Gb(f.activation_bytes) + " (" +
+          std::to_string(f.in_flight) + " microbatches x " + std::to_string(f.layers) + " layers x " +
+          std::to_string(f.activation_bytes_per_layer) + " B) = " + Gb(f.total_bytes) + " > --hbm-gb capacity " +
+          Gb(hbm_bytes) +
+          "; allowed: a strategy that fits (more tp/pp, --zero, --recompute), --offload=activations,optimizer "
+          "(to the run's remote memory) or --allow-over-capacity");
     }
   }
   return Status::Ok();
@@ -90,7 +91,8 @@ ClassTotals Totals(const GraphBuilder& g) {
   for (const GenNode& n : g.nodes()) {
     if (n.kind == GenKind::kComp) t.flops += n.num_ops;
     if (n.kind == GenKind::kColl || n.kind == GenKind::kSend) {
-      const std::string key = n.kind == GenKind::kSend ? std::string("send ") + AxisName(n.axis) : std::string(CollName(n.coll)) + " " + AxisSetName(n.group);
+      const std::string key = n.kind == GenKind::kSend ? std::string("send ") + AxisName(n.axis)
+                                                       : std::string(CollName(n.coll)) + " " + AxisSetName(n.group);
       t.comm[key].first += 1;
       t.comm[key].second += n.bytes;
     }
@@ -138,12 +140,15 @@ std::string ScheduleLines(const Strategy& s) {
   const bool inter = s.schedule == Schedule::kInterleaved;
   std::snprintf(buf, sizeof buf, "%.4f", BubbleFraction(s.pp, inter ? s.microbatches * s.chunks : s.microbatches));
   o << "schedule "
-    << (s.schedule == Schedule::kGpipe ? "gpipe" : inter ? "interleaved 1f1b, " + std::to_string(s.chunks) + " chunks" : "1f1b")
-    << ", " << s.microbatches
-    << " microbatches of " << s.microbatch_size << " (global batch " << GlobalBatch(s) << "); bubble " << (inter ? "(p-1)/(vm+p-1)" : "(p-1)/(m+p-1)") << " = " << buf
-    << "\n";
+    << (s.schedule == Schedule::kGpipe ? "gpipe"
+        : inter                        ? "interleaved 1f1b, " + std::to_string(s.chunks) + " chunks"
+                                       : "1f1b")
+    << ", " << s.microbatches << " microbatches of " << s.microbatch_size << " (global batch " << GlobalBatch(s)
+    << "); bubble " << (inter ? "(p-1)/(vm+p-1)" : "(p-1)/(m+p-1)") << " = " << buf << "\n";
   o << "ZeRO-" << s.zero << ", recompute "
-    << (s.recompute == Recompute::kNone ? "none" : s.recompute == Recompute::kSelective ? "selective" : "full")
+    << (s.recompute == Recompute::kNone        ? "none"
+        : s.recompute == Recompute::kSelective ? "selective"
+                                               : "full")
     << (s.sp ? ", sequence parallel" : "") << "\n";
   return o.str();
 }
@@ -159,7 +164,8 @@ std::string ClassLines(const ModelDesc& m, const Strategy& s, const Workload& w,
     << " nodes, " << FlopsText(t.flops) << " FLOP per rank per iteration\n";
   for (const auto& [key, v] : t.comm) o << "  " << key << ": " << v.first << " x, " << v.second << " B\n";
   o << "  memory: model states " << Gb(f.model_state_bytes) << " + activations " << Gb(f.activation_bytes) << " ("
-    << f.in_flight << (s.schedule == Schedule::kInterleaved ? " chunks" : " microbatches") << " in flight) = " << Gb(f.total_bytes) << " of " << Gb(hbm_bytes)
+    << f.in_flight << (s.schedule == Schedule::kInterleaved ? " chunks" : " microbatches")
+    << " in flight) = " << Gb(f.total_bytes) << " of " << Gb(hbm_bytes)
     << (f.total_bytes > hbm_bytes ? "  OVER CAPACITY" : "")
     << (f.offloaded_bytes ? "; offloaded to the pool: " + Gb(f.offloaded_bytes) : std::string()) << "\n";
   return o.str();

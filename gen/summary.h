@@ -6,19 +6,19 @@
 #include <string>
 
 #include "core/status.h"
-#include "network/topology.h"
 #include "gen/strategy.h"
+#include "network/topology.h"
 
 namespace orrery::gen {
 
 struct MemoryFootprint {
-  uint64_t params = 0;           // Ψ of the rank
+  uint64_t params = 0;             // Ψ of the rank
   uint64_t model_state_bytes = 0;  // params + grads + optimizer per ZeRO stage
   uint64_t activation_bytes_per_layer = 0;
-  int64_t layers = 0;             // layers per unit in flight (per chunk when interleaved)
-  int64_t in_flight = 0;          // microbatches (chunks when interleaved) whose activations are held at the peak
+  int64_t layers = 0;     // layers per unit in flight (per chunk when interleaved)
+  int64_t in_flight = 0;  // microbatches (chunks when interleaved) whose activations are held at the peak
   uint64_t activation_bytes = 0;
-  uint64_t total_bytes = 0;     // in HBM
+  uint64_t total_bytes = 0;      // in HBM
   uint64_t offloaded_bytes = 0;  // in the remote pool (--offload)
 };
 MemoryFootprint StageMemory(const ModelDesc& m, const Strategy& s, int64_t stage);

@@ -32,7 +32,8 @@ Status CheckStraggler(const DataParallelSpec& spec) {
 
 // Every rank a member of the one data-parallel group: collectives span all NPUs.
 gen::Layout DataParallelLayout(int npus) {
-  return gen::Layout({1, 1, 1, npus, 1}, {gen::Axis::kTp, gen::Axis::kCp, gen::Axis::kEp, gen::Axis::kDp, gen::Axis::kPp});
+  return gen::Layout({1, 1, 1, npus, 1},
+                     {gen::Axis::kTp, gen::Axis::kCp, gen::Axis::kEp, gen::Axis::kDp, gen::Axis::kPp});
 }
 
 // One rank's training loop, its forward and backward nodes `fwd_us` and `bwd_us` long.

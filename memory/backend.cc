@@ -75,8 +75,10 @@ class AstraSimMemory : public MemoryBackend {
 // ASTRA-sim's remote-memory settings, from its JSON (already checked there) or
 // from the memory YAML with `backend: astra-sim`.
 Result<RemoteMemoryOptions> AstraSimOptions(const MemoryContext& ctx) {
-  ORRERY_RETURN_IF_ERROR(CheckMemoryKeys(ctx, {"backend", "memory-type", "remote-mem-latency", "remote-mem-bw",
-                                               "num-nodes", "num-npus-per-node"}, "astra-sim"));
+  ORRERY_RETURN_IF_ERROR(CheckMemoryKeys(ctx,
+                                         {"backend", "memory-type", "remote-mem-latency", "remote-mem-bw", "num-nodes",
+                                          "num-npus-per-node"},
+                                         "astra-sim"));
   RemoteMemoryOptions o;
   const std::string types = "NO_MEMORY_EXPANSION, PER_NPU_MEMORY_EXPANSION, PER_NODE_MEMORY_EXPANSION, MEMORY_POOL";
   const std::string type = ctx.Get("memory-type");
@@ -107,8 +109,8 @@ Result<RemoteMemoryOptions> AstraSimOptions(const MemoryContext& ctx) {
       return ValueError(ctx.At("num-nodes"), std::to_string(nodes),
                         "num-nodes x num-npus-per-node (" + std::to_string(per) + ") is not the network's " +
                             std::to_string(npus) + " NPUs",
-                        "num-nodes = " + std::to_string(npus / per) + " when num-npus-per-node = " + std::to_string(per) +
-                            " divides " + std::to_string(npus));
+                        "num-nodes = " + std::to_string(npus / per) +
+                            " when num-npus-per-node = " + std::to_string(per) + " divides " + std::to_string(npus));
     }
   }
   o.npus_per_node = static_cast<int>(per);
@@ -120,12 +122,11 @@ Result<RemoteMemoryOptions> AstraSimOptions(const MemoryContext& ctx) {
 Result<std::unique_ptr<MemoryBackend>> MakePoolMemory(const MemoryContext& ctx);
 
 void RegisterBuiltinMemoryBackends(MemoryRegistry* registry) {
-  (void)registry->Register(
-      "astra-sim", "ASTRA-sim's remote memory: none, per-NPU, per-node or one pool; FIFO servers",
-      [](const MemoryContext& ctx) -> Result<std::unique_ptr<MemoryBackend>> {
-        ORRERY_PARSE_OR_RETURN(const RemoteMemoryOptions o, AstraSimOptions(ctx));
-        return std::unique_ptr<MemoryBackend>(new AstraSimMemory(ctx, o));
-      });
+  (void)registry->Register("astra-sim", "ASTRA-sim's remote memory: none, per-NPU, per-node or one pool; FIFO servers",
+                           [](const MemoryContext& ctx) -> Result<std::unique_ptr<MemoryBackend>> {
+                             ORRERY_PARSE_OR_RETURN(const RemoteMemoryOptions o, AstraSimOptions(ctx));
+                             return std::unique_ptr<MemoryBackend>(new AstraSimMemory(ctx, o));
+                           });
   (void)registry->Register("pool", "one shared pool: several FIFO ports, or bandwidth shared fairly (sharing: fair)",
                            MakePoolMemory);
 }

@@ -135,9 +135,11 @@ Result<std::unique_ptr<MemoryBackend>> MakePoolMemory(const MemoryContext& ctx) 
     ORRERY_PARSE_OR_RETURN(lat, ParseUint(ctx.Get("latency_ns"), ctx.At("latency_ns"), 0, kMaxLatencyNs));
   }
   if (ctx.Get("bandwidth_gbps").empty()) {
-    return ValueError(ctx.At("bandwidth_gbps"), "\"\"", "missing (the pool backend needs it)", DescribeRange(kBandwidthGBps));
+    return ValueError(ctx.At("bandwidth_gbps"), "\"\"", "missing (the pool backend needs it)",
+                      DescribeRange(kBandwidthGBps));
   }
-  ORRERY_PARSE_OR_RETURN(const double bw, ParseDouble(ctx.Get("bandwidth_gbps"), ctx.At("bandwidth_gbps"), kBandwidthGBps));
+  ORRERY_PARSE_OR_RETURN(const double bw,
+                         ParseDouble(ctx.Get("bandwidth_gbps"), ctx.At("bandwidth_gbps"), kBandwidthGBps));
   if (!ctx.Get("ports").empty()) {
     ORRERY_PARSE_OR_RETURN(ports, ParseInt(ctx.Get("ports"), ctx.At("ports"), 1, kMaxPoolPorts));
   }

@@ -112,7 +112,7 @@ class AnalyticalBackend : public NetworkBackend, public FixedDelayBackend {
   BackendContext ctx_;
   std::vector<DimStats> stats_;
   std::vector<Recent> recent_;
-  std::vector<FastDiv> radix_;  // per dimension: its size
+  std::vector<FastDiv> radix_;                       // per dimension: its size
   std::unordered_map<uint64_t, FixedRoute> routes_;  // (dim << 32 | hops): one-dimension routes (RouteOf)
 };
 
@@ -121,16 +121,15 @@ class AnalyticalBackend : public NetworkBackend, public FixedDelayBackend {
 std::unique_ptr<NetworkBackend> MakeCongestionAwareBackend(const BackendContext& ctx);
 
 void RegisterBuiltinBackends(BackendRegistry* registry) {
-  (void)registry->Register(
-      "analytical", "congestion-unaware: hops*latency + bytes/bandwidth per message (ASTRA-sim analytical)",
-      [](const BackendContext& ctx) -> Result<std::unique_ptr<NetworkBackend>> {
-        return std::unique_ptr<NetworkBackend>(new AnalyticalBackend(ctx));
-      });
-  (void)registry->Register(
-      "congestion-aware", "per-link FIFO queues, hop by hop, dimension-order routing",
-      [](const BackendContext& ctx) -> Result<std::unique_ptr<NetworkBackend>> {
-        return MakeCongestionAwareBackend(ctx);
-      });
+  (void)registry->Register("analytical",
+                           "congestion-unaware: hops*latency + bytes/bandwidth per message (ASTRA-sim analytical)",
+                           [](const BackendContext& ctx) -> Result<std::unique_ptr<NetworkBackend>> {
+                             return std::unique_ptr<NetworkBackend>(new AnalyticalBackend(ctx));
+                           });
+  (void)registry->Register("congestion-aware", "per-link FIFO queues, hop by hop, dimension-order routing",
+                           [](const BackendContext& ctx) -> Result<std::unique_ptr<NetworkBackend>> {
+                             return MakeCongestionAwareBackend(ctx);
+                           });
 }
 
 }  // namespace orrery

@@ -49,7 +49,8 @@ class CongestionAwareBackend : public NetworkBackend, public EventHandler {
           case Block::kFullyConnected: {
             const int p = t.dims()[d].npus;
             const int from = static_cast<int>(k / p);
-            name += "npu " + std::to_string(from) + " -> npu " + std::to_string(t.WithCoord(from, d, static_cast<int>(k % p)));
+            name += "npu " + std::to_string(from) + " -> npu " +
+                    std::to_string(t.WithCoord(from, d, static_cast<int>(k % p)));
             break;
           }
           case Block::kSwitch: {
@@ -92,9 +93,9 @@ class CongestionAwareBackend : public NetworkBackend, public EventHandler {
   struct Msg {
     uint64_t bytes;
     uint64_t token;
-    int at;        // NPU the message is at (or the NPU below the switch it is in)
+    int at;  // NPU the message is at (or the NPU below the switch it is in)
     int dst;
-    int down_to;   // >= 0: inside a switch, next hop is the down-link to this NPU
+    int down_to;  // >= 0: inside a switch, next hop is the down-link to this NPU
   };
 
   // Moves the message one hop, or delivers it.

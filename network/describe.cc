@@ -71,7 +71,9 @@ std::string DescribeTopology(const std::vector<Dim>& dims, uint64_t allreduce_by
   out += "topology: " + FormatTopologyNotation(dims) + "\n";
   std::snprintf(line, sizeof(line), "NPUs: %d in %zu dimension(s)\n\n", n, dims.size());
   out += line;
-  out += "  dim  block           npus   GB/s/link  links  latency_ns   groups      links  switches  ports/NPU  bisection_GB/s\n";
+  out +=
+      "  dim  block           npus   GB/s/link  links  latency_ns   groups      links  switches  ports/NPU  "
+      "bisection_GB/s\n";
   uint64_t links = 0, switches = 0, ports = 0;
   for (size_t i = 0; i < dims.size(); ++i) {
     const Dim& d = dims[i];

@@ -9,12 +9,12 @@
 namespace orrery {
 
 struct DimFacts {
-  int groups = 0;              // independent copies of this dimension
-  uint64_t links = 0;          // physical links (a bidirectional link counts once)
+  int groups = 0;      // independent copies of this dimension
+  uint64_t links = 0;  // physical links (a bidirectional link counts once)
   uint64_t switches = 0;
-  int ports_per_npu = 0;       // NIC ports each NPU needs in this dimension
-  double bisection_gbps = 0;   // one direction, one group
-  double injection_gbps = 0;   // per NPU, one direction
+  int ports_per_npu = 0;      // NIC ports each NPU needs in this dimension
+  double bisection_gbps = 0;  // one direction, one group
+  double injection_gbps = 0;  // per NPU, one direction
 };
 DimFacts FactsOf(const Dim& d, int total_npus);
 

@@ -1,9 +1,9 @@
 #include "network/notation.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <algorithm>
 #include <cstdlib>
 #include <limits>
 
@@ -53,8 +53,8 @@ class Parser {
     std::string name;
     while (i_ < t_.size() && std::isalnum(static_cast<unsigned char>(t_[i_]))) name += t_[i_++];
     if (name.empty()) return Error(start, "expected a building block name");
-    static const std::vector<std::string> all = {"Ring", "RingUni", "Mesh", "FullyConnected", "Switch", "Torus2D",
-                                                 "Mesh2D"};
+    static const std::vector<std::string> all = {"Ring",   "RingUni", "Mesh",  "FullyConnected",
+                                                 "Switch", "Torus2D", "Mesh2D"};
     bool known = false;
     for (const auto& a : all) known |= a == name;
     if (!known) {
@@ -159,7 +159,8 @@ class Parser {
       i_ += 2;
       while (digit(i_)) ++i_;
     }
-    if (start == i_) return Error(start, bandwidth ? "expected a bandwidth such as 100GB/s" : "expected a latency such as 500ns");
+    if (start == i_)
+      return Error(start, bandwidth ? "expected a bandwidth such as 100GB/s" : "expected a latency such as 500ns");
     const char* what = bandwidth ? "bandwidth" : "latency";
     auto parsed = ParseDouble(std::string_view(t_).substr(start, i_ - start), Where{"", 0, what},
                               DoubleRange{0, std::numeric_limits<double>::max(), false});

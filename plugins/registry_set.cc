@@ -18,7 +18,8 @@ void FindOptionalPlugin(const std::string& backend, const BackendRegistry& backe
   const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
   std::string dir = n > 0 ? std::string(self, static_cast<size_t>(n)) : "";
   dir = dir.substr(0, dir.rfind('/'));
-  for (const std::string& candidate : {dir + "/../lib/orrery/plugins/liborrery_ns3.so", dir + "/../plugins/liborrery_ns3.so"}) {
+  for (const std::string& candidate :
+       {dir + "/../lib/orrery/plugins/liborrery_ns3.so", dir + "/../plugins/liborrery_ns3.so"}) {
     if (access(candidate.c_str(), R_OK) == 0) {
       paths->push_back(candidate);
       return;

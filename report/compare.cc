@@ -46,7 +46,8 @@ std::vector<Row> BuildRows(const ReportSummary& a, const ReportSummary& b) {
     add("time", std::string("slowest rank: ") + kSplitNames[k], "ns", a.slow[k], b.slow[k], 0,
         std::string(kSplitNames[k]) + " (slowest rank)");
   }
-  for (int k = 0; k < 4; ++k) add("time", std::string("mean over ranks: ") + kSplitNames[k], "ns", a.mean[k], b.mean[k], 1);
+  for (int k = 0; k < 4; ++k)
+    add("time", std::string("mean over ranks: ") + kSplitNames[k], "ns", a.mean[k], b.mean[k], 1);
   if (a.has_path && b.has_path) {
     std::vector<std::string> cats;
     for (const auto* s : {&a, &b}) {
@@ -129,8 +130,8 @@ std::string ChangeText(const std::vector<Row>& rows, int at) {
 }
 
 std::string Side(const ReportSummary& s) {
-  return s.file + " (backend " + s.backend + ", " + Fixed(s.npus, 0) + " NPUs, slowest rank " + Fixed(s.slowest_rank, 0) +
-         (s.has_hash ? ", config " + s.hash : "") + ")";
+  return s.file + " (backend " + s.backend + ", " + Fixed(s.npus, 0) + " NPUs, slowest rank " +
+         Fixed(s.slowest_rank, 0) + (s.has_hash ? ", config " + s.hash : "") + ")";
 }
 
 std::string HashLine(const ReportSummary& a, const ReportSummary& b) {
@@ -145,7 +146,8 @@ std::string Text(const ReportSummary& a, const ReportSummary& b, const std::vect
   auto left = [](const std::string& x, size_t w) { return x.size() >= w ? x : x + std::string(w - x.size(), ' '); };
   auto right = [](const std::string& x, size_t w) { return x.size() >= w ? x : std::string(w - x.size(), ' ') + x; };
   out += "\n";
-  out += left("", 44) + " " + right("a", 15) + " " + right("b", 15) + " " + right("b-a", 15) + " " + right("b/a", 8) + "\n";
+  out += left("", 44) + " " + right("a", 15) + " " + right("b", 15) + " " + right("b-a", 15) + " " + right("b/a", 8) +
+         "\n";
   std::string section;
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
@@ -170,8 +172,10 @@ nlohmann::ordered_json Number(double v) {
 std::string Json(const ReportSummary& a, const ReportSummary& b, const std::vector<Row>& rows, int largest) {
   nlohmann::ordered_json j;
   for (const auto* s : {&a, &b}) {
-    auto& side = j[s == &a ? "a" : "b"] = {{"file", s->file},           {"backend", s->backend},
-                                           {"npus", Number(s->npus)}, {"slowest_rank", Number(s->slowest_rank)}};
+    auto& side = j[s == &a ? "a" : "b"] = {{"file", s->file},
+                                           {"backend", s->backend},
+                                           {"npus", Number(s->npus)},
+                                           {"slowest_rank", Number(s->slowest_rank)}};
     if (s->has_hash) side["config_hash"] = s->hash;
   }
   if (a.has_hash && b.has_hash) j["config_hashes"] = a.hash == b.hash ? "equal" : "differ";

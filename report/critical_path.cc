@@ -14,9 +14,7 @@ namespace orrery {
 namespace {
 
 // BROADCAST, REDUCE, GATHER, SCATTER, BARRIER: over the group or all NPUs, whatever involved_dim says.
-bool Rooted(const WorkNode& n) {
-  return IsRooted(n.collective);
-}
+bool Rooted(const WorkNode& n) { return IsRooted(n.collective); }
 
 class Walker {
  public:
@@ -73,7 +71,8 @@ std::string Walker::CommCategory(int rank, const WorkNode& n) const {
       if (g.dims[d]) add(d);
     }
   } else {
-    const std::vector<bool>* involved = Rooted(n) || n.involved < 0 ? nullptr : &exec_.npus()[rank].graph.involved[n.involved];
+    const std::vector<bool>* involved = Rooted(n) || n.involved < 0 ? nullptr
+                                                                    : &exec_.npus()[rank].graph.involved[n.involved];
     for (int d = 0; d < t.num_dims(); ++d) {
       const bool in = !involved || d >= static_cast<int>(involved->size()) || (*involved)[d];
       if (in && t.dims()[d].npus > 1) add(d);
@@ -130,7 +129,7 @@ void Walker::AddCollective(int rank, uint32_t flat, Tick start, Tick end) {
     s.end_ns = to;
     // No single dimension known (a flat group, a rooted collective): its dimensions as a whole.
     s.category = pieces[k].second == 0 || (pieces[k].second & (uint32_t{1} << 31)) ? CommCategory(rank, n)
-                                                                                     : DimsCategory(pieces[k].second);
+                                                                                   : DimsCategory(pieces[k].second);
     Push(std::move(s));
   }
 }
@@ -167,13 +166,34 @@ void Walker::AddNode(int rank, uint32_t flat, Tick start, Tick end) {
   s.start_ns = start;
   s.end_ns = end;
   switch (n.kind) {
-    case NodeKind::kComp: s.kind = n.is_cpu ? "cpu" : "compute"; s.category = "compute"; break;
-    case NodeKind::kColl: s.kind = CollectiveName(n.collective); s.category = CommCategory(rank, n); break;
-    case NodeKind::kSend: s.kind = "send"; s.category = CommCategory(rank, n); break;
-    case NodeKind::kRecv: s.kind = "recv"; s.category = CommCategory(rank, n); break;
-    case NodeKind::kMemLoad: s.kind = "mem_load"; s.category = "memory"; break;
-    case NodeKind::kMemStore: s.kind = "mem_store"; s.category = "memory"; break;
-    default: s.kind = "metadata"; s.category = "idle"; break;
+    case NodeKind::kComp:
+      s.kind = n.is_cpu ? "cpu" : "compute";
+      s.category = "compute";
+      break;
+    case NodeKind::kColl:
+      s.kind = CollectiveName(n.collective);
+      s.category = CommCategory(rank, n);
+      break;
+    case NodeKind::kSend:
+      s.kind = "send";
+      s.category = CommCategory(rank, n);
+      break;
+    case NodeKind::kRecv:
+      s.kind = "recv";
+      s.category = CommCategory(rank, n);
+      break;
+    case NodeKind::kMemLoad:
+      s.kind = "mem_load";
+      s.category = "memory";
+      break;
+    case NodeKind::kMemStore:
+      s.kind = "mem_store";
+      s.category = "memory";
+      break;
+    default:
+      s.kind = "metadata";
+      s.category = "idle";
+      break;
   }
   Push(std::move(s));
 }
@@ -194,7 +214,8 @@ void Walker::AddIdle(int rank, Tick start, Tick end) {
 std::vector<int> Walker::Members(int rank, const WorkNode& n) const {
   if (n.group >= 0) return engine_.group(n.group).ranks;
   const Topology& t = engine_.topology();
-  const std::vector<bool>* involved = Rooted(n) || n.involved < 0 ? nullptr : &exec_.npus()[rank].graph.involved[n.involved];
+  const std::vector<bool>* involved = Rooted(n) || n.involved < 0 ? nullptr
+                                                                  : &exec_.npus()[rank].graph.involved[n.involved];
   std::vector<int> out;
   for (int q = 0; q < t.npus(); ++q) {
     bool member = true;

@@ -291,7 +291,8 @@ std::string MemoryText(const RunReport& r) {
     out += "\nmemory capacity: peak local " + std::to_string(peak) + " bytes on rank " + std::to_string(at) +
            (r.local_capacity_bytes ? " of " + std::to_string(r.local_capacity_bytes) : std::string(" (unlimited)")) +
            "; peak remote " + std::to_string(r.peak_remote_bytes) + " bytes" +
-           (r.remote_capacity_bytes ? " of " + std::to_string(r.remote_capacity_bytes) : std::string(" (unlimited)")) + "\n";
+           (r.remote_capacity_bytes ? " of " + std::to_string(r.remote_capacity_bytes) : std::string(" (unlimited)")) +
+           "\n";
     for (const auto& w : r.warnings) out += "  warning: over capacity: " + w + "\n";
   }
   if (r.memory_accesses > 0) {
@@ -338,7 +339,9 @@ namespace {
 
 // The memory backend's traffic, and the capacities when they are tracked.
 nlohmann::ordered_json MemoryJson(const RunReport& r) {
-  nlohmann::ordered_json m = {{"backend", r.memory_backend}, {"accesses", r.memory_accesses}, {"bytes", r.memory_bytes},
+  nlohmann::ordered_json m = {{"backend", r.memory_backend},
+                              {"accesses", r.memory_accesses},
+                              {"bytes", r.memory_bytes},
                               {"wait_ns", r.memory_wait_ns}};
   if (r.capacity_tracked) {
     m["local_capacity_bytes"] = r.local_capacity_bytes;
@@ -352,8 +355,13 @@ nlohmann::ordered_json MemoryJson(const RunReport& r) {
 nlohmann::ordered_json DimsJson(const RunReport& r) {
   auto dims = nlohmann::ordered_json::array();
   for (const auto& d : r.dims) {
-    dims.push_back({{"block", d.block}, {"npus", d.npus}, {"bandwidth_gbps", d.bandwidth_gbps}, {"latency_ns", d.latency_ns},
-                    {"messages", d.messages}, {"bytes", d.bytes}, {"busy_ns", d.busy_ns},
+    dims.push_back({{"block", d.block},
+                    {"npus", d.npus},
+                    {"bandwidth_gbps", d.bandwidth_gbps},
+                    {"latency_ns", d.latency_ns},
+                    {"messages", d.messages},
+                    {"bytes", d.bytes},
+                    {"busy_ns", d.busy_ns},
                     {"utilization", d.utilization}});
   }
   return dims;
@@ -367,8 +375,14 @@ nlohmann::ordered_json CriticalPathJson(const CriticalPath& p) {
   for (const auto& [rank, ns] : p.other_ranks) others.push_back({{"rank", rank}, {"ns", ns}});
   auto& segs = cp["segments"] = nlohmann::ordered_json::array();
   for (const PathSegment& s : p.segments) {
-    segs.push_back({{"rank", s.rank}, {"iteration", s.iteration}, {"node_id", s.node_id}, {"name", s.name},
-                    {"kind", s.kind}, {"start_ns", s.start_ns}, {"end_ns", s.end_ns}, {"category", s.category},
+    segs.push_back({{"rank", s.rank},
+                    {"iteration", s.iteration},
+                    {"node_id", s.node_id},
+                    {"name", s.name},
+                    {"kind", s.kind},
+                    {"start_ns", s.start_ns},
+                    {"end_ns", s.end_ns},
+                    {"category", s.category},
                     {"activity", s.activity}});
   }
   return cp;
@@ -393,7 +407,8 @@ nlohmann::ordered_json ReportTree(const RunReport& r) {
   // straight to text below, in dump(1)'s layout; here they hold a mark.
   j["npus"] = kArrayMark;
   j["collectives"] = kArrayMark;
-  if (!r.all_collectives.empty() && r.symmetric) j["collectives_note"] = "symmetric run: rank 0's collectives are every rank's";
+  if (!r.all_collectives.empty() && r.symmetric)
+    j["collectives_note"] = "symmetric run: rank 0's collectives are every rank's";
   if (!r.all_collectives.empty() && r.rank_classes > 0) {
     j["collectives_note"] = "rank classes: each rank's collectives are its class representative's (with its node ids)";
   }
@@ -505,8 +520,8 @@ std::string FormatCollectivesCsv(const RunReport& r) {
 std::string FormatLinksCsv(const RunReport& r) {
   std::string out = "link,dim,bytes,busy_ns\n";
   for (const LinkStat& l : r.links) {
-    out += "\"" + l.name + "\"," + std::to_string(l.dim) + "," + std::to_string(l.bytes) + "," + std::to_string(l.busy_ns) +
-           "\n";
+    out += "\"" + l.name + "\"," + std::to_string(l.dim) + "," + std::to_string(l.bytes) + "," +
+           std::to_string(l.busy_ns) + "\n";
   }
   return out;
 }

@@ -15,13 +15,12 @@
 
 namespace orrery {
 
-
 struct NpuReport {
   int rank = 0;
   Tick finished_ns = 0;
-  Tick compute_ns = 0;       // GPU compute
-  Tick comm_ns = 0;          // union of collective, send and receive intervals (ASTRA-sim's "Comm time")
-  Tick remote_mem_ns = 0;    // union of MEM_LOAD / MEM_STORE intervals
+  Tick compute_ns = 0;            // GPU compute
+  Tick comm_ns = 0;               // union of collective, send and receive intervals (ASTRA-sim's "Comm time")
+  Tick remote_mem_ns = 0;         // union of MEM_LOAD / MEM_STORE intervals
   uint64_t peak_local_bytes = 0;  // with capacity tracking (memory configuration)
   // The finished time split four ways (they sum to finished_ns): GPU compute;
   // communication while not computing; memory accesses while neither computing
@@ -49,7 +48,7 @@ struct DimReport {
   double latency_ns = 0;
   uint64_t messages = 0;
   uint64_t bytes = 0;
-  Tick busy_ns = 0;          // summed over the links of the dimension
+  Tick busy_ns = 0;           // summed over the links of the dimension
   double directed_links = 0;  // links of the dimension, each direction counted
   double utilization = 0;     // busy / (directed links * finished time)
 };
@@ -73,10 +72,10 @@ struct RunReport {
   bool capacity_tracked = false;
   uint64_t local_capacity_bytes = 0, remote_capacity_bytes = 0, peak_remote_bytes = 0;
   std::vector<std::string> warnings;
-  bool symmetric = false;       // rank 0 was simulated as the representative of every rank
-  std::string symmetry_note;    // why the run was (or was not) symmetric, or its rank classes
-  int rank_classes = 0;         // > 0: one representative per rank class was simulated (run/rank_classes.h)
-  CriticalPath critical_path;   // with RunConfig::critical_path (rank -1 otherwise)
+  bool symmetric = false;      // rank 0 was simulated as the representative of every rank
+  std::string symmetry_note;   // why the run was (or was not) symmetric, or its rank classes
+  int rank_classes = 0;        // > 0: one representative per rank class was simulated (run/rank_classes.h)
+  CriticalPath critical_path;  // with RunConfig::critical_path (rank -1 otherwise)
   // With RunConfig::all_collectives: every simulated rank's collectives by rank, then
   // issue order (in a symmetric run rank 0's, which are every rank's).
   std::vector<CollectiveReport> all_collectives;

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -12,7 +13,6 @@
 #include <map>
 #include <optional>
 #include <sstream>
-#include <sys/stat.h>
 #include <vector>
 
 namespace orrery {
@@ -41,7 +41,8 @@ std::string Describe(const json& v) {
       return "\"" + s + "\" (a string)";
     }
     case json::value_t::number_unsigned: return v.dump() + " (an integer)";
-    case json::value_t::number_integer: return v.dump() + (v.get<int64_t>() < 0 ? " (a negative integer)" : " (an integer)");
+    case json::value_t::number_integer:
+      return v.dump() + (v.get<int64_t>() < 0 ? " (a negative integer)" : " (an integer)");
     case json::value_t::number_float: return v.dump() + " (a number)";
     case json::value_t::boolean: return v.dump() + " (a boolean)";
     case json::value_t::array: return "an array of " + std::to_string(v.size()) + " element(s)";
@@ -60,9 +61,10 @@ class Reader {
   void Fail(const std::string& field, const json* got, const std::string& expected) {
     if (!status_.ok()) return;
     status_ = Status::Invalid(file_ + ": field \"" + field + "\" " + (got ? "is " + Describe(*got) : "is missing") +
-                              "; expected " + expected + (field.find_first_of(".[") == std::string::npos && !got
-                                                              ? std::string(" (is this ") + kWhatIsAReport + "?)"
-                                                              : ""));
+                              "; expected " + expected +
+                              (field.find_first_of(".[") == std::string::npos && !got
+                                   ? std::string(" (is this ") + kWhatIsAReport + "?)"
+                                   : ""));
   }
   // The member `key` of `obj` (whose own path is `at`), or null: missing (an
   // error unless optional) or not accepted by `accept`.
@@ -81,22 +83,25 @@ class Reader {
     return &*it;
   }
   double Uint(const json& obj, const std::string& at, const std::string& key, const std::string& what = "") {
-    const json* v = Member(obj, at, key, [](const json& j) { return j.is_number_unsigned(); },
-                           "a non-negative integer" + (what.empty() ? "" : " (" + what + ")"));
+    const json* v = Member(
+        obj, at, key, [](const json& j) { return j.is_number_unsigned(); },
+        "a non-negative integer" + (what.empty() ? "" : " (" + what + ")"));
     return v ? static_cast<double>(v->get<uint64_t>()) : 0;
   }
   double Number(const json& obj, const std::string& at, const std::string& key) {
-    const json* v = Member(obj, at, key, [](const json& j) { return j.is_number() && j.get<double>() >= 0; },
-                           "a non-negative number");
+    const json* v = Member(
+        obj, at, key, [](const json& j) { return j.is_number() && j.get<double>() >= 0; }, "a non-negative number");
     return v ? v->get<double>() : 0;
   }
   std::string String(const json& obj, const std::string& at, const std::string& key) {
-    const json* v = Member(obj, at, key, [](const json& j) { return j.is_string(); }, "a string");
+    const json* v = Member(
+        obj, at, key, [](const json& j) { return j.is_string(); }, "a string");
     return v ? v->get<std::string>() : "";
   }
   const json* Array(const json& obj, const std::string& at, const std::string& key, const std::string& of,
                     bool optional = false) {
-    return Member(obj, at, key, [](const json& j) { return j.is_array(); }, "an array of " + of, optional);
+    return Member(
+        obj, at, key, [](const json& j) { return j.is_array(); }, "an array of " + of, optional);
   }
   const json* Object(const std::string& field, const json& v, const std::string& what) {
     if (v.is_object()) return &v;
@@ -173,8 +178,9 @@ void ReadNpus(Reader& rd, const json& j, ReportSummary& s) {
 
 // The optional critical path's categories.
 void ReadCriticalPath(Reader& rd, const json& j, ReportSummary& s) {
-  const json* cp = rd.ok() ? rd.Member(j, "", "critical_path", [](const json& v) { return v.is_object(); },
-                                       "an object (from orrery run --critical-path)", true)
+  const json* cp = rd.ok() ? rd.Member(
+                                 j, "", "critical_path", [](const json& v) { return v.is_object(); },
+                                 "an object (from orrery run --critical-path)", true)
                            : nullptr;
   if (!cp) return;
   s.has_path = true;
@@ -228,8 +234,9 @@ void ReadCollectives(Reader& rd, const json& j, ReportSummary& s) {
 }
 
 void ReadMemory(Reader& rd, const json& j, ReportSummary& s) {
-  const json* mem = rd.ok() ? rd.Member(j, "", "memory", [](const json& v) { return v.is_object(); },
-                                        "an object with accesses, bytes, wait_ns")
+  const json* mem = rd.ok() ? rd.Member(
+                                  j, "", "memory", [](const json& v) { return v.is_object(); },
+                                  "an object with accesses, bytes, wait_ns")
                             : nullptr;
   if (!mem) return;
   s.mem_accesses = rd.Uint(*mem, "memory", "accesses");
@@ -239,11 +246,13 @@ void ReadMemory(Reader& rd, const json& j, ReportSummary& s) {
 
 // The optional config's hash.
 void ReadConfigHash(Reader& rd, const json& j, ReportSummary& s) {
-  const json* config = rd.ok() ? rd.Member(j, "", "config", [](const json& v) { return v.is_object(); },
-                                           "an object (the effective configuration)", true)
+  const json* config = rd.ok() ? rd.Member(
+                                     j, "", "config", [](const json& v) { return v.is_object(); },
+                                     "an object (the effective configuration)", true)
                                : nullptr;
   if (!config) return;
-  const json* hash = rd.Member(*config, "config", "hash", [](const json& v) { return v.is_string(); }, "a string", true);
+  const json* hash = rd.Member(
+      *config, "config", "hash", [](const json& v) { return v.is_string(); }, "a string", true);
   if (hash) {
     s.has_hash = true;
     s.hash = Printable(hash->get<std::string>());

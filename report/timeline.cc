@@ -57,7 +57,8 @@ Result<std::vector<uint8_t>> ParseRankSelection(const std::string& text, int npu
     const std::string a = item.substr(0, dash), b = dash == std::string::npos ? a : item.substr(dash + 1);
     auto lo = ParseUint(a, Where{"", 0, "--timeline-ranks"}, 0, uint64_t{1} << 40);
     auto hi = ParseUint(b, Where{"", 0, "--timeline-ranks"}, 0, uint64_t{1} << 40);
-    if (item.empty() || !lo.ok() || !hi.ok()) return RanksError(text, "\"" + item + "\" is not a rank or a range", npus);
+    if (item.empty() || !lo.ok() || !hi.ok())
+      return RanksError(text, "\"" + item + "\" is not a rank or a range", npus);
     if (lo.value() > hi.value()) {
       return RanksError(text, "range " + item + " runs backwards", npus);
     }
@@ -77,7 +78,8 @@ Result<std::pair<Tick, Tick>> ParseTimeWindow(const std::string& text) {
   auto a = ParseUint(text.substr(0, dash), Where{"", 0, "--timeline-window"}, 0, kTickMax);
   auto b = ParseUint(text.substr(dash + 1), Where{"", 0, "--timeline-window"}, 0, kTickMax);
   if (!a.ok() || !b.ok()) return Status::Invalid("--timeline-window = \"" + text + "\": not two numbers" + allowed);
-  if (a.value() > b.value()) return Status::Invalid("--timeline-window = \"" + text + "\": ends before it starts" + allowed);
+  if (a.value() > b.value())
+    return Status::Invalid("--timeline-window = \"" + text + "\": ends before it starts" + allowed);
   return std::make_pair(Tick{a.value()}, Tick{b.value()});
 }
 
@@ -127,9 +129,8 @@ void TimelineWriter::Write(const std::string& text) {
 
 void TimelineWriter::Meta(int pid, int tid, const char* what, const std::string& value) {
   const bool sort = std::strstr(what, "sort") != nullptr;
-  Write("{\"name\":\"" + std::string(what) + "\",\"ph\":\"M\",\"ts\":0,\"pid\":" + std::to_string(pid) +
-        ",\"tid\":" + std::to_string(tid) + ",\"args\":{" + (sort ? "\"sort_index\":" + value : "\"name\":" + Quote(value)) +
-        "}}");
+  Write("{\"name\":\"" + std::string(what) + "\",\"ph\":\"M\",\"ts\":0,\"pid\":" + std::to_string(pid) + ",\"tid\":" +
+        std::to_string(tid) + ",\"args\":{" + (sort ? "\"sort_index\":" + value : "\"name\":" + Quote(value)) + "}}");
 }
 
 void TimelineWriter::Begin() {
@@ -157,7 +158,8 @@ int TimelineWriter::RecvLane(int rank, Tick start, Tick end) {
   if (k == lanes.size()) {
     lanes.push_back(0);
     for (int r : selected_list_) {
-      if (symmetric_ || r == rank) Meta(r, kFirstRecvLane + static_cast<int>(k), "thread_name", "recv " + std::to_string(k));
+      if (symmetric_ || r == rank)
+        Meta(r, kFirstRecvLane + static_cast<int>(k), "thread_name", "recv " + std::to_string(k));
     }
   }
   lanes[k] = end;
@@ -207,7 +209,8 @@ void TimelineWriter::WriteCollective(int rank, const std::string& name, Tick sta
     if (!symmetric_ && pid != rank) continue;
     if (InWindow(start, end)) Span(pid, kComm, name, "collective", start, end, args);
     for (const RankState::Piece& p : r.pieces) {
-      if (InWindow(p.start, p.end)) Span(pid, kComm, DimsName(p.dims), "phase", p.start, p.end, "\"dims\":\"" + DimsName(p.dims) + "\"");
+      if (InWindow(p.start, p.end))
+        Span(pid, kComm, DimsName(p.dims), "phase", p.start, p.end, "\"dims\":\"" + DimsName(p.dims) + "\"");
     }
   }
   r.pieces.clear();
@@ -228,8 +231,8 @@ void TimelineWriter::OnNodeDone(int rank, uint32_t idx, Tick start, Tick end) {
       if (name.empty()) name = CollectiveName(n.collective);
       cat = "collective";
       tid = kComm;
-      args += ",\"type\":\"" + std::string(CollectiveName(n.collective)) + "\",\"bytes\":" + std::to_string(n.comm_size) +
-              ",\"algorithm\":" + Quote(State(rank).algorithm);
+      args += ",\"type\":\"" + std::string(CollectiveName(n.collective)) +
+              "\",\"bytes\":" + std::to_string(n.comm_size) + ",\"algorithm\":" + Quote(State(rank).algorithm);
       WriteCollective(rank, name, start, end, args);
       return;
     case NodeKind::kSend:
@@ -237,9 +240,9 @@ void TimelineWriter::OnNodeDone(int rank, uint32_t idx, Tick start, Tick end) {
       const bool send = n.kind == NodeKind::kSend;
       if (name.empty()) name = send ? "send" : "recv";
       cat = "p2p";
-      args += std::string(",\"type\":\"") + (send ? "send" : "recv") + "\",\"peer\":" +
-              std::to_string(send ? n.comm_dst : n.comm_src) + ",\"bytes\":" + std::to_string(n.comm_size) +
-              ",\"tag\":" + std::to_string(n.comm_tag);
+      args += std::string(",\"type\":\"") + (send ? "send" : "recv") +
+              "\",\"peer\":" + std::to_string(send ? n.comm_dst : n.comm_src) +
+              ",\"bytes\":" + std::to_string(n.comm_size) + ",\"tag\":" + std::to_string(n.comm_tag);
       tid = send ? kComm : RecvLane(rank, start, end);
       break;
     }
@@ -248,7 +251,8 @@ void TimelineWriter::OnNodeDone(int rank, uint32_t idx, Tick start, Tick end) {
       if (name.empty()) name = n.kind == NodeKind::kMemLoad ? "mem_load" : "mem_store";
       cat = "memory";
       tid = kMemory;
-      args += ",\"bytes\":" + std::to_string(n.tensor_size) + ",\"tier\":\"" + (n.local_tier ? "local" : "remote") + "\"";
+      args += ",\"bytes\":" + std::to_string(n.tensor_size) + ",\"tier\":\"" + (n.local_tier ? "local" : "remote") +
+              "\"";
       break;
     default: return;  // metadata: no time, no track
   }

@@ -71,8 +71,8 @@ class TimelineWriter : public NodeObserver, public PhaseObserver {
   std::pair<Tick, Tick> window_{0, kTickMax};
   const Executor* exec_ = nullptr;
   struct RankState {
-    std::string algorithm;        // of the collective in flight (one at a time: the communication slot)
-    std::vector<Tick> lane_end;   // receive lanes: when each one's last span ended
+    std::string algorithm;       // of the collective in flight (one at a time: the communication slot)
+    std::vector<Tick> lane_end;  // receive lanes: when each one's last span ended
     // The collective in flight: chunks in a phase per dimension bit (bit 31: no
     // single dimension), the dimensions since `dims_since`, and the pieces so far
     // (written after the collective's own span, so each track stays in time order).

@@ -5,11 +5,11 @@
 
 #include "core/units.h"
 #include "memory/backend.h"
-#include "workload/collective_check.h"
-#include "workload/graph.h"
 #include "run/rank_classes.h"
 #include "run/run_budget.h"
 #include "run/symmetry.h"
+#include "workload/collective_check.h"
+#include "workload/graph.h"
 
 namespace orrery {
 
@@ -73,10 +73,10 @@ Status Simulation::CheckFitsInMemory() const {
   const Spec& s = spec_;
   const int npus = s.npus;
   const uint64_t simulated = symmetric_ ? 1 : classes_.use ? classes_.map.num_classes() : npus;
-  return CheckRunFitsInMemory(
-      EstimateRunBytes(npus, simulated,
-                       simulated == static_cast<uint64_t>(npus) ? s.trace_bytes : s.trace0_bytes * simulated),
-      PhysicalMemoryBytes(), s.files.network, npus);
+  return CheckRunFitsInMemory(EstimateRunBytes(npus, simulated,
+                                               simulated == static_cast<uint64_t>(npus) ? s.trace_bytes
+                                                                                        : s.trace0_bytes * simulated),
+                              PhysicalMemoryBytes(), s.files.network, npus);
 }
 
 // The collective engine and its communicator groups: pg_name -> group index.
@@ -119,7 +119,8 @@ Status Simulation::BuildMemory(const Registries& registries) {
   RegisterBuiltinMemoryBackends(&builtin);
   const MemoryRegistry& mem_registry = registries.memories ? *registries.memories : builtin;
   const MemoryRegistry::Entry* mem_entry = mem_registry.Find(s.memory.backend);
-  if (!mem_entry) return Status::Invalid(s.memory.source + ": backend = \"" + s.memory.backend + "\": unknown memory backend");
+  if (!mem_entry)
+    return Status::Invalid(s.memory.source + ": backend = \"" + s.memory.backend + "\": unknown memory backend");
   MemoryContext mctx;
   mctx.queue = &queue_;
   mctx.npus = s.npus;
@@ -155,7 +156,8 @@ Status Simulation::CheckMemoryNodes(const std::vector<NpuGraph>& graphs) const {
         return Status::Invalid(g.path + ": node " + std::to_string(n.id) + " (rank " + std::to_string(g.rank) +
                                ") is a " + (n.kind == NodeKind::kMemLoad ? "MEM_LOAD_NODE" : "MEM_STORE_NODE") +
                                " but no remote memory is configured (memory-type NO_MEMORY_EXPANSION, " +
-                               s.memory.source + "); give a PER_NPU, PER_NODE or POOL remote memory, or --memory-configuration");
+                               s.memory.source +
+                               "); give a PER_NPU, PER_NODE or POOL remote memory, or --memory-configuration");
       }
     }
   }
@@ -194,7 +196,8 @@ ComputeModel Simulation::MakeComputeModel() const {
 // The critical-path recorder and the timeline, as the Spec asks.
 Status Simulation::BuildObservers(ExecutorHooks* hooks) {
   const Spec& s = spec_;
-  if (s.observe.critical_path) recorder_ = std::make_unique<NodeRecorder>(symmetric_ ? 1 : s.npus, engine_->num_groups());
+  if (s.observe.critical_path)
+    recorder_ = std::make_unique<NodeRecorder>(symmetric_ ? 1 : s.npus, engine_->num_groups());
   hooks->recorder = recorder_.get();
   hooks->all_collectives = s.observe.all_collectives;
   if (recorder_) engine_->AddPhaseObserver(recorder_.get());

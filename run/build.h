@@ -14,12 +14,12 @@
 #include "core/status.h"
 #include "network/backend.h"
 #include "network/topology.h"
-#include "system/collective_engine.h"
-#include "workload/executor.h"
+#include "report/timeline.h"
 #include "run/rank_classes.h"
 #include "run/run.h"
 #include "run/spec.h"
-#include "report/timeline.h"
+#include "system/collective_engine.h"
+#include "workload/executor.h"
 
 namespace orrery {
 

@@ -21,8 +21,9 @@ Status WriteExample(const std::string& name, const std::string& dir, RunConfig* 
     return Status::Invalid("--example = \"" + name + "\": unknown example; valid: " + ExampleNames());
   }
   const bool dp = name == "data-parallel";
-  ORRERY_RETURN_IF_ERROR(WriteFile(dir + "/network.yml",
-                                   "topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 50.0 ]  # GB/s\nlatency: [ 500.0 ]  # ns\n"));
+  ORRERY_RETURN_IF_ERROR(
+      WriteFile(dir + "/network.yml",
+                "topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 50.0 ]  # GB/s\nlatency: [ 500.0 ]  # ns\n"));
   ORRERY_RETURN_IF_ERROR(WriteFile(dir + "/system.json", R"({
   "scheduling-policy": "LIFO",
   "endpoint-delay": 10,

@@ -100,8 +100,8 @@ void ClassDecider::FollowGroupCollective(int rep, int group, Frontier& f) {
         f.queue.push_back(x);
       } else if (!std::binary_search(ranks.begin(), ranks.end(), other)) {
         d_.note = "rank " + std::to_string(rep) + "'s communicator group " + std::to_string(group) +
-                 " spans rank classes, but rank " + std::to_string(other) + ", which represents rank " +
-                 std::to_string(x) + "'s class, is not in it";
+                  " spans rank classes, but rank " + std::to_string(other) + ", which represents rank " +
+                  std::to_string(x) + "'s class, is not in it";
         return;
       }
     }
@@ -134,8 +134,10 @@ void ClassDecider::FollowMessage(int rep, const WorkNode& n, Frontier& f) {
     other = p;
     f.queue.push_back(p);
   } else if (other != p && !declared_) {  // a generator's: checked below (CheckCrossClassMessages)
-    d_.note = "rank " + std::to_string(rep) + " (representing class " + std::to_string(c) + ") exchanges messages "
-             "with rank " + std::to_string(p) + ", but rank " + std::to_string(other) + " represents its class";
+    d_.note = "rank " + std::to_string(rep) + " (representing class " + std::to_string(c) +
+              ") exchanges messages "
+              "with rank " +
+              std::to_string(p) + ", but rank " + std::to_string(other) + " represents its class";
   }
 }
 
@@ -148,8 +150,8 @@ void ClassDecider::CheckGroups() {
     for (int r : ranks) {
       if (m.class_of[r] != m.class_of[ranks[0]]) {
         d_.note = "communicator group " + std::to_string(g) + " spans rank classes " +
-                 std::to_string(m.class_of[ranks[0]]) + " (rank " + std::to_string(ranks[0]) + ") and " +
-                 std::to_string(m.class_of[r]) + " (rank " + std::to_string(r) + ")";
+                  std::to_string(m.class_of[ranks[0]]) + " (rank " + std::to_string(ranks[0]) + ") and " +
+                  std::to_string(m.class_of[r]) + " (rank " + std::to_string(r) + ")";
         return;
       }
     }
@@ -179,15 +181,16 @@ void ClassDecider::CheckGeneratorGroups() {
         checked[g] = 1;
         for (int x : (*in_.groups)[g]) {
           if (m.class_of[x] != c) {
-            d_.note = "rank " + std::to_string(r) + "'s communicator group " + std::to_string(g) + " spans rank classes " +
-                     std::to_string(c) + " and " + std::to_string(m.class_of[x]) + " (rank " + std::to_string(x) + ")";
+            d_.note = "rank " + std::to_string(r) + "'s communicator group " + std::to_string(g) +
+                      " spans rank classes " + std::to_string(c) + " and " + std::to_string(m.class_of[x]) + " (rank " +
+                      std::to_string(x) + ")";
             return;
           }
         }
       }
       if (!found) {
         d_.note = "rank " + std::to_string(r) + " has no communicator group shaped like its representative's (rank " +
-                 std::to_string(m.rep[c]) + ")";
+                  std::to_string(m.rep[c]) + ")";
         return;
       }
     }
@@ -214,7 +217,7 @@ void ClassDecider::CheckCrossClassMessages() {
         const auto [it, added] = sender.emplace(key, n.comm_src);
         if (!added && it->second != n.comm_src) {
           d_.note = "rank " + std::to_string(g.rank) + " receives tag " + std::to_string(n.comm_tag) + " from ranks " +
-                   std::to_string(it->second) + " and " + std::to_string(n.comm_src) + " of one class";
+                    std::to_string(it->second) + " and " + std::to_string(n.comm_src) + " of one class";
           return;
         }
         count[key] += 1;
@@ -226,8 +229,9 @@ void ClassDecider::CheckCrossClassMessages() {
   for (const auto& [key, left] : count) {
     if (left == 0) continue;
     d_.note = "rank " + std::to_string(std::get<0>(key)) + " receives tag " + std::to_string(std::get<2>(key)) +
-             " from class " + std::to_string(std::get<1>(key)) + " a different number of times than that class's "
-             "representative sends it into its class";
+              " from class " + std::to_string(std::get<1>(key)) +
+              " a different number of times than that class's "
+              "representative sends it into its class";
     return;
   }
 }
@@ -243,7 +247,8 @@ void ClassDecider::CheckAllNpuCollectives() {
         const int next = t_.WithCoord(r, k, (t_.Coord(r, k) + 1) % t_.dims()[k].npus);
         if (m.class_of[r] != m.class_of[next]) {
           d_.note = "a collective on all NPUs spans rank classes " + std::to_string(m.class_of[r]) + " (rank " +
-                   std::to_string(r) + ") and " + std::to_string(m.class_of[next]) + " (rank " + std::to_string(next) + ")";
+                    std::to_string(r) + ") and " + std::to_string(m.class_of[next]) + " (rank " + std::to_string(next) +
+                    ")";
           return;
         }
       }
@@ -285,7 +290,7 @@ void ClassDecider::FindMirrorSenders() {
         const auto [known, added] = senders.emplace(key, from);
         if (from < 0 || (!added && known->second != from)) {
           d_.note = "rank " + std::to_string(rep) + " exchanges messages with rank " + std::to_string(p) +
-                   " of its class, but no single member of the class sends it the matching message";
+                    " of its class, but no single member of the class sends it the matching message";
           return;
         }
       }
@@ -300,7 +305,7 @@ void ClassDecider::FindMirrorSenders() {
         const int sender = Shift(t_, r, Offset(t_, r, peer_of_[k]), -1);
         if (m.class_of[sender] != m.class_of[r]) {
           d_.note = "rank " + std::to_string(r) + " exchanges messages with rank " + std::to_string(peer_of_[k]) +
-                   " of its class, but rank " + std::to_string(sender) + " at the opposite offset is in another class";
+                    " of its class, but rank " + std::to_string(sender) + " at the opposite offset is in another class";
           return;
         }
       }

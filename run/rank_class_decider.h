@@ -51,7 +51,7 @@ class ClassDecider {
   Result<std::vector<std::vector<int>>> FlatKindsOfDeclaredClasses();
   void ClassifyByPeers(const std::vector<std::vector<int>>& flat_kinds,
                        const std::vector<std::vector<int>>& flat_groups_of);
-  Status ClassesFromTraces();     // rank_classes.cc
+  Status ClassesFromTraces();  // rank_classes.cc
   // Step 2: split until every member's peers are in the classes of every
   // other member's peers (a straggler's peers leave their class, and theirs...).
   void Refine();
@@ -88,18 +88,18 @@ class ClassDecider {
   const std::vector<GroupShape> shapes_;
   const std::vector<int>* declared_ = nullptr;  // the generator's classes (null: trace files)
   ClassDecision d_;
-  std::vector<int32_t> graph_class_;               // step 1's class of each rank
-  size_t graph_classes_ = 0;                       // how many step 1 found
-  std::vector<uint32_t> peer_begin_;               // each rank's peers: peer_of_[peer_begin_[r], peer_begin_[r+1])
-  std::vector<int32_t> peer_of_;                   // in its class's order
-  std::vector<uint8_t> group_used_;                // groups some collective uses
+  std::vector<int32_t> graph_class_;  // step 1's class of each rank
+  size_t graph_classes_ = 0;          // how many step 1 found
+  std::vector<uint32_t> peer_begin_;  // each rank's peers: peer_of_[peer_begin_[r], peer_begin_[r+1])
+  std::vector<int32_t> peer_of_;      // in its class's order
+  std::vector<uint8_t> group_used_;   // groups some collective uses
   // A generator's members use "the group of the same kind": the group that
   // holds them with their representative's group's member offsets.
   std::vector<int> kind_of_group_;
-  std::map<int, NpuGraph> loaded_;                 // graphs step 1 read, kept for the representatives
+  std::map<int, NpuGraph> loaded_;  // graphs step 1 read, kept for the representatives
   int classes_ = 0;
-  std::vector<std::vector<int>> kinds_used_;       // per class: the group kinds its collectives use
-  std::vector<uint32_t> slab_masks_;               // involved dimensions of collectives on all NPUs
+  std::vector<std::vector<int>> kinds_used_;  // per class: the group kinds its collectives use
+  std::vector<uint32_t> slab_masks_;          // involved dimensions of collectives on all NPUs
 };
 
 }  // namespace orrery

@@ -68,11 +68,12 @@ std::vector<GroupShape> Shapes(const Topology& t, const std::vector<std::vector<
     for (int d = 0; d < t.num_dims(); ++d) {
       if (varies & (1u << d)) ++vary_dims, dim = d;
     }
-    const bool flat_ok = vary_dims == 1 && (t.dims()[dim].block == Block::kSwitch ||
-                                            t.dims()[dim].block == Block::kFullyConnected);
+    const bool flat_ok = vary_dims == 1 &&
+                         (t.dims()[dim].block == Block::kSwitch || t.dims()[dim].block == Block::kFullyConnected);
     out[g].uniform = aligned || flat_ok || ranks.size() <= 1;
     out[g].flat = !aligned && ranks.size() > 1;
-    out[g].key = keys.emplace(std::make_tuple(ranks.size(), varies, aligned), static_cast<int>(keys.size())).first->second;
+    out[g].key =
+        keys.emplace(std::make_tuple(ranks.size(), varies, aligned), static_cast<int>(keys.size())).first->second;
   }
   return out;
 }
@@ -142,7 +143,8 @@ std::string GraphReason(const NpuGraph& g, const SystemOptions& so, const std::v
     const bool flat_ring = flat_rings && n.group >= 0 && shapes[n.group].flat &&
                            (list.empty() || list[0].kind != AlgoKind::kDirect);  // empty: ring
     if (n.group >= 0 && !shapes[n.group].uniform && !flat_ring) {
-      return at + "'s communicator group is neither whole dimensions nor one Switch/FullyConnected dimension "
+      return at +
+             "'s communicator group is neither whole dimensions nor one Switch/FullyConnected dimension "
              "(its members' network paths differ)";
     }
   }
@@ -170,9 +172,9 @@ Result<ClassDecision> ClassDecider::Decide() {
   Refine();
   if (Stopped()) return std::move(d_);
   ORRERY_RETURN_IF_ERROR(PickRepresentatives());
-  for (void (ClassDecider::*check)() : {&ClassDecider::CheckGroups, &ClassDecider::CheckGeneratorGroups,
-                                         &ClassDecider::CheckCrossClassMessages,
-                                         &ClassDecider::CheckAllNpuCollectives, &ClassDecider::FindMirrorSenders}) {
+  for (void (ClassDecider::*check)() :
+       {&ClassDecider::CheckGroups, &ClassDecider::CheckGeneratorGroups, &ClassDecider::CheckCrossClassMessages,
+        &ClassDecider::CheckAllNpuCollectives, &ClassDecider::FindMirrorSenders}) {
     if (Stopped()) return std::move(d_);
     (this->*check)();
   }
@@ -190,7 +192,8 @@ std::string ClassDecider::Summary() const {
   const int split = classes_ - static_cast<int>(graph_classes_);
   return std::to_string(classes_) + " rank class" + (classes_ == 1 ? "" : "es") +
          " (ranks whose graphs are equal up to node ids, peer offsets and groups, on equivalent network "
-         "positions" + (split > 0 ? "; " + std::to_string(split) + " split off by the classes of their peers" : "") +
+         "positions" +
+         (split > 0 ? "; " + std::to_string(split) + " split off by the classes of their peers" : "") +
          "): one representative each simulated for all " + std::to_string(npus_) + " ranks";
 }
 
@@ -303,8 +306,9 @@ void ClassDecider::ClassifyByPeers(const std::vector<std::vector<int>>& flat_kin
         k.Add(t_, r, ranks[(i + 1) % ranks.size()]);
       }
     }
-    graph_class_[r] = ids_by_key.emplace(std::make_pair((*declared_)[r], k.key), static_cast<int32_t>(ids_by_key.size()))
-                         .first->second;
+    graph_class_[r] = ids_by_key
+                          .emplace(std::make_pair((*declared_)[r], k.key), static_cast<int32_t>(ids_by_key.size()))
+                          .first->second;
     peer_of_.insert(peer_of_.end(), k.peers.begin(), k.peers.end());
     peer_begin_[r + 1] = static_cast<uint32_t>(peer_of_.size());
   }

@@ -13,11 +13,11 @@
 #include "core/status.h"
 #include "extern/astra_config.h"
 #include "network/topology.h"
+#include "run/spec.h"
 #include "system/options.h"
 #include "system/rank_class_map.h"
 #include "workload/graph.h"
 #include "workload/graph_source.h"
-#include "run/spec.h"
 
 namespace orrery {
 

@@ -3,8 +3,8 @@
 
 #include "extern/et_io.h"
 #include "memory/backend.h"
-#include "run/build.h"
 #include "report/critical_path.h"
+#include "run/build.h"
 #include "workload/progress.h"
 
 namespace orrery {
@@ -131,8 +131,13 @@ DimReport Simulation::ReportDim(int d, Tick finished) const {
   const auto& stats = backend_->dim_stats();
   const Dim& x = topology_.dims()[d];
   const DimStats& sw = engine_->switch_stats()[d];
-  DimReport dr{BlockName(x.block), x.npus, x.bandwidth_gbps, x.latency_ns, (stats[d].messages + sw.messages) * k,
-               (stats[d].bytes + sw.bytes) * k, stats[d].busy_ns * k};
+  DimReport dr{BlockName(x.block),
+               x.npus,
+               x.bandwidth_gbps,
+               x.latency_ns,
+               (stats[d].messages + sw.messages) * k,
+               (stats[d].bytes + sw.bytes) * k,
+               stats[d].busy_ns * k};
   if (classes_.use) {  // the representatives' traffic stands for their classes'
     const DimStats& extra = engine_->class_extra_stats()[d];
     dr.messages += extra.messages;

@@ -52,13 +52,20 @@ Result<std::vector<CustomGraph>> LoadCustomGraphs(const std::string& prefix, int
       const WorkNode& n = g->nodes[i];
       CustomOp& op = cg[i];
       switch (n.kind) {
-        case NodeKind::kSend: op.kind = CustomOp::kSend; op.peer = n.comm_dst; break;
-        case NodeKind::kRecv: op.kind = CustomOp::kRecv; op.peer = n.comm_src; break;
+        case NodeKind::kSend:
+          op.kind = CustomOp::kSend;
+          op.peer = n.comm_dst;
+          break;
+        case NodeKind::kRecv:
+          op.kind = CustomOp::kRecv;
+          op.peer = n.comm_src;
+          break;
         case NodeKind::kComp: op.kind = CustomOp::kComp; break;
         case NodeKind::kMetadata:
         case NodeKind::kInvalid: op.kind = CustomOp::kNop; break;
         default:
-          return Status::Invalid(path + ": node " + std::to_string(n.id) + ": a custom collective may contain only "
+          return Status::Invalid(path + ": node " + std::to_string(n.id) +
+                                 ": a custom collective may contain only "
                                  "COMM_SEND, COMM_RECV, COMP, METADATA and INVALID nodes, not " +
                                  NodeTypeName(static_cast<int>(n.kind)));
       }
@@ -108,7 +115,8 @@ Status DeriveSystemOptions(Spec* s, const Registries& reg) {
       if (it == s->custom.end()) {
         auto graphs = LoadCustomGraphs(a.name, s->npus, dims, s->files.system);
         if (!graphs.ok()) return graphs.status();
-        it = s->custom.emplace(a.name, std::make_shared<const std::vector<CustomGraph>>(std::move(graphs.value()))).first;
+        it = s->custom.emplace(a.name, std::make_shared<const std::vector<CustomGraph>>(std::move(graphs.value())))
+                 .first;
       }
       a.custom = it->second;
     }
@@ -172,8 +180,8 @@ Status MemoryFromAstraJson(const Spec& s, MemorySpec* m) {
   m->params["num-npus-per-node"] = std::to_string(mem.npus_per_node > 0 ? mem.npus_per_node : 1);
   if (mem.kind == RemoteMemoryKind::kPerNode && mem.num_nodes * mem.npus_per_node != s.npus) {
     return Status::Invalid(s.files.remote_memory + ": num-nodes (" + std::to_string(mem.num_nodes) +
-                           ") x num-npus-per-node (" + std::to_string(mem.npus_per_node) + ") must equal the network's " +
-                           std::to_string(s.npus) + " NPUs");
+                           ") x num-npus-per-node (" + std::to_string(mem.npus_per_node) +
+                           ") must equal the network's " + std::to_string(s.npus) + " NPUs");
   }
   return Status::Ok();
 }
@@ -242,13 +250,16 @@ Status CompleteSpec(Spec* s, const Registries& reg) {
 }
 
 Result<Spec> ResolveSpec(const RunConfig& config, const Registries& reg) {
-  if (config.run.iterations < 1) return Status::Invalid("--iterations = " + std::to_string(config.run.iterations) + ": must be >= 1");
+  if (config.run.iterations < 1)
+    return Status::Invalid("--iterations = " + std::to_string(config.run.iterations) + ": must be >= 1");
   ORRERY_RETURN_IF_ERROR(CheckBackendName(config.run.backend, reg));
-  if (config.files.network.empty()) return Status::Invalid("--network-configuration is required (ASTRA-sim network YAML)");
+  if (config.files.network.empty())
+    return Status::Invalid("--network-configuration is required (ASTRA-sim network YAML)");
   if (config.files.system.empty()) return Status::Invalid("--system-configuration is required (ASTRA-sim system JSON)");
   if (config.source && !config.files.workload_prefix.empty()) {
     return Status::Invalid("--workload-configuration = \"" + config.files.workload_prefix +
-                           "\": give either trace files or a generated workload (" + config.source->Describe() + "), not both");
+                           "\": give either trace files or a generated workload (" + config.source->Describe() +
+                           "), not both");
   }
   if (!config.source && config.files.workload_prefix.empty()) {
     return Status::Invalid("--workload-configuration is required (trace prefix)");
@@ -287,7 +298,8 @@ Result<Spec> ReadSpecInputs(const RunConfig& config, const Registries& reg) {
   if (config.system) {
     s.system = *config.system;
   } else {
-    auto sys = ReadAstraSystemJson(config.files.system, reg.algorithms ? reg.algorithms->Names() : std::vector<std::string>{});
+    auto sys = ReadAstraSystemJson(config.files.system,
+                                   reg.algorithms ? reg.algorithms->Names() : std::vector<std::string>{});
     if (!sys.ok()) return sys.status();
     s.system = std::move(sys.value());
   }

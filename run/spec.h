@@ -22,11 +22,11 @@
 
 #include "core/status.h"
 #include "extern/astra_config.h"
+#include "extern/network_dims.h"
 #include "network/backend.h"
 #include "system/options.h"
 #include "workload/executor.h"
 #include "workload/graph_source.h"
-#include "extern/network_dims.h"
 
 namespace orrery {
 
@@ -56,7 +56,7 @@ struct SpecFiles {
 // How the run goes, besides its input files: what a flag or a sweep's run.*
 // axis sets.
 struct RunOptions {
-  std::string backend = "analytical";  // a network backend's registered name (plugins add names)
+  std::string backend = "analytical";                 // a network backend's registered name (plugins add names)
   std::map<std::string, std::string> backend_params;  // e.g. remote-endpoint
   int iterations = 1;
   SymmetryMode symmetry = SymmetryMode::kAuto;
@@ -96,7 +96,7 @@ struct RunConfig {
 
 // The plugins' registries a run may name things from.
 struct Registries {
-  const BackendRegistry* backends = nullptr;      // required
+  const BackendRegistry* backends = nullptr;       // required
   const CollectiveRegistry* algorithms = nullptr;  // plugin collective algorithms (optional)
   const MemoryRegistry* memories = nullptr;        // memory backends (null: the built-ins)
 };
@@ -104,9 +104,9 @@ struct Registries {
 // The memory, resolved (CompleteSpec): Orrery's memory YAML or ASTRA-sim's remote-memory JSON.
 struct MemorySpec {
   std::string backend = "astra-sim";
-  std::string source;                          // the file the settings came from, for messages
-  std::map<std::string, std::string> params;   // the backend's settings (Orrery's own keys removed)
-  std::map<std::string, int> lines;            // memory YAML: each key's line
+  std::string source;                         // the file the settings came from, for messages
+  std::map<std::string, std::string> params;  // the backend's settings (Orrery's own keys removed)
+  std::map<std::string, int> lines;           // memory YAML: each key's line
   CapacityOptions capacity;
   Tick local_latency_ns = 0;
   int pool_via_dim = -1;

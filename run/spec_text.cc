@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "network/topology.h"
 #include "core/fnv.h"
+#include "network/topology.h"
 #include "run/spec.h"
 
 namespace orrery {
@@ -98,8 +98,9 @@ std::string SpecCanonical(const Spec& s) {
   for (size_t d = 0; d < s.dims.size(); ++d) {
     const Dim& x = s.dims[d];
     line("network.dim" + std::to_string(d), std::string(BlockName(x.block)) + " npus=" + std::to_string(x.npus) +
-                                                " bandwidth_gbps=" + Num(x.bandwidth_gbps) + " latency_ns=" +
-                                                Num(x.latency_ns) + " links_per_npu=" + std::to_string(x.links_per_npu));
+                                                " bandwidth_gbps=" + Num(x.bandwidth_gbps) +
+                                                " latency_ns=" + Num(x.latency_ns) +
+                                                " links_per_npu=" + std::to_string(x.links_per_npu));
   }
   const SystemOptions& o = s.options;
   line("system.scheduling-policy", o.lifo ? "LIFO" : "FIFO");
@@ -150,15 +151,18 @@ std::string SpecConfigJson(const Spec& s) {
   nlohmann::ordered_json j;
   j["hash"] = SpecHash(s);
   const SpecFiles& f = s.files;
-  j["files"] = {{"workload", Shown(f, f.workload_prefix)},       {"system", Shown(f, f.system)},
-                {"network", Shown(f, f.network)},                {"remote_memory", Shown(f, f.remote_memory)},
-                {"memory", Shown(f, f.memory_config)},           {"comm_groups", Shown(f, f.comm_groups)}};
+  j["files"] = {{"workload", Shown(f, f.workload_prefix)}, {"system", Shown(f, f.system)},
+                {"network", Shown(f, f.network)},          {"remote_memory", Shown(f, f.remote_memory)},
+                {"memory", Shown(f, f.memory_config)},     {"comm_groups", Shown(f, f.comm_groups)}};
   j["workload"] = {{"source", Shown(f, s.source ? s.source->Describe() : "")}, {"digest", s.graphs.text}};
   auto& net = j["network"] = {{"npus", s.npus}};
   auto& dims = net["dims"] = nlohmann::ordered_json::array();
   for (const Dim& d : s.dims) {
-    dims.push_back({{"block", BlockName(d.block)}, {"npus", d.npus}, {"bandwidth_gbps", d.bandwidth_gbps},
-                    {"latency_ns", d.latency_ns}, {"links_per_npu", d.links_per_npu}});
+    dims.push_back({{"block", BlockName(d.block)},
+                    {"npus", d.npus},
+                    {"bandwidth_gbps", d.bandwidth_gbps},
+                    {"latency_ns", d.latency_ns},
+                    {"links_per_npu", d.links_per_npu}});
   }
   j["system"] = SystemJson(s);
   const MemorySpec& m = s.memory;
@@ -175,7 +179,9 @@ std::string SpecConfigJson(const Spec& s) {
                  {"allow_oversubscription", s.run.allow_oversubscription}};
   nlohmann::ordered_json groups = nlohmann::ordered_json::object();
   for (const auto& [name, ranks] : s.comm_groups) groups[name] = ranks;
-  j["comm_groups"] = {{"from", s.groups_from_file ? "file" : s.comm_groups.empty() ? "none" : "workload"},
+  j["comm_groups"] = {{"from", s.groups_from_file      ? "file"
+                               : s.comm_groups.empty() ? "none"
+                                                       : "workload"},
                       {"groups", groups}};
   nlohmann::ordered_json bparams = nlohmann::ordered_json::object();
   for (const auto& [k, v] : s.run.backend_params) {

@@ -14,7 +14,7 @@ std::string ConfigBlocker(const Spec& spec) {
   if (spec.run.backend != "analytical") {
     return "backend " + spec.run.backend + " is not symmetric (only analytical treats every rank alike; " +
            (spec.run.backend == "congestion-aware" ? std::string("congestion-aware models contention between ranks)")
-                                                 : std::string("the others may model contention between ranks)"));
+                                                   : std::string("the others may model contention between ranks)"));
   }
   if (!spec.comm_groups.empty() || spec.groups_from_file) return "communicator groups are configured";
   const RemoteMemoryKind mem = spec.remote_memory.kind;
@@ -33,8 +33,11 @@ std::string GraphBlocker(const NpuGraph& g, const SystemOptions& so) {
       case NodeKind::kColl: {
         if (n.group >= 0) return "the trace uses communicator groups";
         const std::optional<ComType> type = ToComType(n.collective);
-        if (!type) return std::string("the trace has a ") + CollectiveName(n.collective) + " (rooted collectives differ per rank)";
-        if (!AlgorithmsSymmetric(so.ImplFor(*type))) return "an algorithm in use (double binary tree, custom or one*) differs per rank";
+        if (!type)
+          return std::string("the trace has a ") + CollectiveName(n.collective) +
+                 " (rooted collectives differ per rank)";
+        if (!AlgorithmsSymmetric(so.ImplFor(*type)))
+          return "an algorithm in use (double binary tree, custom or one*) differs per rank";
         break;
       }
       default: break;
@@ -64,8 +67,7 @@ const char* NodeDifference(const NpuGraph& ga, const WorkNode& a, const NpuGraph
   if (a.comm_tag != b.comm_tag) return "comm_tag";
   if (a.comm_root != b.comm_root) return "root";
   if (a.group != b.group) return "pg_name";
-  if ((a.involved < 0) != (b.involved < 0) ||
-      (a.involved >= 0 && ga.involved[a.involved] != gb.involved[b.involved])) {
+  if ((a.involved < 0) != (b.involved < 0) || (a.involved >= 0 && ga.involved[a.involved] != gb.involved[b.involved])) {
     return "involved_dim";
   }
   if (a.num_deps != b.num_deps || a.child_end - a.child_begin != b.child_end - b.child_begin) return "dependencies";

@@ -12,10 +12,10 @@
 
 #include "core/status.h"
 #include "extern/astra_config.h"
-#include "system/options.h"
-#include "workload/graph_source.h"
-#include "workload/graph.h"
 #include "run/spec.h"
+#include "system/options.h"
+#include "workload/graph.h"
+#include "workload/graph_source.h"
 
 namespace orrery {
 

@@ -19,9 +19,9 @@ class Algorithm : public Pooled {
  public:
   explicit Algorithm(Chunk* chunk) : chunk_(chunk) {}
   virtual ~Algorithm() = default;
-  virtual void OnInit() = 0;            // the phase starts (its queue lets it run)
-  virtual void OnBundleDone() = 0;      // a Bundle's hop (and reduction) is done
-  virtual void OnPacketReceived() = 0;  // a posted Recv took its message
+  virtual void OnInit() = 0;             // the phase starts (its queue lets it run)
+  virtual void OnBundleDone() = 0;       // a Bundle's hop (and reduction) is done
+  virtual void OnPacketReceived() = 0;   // a posted Recv took its message
   virtual void OnTimer(uint64_t arg) {}  // a StartTimer's delay has passed
 
  protected:

@@ -229,7 +229,7 @@ class PacketAlgorithm : public Algorithm {
   // bundle waits until every message of the first is in; then the whole
   // window goes at once.
   int half_sends_ = 0;
-  int hd_distance_ = 0;  // halving-doubling: positions to the partner
+  int hd_distance_ = 0;   // halving-doubling: positions to the partner
   double hd_factor_ = 1;  // halving-doubling: the distance's factor per step (2: doubling, 0.5: halving)
 };
 
@@ -240,8 +240,7 @@ static_assert(sizeof(PacketAlgorithm) <= kAlgorithmSlotBytes,
 // broadcast down; the two trees alternate between chunks.
 class DoubleBinaryTree : public Algorithm {
  public:
-  DoubleBinaryTree(Chunk* chunk, const PhaseSpec& spec)
-      : Algorithm(chunk), ring_(spec.ring), bytes_(spec.size) {
+  DoubleBinaryTree(Chunk* chunk, const PhaseSpec& spec) : Algorithm(chunk), ring_(spec.ring), bytes_(spec.size) {
     const DbtLinks t = DoubleBinaryTreeAt(ring_.size, spec.dbt_root_max, ring_.index);
     parent_ = t.parent < 0 ? -1 : ring_.Member(t.parent);
     left_ = t.left < 0 ? -1 : ring_.Member(t.left);
@@ -445,7 +444,8 @@ std::unique_ptr<Algorithm> MakeAlgorithm(Chunk* chunk, const PhaseSpec& spec, Ra
   if (spec.algo.kind == AlgoKind::kDoubleBinaryTree) {
     return std::unique_ptr<Algorithm>(new (arena, rank) DoubleBinaryTree(chunk, spec));
   }
-  if (spec.algo.kind == AlgoKind::kInSwitch) return std::unique_ptr<Algorithm>(new (arena, rank) InSwitchAlgorithm(chunk, spec));
+  if (spec.algo.kind == AlgoKind::kInSwitch)
+    return std::unique_ptr<Algorithm>(new (arena, rank) InSwitchAlgorithm(chunk, spec));
   if (spec.algo.kind == AlgoKind::kCustom) {
     const CustomGraph& g = spec.algo.graph ? *spec.algo.graph : (*spec.algo.custom)[rank];
     return std::unique_ptr<Algorithm>(new (arena, rank) CustomAlgorithm(chunk, spec, g));

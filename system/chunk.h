@@ -27,8 +27,8 @@ class NpuSys;
 class Chunk : public HintedEventHandler, public RecvClient, public Pooled {
  public:
   enum Kind : uint32_t {
-    kBundleArrived = 1 | kHintedKind,    // the memory-bus hop is done (nothing to reduce)
-    kBundleProcessed = 2 | kHintedKind,  // the hop and then the reduction are done
+    kBundleArrived = 1 | kHintedKind,                 // the memory-bus hop is done (nothing to reduce)
+    kBundleProcessed = 2 | kHintedKind,               // the hop and then the reduction are done
     kBundleReducing = kBundleProcessed | kRelayKind,  // the hop is done: the queue relays to kBundleProcessed
     kTimer = 3 | kHintedKind,
     kDelivered = 4 | kHintedKind  // a message from rank `arg` (MessageTransport::SendDirect)
@@ -79,7 +79,7 @@ class Chunk : public HintedEventHandler, public RecvClient, public Pooled {
   // the vtable pointers: what every event and send of the chunk touches.
   std::unique_ptr<Algorithm> algo_;
   const ChunkContext* ctx_;  // the owner's, kept here: one load on the hot path, not a chain
-  int rank_;  // owner_->rank(), kept here: the algorithms ask for it on every step
+  int rank_;                 // owner_->rank(), kept here: the algorithms ask for it on every step
   // The receiving chunk of this chunk's last direct send, its rank and the
   // backend's route there (null: Delay): the receiver stays alive while this
   // chunk still sends to it (it must take every message), so the next send
@@ -99,8 +99,8 @@ class Chunk : public HintedEventHandler, public RecvClient, public Pooled {
   uint32_t next_phase_ = 0;
   int queue_id_ = -1;
   int phase_dim_ = PhaseObserver::kNoPhase;  // for the PhaseObserver
-  uint32_t store_slot_ = 0;  // position in the ChunkStore's list of live chunks
-  bool phase_started_ = false;  // the current phase runs (its queue started it); else it waits
+  uint32_t store_slot_ = 0;                  // position in the ChunkStore's list of live chunks
+  bool phase_started_ = false;               // the current phase runs (its queue started it); else it waits
 };
 
 inline int Algorithm::rank() const { return chunk_->rank_; }

@@ -5,7 +5,11 @@
 namespace orrery {
 
 CollectiveEngine::CollectiveEngine(EventQueue* queue, const Topology* topology, SystemOptions options, bool mirror)
-    : queue_(queue), topology_(topology), mirror_(mirror), options_(std::move(options)), transport_(queue, topology, mirror) {
+    : queue_(queue),
+      topology_(topology),
+      mirror_(mirror),
+      options_(std::move(options)),
+      transport_(queue, topology, mirror) {
   store_.set_directory_on(!mirror_);
   store_.set_groups(&groups_);
   default_impl_.assign(std::max(1, topology->num_dims()), AlgoSpec{});
@@ -52,7 +56,10 @@ void CollectiveEngine::PrefetchDelivery(void* ctx, uint64_t token, int stage) {
 
 Status CollectiveEngine::Validate() const {
   const int dims = topology_->num_dims();
-  struct Named { const char* key; const std::vector<AlgoSpec>* v; };
+  struct Named {
+    const char* key;
+    const std::vector<AlgoSpec>* v;
+  };
   Named lists[] = {{"all-reduce-implementation", &options_.all_reduce},
                    {"all-gather-implementation", &options_.all_gather},
                    {"reduce-scatter-implementation", &options_.reduce_scatter},
@@ -62,16 +69,16 @@ Status CollectiveEngine::Validate() const {
     const bool one = (*l.v)[0].one;
     if (!one && static_cast<int>(l.v->size()) != dims) {
       return Status::Invalid(std::string("system configuration: \"") + l.key + "\" lists " +
-                             std::to_string(l.v->size()) + " algorithm(s) but the network has " +
-                             std::to_string(dims) + " dimension(s); give one per dimension");
+                             std::to_string(l.v->size()) + " algorithm(s) but the network has " + std::to_string(dims) +
+                             " dimension(s); give one per dimension");
     }
     for (size_t d = 0; d < l.v->size() && d < static_cast<size_t>(dims); ++d) {
       const AlgoSpec& a = (*l.v)[d];
       const int p = a.one ? topology_->npus() : topology_->dims()[d].npus;
       if ((a.kind == AlgoKind::kHalvingDoubling || a.kind == AlgoKind::kDoubleBinaryTree) && (p & (p - 1)) != 0) {
-        return Status::Invalid(std::string("system configuration: \"") + l.key + "\"[" + std::to_string(d) +
-                               "] = \"" + a.name + "\" needs a power-of-two number of NPUs, but dimension " +
-                               std::to_string(d) + " has " + std::to_string(p));
+        return Status::Invalid(std::string("system configuration: \"") + l.key + "\"[" + std::to_string(d) + "] = \"" +
+                               a.name + "\" needs a power-of-two number of NPUs, but dimension " + std::to_string(d) +
+                               " has " + std::to_string(p));
       }
     }
   }
@@ -160,8 +167,9 @@ static Status NotAMember(int rank, const CommGroup& g) {
                          "\" but is not a member of it");
 }
 
-Status CollectiveEngine::IssueCollective(int rank, ComType type, uint64_t bytes, const std::vector<bool>& involved, int group,
-                                         CollectiveDoneClient* client, uint64_t cookie, std::string* algorithm_used) {
+Status CollectiveEngine::IssueCollective(int rank, ComType type, uint64_t bytes, const std::vector<bool>& involved,
+                                         int group, CollectiveDoneClient* client, uint64_t cookie,
+                                         std::string* algorithm_used) {
   auto plan = Plan(rank, type, bytes, involved, group, algorithm_used);
   if (!plan.ok()) return plan.status();
   if (plan.value().empty()) {

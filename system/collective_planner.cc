@@ -51,17 +51,20 @@ Status CheckImplementations(ComType type, const std::vector<AlgoSpec>& impl, con
     }
     if (a.kind == AlgoKind::kInSwitch) {
       if (type == ComType::kAllToAll) {
-        return Status::Invalid("system configuration: an ALL_TO_ALL was issued but its implementation is \"inSwitch\"; "
-                               "in-switch collectives are all-reduce, reduce-scatter and all-gather");
+        return Status::Invalid(
+            "system configuration: an ALL_TO_ALL was issued but its implementation is \"inSwitch\"; "
+            "in-switch collectives are all-reduce, reduce-scatter and all-gather");
       }
       if (!(options.in_switch_reduction_bw > 0) && type != ComType::kAllGather) {
-        return Status::Invalid("system configuration: \"inSwitch\" needs \"in-switch-reduction-bw\" (bytes per ns "
-                               "the switch combines)");
+        return Status::Invalid(
+            "system configuration: \"inSwitch\" needs \"in-switch-reduction-bw\" (bytes per ns "
+            "the switch combines)");
       }
     }
     if (a.kind == AlgoKind::kHalvingDoubling && type == ComType::kAllToAll) {
-      return Status::Invalid("system configuration: an ALL_TO_ALL was issued but \"all-to-all-implementation\" is "
-                             "\"halvingDoubling\", which has no all-to-all; valid: ring, direct");
+      return Status::Invalid(
+          "system configuration: an ALL_TO_ALL was issued but \"all-to-all-implementation\" is "
+          "\"halvingDoubling\", which has no all-to-all; valid: ring, direct");
     }
   }
   return Status::Ok();
@@ -88,7 +91,8 @@ std::string CheckGraph(const CustomGraph& g, const CollectiveRequest& req) {
       return "op " + std::to_string(i) + " talks to rank " + std::to_string(op.peer) + ", not a member";
     }
     for (uint32_t c : op.children) {
-      if (c >= g.size() || c == i) return "op " + std::to_string(i) + " has child " + std::to_string(c) + " out of range";
+      if (c >= g.size() || c == i)
+        return "op " + std::to_string(i) + " has child " + std::to_string(c) + " out of range";
       parents[c]++;
     }
   }
@@ -148,8 +152,8 @@ class CollectiveEngine::Planner {
 };
 
 Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, ComType type, uint64_t bytes,
-                                                                  const std::vector<bool>& involved, int group,
-                                                                  std::string* algorithm_used) {
+                                                                   const std::vector<bool>& involved, int group,
+                                                                   std::string* algorithm_used) {
   if (algorithm_used) algorithm_used->clear();
   // The configured algorithms, or ring on every dimension (not copied: a
   // collective is planned on every rank).
@@ -301,7 +305,8 @@ RingView CollectiveEngine::Planner::RingOf(const LogicalDim& ld) const {
   RingView v;
   v.members = &group_->ranks;
   v.size = static_cast<int>(group_->ranks.size());
-  v.index = static_cast<int>(std::lower_bound(group_->ranks.begin(), group_->ranks.end(), rank_) - group_->ranks.begin());
+  v.index = static_cast<int>(std::lower_bound(group_->ranks.begin(), group_->ranks.end(), rank_) -
+                             group_->ranks.begin());
   return v;
 }
 

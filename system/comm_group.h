@@ -9,9 +9,9 @@ namespace orrery {
 struct CommGroup {
   int id = -1;
   std::string name;
-  std::vector<int> ranks;         // sorted
-  bool aligned = false;           // exactly the NPUs of some whole dimensions
-  std::vector<bool> dims;         // for aligned groups: the dimensions it spans
+  std::vector<int> ranks;  // sorted
+  bool aligned = false;    // exactly the NPUs of some whole dimensions
+  std::vector<bool> dims;  // for aligned groups: the dimensions it spans
 };
 
 }  // namespace orrery

@@ -17,8 +17,8 @@ struct DbtLinks {
 
 inline DbtLinks DoubleBinaryTreeAt(int size, bool root_max, int pos) {
   DbtLinks l;
-  const int n = size - 1;                   // nodes below the root
-  const int first = root_max ? 0 : 1;       // the subtree's first position
+  const int n = size - 1;              // nodes below the root
+  const int first = root_max ? 0 : 1;  // the subtree's first position
   const int root = root_max ? size - 1 : 0;
   const int levels = std::countr_zero(static_cast<unsigned>(size));  // n = 2^levels - 1
   const int top = n > 0 ? (1 << (levels - 1)) : 0;                   // in-order number of the subtree root

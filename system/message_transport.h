@@ -116,7 +116,7 @@ class MessageTransport {
   bool direct_ = false;     // DecidePaths
   const RankClassMap* classes_ = nullptr;
   NetworkBackend* backend_ = nullptr;
-  FixedDelayBackend* fixed_ = nullptr;  // backend_, when it is one
+  FixedDelayBackend* fixed_ = nullptr;             // backend_, when it is one
   std::vector<Msg, HugePageAllocator<Msg>> msgs_;  // read at random at 16K NPUs: huge pages
   std::vector<uint32_t> free_msgs_;
   uint64_t messages_sent_ = 0;

@@ -20,8 +20,8 @@ void NpuSys::StartCollective(CollectiveHandle* coll, std::vector<std::vector<Pha
   ChunkStore* store = ctx_->store;
   for (auto& phases : chunks) {
     const uint64_t tag = tags::Chunk(group, (*chunk_counter)++);
-    Chunk* s = store->Keep(std::unique_ptr<Chunk>(
-        new (store->chunk_arena(), rank_) Chunk(this, coll, tag, group_pos, priority, std::move(phases))));
+    Chunk* s = store->Keep(std::unique_ptr<Chunk>(new (store->chunk_arena(), rank_)
+                                                      Chunk(this, coll, tag, group_pos, priority, std::move(phases))));
     if (store->Register(s)) TakeEarlyArrivals(tag, &s->mail_);
     // With ASTRA-sim's thresholds every ready chunk is scheduled at once:
     // it moves straight into the queue of its first phase.
@@ -67,8 +67,7 @@ inline void NpuSys::EnqueueByPriority(std::list<Chunk*>* queue, Chunk* s, bool b
   // are in non-increasing priority, so when the last chunk ranks before `s`,
   // every one does and `s` goes to the back (O(1) for the many chunks of one
   // collective, which share a priority).
-  if (!by_size && !queue->empty() &&
-      (queue->back()->phase_started_ || queue->back()->priority_ >= s->priority_)) {
+  if (!by_size && !queue->empty() && (queue->back()->phase_started_ || queue->back()->priority_ >= s->priority_)) {
     queue->push_back(s);
     return;
   }

@@ -66,7 +66,7 @@ class NpuSys {
   int next_priority_ = 0;  // the next collective's (LIFO: rising, so later ones go first; else falling)
   // Per network dimension: its running chunks first, then the waiting ones.
   std::vector<std::list<Chunk*>> queues_;
-  std::vector<int> running_;  // per queue: how many of its first chunks run
+  std::vector<int> running_;             // per queue: how many of its first chunks run
   std::vector<uint8_t> placed_by_size_;  // per queue: a waiting chunk was placed by size (SmallestFirst)
   MatchTable match_;
   std::vector<std::pair<int, uint32_t>> early_arrivals_;  // scratch for TakeEarlyArrivals

@@ -22,8 +22,8 @@ struct AlgoSpec {
   int window = -1;   // direct<N>
   std::string name = "ring";
   std::shared_ptr<const std::vector<CustomGraph>> custom;  // kCustom: one graph per rank
-  std::shared_ptr<const CustomGraph> graph;                 // kCustom built for one rank (rooted collectives)
-  const CollectiveRegistry::Entry* plugin = nullptr;         // kPlugin
+  std::shared_ptr<const CustomGraph> graph;                // kCustom built for one rank (rooted collectives)
+  const CollectiveRegistry::Entry* plugin = nullptr;       // kPlugin
 };
 
 struct SystemOptions {
@@ -32,9 +32,9 @@ struct SystemOptions {
   int active_chunks_per_dimension = 1;
   int preferred_dataset_splits = 1;
   bool local_bw_aware = false;
-  bool themis = false;                 // inter-dimension-scheduling: themis (else ascending)
-  bool smallest_first = false;         // intra-dimension-scheduling: SmallestFirst (else FIFO)
-  double local_mem_bw = 0;  // bytes per ns for the reduction cost (0: no cost)
+  bool themis = false;                // inter-dimension-scheduling: themis (else ascending)
+  bool smallest_first = false;        // intra-dimension-scheduling: SmallestFirst (else FIFO)
+  double local_mem_bw = 0;            // bytes per ns for the reduction cost (0: no cost)
   double in_switch_reduction_bw = 0;  // bytes per ns a reduction-capable switch combines (inSwitch algorithm)
   // Per collective type, one algorithm per dimension.
   std::vector<AlgoSpec> all_reduce, all_gather, reduce_scatter, all_to_all;

@@ -18,7 +18,9 @@ struct RingView {
   int base = 0;    // id of position 0 (regular slices)
   int offset = 1;  // id stride between positions (regular slices)
   int Member(int k) const { return members ? (*members)[k] : base + k * offset; }
-  int Next(int k, bool clockwise) const { return clockwise ? (k + 1 == size ? 0 : k + 1) : (k == 0 ? size - 1 : k - 1); }
+  int Next(int k, bool clockwise) const {
+    return clockwise ? (k + 1 == size ? 0 : k + 1) : (k == 0 ? size - 1 : k - 1);
+  }
   // `steps` (>= 0) applications of Next from position k, in O(1).
   int Advance(int k, int steps, bool clockwise) const {
     const int s = steps % size;

@@ -29,8 +29,8 @@ struct Builder {
 
 }  // namespace
 
-CustomGraph BuildRootedCollective(RootedKind kind, const std::vector<int>& members, int self, int root,
-                                  uint64_t bytes, Tick reduce_ns) {
+CustomGraph BuildRootedCollective(RootedKind kind, const std::vector<int>& members, int self, int root, uint64_t bytes,
+                                  Tick reduce_ns) {
   const int p = static_cast<int>(members.size());
   const int me = static_cast<int>(std::lower_bound(members.begin(), members.end(), self) - members.begin());
   const int r = static_cast<int>(std::lower_bound(members.begin(), members.end(), root) - members.begin());

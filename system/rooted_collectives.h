@@ -24,7 +24,7 @@ enum class RootedKind { kBroadcast, kReduce, kScatter, kGather, kBarrier };
 
 // `members` sorted; `self` and `root` are ranks in it. `reduce_ns` is the cost
 // of combining one received message (REDUCE only).
-CustomGraph BuildRootedCollective(RootedKind kind, const std::vector<int>& members, int self, int root,
-                                  uint64_t bytes, Tick reduce_ns);
+CustomGraph BuildRootedCollective(RootedKind kind, const std::vector<int>& members, int self, int root, uint64_t bytes,
+                                  Tick reduce_ns);
 
 }  // namespace orrery

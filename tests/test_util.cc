@@ -1,11 +1,11 @@
 #include "tests/test_util.h"
 
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 #include "extern/et_io.h"
 
@@ -19,9 +19,7 @@ TempDir::~TempDir() {
   std::error_code ec;  // best effort: a test must not fail on cleanup
   std::filesystem::remove_all(path_, ec);
 }
-void TempDir::Write(const std::string& name, const std::string& text) const {
-  std::ofstream(File(name)) << text;
-}
+void TempDir::Write(const std::string& name, const std::string& text) const { std::ofstream(File(name)) << text; }
 
 std::string ReadFileText(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -85,7 +83,8 @@ void WriteTraces(const TempDir& dir, int npus, const std::function<std::vector<C
                  const std::string& prefix) {
   for (int r = 0; r < npus; ++r) {
     EtWriter w;
-    if (!w.Open(dir.File(prefix + "." + std::to_string(r) + ".et"), ChakraProtoMsg::GlobalMetadata()).ok()) std::abort();
+    if (!w.Open(dir.File(prefix + "." + std::to_string(r) + ".et"), ChakraProtoMsg::GlobalMetadata()).ok())
+      std::abort();
     for (const auto& n : nodes_of(r)) {
       if (!w.Write(n).ok()) std::abort();
     }
@@ -152,8 +151,8 @@ int RunCliCapture(const std::string& args, std::string* out, std::string* err, c
     return ss.str();
   };
   const std::string err_path = temp(), out_path = out ? temp() : "/dev/null";
-  const std::string cmd =
-      (env.empty() ? "" : env + " ") + std::string(ORRERY_BIN) + " " + args + " >" + out_path + " 2>" + err_path;
+  const std::string cmd = (env.empty() ? "" : env + " ") + std::string(ORRERY_BIN) + " " + args + " >" + out_path +
+                          " 2>" + err_path;
   const int rc = std::system(cmd.c_str());
   *err = slurp(err_path);
   if (out) *out = slurp(out_path);

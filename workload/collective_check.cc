@@ -40,7 +40,7 @@ class AgreementCheck {
 
   const std::vector<GroupInfo>& groups_;
   std::vector<const NpuGraph*> by_rank_;
-  std::vector<int> ref_rank_;                     // per slot: the rank whose sequence is the reference
+  std::vector<int> ref_rank_;                      // per slot: the rank whose sequence is the reference
   std::vector<std::vector<const WorkNode*>> ref_;  // per slot: the reference rank's collectives in it
   std::vector<size_t> count_;                      // per slot: the checked rank's collectives so far
   std::vector<size_t> touched_;                    // the slots whose count_ is not 0

@@ -29,11 +29,15 @@ Slot SlotOf(const WorkNode& n) {
 
 Executor::Executor(EventQueue* queue, CollectiveEngine* engine, MemoryBackend* memory, ComputeModel compute,
                    std::vector<NpuGraph> graphs, int iterations, CapacityOptions capacity, ExecutorHooks hooks)
-    : queue_(queue), engine_(engine), compute_(compute), iterations_(iterations),
+    : queue_(queue),
+      engine_(engine),
+      compute_(compute),
+      iterations_(iterations),
       memory_(queue, engine, memory,
               MemoryAccess::Options{compute.local_bytes_per_ns, compute.local_latency_ns, compute.pool_via_dim},
               static_cast<int>(graphs.size()), this, this, kNodeDone),
-      capacity_(capacity), hooks_(hooks) {
+      capacity_(capacity),
+      hooks_(hooks) {
   npus_.resize(graphs.size());
   for (size_t r = 0; r < graphs.size(); ++r) {
     npus_[r].graph = std::move(graphs[r]);
@@ -60,7 +64,8 @@ void Executor::ResetIteration(int rank, uint32_t ended_by) {
   const size_t n = s.graph.nodes.size();
   if (hooks_.recorder && !hooks_.recorder->BeginIteration(rank, static_cast<uint32_t>(n))) {
     Fail(Status::Invalid("--critical-path: rank " + std::to_string(rank) + " runs " + std::to_string(n) + " nodes x " +
-                         std::to_string(iterations_) + " iterations, more than the 2^32 - 1 node records it can "
+                         std::to_string(iterations_) +
+                         " iterations, more than the 2^32 - 1 node records it can "
                          "keep; run fewer iterations"));
     return;
   }
@@ -73,7 +78,8 @@ void Executor::ResetIteration(int rank, uint32_t ended_by) {
   if (capacity_.enabled()) capacity_.ResetIteration(s.graph, &s);
   for (uint32_t i = 0; i < n; ++i) {
     s.pending[i] = s.graph.nodes[i].num_deps;
-    if (s.pending[i] == 0) MakeReady(rank, i, ended_by, ended_by == kNoNode ? WaitedFor::kNothing : WaitedFor::kIteration);
+    if (s.pending[i] == 0)
+      MakeReady(rank, i, ended_by, ended_by == kNoNode ? WaitedFor::kNothing : WaitedFor::kIteration);
   }
 }
 
@@ -251,10 +257,10 @@ void Executor::IssueCollective(int rank, uint32_t idx) {
   // Before the engine starts it: the collective's first phase marks come from the call below.
   if (hooks_.recorder) hooks_.recorder->CollectiveIssued(rank, idx, n.group);
   const std::optional<RootedKind> rooted = ToRootedKind(n.collective);
-  const Status st =
-      rooted ? engine_->IssueRooted(rank, *rooted, n.comm_size, n.comm_root, n.group, this, Key(rank, idx), &algo)
-             : engine_->IssueCollective(rank, ToComType(n.collective).value_or(ComType::kAllReduce), n.comm_size,
-                                        involved, n.group, this, Key(rank, idx), &algo);
+  const Status st = rooted ? engine_->IssueRooted(rank, *rooted, n.comm_size, n.comm_root, n.group, this,
+                                                  Key(rank, idx), &algo)
+                           : engine_->IssueCollective(rank, ToComType(n.collective).value_or(ComType::kAllReduce),
+                                                      n.comm_size, involved, n.group, this, Key(rank, idx), &algo);
   if (!st.ok()) {
     Fail(Status::Invalid(s.graph.path + ": node " + std::to_string(n.id) + " (rank " + std::to_string(rank) +
                          "): " + st.message()));
@@ -277,8 +283,8 @@ void Executor::RecordCollective(int rank, uint32_t idx, const std::string& algor
     all_colls_.push_back(RankCollective{rank, idx, it->second, queue_->Now(), 0});
   }
   if (rank == 0) {
-    rank0_colls_.push_back(CollectiveRecord{n.id, n.name, CollectiveName(n.collective), algorithm, n.comm_size,
-                                            queue_->Now(), 0});
+    rank0_colls_.push_back(
+        CollectiveRecord{n.id, n.name, CollectiveName(n.collective), algorithm, n.comm_size, queue_->Now(), 0});
   }
 }
 

@@ -53,7 +53,7 @@ class NodeObserver {
 struct ExecutorHooks {
   NodeRecorder* recorder = nullptr;  // per-node records for the critical path
   NodeObserver* observer = nullptr;
-  bool all_collectives = false;      // record every rank's collectives, not only rank 0's
+  bool all_collectives = false;  // record every rank's collectives, not only rank 0's
 };
 
 // One collective of one rank (with ExecutorHooks::all_collectives).
@@ -95,15 +95,15 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
     Tick finish = 0, compute = 0, comm = 0;
     int comm_in_flight = 0;
     Tick comm_since = 0;
-    int active = 0;       // GPU compute or communication in flight
+    int active = 0;  // GPU compute or communication in flight
     Tick active_since = 0;
-    Tick busy = 0;        // union of compute, communication and memory time
+    Tick busy = 0;  // union of compute, communication and memory time
     int mem_in_flight = 0;
     Tick mem_since = 0;
-    Tick mem = 0;         // union of remote-memory access intervals
+    Tick mem = 0;          // union of remote-memory access intervals
     bool stalled = false;  // memory in flight and nothing else active
     Tick stall_since = 0;
-    Tick mem_stall = 0;    // time memory accesses were the only activity
+    Tick mem_stall = 0;      // time memory accesses were the only activity
     uint32_t open_coll = 0;  // with all_collectives: its collective in flight (one at a time: the communication slot)
   };
   const std::vector<NpuState>& npus() const { return npus_; }

@@ -30,10 +30,10 @@ Status Executor::CheckGroups() const {
       std::string members;
       for (size_t i = 0; i < cg.ranks.size() && i < 8; ++i) members += (i ? ", " : "") + std::to_string(cg.ranks[i]);
       if (cg.ranks.size() > 8) members += ", ... (" + std::to_string(cg.ranks.size()) + " ranks)";
-      return Status::Invalid(g.path + ": node " + std::to_string(n.id) + " (rank " + std::to_string(r) + "): " +
-                             CollectiveName(n.collective) + " on communicator group \"" + cg.name +
-                             "\", but rank " + std::to_string(r) + " is not a member of it (members: " +
-                             (members.empty() ? "none" : members) + ")");
+      return Status::Invalid(g.path + ": node " + std::to_string(n.id) + " (rank " + std::to_string(r) +
+                             "): " + CollectiveName(n.collective) + " on communicator group \"" + cg.name +
+                             "\", but rank " + std::to_string(r) +
+                             " is not a member of it (members: " + (members.empty() ? "none" : members) + ")");
     }
   }
   return Status::Ok();
@@ -59,8 +59,8 @@ Status Executor::CheckFinished() const {
       for (uint32_t i = 0; i < s.graph.nodes.size(); ++i) {
         if (s.issued[i] != 1) continue;
         const WorkNode& n = s.graph.nodes[i];
-        where = " at rank " + std::to_string(r) + " node " + std::to_string(n.id) + " (" +
-                NodeTypeName(n.kind) + " in flight";
+        where = " at rank " + std::to_string(r) + " node " + std::to_string(n.id) + " (" + NodeTypeName(n.kind) +
+                " in flight";
         break;
       }
     }

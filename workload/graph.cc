@@ -72,7 +72,8 @@ Status ReadMemoryFields(const NodeReader& r, WorkNode* w) {
   if (const auto* a = r.Find("memory_tier")) {
     const auto tier = AttrString(*a);
     if (!tier || (*tier != "local" && *tier != "remote")) {
-      return Status::Invalid(r.Here() + ": memory_tier = \"" + tier.value_or("?") + "\": valid values are local, remote");
+      return Status::Invalid(r.Here() + ": memory_tier = \"" + tier.value_or("?") +
+                             "\": valid values are local, remote");
     }
     w->local_tier = *tier == "local";
   }
@@ -135,8 +136,8 @@ Status ReadPeerFields(const NodeReader& r, const GraphLoadOptions& options, Work
   const char* key = send ? "comm_dst" : "comm_src";
   ORRERY_PARSE_OR_RETURN(const uint64_t peer, r.Need(key, UINT64_MAX));
   if (peer >= static_cast<uint64_t>(options.num_npus)) {
-    return Status::Invalid(r.Here() + ": " + key + " = " + std::to_string(peer) + " is outside the network's ranks 0.." +
-                           std::to_string(options.num_npus - 1));
+    return Status::Invalid(r.Here() + ": " + key + " = " + std::to_string(peer) +
+                           " is outside the network's ranks 0.." + std::to_string(options.num_npus - 1));
   }
   (send ? w->comm_dst : w->comm_src) = static_cast<int>(peer);
   ORRERY_PARSE_OR_RETURN(const std::optional<uint64_t> tag, r.Read("comm_tag", UINT64_MAX));
@@ -259,7 +260,8 @@ Result<std::vector<uint32_t>> ResolveParents(NpuGraph* g, const std::vector<uint
         return Status::Invalid(NodeWhere(g->path, g->nodes[i].id, g->rank) + " depends on node " + std::to_string(dep) +
                                ", which is not in the trace");
       }
-      if (dep == g->nodes[i].id) return Status::Invalid(NodeWhere(g->path, g->nodes[i].id, g->rank) + " depends on itself");
+      if (dep == g->nodes[i].id)
+        return Status::Invalid(NodeWhere(g->path, g->nodes[i].id, g->rank) + " depends on itself");
       parent_of.push_back(static_cast<uint32_t>(it - g->nodes.begin()));
       g->nodes[i].num_deps++;
     }
@@ -301,9 +303,9 @@ Status CheckAcyclic(const NpuGraph& g) {
   }
   if (seen == g.nodes.size()) return Status::Ok();
   const auto stuck = std::find_if(pending.begin(), pending.end(), [](uint32_t p) { return p > 0; });
-  return Status::Invalid(g.path + ": dependency cycle through node " + std::to_string(g.nodes[stuck - pending.begin()].id) +
-                         " (rank " + std::to_string(g.rank) + "); " + std::to_string(g.nodes.size() - seen) +
-                         " node(s) can never run");
+  return Status::Invalid(g.path + ": dependency cycle through node " +
+                         std::to_string(g.nodes[stuck - pending.begin()].id) + " (rank " + std::to_string(g.rank) +
+                         "); " + std::to_string(g.nodes.size() - seen) + " node(s) can never run");
 }
 
 }  // namespace

@@ -27,10 +27,10 @@ struct WorkNode {
   int comm_src = -1;
   int comm_dst = -1;
   uint64_t comm_tag = 0;
-  int comm_root = 0;          // rooted collectives: attribute 'root', else 'comm_src', else 0
-  int group = -1;             // communicator group index, -1 = all NPUs
-  int involved = -1;          // index into NpuGraph::involved, -1 = all dimensions
-  uint32_t num_deps = 0;      // unresolved parents at start
+  int comm_root = 0;      // rooted collectives: attribute 'root', else 'comm_src', else 0
+  int group = -1;         // communicator group index, -1 = all NPUs
+  int involved = -1;      // index into NpuGraph::involved, -1 = all dimensions
+  uint32_t num_deps = 0;  // unresolved parents at start
   uint32_t child_begin = 0, child_end = 0;
   std::string name;
 };

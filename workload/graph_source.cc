@@ -4,9 +4,9 @@
 
 #include <cstdio>
 
+#include "core/fnv.h"
 #include "core/tick.h"
 #include "extern/json_util.h"
-#include "core/fnv.h"
 
 namespace orrery {
 
@@ -91,6 +91,8 @@ Result<SourceDigest> GraphSource::Digest(int npus) const {
   return d;
 }
 
-std::unique_ptr<GraphSource> TraceFileSource(std::string prefix) { return std::make_unique<TraceFiles>(std::move(prefix)); }
+std::unique_ptr<GraphSource> TraceFileSource(std::string prefix) {
+  return std::make_unique<TraceFiles>(std::move(prefix));
+}
 
 }  // namespace orrery

@@ -6,8 +6,14 @@ namespace orrery {
 
 MemoryAccess::MemoryAccess(EventQueue* queue, CollectiveEngine* engine, MemoryBackend* backend, Options options,
                            int npus, EventHandler* events, RecvClient* deliveries, uint32_t done_kind)
-    : queue_(queue), engine_(engine), backend_(backend), options_(options), ranks_(npus), events_(events),
-      deliveries_(deliveries), done_kind_(done_kind) {}
+    : queue_(queue),
+      engine_(engine),
+      backend_(backend),
+      options_(options),
+      ranks_(npus),
+      events_(events),
+      deliveries_(deliveries),
+      done_kind_(done_kind) {}
 
 int MemoryAccess::PoolAttach(int rank) const { return engine_->topology().WithCoord(rank, options_.pool_via_dim, 0); }
 

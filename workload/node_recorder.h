@@ -16,10 +16,10 @@ inline constexpr uint32_t kNoNode = 0xffffffffu;
 
 // Why a node started when it did.
 enum class WaitedFor : uint8_t {
-  kNothing = 0,   // a root of the first iteration: ready at time 0
-  kDependency,    // its last dependency (pred) finished
-  kSlot,          // it was ready, but its slot (CPU, GPU, communication) was held until pred finished
-  kIteration,     // a root of a later iteration: the previous iteration ended with pred
+  kNothing = 0,  // a root of the first iteration: ready at time 0
+  kDependency,   // its last dependency (pred) finished
+  kSlot,         // it was ready, but its slot (CPU, GPU, communication) was held until pred finished
+  kIteration,    // a root of a later iteration: the previous iteration ended with pred
 };
 
 struct NodeRecord {
@@ -93,7 +93,7 @@ class NodeRecorder : public PhaseObserver {
  private:
   struct Rank {
     std::vector<NodeRecord> records;
-    uint32_t base = 0;  // first record of the current iteration
+    uint32_t base = 0;                                             // first record of the current iteration
     uint32_t slot_last[4] = {kNoNode, kNoNode, kNoNode, kNoNode};  // last node to release each slot
     std::vector<uint32_t> coll_seq;                                // per group + 1
     bool begun = false;

@@ -5,8 +5,12 @@
 namespace orrery {
 
 ProgressMeter::ProgressMeter(Mode mode, std::FILE* out, double delay_s, double interval_s)
-    : mode_(mode), out_(out), delay_s_(mode == Mode::kLines ? 0 : delay_s), interval_s_(interval_s),
-      start_(Clock::now()), last_(start_) {}
+    : mode_(mode),
+      out_(out),
+      delay_s_(mode == Mode::kLines ? 0 : delay_s),
+      interval_s_(interval_s),
+      start_(Clock::now()),
+      last_(start_) {}
 
 void ProgressMeter::Begin() { start_ = last_ = Clock::now(); }
 

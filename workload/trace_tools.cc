@@ -100,14 +100,17 @@ Status TraceFromJson(const std::string& json_path, const std::string& et_path) {
     if (!have_meta) {
       ChakraProtoMsg::GlobalMetadata md;
       auto st = google::protobuf::util::JsonStringToMessage(line, &md);
-      if (!st.ok()) return Status::Invalid(json_path + ":" + std::to_string(lineno) + ": not a GlobalMetadata: " + std::string(st.message()));
+      if (!st.ok())
+        return Status::Invalid(json_path + ":" + std::to_string(lineno) +
+                               ": not a GlobalMetadata: " + std::string(st.message()));
       ORRERY_RETURN_IF_ERROR(w.Open(et_path, md));
       have_meta = true;
       continue;
     }
     ChakraProtoMsg::Node n;
     auto st = google::protobuf::util::JsonStringToMessage(line, &n);
-    if (!st.ok()) return Status::Invalid(json_path + ":" + std::to_string(lineno) + ": not a Node: " + std::string(st.message()));
+    if (!st.ok())
+      return Status::Invalid(json_path + ":" + std::to_string(lineno) + ": not a Node: " + std::string(st.message()));
     ORRERY_RETURN_IF_ERROR(w.Write(n));
   }
   if (!have_meta) return Status::Invalid(json_path + ": empty: expected a GlobalMetadata line first");

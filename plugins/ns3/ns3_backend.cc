@@ -19,13 +19,13 @@
 #include <set>
 
 #include "core/units.h"
+#include "network/backend.h"
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
 #include "ns3/map-scheduler.h"
 #include "ns3/network-module.h"
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
-#include "network/backend.h"
 #include "plugins/sdk/orrery_plugin.h"
 
 namespace {
@@ -132,7 +132,8 @@ class Ns3Backend : public orrery::NetworkBackend, public orrery::EventHandler {
     }
     remaining_[token] = bytes;
     for (uint64_t sent = 0; sent < bytes; sent += kPayload) {
-      ns3::Ptr<ns3::Packet> p = ns3::Create<ns3::Packet>(static_cast<uint32_t>(std::min<uint64_t>(kPayload, bytes - sent)));
+      ns3::Ptr<ns3::Packet> p = ns3::Create<ns3::Packet>(
+          static_cast<uint32_t>(std::min<uint64_t>(kPayload, bytes - sent)));
       TokenTag tag;
       tag.token = token;
       p->AddPacketTag(tag);
@@ -266,7 +267,8 @@ bool Register(orrery::PluginRegistries* registries, char* error, size_t error_si
       [](const orrery::BackendContext& ctx) -> orrery::Result<std::unique_ptr<orrery::NetworkBackend>> {
         if (g_in_use) return orrery::Status::Invalid("the ns3 backend can run one simulation at a time per process");
         if (ctx.topology->npus() > 4096) {
-          return orrery::Status::Invalid("the ns3 backend is meant for up to 4096 NPUs (global routing tables grow as N^2)");
+          return orrery::Status::Invalid(
+              "the ns3 backend is meant for up to 4096 NPUs (global routing tables grow as N^2)");
         }
         return std::unique_ptr<orrery::NetworkBackend>(new Ns3Backend(ctx));
       });

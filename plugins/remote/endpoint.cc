@@ -17,8 +17,10 @@ Result<Endpoint> ParseEndpoint(const std::string& text, const std::string& flag,
   if (colon == std::string::npos) return Status::Invalid(what + ": expected HOST:PORT or unix:/path");
   ep.host = text.substr(0, colon);
   // [::1]:7070: an IPv6 literal in brackets.
-  if (ep.host.size() >= 2 && ep.host.front() == '[' && ep.host.back() == ']') ep.host = ep.host.substr(1, ep.host.size() - 2);
-  if (ep.host.empty()) return Status::Invalid(what + ": the host before ':' is empty; expected HOST:PORT or unix:/path");
+  if (ep.host.size() >= 2 && ep.host.front() == '[' && ep.host.back() == ']')
+    ep.host = ep.host.substr(1, ep.host.size() - 2);
+  if (ep.host.empty())
+    return Status::Invalid(what + ": the host before ':' is empty; expected HOST:PORT or unix:/path");
   auto port = ParseInt(text.substr(colon + 1), Where{"", 0, what + ": port"}, allow_port_zero ? 0 : 1, 65535);
   if (!port.ok()) return port.status();
   ep.port = static_cast<uint16_t>(port.value());

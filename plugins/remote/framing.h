@@ -34,8 +34,8 @@ enum class ReadResult { kOk, kClosed, kTimeout, kGarbage, kError };
 // Reads one framed message within `timeout` (the io_context must be the
 // stream's and not running elsewhere).
 template <typename Stream>
-ReadResult ReadFrame(boost::asio::io_context& io, Stream& s, google::protobuf::Message* m, std::chrono::milliseconds timeout,
-                     std::string* detail) {
+ReadResult ReadFrame(boost::asio::io_context& io, Stream& s, google::protobuf::Message* m,
+                     std::chrono::milliseconds timeout, std::string* detail) {
   char head[4];
   std::string body;
   boost::system::error_code result = boost::asio::error::would_block;
@@ -46,14 +46,16 @@ ReadResult ReadFrame(boost::asio::io_context& io, Stream& s, google::protobuf::M
       return;
     }
     const uint32_t n = static_cast<uint8_t>(head[0]) | (static_cast<uint8_t>(head[1]) << 8) |
-                       (static_cast<uint8_t>(head[2]) << 16) | (static_cast<uint32_t>(static_cast<uint8_t>(head[3])) << 24);
+                       (static_cast<uint8_t>(head[2]) << 16) |
+                       (static_cast<uint32_t>(static_cast<uint8_t>(head[3])) << 24);
     if (n > (64u << 20)) {
       too_big = true;
       result = boost::system::error_code();
       return;
     }
     body.resize(n);
-    boost::asio::async_read(s, boost::asio::buffer(body), [&](const boost::system::error_code& ec2, size_t) { result = ec2; });
+    boost::asio::async_read(s, boost::asio::buffer(body),
+                            [&](const boost::system::error_code& ec2, size_t) { result = ec2; });
   });
   io.restart();
   io.run_for(timeout);

@@ -96,8 +96,8 @@ class LocalModel {
     recorder_.reply = reply;
     const uint64_t until = advance.until_ns();
     if (until < queue_.Now()) {
-      return Status::Env("peer: asked to advance to t=" + std::to_string(until) + " ns, before the current t=" +
-                         std::to_string(queue_.Now()) + " ns");
+      return Status::Env("peer: asked to advance to t=" + std::to_string(until) +
+                         " ns, before the current t=" + std::to_string(queue_.Now()) + " ns");
     }
     for (const auto& inj : advance.injected()) {
       if (Status st = CheckInjection(inj, until); !st.ok()) return st;
@@ -120,12 +120,14 @@ class LocalModel {
  private:
   Status CheckInjection(const remote::Injection& inj, uint64_t until) const {
     if (inj.time_ns() < queue_.Now() || inj.time_ns() > until) {
-      return Status::Env("peer: token " + std::to_string(inj.token()) + " injected at t=" + std::to_string(inj.time_ns()) +
+      return Status::Env("peer: token " + std::to_string(inj.token()) +
+                         " injected at t=" + std::to_string(inj.time_ns()) +
                          " ns, outside t=" + std::to_string(queue_.Now()) + ".." + std::to_string(until) + " ns");
     }
     if (inj.src() >= static_cast<uint64_t>(npus_) || inj.dst() >= static_cast<uint64_t>(npus_)) {
       return Status::Env("peer: token " + std::to_string(inj.token()) + " goes from NPU " + std::to_string(inj.src()) +
-                         " to NPU " + std::to_string(inj.dst()) + "; the network has " + std::to_string(npus_) + " NPUs");
+                         " to NPU " + std::to_string(inj.dst()) + "; the network has " + std::to_string(npus_) +
+                         " NPUs");
     }
     return Status::Ok();
   }
@@ -223,7 +225,8 @@ Status ServeRemotePeer(const std::string& listen, int connections,
     return Status::Ok();
   }
   boost::asio::ip::tcp::resolver resolver(io);
-  auto resolved = resolver.resolve(where->host, std::to_string(where->port), boost::asio::ip::resolver_base::passive, ec);
+  auto resolved = resolver.resolve(where->host, std::to_string(where->port), boost::asio::ip::resolver_base::passive,
+                                   ec);
   if (ec || resolved.empty()) {
     return Status::Invalid("--listen = \"" + listen + "\": host \"" + where->host + "\" does not resolve (" +
                            (ec ? ec.message() : std::string("no address")) + ")");

@@ -3,8 +3,8 @@
 
 #include <fstream>
 
-#include "gen/toy_traces.h"
 #include "extern/et_io.h"
+#include "gen/toy_traces.h"
 #include "tests/test_util.h"
 
 namespace orrery {
@@ -132,7 +132,8 @@ TEST_F(BadInput, SendWithoutReceiveIsADeadlockNotAHang) {
 
 TEST_F(BadInput, CollectiveOneRankNeverIssuesIsADeadlock) {
   WriteNodes(3, {});  // rank 3 never joins the all-reduce
-  ExpectError({"deadlock", "3 rank(s) cannot finish", "COMM_COLL_NODE ALL_REDUCE, 1048576 bytes; some rank in its group never issues it",
+  ExpectError({"deadlock", "3 rank(s) cannot finish",
+               "COMM_COLL_NODE ALL_REDUCE, 1048576 bytes; some rank in its group never issues it",
                "rank 0 waits for 1 message(s) from rank 3"});
 }
 
@@ -151,7 +152,8 @@ TEST_F(BadInput, SendWithoutReceiveIsReported) {
   a->set_uint64_val(5);
   WriteNodes(3, {send});
   for (int r = 0; r < 3; ++r) WriteNodes(r, {});
-  ExpectError({"unmatched send(s)", "rank 3 sent 1 message(s) with tag 5 to rank 1, which has no matching COMM_RECV_NODE"});
+  ExpectError(
+      {"unmatched send(s)", "rank 3 sent 1 message(s) with tag 5 to rank 1, which has no matching COMM_RECV_NODE"});
 }
 
 TEST_F(BadInput, UnknownCollectiveType) {
@@ -210,7 +212,8 @@ TEST_F(BadInput, ListLengthsDisagree) {
 
 TEST_F(BadInput, UnknownBuildingBlock) {
   d_.Write("network.yml", testing::NetworkYaml("Rnig", 4, 50, 500));
-  ExpectError({"network.yml:1: topology[0] = \"Rnig\"", "did you mean 'Ring'", "allowed: Ring, FullyConnected, Switch"});
+  ExpectError(
+      {"network.yml:1: topology[0] = \"Rnig\"", "did you mean 'Ring'", "allowed: Ring, FullyConnected, Switch"});
 }
 
 TEST_F(BadInput, UnknownAlgorithm) {
@@ -221,8 +224,8 @@ TEST_F(BadInput, UnknownAlgorithm) {
 TEST_F(BadInput, UnknownBackendListsValidOnes) {
   std::string err;
   EXPECT_EQ(testing::RunCli("run --network-backend=ns9 --workload-configuration=" + d_.File("trace") +
-                                " --system-configuration=" + d_.File("system.json") + " --network-configuration=" +
-                                d_.File("network.yml"),
+                                " --system-configuration=" + d_.File("system.json") +
+                                " --network-configuration=" + d_.File("network.yml"),
                             &err),
             2);
   EXPECT_NE(err.find("valid: analytical, congestion-aware"), std::string::npos) << err;

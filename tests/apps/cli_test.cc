@@ -4,6 +4,8 @@
 // trace generators over a prefix with stale files.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -12,8 +14,6 @@
 #include <regex>
 #include <set>
 #include <sstream>
-#include <sys/wait.h>
-#include <signal.h>
 
 #include <chrono>
 #include <thread>
@@ -120,7 +120,8 @@ std::map<std::string, std::set<std::string>> DocumentedFlags() {
       words >> w;  // "`orrery"
       while (words >> w) {
         while (!w.empty() && w.back() == '`') w.pop_back();
-        if (w.empty() || !std::all_of(w.begin(), w.end(), [](char c) { return (c >= 'a' && c <= 'z') || c == '-'; })) break;
+        if (w.empty() || !std::all_of(w.begin(), w.end(), [](char c) { return (c >= 'a' && c <= 'z') || c == '-'; }))
+          break;
         name += (name.empty() ? "" : " ") + w;
       }
       out[name] = FlagsIn(cells[1]);
@@ -134,9 +135,19 @@ std::map<std::string, std::set<std::string>> DocumentedFlags() {
 
 TEST(Cli, EachCommandsHelpListsExactlyTheDocumentedFlags) {
   const auto documented = DocumentedFlags();
-  const std::vector<std::string> commands = {"run",          "trace inspect",     "trace to-json",     "trace from-json",
-                                             "trace gen-dp", "trace gen-coll",    "topology generate", "topology describe",
-                                             "plugins list", "peer",         "plot", "sweep", "search",
+  const std::vector<std::string> commands = {"run",
+                                             "trace inspect",
+                                             "trace to-json",
+                                             "trace from-json",
+                                             "trace gen-dp",
+                                             "trace gen-coll",
+                                             "topology generate",
+                                             "topology describe",
+                                             "plugins list",
+                                             "peer",
+                                             "plot",
+                                             "sweep",
+                                             "search",
                                              "report compare"};
   for (const auto& c : commands) {
     ASSERT_TRUE(documented.count(c)) << "docs/cli.md has no flag table row for 'orrery " << c << "'";
@@ -146,14 +157,16 @@ TEST(Cli, EachCommandsHelpListsExactlyTheDocumentedFlags) {
   for (const auto& [command, flags] : documented) {
     const Cli help = Orrery(command + " --help");
     EXPECT_EQ(help.rc, 0) << command << ": " << help.err;
-    EXPECT_EQ(HelpFlags(help.out), flags) << "orrery " << command << " --help disagrees with docs/cli.md:\n" << help.out;
+    EXPECT_EQ(HelpFlags(help.out), flags) << "orrery " << command << " --help disagrees with docs/cli.md:\n"
+                                          << help.out;
   }
 }
 
 TEST(Cli, RunHelpIsGroupedAndOwnsItsFlags) {
   const Cli help = Orrery("run --help");
   EXPECT_EQ(help.rc, 0);
-  for (const char* group : {"Inputs:", "Network backend:", "Memory:", "Output:", "Run control:", "ASTRA-sim compatibility"}) {
+  for (const char* group :
+       {"Inputs:", "Network backend:", "Memory:", "Output:", "Run control:", "ASTRA-sim compatibility"}) {
     EXPECT_TRUE(Has(help.out, group)) << group << " missing in:\n" << help.out;
   }
   EXPECT_FALSE(Has(help.out, "--npus"));
@@ -209,7 +222,8 @@ TEST(Cli, MalformedValuesAreRefusedByTheCheckedParser) {
       {"run --example=default --remote-timeout-ms -5", "--remote-timeout-ms = \"-5\": out of range"},
       {"run --example=default --injection-scale=nan", "--injection-scale = \"nan\""},
       {"run --example=default --num-queues-per-dim=0", "--num-queues-per-dim = \"0\""},
-      {"run --example=default --report-format=jsn", "--report-format = \"jsn\": valid: text, json, csv (did you mean 'json'?)"},
+      {"run --example=default --report-format=jsn",
+       "--report-format = \"jsn\": valid: text, json, csv (did you mean 'json'?)"},
       {"trace gen-dp --out=/nonexistent/x --npus=8x", "--npus = \"8x\""},
       {"trace gen-coll --out=/nonexistent/x --collective=ALL_REDUSE", "did you mean 'ALL_REDUCE'?"},
       {"topology describe \"Ring(4,50GB/s,500ns)\" --bytes=1GB", "--bytes = \"1GB\""},
@@ -217,7 +231,8 @@ TEST(Cli, MalformedValuesAreRefusedByTheCheckedParser) {
       {"peer --listen=127.0.0.1:abc", "--listen = \"127.0.0.1:abc\": port = \"abc\": not an integer"},
       {"peer --listen=127.0.0.1:70000", "port = \"70000\": out of range"},
       {"peer --listen=localhost", "--listen = \"localhost\": expected HOST:PORT or unix:/path"},
-      {"run --example=default --network-backend=remote --remote-endpoint=127.0.0.1:0", "--remote-endpoint = \"127.0.0.1:0\": port = \"0\": out of range"},
+      {"run --example=default --network-backend=remote --remote-endpoint=127.0.0.1:0",
+       "--remote-endpoint = \"127.0.0.1:0\": port = \"0\": out of range"},
       {"run --example=default -v x", "--verbose = \"x\""},
       {"run --example=default --iterations", "--iterations"},
   };
@@ -243,7 +258,8 @@ TEST(Cli, StrayPositionalArgumentsAreErrors) {
 }
 
 TEST(Cli, ExampleTogetherWithInputFilesIsAnError) {
-  for (const char* flag : {"--workload-configuration=x", "--network-configuration x.yml", "--remote-memory-configuration=m.json"}) {
+  for (const char* flag :
+       {"--workload-configuration=x", "--network-configuration x.yml", "--remote-memory-configuration=m.json"}) {
     const Cli r = Orrery(std::string("run --example=default ") + flag);
     EXPECT_EQ(r.rc, 2) << flag;
     EXPECT_TRUE(Has(r.err, "--example=default runs embedded inputs; it cannot be combined with --")) << r.err;
@@ -272,9 +288,9 @@ TEST(Cli, InjectionScaleMultipliesEndpointDelay) {
   ASSERT_TRUE(WriteSingleCollectiveTraces(4, CollectiveKind::kAllReduce, 1 << 20, d.File("trace")).ok());
   auto finished = [&](int endpoint_delay, const std::string& scale) {
     d.Write("system.json", testing::SystemJson("ring", 4, endpoint_delay, 1600));
-    const Cli r = Orrery("run --workload-configuration=" + d.File("trace") + " --system-configuration=" +
-                         d.File("system.json") + " --network-configuration=" + d.File("network.yml") +
-                         " --injection-scale=" + scale);
+    const Cli r = Orrery("run --workload-configuration=" + d.File("trace") +
+                         " --system-configuration=" + d.File("system.json") +
+                         " --network-configuration=" + d.File("network.yml") + " --injection-scale=" + scale);
     EXPECT_EQ(r.rc, 0) << r.err;
     const size_t at = r.out.find("finished: ");
     return at == std::string::npos ? std::string("none") : r.out.substr(at, r.out.find('\n', at) - at);
@@ -283,9 +299,11 @@ TEST(Cli, InjectionScaleMultipliesEndpointDelay) {
   EXPECT_EQ(finished(10, "2.57"), finished(25, "1"));  // 25.7 truncated to 25
   EXPECT_NE(finished(10, "1"), finished(30, "1"));     // the delay shows in the result at all
   // Without an endpoint-delay key ASTRA-sim's default 10 ns stays unscaled.
-  d.Write("system.json", R"({"preferred-dataset-splits": 4, "local-mem-bw": 1600, "all-reduce-implementation": ["ring"]})");
-  const std::string args = "run --workload-configuration=" + d.File("trace") + " --system-configuration=" +
-                           d.File("system.json") + " --network-configuration=" + d.File("network.yml");
+  d.Write("system.json",
+          R"({"preferred-dataset-splits": 4, "local-mem-bw": 1600, "all-reduce-implementation": ["ring"]})");
+  const std::string args = "run --workload-configuration=" + d.File("trace") +
+                           " --system-configuration=" + d.File("system.json") +
+                           " --network-configuration=" + d.File("network.yml");
   const Cli unscaled = Orrery(args), scaled = Orrery(args + " --injection-scale=3");
   EXPECT_EQ(unscaled.rc, 0) << unscaled.err;
   EXPECT_EQ(scaled.out, unscaled.out);
@@ -317,7 +335,8 @@ TEST(Cli, TraceGenRemovesStaleHigherRankFiles) {
   for (int k = 0; k < 12; ++k) {
     EXPECT_EQ(std::filesystem::exists(prefix + "." + std::to_string(k) + ".et"), k < 4) << k;
   }
-  for (const char* kept : {"job.summary.et", "job.007.et", "jobs.9.et"}) EXPECT_TRUE(std::filesystem::exists(d.File(kept)));
+  for (const char* kept : {"job.summary.et", "job.007.et", "jobs.9.et"})
+    EXPECT_TRUE(std::filesystem::exists(d.File(kept)));
   const Cli again = Orrery("trace gen-coll --npus=4 --out=" + prefix);
   EXPECT_EQ(again.rc, 0);
   EXPECT_EQ(again.err, "");  // nothing stale: nothing said
@@ -343,8 +362,8 @@ std::vector<std::string> EnvironOfPeer(const std::string& env_args, const std::v
   TempDir d;
   const std::string sock = d.File("peer.sock");
   const std::string cmd = "env -u GLIBC_TUNABLES -u ORRERY_MALLOC_HUGE_PAGES -u ORRERY_MALLOC_RESTARTED " + env_args +
-                          " " + std::string(ORRERY_BIN) + " peer --listen=unix:" + sock + " >/dev/null 2>&1 & echo $! >" +
-                          d.File("pid");
+                          " " + std::string(ORRERY_BIN) + " peer --listen=unix:" + sock +
+                          " >/dev/null 2>&1 & echo $! >" + d.File("pid");
   if (std::system(cmd.c_str()) != 0) return {"(no shell)"};
   const int pid = std::stoi(ReadFileText(d.File("pid")));
   // The peer listens only after main() has run (and restarted, if it does).

@@ -7,8 +7,8 @@
 #include <future>
 #include <thread>
 
-#include "gen/toy_traces.h"
 #include "extern/et_io.h"
+#include "gen/toy_traces.h"
 #include "plugins/remote/framing.h"
 #include "plugins/remote/remote.pb.h"
 #include "plugins/remote/remote_backend.h"
@@ -26,7 +26,8 @@ TEST(Messages, InvalidFlagValues) {
   EXPECT_EQ(testing::RunCli("run --example=default --report-format=xml", &err), 2);
   EXPECT_NE(err.find("--report-format = \"xml\": valid: text, json, csv"), std::string::npos) << err;
   EXPECT_EQ(testing::RunCli("run --example=nonesuch", &err), 2);
-  EXPECT_NE(err.find("--example = \"nonesuch\": unknown example; valid: default, data-parallel"), std::string::npos) << err;
+  EXPECT_NE(err.find("--example = \"nonesuch\": unknown example; valid: default, data-parallel"), std::string::npos)
+      << err;
   EXPECT_EQ(testing::RunCli("topology generate \"Ring(4,1GB/s,1ns)\"", &err), 2);
   EXPECT_NE(err.find("topology generate needs --out=PATH.yml"), std::string::npos) << err;
 }
@@ -36,7 +37,8 @@ TEST(Messages, PeerThatRefusesTheHello) {
   auto fut = where.get_future();
   std::thread peer([&where] {
     boost::asio::io_context io;
-    boost::asio::ip::tcp::acceptor acc(io, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
+    boost::asio::ip::tcp::acceptor acc(io,
+                                       boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
     where.set_value("127.0.0.1:" + std::to_string(acc.local_endpoint().port()));
     boost::asio::ip::tcp::socket s(io);
     acc.accept(s);
@@ -64,7 +66,8 @@ TEST(Messages, PeerThatRefusesTheHello) {
   auto r = RunSimulation(c, reg);
   peer.join();
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("refused: this peer models tori only"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("refused: this peer models tori only"), std::string::npos)
+      << r.status().message();
 }
 
 TEST(Messages, CustomCollectiveWithAForbiddenNode) {
@@ -73,7 +76,8 @@ TEST(Messages, CustomCollectiveWithAForbiddenNode) {
   d.Write("system.json", std::string(R"({"preferred-dataset-splits": 1, "all-reduce-implementation-custom": [")") +
                              d.File("algo") + "\"]}");
   ASSERT_TRUE(WriteSingleCollectiveTraces(2, CollectiveKind::kAllReduce, 1024, d.File("trace")).ok());
-  ASSERT_TRUE(WriteSingleCollectiveTraces(2, CollectiveKind::kAllReduce, 1024, d.File("algo")).ok());  // a collective inside: not allowed
+  ASSERT_TRUE(WriteSingleCollectiveTraces(2, CollectiveKind::kAllReduce, 1024, d.File("algo"))
+                  .ok());  // a collective inside: not allowed
   auto r = testing::RunIn(d);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("a custom collective may contain only COMM_SEND, COMM_RECV, COMP, METADATA and "
@@ -118,7 +122,8 @@ TEST(Messages, RootOutsideTheGroupAndInvolvedDimNotAList) {
   });
   auto bad = testing::RunIn(e);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("node 2 (rank 0): attribute 'involved_dim' must be a bool list"), std::string::npos)
+  EXPECT_NE(bad.status().message().find("node 2 (rank 0): attribute 'involved_dim' must be a bool list"),
+            std::string::npos)
       << bad.status().message();
 }
 

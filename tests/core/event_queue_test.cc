@@ -132,7 +132,10 @@ TEST(EventQueue, PrefetcherIsAskedOnlyAboutTheInstantsOwnEvents) {
   other.ran = &ran;
   std::vector<Ask> asked;
   q.SetPrefetcher(
-      &mine, [](void* ctx, uint64_t arg, int stage) { static_cast<std::vector<Ask>*>(ctx)->push_back({arg, stage}); },
+      &mine,
+      [](void* ctx, uint64_t arg, int stage) {
+        static_cast<std::vector<Ask>*>(ctx)->push_back({arg, stage});
+      },
       &asked);
   std::vector<Ask> want;
   std::vector<uint64_t> order;
@@ -215,7 +218,7 @@ TEST(EventQueue, TwoTiersRunInTimeThenSequenceOrderLikeASortedModel) {
         case 1: return Next() % 4;
         case 2: return (Tick{1} << 16) - 1 - Next() % 3;  // the wheel's last slots
         case 3: return (Tick{1} << 16) + Next() % 3;      // just beyond it
-        case 4: return Next() % 1000000;                   // far
+        case 4: return Next() % 1000000;                  // far
         default: return Next() % 3000;
       }
     }
@@ -303,25 +306,28 @@ TEST(EventQueue, RelaysTakeTheirPlaceWhenTheirTurnComes) {
     const Tick t0 = q.Now();
     q.ScheduleAt(t0 + 15, &h, HintedEventHandler::kHintedKind | 1, 1);  // A
     q.ScheduleAt(t0 + 10, &h, HintedEventHandler::kHintedKind | 8, 8);  // X: R runs second, from the loaded instant
-    q.ScheduleAt(t0 + 10, &h, kRelayK, 5);                             // R: K 5 ns later
+    q.ScheduleAt(t0 + 10, &h, kRelayK, 5);                              // R: K 5 ns later
     q.ScheduleAt(t0 + 10, &h, HintedEventHandler::kHintedKind | 2, 2);  // B
     q.ScheduleAt(t0 + 5, &h, HintedEventHandler::kHintedKind | 6, 6);   // D
-    q.ScheduleAt(t0 + (Tick{1} << 20), &h, kRelayK, 0);                // far: K at once
+    q.ScheduleAt(t0 + (Tick{1} << 20), &h, kRelayK, 0);                 // far: K at once
     q.ScheduleAt(t0 + (Tick{1} << 20), &h, HintedEventHandler::kHintedKind | 4, 4);
     const uint64_t executed_before = q.Executed();
     q.Run();
-    const std::vector<std::pair<uint32_t, uint64_t>> want = {
-        {HintedEventHandler::kHintedKind | 6, 6}, {HintedEventHandler::kHintedKind | 8, 8},
-        {HintedEventHandler::kHintedKind | 2, 2},
-        {HintedEventHandler::kHintedKind | 1, 1}, {HintedEventHandler::kHintedKind | 7, 7},
-        {kK, 0},                                  {HintedEventHandler::kHintedKind | 3, 3},
-        {HintedEventHandler::kHintedKind | 4, 4}, {kK, 0}};
+    const std::vector<std::pair<uint32_t, uint64_t>> want = {{HintedEventHandler::kHintedKind | 6, 6},
+                                                             {HintedEventHandler::kHintedKind | 8, 8},
+                                                             {HintedEventHandler::kHintedKind | 2, 2},
+                                                             {HintedEventHandler::kHintedKind | 1, 1},
+                                                             {HintedEventHandler::kHintedKind | 7, 7},
+                                                             {kK, 0},
+                                                             {HintedEventHandler::kHintedKind | 3, 3},
+                                                             {HintedEventHandler::kHintedKind | 4, 4},
+                                                             {kK, 0}};
     const size_t skip = base > 0 ? 1 : 0;  // the clock mover (base 0: none, RunOne ran nothing)
     ASSERT_EQ(h.seen.size(), want.size() + skip) << base;
     EXPECT_EQ((std::vector<std::pair<uint32_t, uint64_t>>(h.seen.begin() + skip, h.seen.end())), want) << base;
     EXPECT_EQ(std::vector<Tick>(h.at.begin() + skip, h.at.end()),
-              (std::vector<Tick>{t0 + 5, t0 + 10, t0 + 10, t0 + 15, t0 + 15, t0 + 15, t0 + 15,
-                                 t0 + (Tick{1} << 20), t0 + (Tick{1} << 20)}))
+              (std::vector<Tick>{t0 + 5, t0 + 10, t0 + 10, t0 + 15, t0 + 15, t0 + 15, t0 + 15, t0 + (Tick{1} << 20),
+                                 t0 + (Tick{1} << 20)}))
         << base;
     EXPECT_EQ(q.Executed() - executed_before, 11u) << base;  // two relays and nine handler calls
   }

@@ -63,10 +63,11 @@ TEST(Parse, LongValuesAreCutInTheMessage) {
 }
 
 TEST(Parse, ValueErrorUsesTheSameFormat) {
-  EXPECT_EQ(ValueError(Where{"sys.json", 0, "endpoint-delay"}, "\"abc\"", "expected a number, found a string",
-                       DescribeUintRange(0, 10))
-                .message(),
-            "sys.json: endpoint-delay = \"abc\": expected a number, found a string; allowed: an integer >= 0 and <= 10");
+  EXPECT_EQ(
+      ValueError(Where{"sys.json", 0, "endpoint-delay"}, "\"abc\"", "expected a number, found a string",
+                 DescribeUintRange(0, 10))
+          .message(),
+      "sys.json: endpoint-delay = \"abc\": expected a number, found a string; allowed: an integer >= 0 and <= 10");
 }
 
 }  // namespace

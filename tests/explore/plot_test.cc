@@ -146,14 +146,15 @@ TEST(Plot, HeatmapDataAndTicsByHand) {
   EXPECT_TRUE(Has(f->gp, "set ytics ('ring' 0, 'direct, 2' 1, 'halvingDoubling' 2)\n")) << f->gp;
   EXPECT_TRUE(Has(f->gp, "set output 'heat.svg'\n")) << f->gp;
   EXPECT_TRUE(Has(f->gp, "plot 'heat.dat' using 1:2:(0.5):(0.5):3 with boxxyerror")) << f->gp;
-  EXPECT_EQ(f->dat,
-            "# x index (network.dim1.bandwidth_gbps), y index (system.all-reduce-implementation), iteration_s, CSV line\n"
-            "0 0 0.0013 3\n"
-            "0 1 0.0011 5\n"
-            "0 2 0.0012 7\n"
-            "1 0 0.001 2\n"
-            "1 1 0.0009 4\n"
-            "1 2 0.00095 6\n");
+  EXPECT_EQ(
+      f->dat,
+      "# x index (network.dim1.bandwidth_gbps), y index (system.all-reduce-implementation), iteration_s, CSV line\n"
+      "0 0 0.0013 3\n"
+      "0 1 0.0011 5\n"
+      "0 2 0.0012 7\n"
+      "1 0 0.001 2\n"
+      "1 1 0.0009 4\n"
+      "1 2 0.00095 6\n");
   EXPECT_EQ(f->marks, 6);
   EXPECT_EQ(f->skipped, 1);
   EXPECT_TRUE(Has(f->note, "skipped 1 of 7 row(s) whose status is not ok (first: sweep.csv:8: status = \"error: "))
@@ -162,9 +163,10 @@ TEST(Plot, HeatmapDataAndTicsByHand) {
 
 // Front by hand: (1,9) (2,5) (3,6) (4,2) (4,3) (6,1) (5,5) -> (1,9) (2,5) (4,2) (6,1).
 TEST(Plot, ParetoFrontByHand) {
-  auto csv = ParseCsv("cfg,finished_ns,exposed_comm_ns,status\na,1,9,ok\nb,2,5,ok\nc,3,6,ok\nd,4,2,ok\n"
-                      "e,4,3,ok\nf,6,1,ok\ng,5,5,ok\n",
-                      "p.csv");
+  auto csv = ParseCsv(
+      "cfg,finished_ns,exposed_comm_ns,status\na,1,9,ok\nb,2,5,ok\nc,3,6,ok\nd,4,2,ok\n"
+      "e,4,3,ok\nf,6,1,ok\ng,5,5,ok\n",
+      "p.csv");
   ASSERT_TRUE(csv.ok()) << csv.status().message();
   PlotOptions o;
   o.kind = "pareto";
@@ -186,8 +188,9 @@ TEST(Plot, HeatmapSvgHasOneCellPerRowAndNamesItsAxes) {
   TempDir d;
   d.Write("sweep.csv", kSweep);
   const CliRun r = Cli("plot " + d.File("sweep.csv") +
-                    " --kind=heatmap --x=network.dim1.bandwidth_gbps --y=system.all-reduce-implementation "
-                    "--z=iteration_s -o " + d.File("heat.svg"));
+                       " --kind=heatmap --x=network.dim1.bandwidth_gbps --y=system.all-reduce-implementation "
+                       "--z=iteration_s -o " +
+                       d.File("heat.svg"));
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.err, "orrery: note: plot: skipped 1 of 7 row(s) whose status is not ok (first: " + d.File("sweep.csv") +
                        ":8: status = \"error: network.yml:3: bandwidth = \"x\"\")\n");
@@ -207,8 +210,9 @@ TEST(Plot, LinesDrawOnePointPerRowInEachSeries) {
   TempDir d;
   d.Write("sweep.csv", kSweep);
   const CliRun r = Cli("plot " + d.File("sweep.csv") +
-                    " --kind=lines --x=network.dim1.bandwidth_gbps --y=iteration_s "
-                    "--series=system.all-reduce-implementation --title=\"bandwidth sweep\" -o " + d.File("l.svg"));
+                       " --kind=lines --x=network.dim1.bandwidth_gbps --y=iteration_s "
+                       "--series=system.all-reduce-implementation --title=\"bandwidth sweep\" -o " +
+                       d.File("l.svg"));
   ASSERT_EQ(r.rc, 0) << r.err;
   const std::string svg = ReadFileText(d.File("l.svg"));
   ExpectSvg(svg);
@@ -247,7 +251,7 @@ TEST(Plot, ParetoSvgMarksEveryRowAndTheFront) {
   TempDir d;
   d.Write("sweep.csv", kSweep);
   const CliRun r = Cli("plot " + d.File("sweep.csv") + " --kind=pareto --x=finished_ns --y=exposed_comm_ns -o " +
-                    d.File("p.svg"));
+                       d.File("p.svg"));
   ASSERT_EQ(r.rc, 0) << r.err;
   // Every ok row has compute 600: finished = 600 + exposed + mem + idle, so the
   // least finished (h3, 900) also has the least exposed (200): a front of one.
@@ -267,8 +271,9 @@ TEST(Plot, SameCsvGivesByteIdenticalScriptAndData) {
   TempDir a, b;
   a.Write("sweep.csv", kSweep);
   b.Write("sweep.csv", kSweep);
-  const std::string flags = " --kind=lines --x=network.dim1.bandwidth_gbps --y=iteration_s "
-                            "--series=system.all-reduce-implementation -o ";
+  const std::string flags =
+      " --kind=lines --x=network.dim1.bandwidth_gbps --y=iteration_s "
+      "--series=system.all-reduce-implementation -o ";
   ASSERT_EQ(Cli("plot " + a.File("sweep.csv") + flags + a.File("out.svg")).rc, 0);
   ASSERT_EQ(Cli("plot " + b.File("sweep.csv") + flags + b.File("out.svg")).rc, 0);
   for (const char* f : {"out.gp", "out.dat", "out.svg"}) {
@@ -286,7 +291,7 @@ TEST(Plot, PngThroughPngcairo) {
   TempDir d;
   d.Write("sweep.csv", kSweep);
   const CliRun r = Cli("plot " + d.File("sweep.csv") + " --kind=stacked --x=hash --stack=compute_ns,idle_ns -o " +
-                    d.File("s.png"));
+                       d.File("s.png"));
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(ReadFileText(d.File("s.png")).substr(0, 8), "\x89PNG\r\n\x1a\n");
   EXPECT_TRUE(Has(ReadFileText(d.File("s.gp")), "set terminal pngcairo"));
@@ -296,7 +301,7 @@ TEST(Plot, MissingGnuplotNamesThePackage) {
   TempDir d;
   d.Write("sweep.csv", kSweep);
   const CliRun r = Cli("plot " + d.File("sweep.csv") + " --kind=stacked --x=hash -o " + d.File("s.svg"),
-                    "PATH=/nonexistent");
+                       "PATH=/nonexistent");
   EXPECT_EQ(r.rc, 1) << r.err;
   EXPECT_TRUE(Has(r.err, "orrery: cannot run 'gnuplot': not found on PATH")) << r.err;
   EXPECT_TRUE(Has(r.err, "install Debian's gnuplot-nox")) << r.err;
@@ -334,8 +339,7 @@ TEST(Plot, BadInputsExit2NamingFileLineOrFlag) {
            "allowed: one row per mark (filter the CSV, or pass --series=COL)"},
       {"plot " + sweep + " --kind=heatmpa --x=gen.tp" + out,
        "--kind = \"heatmpa\": unknown kind (did you mean 'heatmap'?); allowed: heatmap, lines, stacked, pareto"},
-      {"plot " + sweep + " --kind=lines --x=gen.tp --y=iteration_s",
-       "'orrery plot' needs -o OUT.svg or -o OUT.png"},
+      {"plot " + sweep + " --kind=lines --x=gen.tp --y=iteration_s", "'orrery plot' needs -o OUT.svg or -o OUT.png"},
       {"plot " + sweep + " --kind=lines --x=gen.tp --y=iteration_s -o " + d.File("x.pdf"),
        "-o = \"" + d.File("x.pdf") + "\": unknown image type \".pdf\"; allowed: OUT.svg, OUT.png"},
       {"plot " + d.File("failed.csv") + " --kind=lines --x=gen.tp --y=iteration_s" + out,

@@ -12,12 +12,12 @@
 #include <new>
 #include <sstream>
 
-#include "tests/gen/gen_test_util.h"
-#include "tests/test_util.h"
-#include "gen/gen_source.h"
 #include "explore/search.h"
 #include "explore/search_run.h"
+#include "gen/gen_source.h"
 #include "gen/summary.h"
+#include "tests/gen/gen_test_util.h"
+#include "tests/test_util.h"
 
 // Every operator new of this test binary, counted (the pre-filter must not allocate).
 // GCC 12 warns that the replaced delete frees what the replaced new returned
@@ -124,7 +124,8 @@ TEST(SearchPrune, ReasonsCountedOnAHandCase) {
   space.hbm_bytes = kHuge;
   const PreFilter filter(m, space.hbm_bytes);
   PruneCounts counts{};
-  EXPECT_EQ(ForEachStrategy(m, space, [&](const Strategy& s, uint64_t) { ++counts[static_cast<int>(filter.Check(s))]; }),
+  EXPECT_EQ(ForEachStrategy(m, space,
+                            [&](const Strategy& s, uint64_t) { ++counts[static_cast<int>(filter.Check(s))]; }),
             288u);
   EXPECT_EQ(counts[static_cast<int>(PruneReason::kTpHeads)], 48u);
   EXPECT_EQ(counts[static_cast<int>(PruneReason::kGlobalBatch)], 78u);
@@ -243,8 +244,9 @@ TEST(SearchCost, ComputeOnOneNpuByHand) {
   Strategy s;
   s.npus = 1;
   const CostModel c{1e12, 0, {}};
-  const std::pair<Recompute, uint64_t> cases[] = {
-      {Recompute::kNone, 22020096}, {Recompute::kSelective, 22544384}, {Recompute::kFull, 28835840}};
+  const std::pair<Recompute, uint64_t> cases[] = {{Recompute::kNone, 22020096},
+                                                  {Recompute::kSelective, 22544384},
+                                                  {Recompute::kFull, 28835840}};
   for (const auto& [r, flops] : cases) {
     s.recompute = r;
     const SymbolicCost cost = EstimateCost(m, s, c);
@@ -319,8 +321,10 @@ TEST(SearchCost, StageFlopsOverAllRanksEqualModelFlops) {
     const ModelDesc m;
     int64_t tp, cp, ep, dp, pp, b, mbs, chunks;
   };
-  const Case cases[] = {{Tiny(4), 2, 2, 1, 1, 2, 2, 4, 1}, {Tiny(4), 4, 1, 1, 2, 1, 1, 3, 1},
-                        {Tiny(4), 1, 1, 1, 1, 2, 4, 4, 2}, {moe, 2, 1, 2, 2, 2, 1, 2, 1},
+  const Case cases[] = {{Tiny(4), 2, 2, 1, 1, 2, 2, 4, 1},
+                        {Tiny(4), 4, 1, 1, 2, 1, 1, 3, 1},
+                        {Tiny(4), 1, 1, 1, 1, 2, 4, 4, 2},
+                        {moe, 2, 1, 2, 2, 2, 1, 2, 1},
                         {moe, 1, 2, 4, 1, 1, 2, 1, 1}};
   for (const Case& k : cases) {
     for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
@@ -330,7 +334,8 @@ TEST(SearchCost, StageFlopsOverAllRanksEqualModelFlops) {
       s.recompute = r;
       ASSERT_TRUE(ValidateStrategy(k.m, s).ok()) << ValidateStrategy(k.m, s).message();
       Flops total = 0;
-      for (int64_t stage = 0; stage < s.pp; ++stage) total += StageRankFlops(k.m, s, stage) * (s.tp * s.cp * s.ep * s.dp);
+      for (int64_t stage = 0; stage < s.pp; ++stage)
+        total += StageRankFlops(k.m, s, stage) * (s.tp * s.cp * s.ep * s.dp);
       const uint64_t batch = k.b * k.mbs * k.dp * k.ep;
       EXPECT_EQ(FlopsText(total), FlopsText(ModelFlops(k.m, batch, r))) << StrategyText(s);
       // And the generator's graphs agree.
@@ -353,7 +358,8 @@ TEST(SearchSpearman, HandData) {
 }
 
 const char kTinyYaml[] = "name: tiny\nlayers: 4\nhidden: 64\nheads: 4\nffn: 256\nvocab: 128\nseq_len: 32\n";
-const char kSystem[] = R"({"roofline-enabled": 1, "peak-perf": 156, "local-mem-bw": 2039, "preferred-dataset-splits": 4})";
+const char kSystem[] =
+    R"({"roofline-enabled": 1, "peak-perf": 156, "local-mem-bw": 2039, "preferred-dataset-splits": 4})";
 const char kNet8[] = "Ring(2,300GB/s,500ns)_Switch(4,50GB/s,2us)";
 
 std::string OrderFlag(const Strategy& s) {
@@ -400,16 +406,19 @@ TEST(SearchEndToEnd, TinyModelOnEightNpus) {
       best = i;
     }
   }
-  const std::string winner = "winner: index " + std::to_string(r.top[best].index) + ": " + StrategyText(r.top[best].strategy);
+  const std::string winner = "winner: index " + std::to_string(r.top[best].index) + ": " +
+                             StrategyText(r.top[best].strategy);
   EXPECT_NE(out1.find(winner), std::string::npos) << winner << "\n" << out1;
 
   // The winner simulated on its own through `run --generate`.
   const Strategy& s = r.top[best].strategy;
   std::ostringstream gen;
-  gen << "--model=" << d.File("tiny.yml") << " --tp=" << s.tp << " --cp=" << s.cp << " --dp=" << s.dp << " --pp=" << s.pp
-      << " --microbatch-size=" << s.microbatch_size << " --microbatches=" << s.microbatches
+  gen << "--model=" << d.File("tiny.yml") << " --tp=" << s.tp << " --cp=" << s.cp << " --dp=" << s.dp
+      << " --pp=" << s.pp << " --microbatch-size=" << s.microbatch_size << " --microbatches=" << s.microbatches
       << " --schedule=" << ScheduleText(s) << (s.sp ? " --sp" : "") << " --recompute="
-      << (s.recompute == Recompute::kNone ? "none" : s.recompute == Recompute::kSelective ? "selective" : "full")
+      << (s.recompute == Recompute::kNone        ? "none"
+          : s.recompute == Recompute::kSelective ? "selective"
+                                                 : "full")
       << " --zero=" << s.zero << " --order=" << OrderFlag(s);
   auto source = GeneratedSource(gen.str());
   ASSERT_TRUE(source.ok()) << source.status().message();
@@ -466,7 +475,8 @@ TEST(SearchEndToEnd, BadInputsExitTwoWithTheReason) {
       {"search" + tiny + " --npus=8 --global-batch=16" + net, "'orrery search' needs --system"},
       {"search" + tiny + " --npus=16 --global-batch=16" + net + sys, "--npus = 16 but the network"},
       {"search --model=dlrm-mlperf --npus=8 --global-batch=16" + net + sys, "a DLRM"},
-      {"search" + tiny + " --npus=8 --global-batch=16" + net + " --system=" + d.File("noroof.json"), "roofline-enabled is 0"},
+      {"search" + tiny + " --npus=8 --global-batch=16" + net + " --system=" + d.File("noroof.json"),
+       "roofline-enabled is 0"},
       {"search" + tiny + " --npus=8 --global-batch=16" + net + sys + " --hbm-gb=0.000001",
        "no strategy survives: tiny on 8 NPUs with global batch 16"},
       {"search --model=" + d.File("one.yml") + " --npus=8 --global-batch=4" + net + sys,

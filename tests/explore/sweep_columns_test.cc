@@ -11,9 +11,9 @@
 #include <sstream>
 
 #include "explore/sweep.h"
-#include "tests/test_util.h"
 #include "gen/model.h"
 #include "gen/strategy.h"
+#include "tests/test_util.h"
 
 namespace orrery::sweep {
 namespace {
@@ -23,18 +23,19 @@ using orrery::testing::TempDir;
 using orrery::testing::ReadFileText;
 
 const char kModel[] = "name: small\nlayers: 4\nhidden: 256\nheads: 8\nvocab: 1024\nseq_len: 128\n";
-const char kSystem[] = R"({"roofline-enabled": 1, "peak-perf": 100, "local-mem-bw": 2000, "preferred-dataset-splits": 2})";
+const char kSystem[] =
+    R"({"roofline-enabled": 1, "peak-perf": 100, "local-mem-bw": 2000, "preferred-dataset-splits": 2})";
 
 void WriteSpec(const TempDir& d, const std::string& gen_extra, const std::string& rest) {
   d.Write("model.yml", kModel);
   d.Write("sys.json", kSystem);
-  d.Write("sweep.yml", "base:\n  network: \"Ring(4,100GB/s,500ns)_Switch(2,25GB/s,2us)\"\n  system: sys.json\n"
-                       "  generate: \"--model=" + d.File("model.yml") + " --tp=4 --dp=2 --microbatches=2" + gen_extra +
-                       "\"\n" + rest);
+  d.Write("sweep.yml",
+          "base:\n  network: \"Ring(4,100GB/s,500ns)_Switch(2,25GB/s,2us)\"\n  system: sys.json\n"
+          "  generate: \"--model=" +
+              d.File("model.yml") + " --tp=4 --dp=2 --microbatches=2" + gen_extra + "\"\n" + rest);
 }
 
-std::vector<nlohmann::json> Rows(const TempDir& d, const std::string& out, bool critical_path = false,
-                                 int jobs = 2) {
+std::vector<nlohmann::json> Rows(const TempDir& d, const std::string& out, bool critical_path = false, int jobs = 2) {
   auto spec = ReadSweepSpec(d.File("sweep.yml"));
   EXPECT_TRUE(spec.ok()) << spec.status().message();
   Options o;
@@ -95,9 +96,10 @@ TEST(SweepColumns, MfuUsesTheDevicePeak) {
 TEST(SweepColumns, DlrmMfuDerivedByHand) {
   TempDir d;
   d.Write("sys.json", kSystem);
-  d.Write("sweep.yml", "base:\n  network: \"Switch(8,50GB/s,1us)\"\n  system: sys.json\n"
-                       "  generate: \"--model=dlrm-mlperf --npus=8 --microbatch-size=64\"\n"
-                       "axes:\n  network.dim0.bandwidth_gbps: [50]\n");
+  d.Write("sweep.yml",
+          "base:\n  network: \"Switch(8,50GB/s,1us)\"\n  system: sys.json\n"
+          "  generate: \"--model=dlrm-mlperf --npus=8 --microbatch-size=64\"\n"
+          "axes:\n  network.dim0.bandwidth_gbps: [50]\n");
   auto rows = Rows(d, "out");
   ASSERT_EQ(rows.size(), 1u);
   ASSERT_EQ(rows[0]["status"], "ok") << rows[0].dump();
@@ -207,7 +209,7 @@ TEST(SweepColumns, CsvAndJsonLinesAgree) {
         }
         if (h == "status" && expect.find_first_of(",\"") != std::string::npos) {
           EXPECT_EQ(f[c][0], '"');  // quoted in the CSV
-          break;  // the quoted message may hold commas: the fields after it are not split right
+          break;                    // the quoted message may hold commas: the fields after it are not split right
         }
       } else if (j["point"].contains(h)) {
         expect = j["point"][h];

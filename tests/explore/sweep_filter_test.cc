@@ -20,13 +20,16 @@ using orrery::testing::TempDir;
 using orrery::testing::ReadFileText;
 
 const char kModel[] = "name: small\nlayers: 4\nhidden: 256\nheads: 8\nvocab: 1024\nseq_len: 128\n";
-const char kSystem[] = R"({"roofline-enabled": 1, "peak-perf": 100, "local-mem-bw": 2000, "preferred-dataset-splits": 2, "all-reduce-implementation": ["ring", "ring"]})";
+const char kSystem[] =
+    R"({"roofline-enabled": 1, "peak-perf": 100, "local-mem-bw": 2000, "preferred-dataset-splits": 2, "all-reduce-implementation": ["ring", "ring"]})";
 
 void WriteSpec(const TempDir& d, const std::string& rest) {
   d.Write("model.yml", kModel);
   d.Write("sys.json", kSystem);
-  d.Write("sweep.yml", "base:\n  network: \"Ring(4,100GB/s,500ns)_Switch(2,25GB/s,2us)\"\n  system: sys.json\n"
-                       "  generate: \"--model=" + d.File("model.yml") + " --tp=4 --dp=2 --microbatches=2\"\n" + rest);
+  d.Write("sweep.yml",
+          "base:\n  network: \"Ring(4,100GB/s,500ns)_Switch(2,25GB/s,2us)\"\n  system: sys.json\n"
+          "  generate: \"--model=" +
+              d.File("model.yml") + " --tp=4 --dp=2 --microbatches=2\"\n" + rest);
 }
 
 const char kAxes[] =
@@ -52,24 +55,24 @@ TEST(SweepFilter, ValuesOperatorsAndPrecedence) {
     bool keep;
   };
   const Case cases[] = {
-      {"1 + 2 * 3 == 7", true},            // * before +
+      {"1 + 2 * 3 == 7", true},  // * before +
       {"(1 + 2) * 3 == 9", true},
-      {"10 / 4 == 2.5", true},             // real division
-      {"2 - 3 - 4 == -5", true},           // left to right
+      {"10 / 4 == 2.5", true},    // real division
+      {"2 - 3 - 4 == -5", true},  // left to right
       {"-2 * -3 == 6", true},
-      {"tp * dp == 8", true},              // the base's generate flags
+      {"tp * dp == 8", true},  // the base's generate flags
       {"gen.tp * gen.dp <= 4", false},
       {"zero == 1 and tp >= 4", true},
       {"zero == 0 or tp < 4", false},
-      {"not false and false", false},      // not binds tighter than and
+      {"not false and false", false},  // not binds tighter than and
       {"not (false and false)", true},
-      {"true or false and false", true},   // and before or
+      {"true or false and false", true},  // and before or
       {"false || !false && true", true},
       {"all-reduce-implementation == 'ring'", true},
       {"system.all-reduce-implementation != \"direct\"", true},
-      {"sp == true", true},                // a bare true in the base is a boolean
+      {"sp == true", true},  // a bare true in the base is a boolean
       {"dim1.bandwidth_gbps >= 25", true},
-      {"true or 1 / 0 > 1", true},         // or stops at true
+      {"true or 1 / 0 > 1", true},  // or stops at true
       {"false and 1 / 0 > 1", false},
       {"1e3 == 1000", true},
   };
@@ -86,10 +89,15 @@ TEST(SweepFilter, BadFiltersSayWhereAndWhat) {
     std::vector<std::string> needles;
   };
   const Case cases[] = {
-      {"tp * ", {"s.yml:3: filters[0] 'tp * ' at column 6: expected a number, a 'string', true, false, a name or '(', found the end"}},
-      {"tpp <= 4", {"at column 1: unknown name 'tpp' (did you mean 'tp'?)", "the axes: gen.zero, system.all-reduce-implementation"}},
+      {"tp * ",
+       {"s.yml:3: filters[0] 'tp * ' at column 6: expected a number, a 'string', true, false, a name or '(', found the "
+        "end"}},
+      {"tpp <= 4",
+       {"at column 1: unknown name 'tpp' (did you mean 'tp'?)",
+        "the axes: gen.zero, system.all-reduce-implementation"}},
       {"dim1.bandwidth <= 4", {"unknown name 'dim1.bandwidth' (did you mean 'dim1.bandwidth_gbps'?)"}},
-      {"bandwidth_gbps > 1", {"'bandwidth_gbps' names several paths (network.dim0.bandwidth_gbps, network.dim1.bandwidth_gbps)"}},
+      {"bandwidth_gbps > 1",
+       {"'bandwidth_gbps' names several paths (network.dim0.bandwidth_gbps, network.dim1.bandwidth_gbps)"}},
       {"zero == ring", {"at column 9: unknown name 'ring'", "a text value is quoted: 'ring'"}},
       {"tp-dp > 0", {"unknown name 'tp-dp'", "write subtraction with spaces"}},
       {"tp = 4", {"at column 4: unexpected character '='", "(compare with ==)"}},
@@ -99,11 +107,15 @@ TEST(SweepFilter, BadFiltersSayWhereAndWhat) {
       {"tp < 8)", {"at column 7: expected an operator", "found ')'"}},
       {"'ring == tp", {"at column 1: the string opened here has no closing '"}},
       {"tp * 2", {"gives a number, not true or false"}},
-      {"zero == 'ring'", {"at point 0 (gen.zero=1, system.all-reduce-implementation=ring): '==' at column 6 compares a number with a string"}},
+      {"zero == 'ring'",
+       {"at point 0 (gen.zero=1, system.all-reduce-implementation=ring): '==' at column 6 compares a number with a "
+        "string"}},
       {"tp / (zero - 1) > 1", {"'/' at column 4 divides by zero"}},
       {"all-reduce-implementation + 1 > 0", {"'+' at column 27 takes numbers, got a string"}},
       {"not tp", {"'not' at column 1 takes true or false, got a number"}},
-      {"global-batch > 1", {"'global-batch' (gen.global-batch) has no value at point 0", "not on an axis there and the base does not set it"}},
+      {"global-batch > 1",
+       {"'global-batch' (gen.global-batch) has no value at point 0",
+        "not on an axis there and the base does not set it"}},
       {"tp > 1 and", {"at column 11: expected a number"}},
       {"tp $ 1", {"at column 4: unexpected character '$'"}},
   };
@@ -153,9 +165,9 @@ TEST(SweepFilter, DeepExpressionsAreRefused) {
 // Axis values that only look like numbers stay text: hex, inf, nan.
 TEST(SweepFilter, OnlyDecimalNumbersAreNumbers) {
   const std::vector<std::vector<Assignment>> points = {{{"system.x", Value{"0x10", false}}},
-                                                        {{"system.x", Value{"inf", false}}},
-                                                        {{"system.x", Value{"16", false}}},
-                                                        {{"system.x", Value{"16", true}}}};  // quoted: text
+                                                       {{"system.x", Value{"inf", false}}},
+                                                       {{"system.x", Value{"16", false}}},
+                                                       {{"system.x", Value{"16", true}}}};  // quoted: text
   std::vector<std::string> valid = {"system.x"};
   auto text = FilterPoints("s.yml", {{"x == '0x10' or x == 'inf' or x == '16'", 1}}, {points[0], points[1], points[3]},
                            {}, valid);

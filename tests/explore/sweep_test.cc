@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "explore/sweep.h"
-#include "tests/test_util.h"
 #include "gen/gen_source.h"
+#include "tests/test_util.h"
 
 namespace orrery::sweep {
 namespace {
@@ -22,13 +22,16 @@ using orrery::testing::ReadFileText;
 
 // A 4-layer model small enough to simulate in milliseconds.
 const char kModel[] = "name: small\nlayers: 4\nhidden: 256\nheads: 8\nvocab: 1024\nseq_len: 128\n";
-const char kSystem[] = R"({"roofline-enabled": 1, "peak-perf": 100, "local-mem-bw": 2000, "preferred-dataset-splits": 2})";
+const char kSystem[] =
+    R"({"roofline-enabled": 1, "peak-perf": 100, "local-mem-bw": 2000, "preferred-dataset-splits": 2})";
 
 void WriteBase(const TempDir& d, const std::string& axes) {
   d.Write("model.yml", kModel);
   d.Write("sys.json", kSystem);
-  d.Write("sweep.yml", "base:\n  network: \"Ring(4,100GB/s,500ns)_Switch(2,25GB/s,2us)\"\n  system: sys.json\n"
-                       "  generate: \"--model=" + d.File("model.yml") + " --tp=4 --dp=2 --microbatches=2\"\n" + axes);
+  d.Write("sweep.yml",
+          "base:\n  network: \"Ring(4,100GB/s,500ns)_Switch(2,25GB/s,2us)\"\n  system: sys.json\n"
+          "  generate: \"--model=" +
+              d.File("model.yml") + " --tp=4 --dp=2 --microbatches=2\"\n" + axes);
 }
 
 const char kAxes[] =
@@ -57,8 +60,8 @@ TEST(SweepSpec, ProductInCanonicalOrder) {
   EXPECT_EQ(spec->points[5][0].value.text, "25");
   EXPECT_EQ(spec->points[5][1].value.text, "ring");
   EXPECT_EQ(spec->points[5][2].value.text, "1");
-  EXPECT_EQ(spec->axis_paths,
-            (std::vector<std::string>{"network.dim1.bandwidth_gbps", "system.reduce-scatter-implementation", "gen.zero"}));
+  EXPECT_EQ(spec->axis_paths, (std::vector<std::string>{"network.dim1.bandwidth_gbps",
+                                                        "system.reduce-scatter-implementation", "gen.zero"}));
 }
 
 TEST(SweepSpec, BadSpecsNameThePath) {
@@ -66,7 +69,8 @@ TEST(SweepSpec, BadSpecsNameThePath) {
     std::string axes, message;
   };
   const Case cases[] = {
-      {"axes:\n  network.dim1.bandwith_gbps: [1]\n", "unknown path 'network.dim1.bandwith_gbps' (did you mean 'network.dim1.bandwidth_gbps'?)"},
+      {"axes:\n  network.dim1.bandwith_gbps: [1]\n",
+       "unknown path 'network.dim1.bandwith_gbps' (did you mean 'network.dim1.bandwidth_gbps'?)"},
       {"axes:\n  network.dim3.latency_ns: [1]\n", "unknown path 'network.dim3.latency_ns'"},
       {"axes:\n  network.dim0.latency_ns: [fast]\n", "network.dim0.latency_ns"},
       {"axes:\n  gen.tp: [two]\n", "gen.tp"},
@@ -99,9 +103,12 @@ TEST(SweepSpec, BadBaseSettingsEndTheSweepBeforeAnyPoint) {
   TempDir d;
   d.Write("model.yml", kModel);
   d.Write("sys.json", kSystem);
-  d.Write("sweep.yml", "base:\n  network: \"Ring(4,100GB/s,500ns)_Switch(2,25GB/s,2us)\"\n  system: sys.json\n"
-                       "  generate: \"--model=" + d.File("model.yml") + " --tp=4 --dp=2\"\n  symmetry: sometimes\n"
-                       "axes:\n  gen.zero: [0, 1]\n");
+  d.Write("sweep.yml",
+          "base:\n  network: \"Ring(4,100GB/s,500ns)_Switch(2,25GB/s,2us)\"\n  system: sys.json\n"
+          "  generate: \"--model=" +
+              d.File("model.yml") +
+              " --tp=4 --dp=2\"\n  symmetry: sometimes\n"
+              "axes:\n  gen.zero: [0, 1]\n");
   auto spec = ReadSweepSpec(d.File("sweep.yml"));
   ASSERT_FALSE(spec.ok());
   EXPECT_EQ(spec.status().exit_code(), 2);
@@ -111,8 +118,10 @@ TEST(SweepSpec, BadBaseSettingsEndTheSweepBeforeAnyPoint) {
       << spec.status().message();
 
   WriteBase(d, "axes:\n  gen.zero: [0, 1]\n");
-  d.Write("sweep.yml", "base:\n  network: \"Ring(4,100GB/s,500ns)_Switch(2,25GB/s,2us)\"\n  system: sys.json\n"
-                       "  generate: \"--model=" + d.File("model.yml") + " --tp=four\"\naxes:\n  gen.zero: [0, 1]\n");
+  d.Write("sweep.yml",
+          "base:\n  network: \"Ring(4,100GB/s,500ns)_Switch(2,25GB/s,2us)\"\n  system: sys.json\n"
+          "  generate: \"--model=" +
+              d.File("model.yml") + " --tp=four\"\naxes:\n  gen.zero: [0, 1]\n");
   auto sum = Sweep(d, "out", 1);
   ASSERT_FALSE(sum.ok());
   EXPECT_EQ(sum.status().exit_code(), 2);
@@ -254,8 +263,9 @@ TEST(Sweep, TwoSimulationsOnTwoThreadsEqualTheirSerialRuns) {
 TEST(Sweep, PointsUseAPluginsBackend) {
   TempDir d;
   d.Write("sys.json", R"({"all-reduce-implementation": ["ring"]})");
-  d.Write("sweep.yml", "base:\n  network: \"Ring(4,50GB/s,500ns)\"\n  system: sys.json\n  workload: dp\n"
-                       "  backend: fixture-fixed\naxes:\n  run.iterations: [1, 2]\n");
+  d.Write("sweep.yml",
+          "base:\n  network: \"Ring(4,50GB/s,500ns)\"\n  system: sys.json\n  workload: dp\n"
+          "  backend: fixture-fixed\naxes:\n  run.iterations: [1, 2]\n");
   std::string out, err;
   ASSERT_EQ(testing::RunCli("trace gen-dp --npus=4 --layers=2 --out=" + d.File("dp"), &err), 0) << err;
   ASSERT_EQ(testing::RunCliCapture("sweep " + d.File("sweep.yml") + " --quiet --jobs=2 --out=" + d.File("with") +
@@ -268,8 +278,8 @@ TEST(Sweep, PointsUseAPluginsBackend) {
   EXPECT_EQ(with.find("unknown network backend"), std::string::npos) << with;
   EXPECT_NE(with.find(",ok,"), std::string::npos) << with;
   // Without the plugin every point names the backend it lacks.
-  ASSERT_EQ(testing::RunCliCapture("sweep " + d.File("sweep.yml") + " --quiet --jobs=1 --out=" + d.File("without"), &out,
-                                   &err),
+  ASSERT_EQ(testing::RunCliCapture("sweep " + d.File("sweep.yml") + " --quiet --jobs=1 --out=" + d.File("without"),
+                                   &out, &err),
             0)
       << err;
   const std::string without = ReadFileText(d.File("without/sweep.csv"));

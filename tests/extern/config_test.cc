@@ -8,7 +8,8 @@ namespace {
 
 TEST(AstraConfig, NetworkYamlReadsEveryDimension) {
   testing::TempDir d;
-  d.Write("n.yml", "topology: [ Ring, Switch ]\nnpus_count: [ 4, 8 ]\nbandwidth: [ 100, 50.5 ]\nlatency: [ 500, 936.25 ]\n");
+  d.Write("n.yml",
+          "topology: [ Ring, Switch ]\nnpus_count: [ 4, 8 ]\nbandwidth: [ 100, 50.5 ]\nlatency: [ 500, 936.25 ]\n");
   auto n = ReadAstraNetworkYaml(d.File("n.yml"));
   ASSERT_TRUE(n.ok()) << n.status().message();
   ASSERT_EQ(n->dims.size(), 2u);
@@ -32,7 +33,9 @@ TEST(AstraConfig, RemoteMemoryModes) {
   d.Write("neg.json", R"({"memory-type": "MEMORY_POOL", "remote-mem-latency": 5, "remote-mem-bw": -1})");
   auto neg = ReadAstraRemoteMemoryJson(d.File("neg.json"));
   ASSERT_FALSE(neg.ok());
-  EXPECT_NE(neg.status().message().find("neg.json: remote-mem-bw = -1: out of range; allowed: a number >= 0.001"), std::string::npos) << neg.status().message();
+  EXPECT_NE(neg.status().message().find("neg.json: remote-mem-bw = -1: out of range; allowed: a number >= 0.001"),
+            std::string::npos)
+      << neg.status().message();
 }
 
 TEST(AstraConfig, CommGroupsRejectOutOfRangeAndDuplicates) {

@@ -2,10 +2,10 @@
 
 #include <fstream>
 
-#include "gen/toy_traces.h"
 #include "extern/et_io.h"
-#include "workload/trace_tools.h"
+#include "gen/toy_traces.h"
 #include "tests/test_util.h"
+#include "workload/trace_tools.h"
 
 namespace orrery {
 namespace {

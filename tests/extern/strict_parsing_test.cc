@@ -8,8 +8,8 @@
 
 #include <cmath>
 #include <fstream>
-#include <thread>
 #include <limits>
+#include <thread>
 
 #include "extern/astra_config.h"
 #include "extern/et_io.h"
@@ -61,7 +61,9 @@ Status RunWithMemoryYaml(const std::string& yaml) {
   d.Write("network.yml", testing::NetworkYaml("Ring", 4, 50, 500));
   d.Write("system.json", R"({"preferred-dataset-splits": 1})");
   d.Write("mem.yml", yaml);
-  testing::WriteTraces(d, 4, [](int) { return std::vector<ChakraProtoMsg::Node>{testing::MakeNode(0, ChakraProtoMsg::COMP_NODE)}; });
+  testing::WriteTraces(d, 4, [](int) {
+    return std::vector<ChakraProtoMsg::Node>{testing::MakeNode(0, ChakraProtoMsg::COMP_NODE)};
+  });
   RunConfig c;
   c.files.workload_prefix = d.File("trace");
   c.files.network = d.File("network.yml");
@@ -93,7 +95,8 @@ TEST(StrictNetworkYaml, LatencyMustBeFiniteAndAtMost1e12Ns) {
 }
 
 TEST(StrictNetworkYaml, WrongTypesAreNamed) {
-  EXPECT_HAS(NetError(AstraNet("8", "[ 1, 2 ]", "500")), "n.yml:3: bandwidth[0] = [1, 2]: expected a number, found a list");
+  EXPECT_HAS(NetError(AstraNet("8", "[ 1, 2 ]", "500")),
+             "n.yml:3: bandwidth[0] = [1, 2]: expected a number, found a list");
   EXPECT_HAS(NetError(AstraNet("eight", "50", "500")), "n.yml:2: npus_count[0] = \"eight\": not an integer");
   EXPECT_HAS(NetError(AstraNet("8.5", "50", "500")), "npus_count[0] = \"8.5\": not an integer");
   EXPECT_HAS(NetError("topology: Ring\nnpus_count: [ 8 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n"),
@@ -101,16 +104,21 @@ TEST(StrictNetworkYaml, WrongTypesAreNamed) {
 }
 
 TEST(StrictNetworkYaml, AKeyGivenTwiceIsRefused) {
-  EXPECT_HAS(NetError(AstraNet("8", "50", "500") + "bandwidth: [ 60 ]\n"), "n.yml:5: bandwidth: given twice (line 3 and here)");
+  EXPECT_HAS(NetError(AstraNet("8", "50", "500") + "bandwidth: [ 60 ]\n"),
+             "n.yml:5: bandwidth: given twice (line 3 and here)");
 }
 
 TEST(StrictNetworkYaml, NpuCountOverflowIsRefusedBeforeAnythingIsBuilt) {
   // One dimension beyond int64, one beyond the cap, and a product that overflows int64 (2^26)^4 = 2^104.
-  EXPECT_HAS(NetError(AstraNet("99999999999999999999", "50", "500")), "npus_count[0] = \"99999999999999999999\": out of range");
-  EXPECT_HAS(NetError(AstraNet("999999999", "50", "500")), "npus_count[0] = 999999999: more NPUs than Orrery simulates; " + kNpus);
-  const std::string four = "topology: [ Ring, Ring, Ring, Ring ]\nnpus_count: [ 67108864, 67108864, 67108864, 67108864 ]\n"
-                           "bandwidth: [ 1, 1, 1, 1 ]\nlatency: [ 1, 1, 1, 1 ]\n";
-  EXPECT_HAS(NetError(four), "n.yml:2: npus_count[1] = 67108864: the network would have more than 67108864 NPUs in total");
+  EXPECT_HAS(NetError(AstraNet("99999999999999999999", "50", "500")),
+             "npus_count[0] = \"99999999999999999999\": out of range");
+  EXPECT_HAS(NetError(AstraNet("999999999", "50", "500")),
+             "npus_count[0] = 999999999: more NPUs than Orrery simulates; " + kNpus);
+  const std::string four =
+      "topology: [ Ring, Ring, Ring, Ring ]\nnpus_count: [ 67108864, 67108864, 67108864, 67108864 ]\n"
+      "bandwidth: [ 1, 1, 1, 1 ]\nlatency: [ 1, 1, 1, 1 ]\n";
+  EXPECT_HAS(NetError(four),
+             "n.yml:2: npus_count[1] = 67108864: the network would have more than 67108864 NPUs in total");
 }
 
 TEST(StrictNetworkYaml, OrreryDimsAreCheckedToo) {
@@ -132,8 +140,10 @@ TEST(StrictNotation, BandwidthOverflowingToInfinityIsRefused) {
 }
 
 TEST(StrictNotation, NpuCountsAndTheirProductAreCapped) {
-  EXPECT_HAS(NotationError("Ring(999999999,100GB/s,1ns)"), "column 6: NPU count = \"999999999\": out of range; " + kNpus);
-  EXPECT_HAS(NotationError("Torus2D(99999999999999999999x2,1GB/s,1ns)"), "NPU count = \"99999999999999999999\": out of range");
+  EXPECT_HAS(NotationError("Ring(999999999,100GB/s,1ns)"),
+             "column 6: NPU count = \"999999999\": out of range; " + kNpus);
+  EXPECT_HAS(NotationError("Torus2D(99999999999999999999x2,1GB/s,1ns)"),
+             "NPU count = \"99999999999999999999\": out of range");
   EXPECT_HAS(NotationError("Ring(4096,1GB/s,1ns)_Ring(4096,1GB/s,1ns)_Ring(8,1GB/s,1ns)"),
              "column 43: the network would have more than 67108864 NPUs in total");
 }
@@ -141,9 +151,11 @@ TEST(StrictNotation, NpuCountsAndTheirProductAreCapped) {
 TEST(StrictNotation, MalformedNumbersAndRangesAfterUnits) {
   EXPECT_HAS(NotationError("Ring(8,1.2.3GB/s,1ns)"), "bandwidth = \"1.2.3\": not a number (trailing \".3\")");
   EXPECT_HAS(NotationError("Ring(8,1GB/s,2000s)"), "unknown latency unit 's'");
-  EXPECT_HAS(NotationError("Ring(8,1GB/s,99999999ms)"), "latency in ns = 99999999000000: out of range; allowed: a number >= 0 and <= 1e+12");
+  EXPECT_HAS(NotationError("Ring(8,1GB/s,99999999ms)"),
+             "latency in ns = 99999999000000: out of range; allowed: a number >= 0 and <= 1e+12");
   EXPECT_HAS(NotationError("Ring(8,1e-300GB/s,1ns)"), "bandwidth in GB/s = 1e-300: out of range; " + kBw);
-  EXPECT_HAS(NotationError("Ring(8,1GB/s,1ns,0)"), "links per NPU = \"0\": out of range; allowed: an integer >= 1 and <= 4096");
+  EXPECT_HAS(NotationError("Ring(8,1GB/s,1ns,0)"),
+             "links per NPU = \"0\": out of range; allowed: an integer >= 1 and <= 4096");
   auto ok = ParseTopologyNotation("Ring(8,1e3GB/s,2e3ns)");
   ASSERT_TRUE(ok.ok()) << ok.status().message();
   EXPECT_EQ(ok->at(0).bandwidth_gbps, 1000.0);
@@ -152,10 +164,11 @@ TEST(StrictNotation, MalformedNumbersAndRangesAfterUnits) {
 
 TEST(StrictNotation, HugeRingIsRefusedOnTheCommandLineBeforeAllocation) {
   std::string err;
-  EXPECT_EQ(testing::RunCli("run --network-configuration='Ring(999999999,100GB/s,1us)' --system-configuration=none.json "
-                            "--workload-configuration=none",
-                            &err),
-            2);
+  EXPECT_EQ(
+      testing::RunCli("run --network-configuration='Ring(999999999,100GB/s,1us)' --system-configuration=none.json "
+                      "--workload-configuration=none",
+                      &err),
+      2);
   EXPECT_HAS(err, "NPU count = \"999999999\": out of range; " + kNpus);
 }
 
@@ -167,12 +180,14 @@ TEST(StrictSystemJson, NumberBeyondADoubleNamesFileAndPosition) {
 }
 
 TEST(StrictSystemJson, AKeyGivenTwiceIsRefused) {
-  EXPECT_HAS(SysError(R"({"endpoint-delay": 5, "endpoint-delay": 7})"), "sys.json: key \"endpoint-delay\" is given twice in one object");
+  EXPECT_HAS(SysError(R"({"endpoint-delay": 5, "endpoint-delay": 7})"),
+             "sys.json: key \"endpoint-delay\" is given twice in one object");
 }
 
 TEST(StrictSystemJson, WrongTypeNegativeAndFractionalDelays) {
   EXPECT_HAS(SysError(R"({"endpoint-delay": "abc"})"),
-             "sys.json: endpoint-delay = \"abc\": expected a number, found a string; allowed: an integer >= 0 and <= 1000000000000");
+             "sys.json: endpoint-delay = \"abc\": expected a number, found a string; allowed: an integer >= 0 and <= "
+             "1000000000000");
   EXPECT_HAS(SysError(R"({"endpoint-delay": -1})"), "endpoint-delay = -1: negative");
   EXPECT_HAS(SysError(R"({"endpoint-delay": 2.5})"), "endpoint-delay = 2.5: not an integer");
   EXPECT_HAS(SysError(R"({"endpoint-delay": 1e300})"), "endpoint-delay = 1.0000000000000001e+300: out of range");
@@ -189,7 +204,8 @@ TEST(StrictSystemJson, RooflineAndBandwidthKnobs) {
   EXPECT_HAS(SysError(R"({"peak-perf": 0})"), "peak-perf = 0: out of range; allowed: a number >= 0.001 and <= 1e+09");
   EXPECT_HAS(SysError(R"({"local-mem-bw": -1})"), "local-mem-bw = -1: out of range; " + kBw);
   EXPECT_HAS(SysError(R"({"local-mem-bw": 1e-300})"), "local-mem-bw = 1e-300: out of range");
-  EXPECT_HAS(SysError(R"({"roofline-enabled": "yes"})"), "roofline-enabled = \"yes\": not a switch; allowed: 0, 1, true or false");
+  EXPECT_HAS(SysError(R"({"roofline-enabled": "yes"})"),
+             "roofline-enabled = \"yes\": not a switch; allowed: 0, 1, true or false");
   EXPECT_HAS(SysError(R"({"all-reduce-implementation": [["ring"]]})"),
              "all-reduce-implementation[0] = [\"ring\"]: expected a string, found a list");
   EXPECT_HAS(SysError(R"({"all-reduce-implementation": ["direct99999999999"]})"),
@@ -209,11 +225,13 @@ TEST(StrictRemoteMemoryJson, LatencyAndBandwidth) {
              "mem.json: remote-mem-latency = \"abc\": expected a number, found a string");
   EXPECT_HAS(MemJsonError(pool + R"("remote-mem-latency": 5, "remote-mem-bw": -50})"),
              "mem.json: remote-mem-bw = -50: out of range; " + kBw);
-  EXPECT_HAS(MemJsonError(pool + R"("remote-mem-latency": 1e300, "remote-mem-bw": 50})"), "remote-mem-latency = 1.0000000000000001e+300: out of range");
+  EXPECT_HAS(MemJsonError(pool + R"("remote-mem-latency": 1e300, "remote-mem-bw": 50})"),
+             "remote-mem-latency = 1.0000000000000001e+300: out of range");
 }
 
 TEST(StrictRemoteMemoryJson, NodeCountsAreCheckedAndTheirProductCapped) {
-  const std::string node = R"({"memory-type": "PER_NODE_MEMORY_EXPANSION", "remote-mem-latency": 5, "remote-mem-bw": 5, )";
+  const std::string node =
+      R"({"memory-type": "PER_NODE_MEMORY_EXPANSION", "remote-mem-latency": 5, "remote-mem-bw": 5, )";
   EXPECT_HAS(MemJsonError(node + R"("num-nodes": 1e10, "num-npus-per-node": 4})"),
              "num-nodes = 10000000000: out of range; allowed: an integer >= 1 and <= 67108864");
   EXPECT_HAS(MemJsonError(node + R"("num-nodes": 2, "num-npus-per-node": 0})"), "num-npus-per-node = 0: out of range");
@@ -246,15 +264,17 @@ TEST(StrictMemoryYaml, AstraSimBackendSettingsAreChecked) {
              "mem.yml:4: remote-mem-bw = \"-50\": out of range; " + kBw);
   EXPECT_HAS(RunWithMemoryYaml(head + "remote-mem-latency: 5\nremote-mem-bw: 50\nnum-npus-per-node: 0\n").message(),
              "mem.yml:5: num-npus-per-node = \"0\": out of range; allowed: an integer >= 1 and <= 4");
-  EXPECT_HAS(RunWithMemoryYaml(head + "remote-mem-latency: 5\nremote-mem-bw: 50\nnum-npus-per-node: 2\nnum-nodes: 3\n").message(),
+  EXPECT_HAS(RunWithMemoryYaml(head + "remote-mem-latency: 5\nremote-mem-bw: 50\nnum-npus-per-node: 2\nnum-nodes: 3\n")
+                 .message(),
              "mem.yml:6: num-nodes = 3: num-nodes x num-npus-per-node (2) is not the network's 4 NPUs");
   EXPECT_HAS(RunWithMemoryYaml("backend: astra-sim\nmemory-type: POOL\n").message(),
              "mem.yml:2: memory-type = \"POOL\": unknown memory type");
 }
 
 TEST(StrictMemoryYaml, UnknownKeysOfEveryBuiltinBackend) {
-  EXPECT_HAS(RunWithMemoryYaml("backend: astra-sim\nremote-mem-latnecy: 5\n").message(),
-             "mem.yml:2: unknown key 'remote-mem-latnecy' for the astra-sim backend (did you mean 'remote-mem-latency'?)");
+  EXPECT_HAS(
+      RunWithMemoryYaml("backend: astra-sim\nremote-mem-latnecy: 5\n").message(),
+      "mem.yml:2: unknown key 'remote-mem-latnecy' for the astra-sim backend (did you mean 'remote-mem-latency'?)");
   EXPECT_HAS(RunWithMemoryYaml("backend: pool\nbandwidth_gbps: 5\nport: 2\n").message(),
              "mem.yml:3: unknown key 'port' for the pool backend (did you mean 'ports'?)");
   EXPECT_HAS(RunWithMemoryYaml("backend: pool\nbandwidth_gbps: 5\nbandwidth_gbps: 6\n").message(),
@@ -305,7 +325,8 @@ ChakraProtoMsg::AttributeProto* Attr(ChakraProtoMsg::Node* n, const char* name) 
 TEST(StrictTraceAttributes, CommSizeMinusOneIsNot2To64Minus1) {
   auto n = testing::CollNode(3, 0, 0);
   Attr(&n, "comm_size")->set_int64_val(-1);
-  EXPECT_HAS(TraceError(n), "trace.0.et: node 3 (rank 0): comm_size = -1: negative; allowed: an integer >= 0 and <= 281474976710656");
+  EXPECT_HAS(TraceError(n),
+             "trace.0.et: node 3 (rank 0): comm_size = -1: negative; allowed: an integer >= 0 and <= 281474976710656");
 }
 
 TEST(StrictTraceAttributes, NanInfiniteFractionalAndHugeSizes) {
@@ -318,7 +339,9 @@ TEST(StrictTraceAttributes, NanInfiniteFractionalAndHugeSizes) {
   EXPECT_HAS(TraceError(n), "comm_size = 1152921504606846976: out of range");
   auto c = testing::MakeNode(5, ChakraProtoMsg::COMP_NODE);
   Attr(&c, "num_ops")->set_double_val(std::numeric_limits<double>::infinity());
-  EXPECT_HAS(TraceError(c), "node 5 (rank 0): num_ops = inf: not a finite number; allowed: an integer >= 0 and <= 1000000000000000000");
+  EXPECT_HAS(
+      TraceError(c),
+      "node 5 (rank 0): num_ops = inf: not a finite number; allowed: an integer >= 0 and <= 1000000000000000000");
   auto t = testing::MakeNode(5, ChakraProtoMsg::COMP_NODE);
   Attr(&t, "tensor_size")->set_double_val(1e30);
   EXPECT_HAS(TraceError(t), "tensor_size = 1e+30: out of range");
@@ -334,8 +357,9 @@ TEST(StrictTraceAttributes, RanksAndDurations) {
   EXPECT_HAS(TraceError(s), "comm_tag = nan: not a finite number");
   auto c = testing::MakeNode(5, ChakraProtoMsg::COMP_NODE);
   c.set_duration_micros(uint64_t{1} << 62);
-  EXPECT_HAS(TraceError(c), "node 5 (rank 0): duration_micros = 4611686018427387904: out of range; "
-                            "allowed: an integer >= 0 and <= 1000000000000");
+  EXPECT_HAS(TraceError(c),
+             "node 5 (rank 0): duration_micros = 4611686018427387904: out of range; "
+             "allowed: an integer >= 0 and <= 1000000000000");
 }
 
 TEST(StrictTraceAttributes, OnlyTheAttributesANodeTypeUsesAreRead) {

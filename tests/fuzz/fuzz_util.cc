@@ -106,16 +106,16 @@ std::string WriteInput(const std::string& name, const uint8_t* data, size_t size
 }
 
 const std::string& BaseNetwork() {
-  static const std::string p = WriteText(
-      "base_network.yml", "topology: [ Ring ]\nnpus_count: [ " + std::to_string(kRanks) +
-                              " ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n");
+  static const std::string p = WriteText("base_network.yml", "topology: [ Ring ]\nnpus_count: [ " +
+                                                                 std::to_string(kRanks) +
+                                                                 " ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n");
   return p;
 }
 
 const std::string& BaseSystem() {
-  static const std::string p = WriteText(
-      "base_system.json",
-      R"({"scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
+  static const std::string p =
+      WriteText("base_system.json",
+                R"({"scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
 "preferred-dataset-splits": 2, "all-reduce-implementation": ["ring"], "all-gather-implementation": ["ring"],
 "reduce-scatter-implementation": ["ring"], "all-to-all-implementation": ["ring"],
 "collective-optimization": "localBWAware", "local-mem-bw": 1600})");

@@ -29,8 +29,8 @@ constexpr char kReport[] = R"J({"backend": "analytical", "npu_count": 2, "iterat
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace orrery;
-  static const std::string fixed =
-      fuzz::WriteInput("fixed.json", reinterpret_cast<const uint8_t*>(kReport), sizeof(kReport) - 1);
+  static const std::string fixed = fuzz::WriteInput("fixed.json", reinterpret_cast<const uint8_t*>(kReport),
+                                                    sizeof(kReport) - 1);
   const std::string path = fuzz::WriteInput("report.json", data, size);
   for (const char* format : {"text", "json", "csv"}) {
     (void)CompareReports(CompareOptions{path, path, format});

@@ -4,11 +4,11 @@
 
 #include <sstream>
 
-#include "gen/generate.h"
 #include "extern/astra_config.h"
-#include "tests/test_util.h"
 #include "gen/device.h"
 #include "gen/gen_args.h"
+#include "gen/generate.h"
+#include "tests/test_util.h"
 
 namespace orrery::gen {
 namespace {
@@ -16,7 +16,9 @@ namespace {
 TEST(GenDevice, SystemJsonFromTheSpecSheetTimesTheEfficiency) {
   orrery::testing::TempDir d;
   std::ostringstream out, err;
-  ASSERT_EQ(orrery::RunGenCommand({"--device=h100", "--efficiency=0.5", "--system-out=" + d.File("sys.json")}, out, err), 0)
+  ASSERT_EQ(orrery::RunGenCommand({"--device=h100", "--efficiency=0.5", "--system-out=" + d.File("sys.json")}, out,
+                                  err),
+            0)
       << err.str();
   auto sys = ReadAstraSystemJson(d.File("sys.json"), {});
   ASSERT_TRUE(sys.ok()) << sys.status().message();
@@ -41,7 +43,8 @@ TEST(GenDevice, DeviceSetsTheCapacityUnlessHbmIsGiven) {
 TEST(GenDevice, BadDeviceFlags) {
   auto unknown = ParseGenArgs({"--model=gpt3-175b", "--device=h10"});
   ASSERT_FALSE(unknown.ok());
-  EXPECT_NE(unknown.status().message().find("--device = h10: unknown device (did you mean 'h100'?); allowed: a100, h100"),
+  EXPECT_NE(unknown.status().message().find(
+                "--device = h10: unknown device (did you mean 'h100'?); allowed: a100, h100"),
             std::string::npos)
       << unknown.status().message();
   auto eff = ParseGenArgs({"--model=gpt3-175b", "--device=h100", "--efficiency=1.5"});

@@ -5,16 +5,16 @@
 
 #include <sstream>
 
-#include "gen/generate.h"
 #include "core/tick.h"
 #include "extern/astra_config.h"
-#include "tests/gen/gen_test_util.h"
-#include "tests/test_util.h"
 #include "gen/dlrm.h"
 #include "gen/dlrm_model.h"
 #include "gen/gen_args.h"
 #include "gen/gen_source.h"
+#include "gen/generate.h"
 #include "gen/summary.h"
+#include "tests/gen/gen_test_util.h"
+#include "tests/test_util.h"
 
 namespace orrery::gen {
 
@@ -35,10 +35,9 @@ ModelDesc Mlperf() {
 
 // The 26 row counts the MLPerf reference uses with --max-ind-range=40000000
 // (facebookresearch/dlrm; docs/generator.md).
-const std::vector<int64_t> kMlperfRows = {39884406, 39043,    17289, 7420,    20263,    3,        7120,
-                                          1543,     63,       38532951, 2953546, 403346, 10,       2208,
-                                          11938,    155,      4,        976,     14,     39979771, 25641295,
-                                          39664984, 585935,   12972,    108,     36};
+const std::vector<int64_t> kMlperfRows = {39884406, 39043,    17289,    7420,     20263,  3,     7120, 1543, 63,
+                                          38532951, 2953546,  403346,   10,       2208,   11938, 155,  4,    976,
+                                          14,       39979771, 25641295, 39664984, 585935, 12972, 108,  36};
 
 TEST(DlrmModel, MlperfPresetParameterCount) {
   const ModelDesc m = Mlperf();
@@ -53,7 +52,8 @@ TEST(DlrmModel, MlperfPresetParameterCount) {
   for (int64_t r : kMlperfRows) rows += r;
   EXPECT_EQ(rows, 187767399);
   const int64_t bottom = (13 * 512 + 512) + (512 * 256 + 256) + (256 * 128 + 128);  // 171,392
-  const int64_t top = (479 * 1024 + 1024) + (1024 * 1024 + 1024) + (1024 * 512 + 512) + (512 * 256 + 256) + (256 * 1 + 1);
+  const int64_t top = (479 * 1024 + 1024) + (1024 * 1024 + 1024) + (1024 * 512 + 512) + (512 * 256 + 256) +
+                      (256 * 1 + 1);
   EXPECT_EQ(bottom, 171392);
   EXPECT_EQ(top, 2197505);
   EXPECT_EQ(DlrmEmbeddingParams(m.dlrm), rows * 128);  // 24,034,227,072
@@ -121,12 +121,16 @@ TEST(DlrmModel, YamlErrorsNameFileLineAndKey) {
   };
   const Case cases[] = {
       {head + "tables: [10, 0]\nbottom_mlp: [8]\ntop_mlp: [1]\n", ":4: tables[1] = \"0\""},
-      {head + "tables: [10]\nbottom_mlp: [8]\ntop_mlp: [1]\ntop_mpl: [2]\n", ":7: top_mpl: unknown key 'top_mpl' (did you mean 'top_mlp'?)"},
-      {head + "tables: {count: 2, row: 5}\nbottom_mlp: [8]\ntop_mlp: [1]\n", "tables.row: unknown key 'row' (did you mean 'rows'?)"},
+      {head + "tables: [10]\nbottom_mlp: [8]\ntop_mlp: [1]\ntop_mpl: [2]\n",
+       ":7: top_mpl: unknown key 'top_mpl' (did you mean 'top_mlp'?)"},
+      {head + "tables: {count: 2, row: 5}\nbottom_mlp: [8]\ntop_mlp: [1]\n",
+       "tables.row: unknown key 'row' (did you mean 'rows'?)"},
       {head + "tables: 12\nbottom_mlp: [8]\ntop_mlp: [1]\n", "tables = 12: wrong form; allowed: a list of row counts"},
-      {head + "tables: [10]\nbottom_mlp: [8]\ntop_mlp: [1]\ninteraction: dott\n", ":7: interaction = dott: unknown interaction (did you mean 'dot'?)"},
+      {head + "tables: [10]\nbottom_mlp: [8]\ntop_mlp: [1]\ninteraction: dott\n",
+       ":7: interaction = dott: unknown interaction (did you mean 'dot'?)"},
       {head + "tables: [10]\nbottom_mlp: [16]\ntop_mlp: [1]\n", "bottom_mlp ends in 16 but embedding_dim = 8"},
-      {head + "tables: [10, 20]\npooling: [1]\nbottom_mlp: [8]\ntop_mlp: [1]\n", "pooling = (1 entries): not one per table (2 tables)"},
+      {head + "tables: [10, 20]\npooling: [1]\nbottom_mlp: [8]\ntop_mlp: [1]\n",
+       "pooling = (1 entries): not one per table (2 tables)"},
       {head + "tables: [10]\nbottom_mlp: [8]\n", "missing required key 'top_mlp'"},
       {"kind: dlrn\nlayers: 2\n", ":1: kind = dlrn: unknown model kind (did you mean 'dlrm'?)"},
       {head + "tables: [10x]\nbottom_mlp: [8]\ntop_mlp: [1]\n", ":4: tables[0] = \"10x\""},
@@ -253,7 +257,9 @@ Tick NodeNs(uint64_t ops) { return testing::RooflineNs(ops); }
 struct Ring {
   int p;
   double bw_gbps, lat_ns;
-  Tick Step(uint64_t bytes) const { return static_cast<Tick>(lat_ns + static_cast<double>(bytes) / GiBpsToBytesPerNs(bw_gbps)); }
+  Tick Step(uint64_t bytes) const {
+    return static_cast<Tick>(lat_ns + static_cast<double>(bytes) / GiBpsToBytesPerNs(bw_gbps));
+  }
   Tick AllReduce(uint64_t bytes) const { return 2 * (p - 1) * Step(bytes / p); }
   Tick ReduceScatter(uint64_t bytes) const { return (p - 1) * Step(bytes / p); }
   Tick AllGather(uint64_t shard) const { return (p - 1) * Step(shard); }
@@ -442,7 +448,8 @@ TEST(DlrmCommand, WritesTracesAndGroups) {
 TEST(DlrmCommand, BadInputsExitTwoWithTheReason) {
   TempDir d;
   d.Write("small.yml", kSmallYaml);
-  d.Write("zero.yml", "kind: dlrm\nembedding_dim: 8\ndense_features: 4\ntables: [5, 0]\nbottom_mlp: [8]\ntop_mlp: [1]\n");
+  d.Write("zero.yml",
+          "kind: dlrm\nembedding_dim: 8\ndense_features: 4\ntables: [5, 0]\nbottom_mlp: [8]\ntop_mlp: [1]\n");
   d.Write("typo.yml", "kind: dlrm\nembedding_dim: 8\ndense_feature: 4\n");
   // Row sharding on 2 NPUs: rank 0 holds ceil(rows/2) of every table.
   uint64_t rank0_rows = 0;
@@ -463,10 +470,12 @@ TEST(DlrmCommand, BadInputsExitTwoWithTheReason) {
       {{"--model=dlrm-mlperf", "--npus=8", "--tp=2"}, "--tp does not apply to dlrm-mlperf (kind dlrm"},
       {{"--model=gpt3-175b", "--tp=8", "--pp=8", "--dp=16", "--embedding-sharding=row"},
        "--embedding-sharding applies to DLRM models (kind: dlrm) only"},
-      {{"--model=dlrm-mlperf", "--npus=64", "--global-batch=1000"}, "--global-batch = 1000 is not divisible by the 64 NPUs"},
+      {{"--model=dlrm-mlperf", "--npus=64", "--global-batch=1000"},
+       "--global-batch = 1000 is not divisible by the 64 NPUs"},
       {{"--model=dlrm-mlperf", "--npus=8", "--dp=4"}, "--npus = 8 and --dp = 4 differ"},
       {{"--model=" + d.File("zero.yml"), "--npus=2"}, "zero.yml:4: tables[1] = \"0\""},
-      {{"--model=" + d.File("typo.yml"), "--npus=2"}, "typo.yml:3: dense_feature: unknown key 'dense_feature' (did you mean 'dense_features'?)"},
+      {{"--model=" + d.File("typo.yml"), "--npus=2"},
+       "typo.yml:3: dense_feature: unknown key 'dense_feature' (did you mean 'dense_features'?)"},
   };
   for (const Case& c : cases) {
     std::string out, err;

@@ -3,9 +3,9 @@
 
 #include <cmath>
 
-#include "tests/test_util.h"
 #include "gen/formulas.h"
 #include "gen/model.h"
+#include "tests/test_util.h"
 
 namespace orrery::gen {
 namespace {

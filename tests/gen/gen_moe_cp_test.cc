@@ -6,12 +6,12 @@
 #include <algorithm>
 
 #include "core/tick.h"
-#include "tests/gen/gen_test_util.h"
-#include "tests/test_util.h"
+#include "gen/gen_args.h"
 #include "gen/model.h"
 #include "gen/strategy.h"
-#include "gen/gen_args.h"
 #include "gen/summary.h"
+#include "tests/gen/gen_test_util.h"
+#include "tests/test_util.h"
 
 namespace orrery::gen {
 namespace {
@@ -139,7 +139,8 @@ TEST(GenStrategy, ContextParallelRingPassesKeyValueBlocks) {
   auto w = GenerateDense(m, s);
   ASSERT_TRUE(w.ok()) << w.status().message();
   const uint64_t block = 2 * (16 / 4) * 64 * 2;  // K and V of 4 tokens, 64 channels, bf16
-  EXPECT_EQ(Comm(w->classes[0], "send cp"), std::make_pair(uint64_t{2 * 2 * 3 * 2}, uint64_t{2 * 2 * 3} * (block + 2 * block)));
+  EXPECT_EQ(Comm(w->classes[0], "send cp"),
+            std::make_pair(uint64_t{2 * 2 * 3 * 2}, uint64_t{2 * 2 * 3} * (block + 2 * block)));
   auto g3 = ToNpuGraph(w.value(), 3, {{w->layout.GroupName(0, Axis::kCp), 0}});
   ASSERT_TRUE(g3.ok()) << g3.status().message();
   for (const WorkNode& n : g3->nodes) {
@@ -255,8 +256,8 @@ TEST(GenOffload, MemoryNodesAndFootprint) {
   EXPECT_EQ(store_bytes, 6 * uint64_t{39936} + opt);
   EXPECT_EQ(load_bytes, store_bytes);
   const MemoryFootprint f = StageMemory(m, s, 0);
-  EXPECT_EQ(f.model_state_bytes, 4 * psi);                 // ZeRO-1 4Ψ + 12Ψ/d, the 12Ψ/d in the pool
-  EXPECT_EQ(f.activation_bytes, 2 * uint64_t{39936});     // the layer computing and the one in transfer
+  EXPECT_EQ(f.model_state_bytes, 4 * psi);                            // ZeRO-1 4Ψ + 12Ψ/d, the 12Ψ/d in the pool
+  EXPECT_EQ(f.activation_bytes, 2 * uint64_t{39936});                 // the layer computing and the one in transfer
   EXPECT_EQ(f.offloaded_bytes, opt + (2 * 1 - 2) * uint64_t{39936});  // 1F1B, p 1: one microbatch in flight
 }
 
@@ -275,8 +276,10 @@ TEST(GenSimulated, ActivationOffloadThroughTheRemoteMemory) {
   TempDir d;
   ASSERT_TRUE(WriteChakra(w.value(), d.File("trace")).ok());
   d.Write("network.yml", orrery::testing::NetworkYaml("Ring", 2, 50, 500));
-  d.Write("system.json", orrery::testing::SystemJson("ring", 1, 0, 1e9, 1, ", \"roofline-enabled\": 1, \"peak-perf\": 1"));
-  d.Write("memory.json", R"({"memory-type": "PER_NPU_MEMORY_EXPANSION", "remote-mem-latency": 100000, "remote-mem-bw": 10})");
+  d.Write("system.json",
+          orrery::testing::SystemJson("ring", 1, 0, 1e9, 1, ", \"roofline-enabled\": 1, \"peak-perf\": 1"));
+  d.Write("memory.json",
+          R"({"memory-type": "PER_NPU_MEMORY_EXPANSION", "remote-mem-latency": 100000, "remote-mem-bw": 10})");
   RunConfig c;
   c.files.workload_prefix = d.File("trace");
   c.files.network = d.File("network.yml");

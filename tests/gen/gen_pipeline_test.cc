@@ -3,10 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "core/tick.h"
-#include "tests/gen/gen_test_util.h"
-#include "tests/test_util.h"
 #include "gen/strategy.h"
 #include "gen/summary.h"
+#include "tests/gen/gen_test_util.h"
+#include "tests/test_util.h"
 
 namespace orrery::gen {
 namespace {
@@ -62,8 +62,10 @@ TEST_P(PipelineBubble, IterationIsMPlusPMinusOneSlots) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedules, PipelineBubble,
-                         ::testing::Values(std::make_tuple(Schedule::k1F1B, 4, 8), std::make_tuple(Schedule::k1F1B, 4, 2),
-                                           std::make_tuple(Schedule::k1F1B, 2, 5), std::make_tuple(Schedule::kGpipe, 4, 8),
+                         ::testing::Values(std::make_tuple(Schedule::k1F1B, 4, 8),
+                                           std::make_tuple(Schedule::k1F1B, 4, 2),
+                                           std::make_tuple(Schedule::k1F1B, 2, 5),
+                                           std::make_tuple(Schedule::kGpipe, 4, 8),
                                            std::make_tuple(Schedule::kGpipe, 3, 1)));
 
 // Ring closed forms of tests/closed_form_test.cc for one chunk (splits 1),
@@ -207,7 +209,8 @@ TEST_P(InterleavedBubble, BubbleIsPMinusOneChunkSlots) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Chunks, InterleavedBubble,
-                         ::testing::Values(std::make_tuple(2, 2, 4), std::make_tuple(4, 2, 8), std::make_tuple(4, 3, 4)));
+                         ::testing::Values(std::make_tuple(2, 2, 4), std::make_tuple(4, 2, 8),
+                                           std::make_tuple(4, 3, 4)));
 
 }  // namespace
 }  // namespace orrery::gen

@@ -3,11 +3,11 @@
 // the axes placed on it).
 #include <gtest/gtest.h>
 
-#include "tests/test_util.h"
 #include "gen/gen_args.h"
 #include "gen/gen_source.h"
 #include "gen/placement.h"
 #include "gen/strategy.h"
+#include "tests/test_util.h"
 
 namespace orrery::gen {
 namespace {
@@ -66,7 +66,8 @@ TEST(GenPlacement, BadPlacementsNameTheDimensionAndNumbers) {
     const char* message;
   };
   const Case cases[] = {
-      {"tp:0,pp:1,dp:2", "--place = tp:0,pp:1,dp:2: dim1 Switch has 16 NPUs but the axes placed on it (pp) multiply to 8"},
+      {"tp:0,pp:1,dp:2",
+       "--place = tp:0,pp:1,dp:2: dim1 Switch has 16 NPUs but the axes placed on it (pp) multiply to 8"},
       {"tp:0,dp:1", "axis pp (size 8) has no dimension"},
       {"tp:0,dp:1,pp:3", "--place pp = \"3\": out of range; allowed: an integer >= 0 and <= 2"},
       {"tp:0,dp:1,xp:2", "unknown axis 'xp'"},
@@ -87,8 +88,8 @@ TEST(GenPlacement, BadPlacementsNameTheDimensionAndNumbers) {
   Status st = ResolvePlacement(&args.value(), &got);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("--place = tp:0: needs the network"), std::string::npos) << st.message();
-  auto both = ParseGenArgs({"--model=gpt3-175b", "--tp=8", "--order=dp-tp-cp-ep-pp", "--network=Ring(8,50GB/s,1us)",
-                            "--place=tp:0"});
+  auto both = ParseGenArgs(
+      {"--model=gpt3-175b", "--tp=8", "--order=dp-tp-cp-ep-pp", "--network=Ring(8,50GB/s,1us)", "--place=tp:0"});
   ASSERT_TRUE(both.ok());
   st = ResolvePlacement(&both.value(), &got);
   ASSERT_FALSE(st.ok());
@@ -105,7 +106,8 @@ TEST(GenPlacement, TwoPlacementsOfOneStrategySimulateDifferently) {
   d.Write("system.json", R"({"roofline-enabled": 1, "peak-perf": 100, "local-mem-bw": 2000})");
   const std::string net = "Ring(2,400GB/s,100ns)_Ring(2,10GB/s,5us)";
   auto run = [&](const std::string& place) {
-    auto source = GeneratedSource("--model=megatron-22b --tp=2 --dp=2 --microbatches=16 --allow-over-capacity --place=" + place, net);
+    auto source = GeneratedSource(
+        "--model=megatron-22b --tp=2 --dp=2 --microbatches=16 --allow-over-capacity --place=" + place, net);
     EXPECT_TRUE(source.ok()) << source.status().message();
     RunConfig c;
     c.files.system = d.File("system.json");

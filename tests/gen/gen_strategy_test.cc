@@ -4,13 +4,13 @@
 #include <filesystem>
 #include <sstream>
 
-#include "gen/generate.h"
 #include "extern/astra_config.h"
 #include "extern/et_io.h"
-#include "tests/test_util.h"
 #include "gen/gen_args.h"
+#include "gen/generate.h"
 #include "gen/strategy.h"
 #include "gen/summary.h"
+#include "tests/test_util.h"
 
 namespace orrery::gen {
 namespace {
@@ -114,7 +114,8 @@ TEST(GenStrategy, Gpt3On1024NpusFlopsAreKorthikanti) {
   EXPECT_EQ(w->classes.size(), 8u);  // one class per stage
   EXPECT_EQ(w->class_of_rank.size(), 1024u);
   // 72·B·s·l·h²·(1 + 2s/(9h) + V/(12lh)) with B = 512.
-  EXPECT_EQ(FlopsText(TotalFlops(w.value())), FlopsText(KorthikantiFlops(Preset("gpt3-175b"), 512, Recompute::kSelective)));
+  EXPECT_EQ(FlopsText(TotalFlops(w.value())),
+            FlopsText(KorthikantiFlops(Preset("gpt3-175b"), 512, Recompute::kSelective)));
 }
 
 TEST(GenStrategy, FlopTotalsBeyond64Bits) {
@@ -189,7 +190,8 @@ TEST(GenStrategy, DataParallelGradientsPerZeroStage) {
   auto w3 = GenerateDense(m, s);
   EXPECT_EQ(Comm(w3->classes[0], "reduce-scatter dp").second, grads);
   EXPECT_EQ(Comm(w3->classes[0], "all-gather dp").first, 4u * 2 * 2);
-  EXPECT_EQ(Comm(w3->classes[0], "all-gather dp").second, 4u * 2 * 2 * (2 * static_cast<uint64_t>(LayerParams(m, 0)) / 4));
+  EXPECT_EQ(Comm(w3->classes[0], "all-gather dp").second,
+            4u * 2 * 2 * (2 * static_cast<uint64_t>(LayerParams(m, 0)) / 4));
 }
 
 TEST(GenStrategy, RankOrderPlacesAxes) {

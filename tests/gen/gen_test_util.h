@@ -5,9 +5,9 @@
 #include <string>
 
 #include "core/tick.h"
-#include "tests/test_util.h"
 #include "gen/builder.h"
 #include "gen/model.h"
+#include "tests/test_util.h"
 
 namespace orrery::gen::testing {
 
@@ -39,7 +39,8 @@ inline Result<RunReport> SimulateOnRing(const Workload& w, const orrery::testing
   Status st = WriteChakra(w, prefix);
   if (!st.ok()) return st;
   d.Write("network.yml", orrery::testing::NetworkYaml("Ring", static_cast<int>(w.layout.npus()), bw_gbps, latency_ns));
-  d.Write("system.json", orrery::testing::SystemJson("ring", 1, 0, 1e9, 1, ", \"roofline-enabled\": 1, \"peak-perf\": 1"));
+  d.Write("system.json",
+          orrery::testing::SystemJson("ring", 1, 0, 1e9, 1, ", \"roofline-enabled\": 1, \"peak-perf\": 1"));
   RunConfig c;
   c.files.workload_prefix = prefix;
   c.files.network = d.File("network.yml");

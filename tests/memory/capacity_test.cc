@@ -21,7 +21,8 @@ Result<RunReport> RunStep(const TempDir& d, bool offload, const std::string& mem
   spec.activation_bytes = kAct;
   spec.offload = offload;
   EXPECT_TRUE(WriteDataParallelTraces(spec, d.File("trace")).ok());
-  d.Write("system.json", R"({"preferred-dataset-splits": 4, "local-mem-bw": 1600, "all-reduce-implementation": ["ring"]})");
+  d.Write("system.json",
+          R"({"preferred-dataset-splits": 4, "local-mem-bw": 1600, "all-reduce-implementation": ["ring"]})");
   d.Write("mem.yml", mem_yaml);
   RunConfig c;
   c.files.workload_prefix = d.File("trace");
@@ -79,11 +80,17 @@ TEST(Capacity, RemoteTierCapacity) {
 }
 
 TEST(Capacity, BadCapacities) {
-  struct Bad { const char* yaml; const char* needle; };
+  struct Bad {
+    const char* yaml;
+    const char* needle;
+  };
   const Bad cases[] = {
-      {"backend: pool\nbandwidth_gbps: 50\nlocal_capacity_bytes: 0\n", "local_capacity_bytes = 0: a capacity must be positive"},
-      {"backend: pool\nbandwidth_gbps: 50\nlocal_capacity_bytes: lots\n", "mem.yml:3: local_capacity_bytes = \"lots\": not an integer"},
-      {"backend: pool\nbandwidth_gbps: 50\nremote_capacity_bytes: -4\n", "mem.yml:3: remote_capacity_bytes = \"-4\": negative"},
+      {"backend: pool\nbandwidth_gbps: 50\nlocal_capacity_bytes: 0\n",
+       "local_capacity_bytes = 0: a capacity must be positive"},
+      {"backend: pool\nbandwidth_gbps: 50\nlocal_capacity_bytes: lots\n",
+       "mem.yml:3: local_capacity_bytes = \"lots\": not an integer"},
+      {"backend: pool\nbandwidth_gbps: 50\nremote_capacity_bytes: -4\n",
+       "mem.yml:3: remote_capacity_bytes = \"-4\": negative"},
   };
   for (const auto& c : cases) {
     TempDir d;

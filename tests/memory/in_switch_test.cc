@@ -1,8 +1,8 @@
 // In-network collectives on a reduction-capable Switch dimension.
 #include <gtest/gtest.h>
 
-#include "gen/toy_traces.h"
 #include "core/tick.h"
+#include "gen/toy_traces.h"
 #include "tests/test_util.h"
 
 namespace orrery {
@@ -14,9 +14,10 @@ Tick T(double x) { return static_cast<Tick>(x); }
 Result<RunReport> RunColl(const TempDir& d, const std::string& net, const std::string& algo, int type, uint64_t bytes,
                           int npus, const std::string& extra = ", \"in-switch-reduction-bw\": 400") {
   d.Write("system.json", std::string(R"({"endpoint-delay": 10, "preferred-dataset-splits": 1, "local-mem-bw": 1600,
-    "all-reduce-implementation": [")") + algo + R"("], "reduce-scatter-implementation": [")" + algo +
-                             R"("], "all-gather-implementation": [")" + algo + R"("], "all-to-all-implementation": [")" +
-                             algo + "\"]" + extra + "}");
+    "all-reduce-implementation": [")") +
+                             algo + R"("], "reduce-scatter-implementation": [")" + algo +
+                             R"("], "all-gather-implementation": [")" + algo +
+                             R"("], "all-to-all-implementation": [")" + algo + "\"]" + extra + "}");
   EXPECT_TRUE(WriteSingleCollectiveTraces(npus, static_cast<CollectiveKind>(type), bytes, d.File("trace")).ok());
   RunConfig c;
   c.files.workload_prefix = d.File("trace");
@@ -85,7 +86,8 @@ TEST(InSwitch, BadConfigurations) {
     TempDir d;
     auto r = RunColl(d, "Ring(8,100GB/s,1us)", "inSwitch", 0, 1 << 20, 8);
     ASSERT_FALSE(r.ok());
-    EXPECT_NE(r.status().message().find("\"inSwitch\" on dimension 0, which is a Ring; in-switch collectives need a Switch"),
+    EXPECT_NE(r.status().message().find(
+                  "\"inSwitch\" on dimension 0, which is a Ring; in-switch collectives need a Switch"),
               std::string::npos)
         << r.status().message();
   }
@@ -107,7 +109,8 @@ TEST(InSwitch, BadConfigurations) {
     TempDir d;
     auto r = RunColl(d, "Switch(8,100GB/s,1us)", "inSwitch", 0, 1 << 20, 8, ", \"in-switch-reduction-bw\": 0");
     ASSERT_FALSE(r.ok());
-    EXPECT_NE(r.status().message().find("in-switch-reduction-bw = 0: out of range; allowed: a number >= 0.001"), std::string::npos)
+    EXPECT_NE(r.status().message().find("in-switch-reduction-bw = 0: out of range; allowed: a number >= 0.001"),
+              std::string::npos)
         << r.status().message();
   }
 }

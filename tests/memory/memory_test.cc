@@ -73,15 +73,23 @@ TEST(PoolMemory, SeveralFifoPorts) {
 }
 
 TEST(PoolMemory, ConfigurationErrors) {
-  struct Bad { const char* yaml; const char* needle; };
+  struct Bad {
+    const char* yaml;
+    const char* needle;
+  };
   const Bad cases[] = {
       {"backend: pool\nbandwidth_gbps: 50\nlatnecy_ns: 5\n", "unknown key 'latnecy_ns' for the pool backend"},
-      {"backend: pool\nbandwidth_gbps: -5\n", "mem.yml:2: bandwidth_gbps = \"-5\": out of range; allowed: a number >= 0.001 and <= 1e+09"},
-      {"backend: pool\nbandwidth_gbps: 0\n", "mem.yml:2: bandwidth_gbps = \"0\": out of range; allowed: a number >= 0.001"},
-      {"backend: pool\nbandwidth_gbps: 50\nsharing: fairest\n", "mem.yml:3: sharing = \"fairest\": unknown sharing; allowed: fifo, fair"},
-      {"backend: pool\nbandwidth_gbps: 50\nports: 0\n", "mem.yml:3: ports = \"0\": out of range; allowed: an integer >= 1 and <= 65536"},
+      {"backend: pool\nbandwidth_gbps: -5\n",
+       "mem.yml:2: bandwidth_gbps = \"-5\": out of range; allowed: a number >= 0.001 and <= 1e+09"},
+      {"backend: pool\nbandwidth_gbps: 0\n",
+       "mem.yml:2: bandwidth_gbps = \"0\": out of range; allowed: a number >= 0.001"},
+      {"backend: pool\nbandwidth_gbps: 50\nsharing: fairest\n",
+       "mem.yml:3: sharing = \"fairest\": unknown sharing; allowed: fifo, fair"},
+      {"backend: pool\nbandwidth_gbps: 50\nports: 0\n",
+       "mem.yml:3: ports = \"0\": out of range; allowed: an integer >= 1 and <= 65536"},
       {"backend: hbm9000\n", "backend = \"hbm9000\": unknown memory backend; valid: astra-sim, pool"},
-      {"backend: pool\nbandwidth_gbps: [1, 2]\n", "mem.yml:2: bandwidth_gbps = [1, 2]: expected a single value, found a list"},
+      {"backend: pool\nbandwidth_gbps: [1, 2]\n",
+       "mem.yml:2: bandwidth_gbps = [1, 2]: expected a single value, found a list"},
   };
   for (const auto& c : cases) {
     TempDir d;
@@ -123,12 +131,13 @@ TEST(LocalTier, MemNodesMarkedLocalUseHbm) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->per_npu[0].finished_ns, 2 * (100 + 1600000 / 1600u));  // HBM: 1000 ns + latency, twice
   EXPECT_EQ(r->per_npu[1].finished_ns, 2 * (700 + 1600000 / 50u));    // the pool
-  EXPECT_EQ(r->memory_accesses, 2u);                                   // only rank 1's went to the pool
+  EXPECT_EQ(r->memory_accesses, 2u);                                  // only rank 1's went to the pool
   // A local-tier node needs local-mem-bw; a wrong tier name is refused.
   d.Write("system.json", R"({"preferred-dataset-splits": 1})");
   auto no_bw = RunSimulation(c, DefaultBackends());
   ASSERT_FALSE(no_bw.ok());
-  EXPECT_NE(no_bw.status().message().find("accesses the local tier but the system configuration has no \"local-mem-bw\""),
+  EXPECT_NE(no_bw.status().message().find(
+                "accesses the local tier but the system configuration has no \"local-mem-bw\""),
             std::string::npos)
       << no_bw.status().message();
 }
@@ -172,11 +181,15 @@ TEST(PoolOverNetwork, StoresAndLoadsCrossTheDimension) {
   const uint64_t b = 1000000;
   const double x = b / GiBpsToBytesPerNs(50);
   const Tick pool = 700 + b / 50;
-  struct Case { int who; bool store; Tick want; };
+  struct Case {
+    int who;
+    bool store;
+    Tick want;
+  };
   const Case cases[] = {
-      {2, true, static_cast<Tick>(2 * 500 + x) + pool},   // 2 -> 0 (two hops), then the pool
-      {3, false, pool + static_cast<Tick>(500 + x)},      // the pool, then 0 -> 3
-      {0, true, pool},                                    // the pool hangs off rank 0
+      {2, true, static_cast<Tick>(2 * 500 + x) + pool},  // 2 -> 0 (two hops), then the pool
+      {3, false, pool + static_cast<Tick>(500 + x)},     // the pool, then 0 -> 3
+      {0, true, pool},                                   // the pool hangs off rank 0
   };
   for (const auto& c : cases) {
     testing::TempDir d;
@@ -218,7 +231,10 @@ namespace {
 TEST(AstraSimMemory, ClosedFormsOfTheThreeModes) {
   const uint64_t b = 1048576;
   const Tick svc = 500 + b / 50;  // 21471
-  struct Case { const char* json; std::vector<Tick> want; };
+  struct Case {
+    const char* json;
+    std::vector<Tick> want;
+  };
   const Case cases[] = {
       {R"({"memory-type": "PER_NPU_MEMORY_EXPANSION", "remote-mem-latency": 500, "remote-mem-bw": 50})",
        {svc, svc, svc, svc}},

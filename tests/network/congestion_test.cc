@@ -2,9 +2,9 @@
 // are shared, agreement with the analytical backend where they are not.
 #include <gtest/gtest.h>
 
-#include "gen/toy_traces.h"
 #include "core/tick.h"
 #include "extern/et_io.h"
+#include "gen/toy_traces.h"
 #include "tests/test_util.h"
 
 namespace orrery {
@@ -20,7 +20,7 @@ void WriteMessages(const TempDir& d, int npus, const std::vector<testing::P2PMsg
 }
 
 Result<RunReport> RunNet(const TempDir& d, const std::string& net, const std::string& backend,
-                      const std::string& groups = "") {
+                         const std::string& groups = "") {
   RunConfig c;
   c.files.workload_prefix = d.File("trace");
   c.files.network = net;
@@ -53,7 +53,8 @@ TEST(CongestionAware, TwoFlowsCompeteForALinkOnTwoDimensions) {
 }
 
 TEST(CongestionAware, AgreesWithAnalyticalWhenNothingIsShared) {
-  for (const char* net : {"Ring(4,100GB/s,500ns)_Ring(4,50GB/s,1us)", "FullyConnected(4,100GB/s,500ns)_Ring(4,50GB/s,1us)"}) {
+  for (const char* net :
+       {"Ring(4,100GB/s,500ns)_Ring(4,50GB/s,1us)", "FullyConnected(4,100GB/s,500ns)_Ring(4,50GB/s,1us)"}) {
     TempDir d;
     d.Write("system.json", R"({"preferred-dataset-splits": 4, "local-mem-bw": 1600,
       "collective-optimization": "localBWAware", "all-reduce-implementation": ["ring", "ring"]})");

@@ -35,7 +35,11 @@ TEST(Notation, ParsesEveryBlockAndUnit) {
 }
 
 TEST(Notation, ErrorsPointAtTheCharacter) {
-  struct Bad { const char* text; const char* message; size_t column; };
+  struct Bad {
+    const char* text;
+    const char* message;
+    size_t column;
+  };
   const Bad cases[] = {
       {"Ring(8,200GB/s,50ns)_Swich(16,50GB/s,2us)", "unknown building block 'Swich' (did you mean 'Switch'?)", 22},
       {"Ring(8 200GB/s,50ns)", "expected ',' after the NPU count", 8},
@@ -93,7 +97,8 @@ TEST(NetworkFiles, GeneratedYamlReadsBackInBothFormats) {
   auto mesh = ParseTopologyNotation("Mesh(4,100GB/s,500ns)");
   ASSERT_TRUE(mesh.ok());
   EXPECT_FALSE(WriteAstraSimYaml(mesh.value(), &astra));  // no ASTRA-sim equivalent
-  dir.Write("bad.yml", "dims:\n  - block: Mesh\n    npus: 4\n    bandwidth_gbps: 10\n    latency_ns: 1\n    lanes: 2\n");
+  dir.Write("bad.yml",
+            "dims:\n  - block: Mesh\n    npus: 4\n    bandwidth_gbps: 10\n    latency_ns: 1\n    lanes: 2\n");
   auto bad = ReadAstraNetworkYaml(dir.File("bad.yml"));
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("unknown key 'lanes'"), std::string::npos) << bad.status().message();
@@ -103,7 +108,12 @@ TEST(NetworkFiles, GeneratedYamlReadsBackInBothFormats) {
 TEST(NewBlocks, MeshAndUnidirectionalRingHops) {
   const uint64_t bytes = 1 << 20;
   const double x = bytes / GiBpsToBytesPerNs(100);
-  struct Case { const char* net; int dst; Tick unaware; Tick aware; };
+  struct Case {
+    const char* net;
+    int dst;
+    Tick unaware;
+    Tick aware;
+  };
   const Case cases[] = {
       {"Mesh(8,100GB/s,100ns)", 3, static_cast<Tick>(3 * 100 + x), 3 * static_cast<Tick>(100 + x)},
       {"Mesh(8,100GB/s,100ns)", 7, static_cast<Tick>(7 * 100 + x), 7 * static_cast<Tick>(100 + x)},  // no wrap

@@ -37,7 +37,7 @@ bool Register(orrery::PluginRegistries* r, char* error, size_t n) {
 #endif
   auto st = r->network->Register(name, "1 us + 1 ns per 1000 bytes",
                                  [](const orrery::BackendContext& ctx)
-                                     -> orrery::Result<std::unique_ptr<orrery::NetworkBackend>> {
+                                     -> orrery::Result<std::unique_ptr<orrery::NetworkBackend> > {
                                    return std::unique_ptr<orrery::NetworkBackend>(new Fixed(ctx));
                                  });
   if (!st.ok()) {
@@ -57,7 +57,7 @@ bool Register(orrery::PluginRegistries* r, char* error, size_t n) {
   if (r->memory) {
     auto ms = r->memory->Register("fixture-mem", "777 ns per access",
                                   [](const orrery::MemoryContext& c)
-                                      -> orrery::Result<std::unique_ptr<orrery::MemoryBackend>> {
+                                      -> orrery::Result<std::unique_ptr<orrery::MemoryBackend> > {
                                     return std::unique_ptr<orrery::MemoryBackend>(new Fixed777(c));
                                   });
     if (!ms.ok()) {
@@ -68,25 +68,26 @@ bool Register(orrery::PluginRegistries* r, char* error, size_t n) {
   // A collective algorithm: every member sends its whole buffer to every other
   // member at once and waits for all of theirs (a one-shot exchange).
   std::string err;
-  if (r->collectives && !r->collectives->Register("fixture-exchange", "one-shot exchange with every member",
-                                                  [](const orrery::CollectiveRequest& q) {
-                                                    orrery::CustomGraph g;
-                                                    for (int m : q.members) {
-                                                      if (m == q.self) continue;
-                                                      orrery::CustomOp s;
-                                                      s.kind = orrery::CustomOp::kSend;
-                                                      s.peer = m;
-                                                      s.bytes = q.bytes;
-                                                      g.push_back(s);
-                                                      orrery::CustomOp rcv;
-                                                      rcv.kind = orrery::CustomOp::kRecv;
-                                                      rcv.peer = m;
-                                                      rcv.bytes = q.bytes;
-                                                      g.push_back(rcv);
-                                                    }
-                                                    return g;
-                                                  },
-                                                  &err)) {
+  if (r->collectives && !r->collectives->Register(
+                            "fixture-exchange", "one-shot exchange with every member",
+                            [](const orrery::CollectiveRequest& q) {
+                              orrery::CustomGraph g;
+                              for (int m : q.members) {
+                                if (m == q.self) continue;
+                                orrery::CustomOp s;
+                                s.kind = orrery::CustomOp::kSend;
+                                s.peer = m;
+                                s.bytes = q.bytes;
+                                g.push_back(s);
+                                orrery::CustomOp rcv;
+                                rcv.kind = orrery::CustomOp::kRecv;
+                                rcv.peer = m;
+                                rcv.bytes = q.bytes;
+                                g.push_back(rcv);
+                              }
+                              return g;
+                            },
+                            &err)) {
     std::snprintf(error, n, "%s", err.c_str());
     return false;
   }

@@ -2,9 +2,9 @@
 // analytical backend on uncongested messages, queueing on an incast.
 #include <gtest/gtest.h>
 
-#include "gen/toy_traces.h"
 #include "core/tick.h"
 #include "extern/et_io.h"
+#include "gen/toy_traces.h"
 #include "plugins/loader.h"
 #include "tests/test_util.h"
 

@@ -3,10 +3,10 @@
 #include <gtest/gtest.h>
 #include <string>
 
-#include "gen/toy_traces.h"
-#include "extern/et_io.h"
-#include "memory/backend.h"
 #include "core/tick.h"
+#include "extern/et_io.h"
+#include "gen/toy_traces.h"
+#include "memory/backend.h"
 #include "plugins/loader.h"
 #include "tests/test_util.h"
 
@@ -135,25 +135,32 @@ TEST(CollectiveRegistry, InvalidGraphsAndNameClashesAreRefused) {
   EXPECT_NE(err.find("'ring' is built in"), std::string::npos) << err;
   EXPECT_FALSE(algos.Register("inSwitch", "", nullptr, &err));  // the config parser checks plugins first
   EXPECT_NE(err.find("'inSwitch' is built in"), std::string::npos) << err;
-  ASSERT_TRUE(algos.Register("stray", "talks to a rank outside the ring", [](const CollectiveRequest& q) {
-    CustomGraph g(1);
-    g[0].kind = CustomOp::kSend;
-    g[0].peer = 99;
-    g[0].bytes = q.bytes;
-    return g;
-  }, &err));
-  ASSERT_TRUE(algos.Register("miscounted", "num_deps does not match", [](const CollectiveRequest&) {
-    CustomGraph g(2);
-    g[0].kind = CustomOp::kComp;
-    g[0].children = {1};
-    g[1].kind = CustomOp::kComp;  // num_deps left at 0
-    return g;
-  }, &err));
+  ASSERT_TRUE(algos.Register(
+      "stray", "talks to a rank outside the ring",
+      [](const CollectiveRequest& q) {
+        CustomGraph g(1);
+        g[0].kind = CustomOp::kSend;
+        g[0].peer = 99;
+        g[0].bytes = q.bytes;
+        return g;
+      },
+      &err));
+  ASSERT_TRUE(algos.Register(
+      "miscounted", "num_deps does not match",
+      [](const CollectiveRequest&) {
+        CustomGraph g(2);
+        g[0].kind = CustomOp::kComp;
+        g[0].children = {1};
+        g[1].kind = CustomOp::kComp;  // num_deps left at 0
+        return g;
+      },
+      &err));
   EXPECT_FALSE(algos.Register("stray", "", nullptr, &err));
   for (const char* name : {"stray", "miscounted"}) {
     testing::TempDir d;
     d.Write("network.yml", testing::NetworkYaml("Ring", 4, 50, 500));
-    d.Write("system.json", std::string(R"({"preferred-dataset-splits": 1, "all-reduce-implementation": [")") + name + "\"]}");
+    d.Write("system.json",
+            std::string(R"({"preferred-dataset-splits": 1, "all-reduce-implementation": [")") + name + "\"]}");
     ASSERT_TRUE(WriteSingleCollectiveTraces(4, CollectiveKind::kAllReduce, 4096, d.File("trace")).ok());
     RunConfig c;
     c.files.workload_prefix = d.File("trace");

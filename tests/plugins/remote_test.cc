@@ -104,7 +104,8 @@ TEST(RemoteBackend, UnixSocketAndAComputeHeavyWorkload) {
   spec.layers = 4;
   spec.allreduce_bytes = 4 << 20;
   ASSERT_TRUE(WriteDataParallelTraces(spec, d.File("trace")).ok());
-  d.Write("system.json", R"({"preferred-dataset-splits": 4, "local-mem-bw": 1600, "collective-optimization": "localBWAware",
+  d.Write("system.json",
+          R"({"preferred-dataset-splits": 4, "local-mem-bw": 1600, "collective-optimization": "localBWAware",
     "all-reduce-implementation": ["ring", "halvingDoubling"]})");
   c.files.workload_prefix = d.File("trace");
   c.files.network = "Ring(4,100GB/s,500ns)_Switch(4,50GB/s,1us)";
@@ -133,7 +134,8 @@ std::string BadPeer(std::function<void(boost::asio::ip::tcp::socket&)> behave, s
   auto fut = where.get_future();
   *t = std::thread([behave, w = std::move(where)]() mutable {
     boost::asio::io_context io;
-    boost::asio::ip::tcp::acceptor acc(io, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
+    boost::asio::ip::tcp::acceptor acc(io,
+                                       boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
     w.set_value("127.0.0.1:" + std::to_string(acc.local_endpoint().port()));
     boost::asio::ip::tcp::socket s(io);
     acc.accept(s);
@@ -164,7 +166,8 @@ TEST(RemoteBackend, PeerThatDisconnects) {
   Status st = RunAgainst(ep, 2000);
   t.join();
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("closed the connection instead of answering the hello"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("closed the connection instead of answering the hello"), std::string::npos)
+      << st.message();
 }
 
 TEST(RemoteBackend, PeerThatAnswersGarbage) {

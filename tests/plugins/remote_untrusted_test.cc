@@ -133,11 +133,10 @@ TEST(RemoteUntrusted, ADeliveryInThePast) {
 
 TEST(RemoteUntrusted, ANextEventInThePast) {
   std::thread t;
-  const std::string ep = ScriptedPeer(
-      [](const remote::Advance& a, int n, remote::FromPeer* out) {
-        out->mutable_reply()->set_next_event_ns(n == 0 ? 1000 : 999);
-      },
-      &t);
+  const std::string ep =
+      ScriptedPeer([](const remote::Advance& a, int n,
+                      remote::FromPeer* out) { out->mutable_reply()->set_next_event_ns(n == 0 ? 1000 : 999); },
+                   &t);
   Status st = RunAgainst(ep);
   t.join();
   ExpectPeerError(st, ep, "announced its next event at t=999 ns, not after t=1000 ns");
@@ -195,11 +194,13 @@ void RawAnswerTest(const std::string& bytes, const std::string& expect) {
 }
 
 TEST(RemoteUntrusted, AnOversizedFrame) {
-  RawAnswerTest(std::string("\xff\xff\xff\xff", 4) + "junk", "answered an advance to t=10 ns with a frame length over 64 MiB");
+  RawAnswerTest(std::string("\xff\xff\xff\xff", 4) + "junk",
+                "answered an advance to t=10 ns with a frame length over 64 MiB");
 }
 
 TEST(RemoteUntrusted, AGarbageFrame) {
-  RawAnswerTest(std::string("\x03\x00\x00\x00\xff\xff\xff", 7), "answered an advance to t=10 ns with bytes that do not parse");
+  RawAnswerTest(std::string("\x03\x00\x00\x00\xff\xff\xff", 7),
+                "answered an advance to t=10 ns with bytes that do not parse");
 }
 
 // Random bytes as the answer to the first advance (fixed seeds): always one
@@ -226,7 +227,8 @@ TEST(RemoteUntrusted, TimeoutMustBePositive) {
     Status st = RunAgainst("127.0.0.1:1", bad);  // checked before connecting
     ASSERT_FALSE(st.ok()) << bad;
     EXPECT_EQ(st.code(), StatusCode::kInvalidInput) << st.message();
-    EXPECT_NE(st.message().find(std::string("--remote-timeout-ms = \"") + bad + "\""), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find(std::string("--remote-timeout-ms = \"") + bad + "\""), std::string::npos)
+        << st.message();
     EXPECT_NE(st.message().find("allowed: an integer >= 1"), std::string::npos) << st.message();
   }
 }
@@ -236,12 +238,13 @@ TEST(RemoteUntrusted, EndpointsAreChecked) {
     const char* endpoint;
     const char* expect;
   };
-  for (const Bad& b : {Bad{"127.0.0.1:abc", "--remote-endpoint = \"127.0.0.1:abc\": port = \"abc\""},
-                       Bad{"127.0.0.1:0", "--remote-endpoint = \"127.0.0.1:0\": port = \"0\": out of range"},
-                       Bad{"127.0.0.1:65536", "--remote-endpoint = \"127.0.0.1:65536\": port = \"65536\": out of range"},
-                       Bad{"127.0.0.1", "--remote-endpoint = \"127.0.0.1\": expected HOST:PORT or unix:/path"},
-                       Bad{":7070", "the host before ':' is empty"},
-                       Bad{"no-such-host.invalid:7070", "host \"no-such-host.invalid\" does not resolve"}}) {
+  for (const Bad& b :
+       {Bad{"127.0.0.1:abc", "--remote-endpoint = \"127.0.0.1:abc\": port = \"abc\""},
+        Bad{"127.0.0.1:0", "--remote-endpoint = \"127.0.0.1:0\": port = \"0\": out of range"},
+        Bad{"127.0.0.1:65536", "--remote-endpoint = \"127.0.0.1:65536\": port = \"65536\": out of range"},
+        Bad{"127.0.0.1", "--remote-endpoint = \"127.0.0.1\": expected HOST:PORT or unix:/path"},
+        Bad{":7070", "the host before ':' is empty"},
+        Bad{"no-such-host.invalid:7070", "host \"no-such-host.invalid\" does not resolve"}}) {
     Status st = RunAgainst(b.endpoint);
     ASSERT_FALSE(st.ok()) << b.endpoint;
     EXPECT_EQ(st.code(), StatusCode::kInvalidInput) << st.message();
@@ -253,7 +256,8 @@ TEST(RemoteUntrusted, PeerListenIsChecked) {
   for (const auto& [listen, expect] : std::vector<std::pair<std::string, std::string>>{
            {"127.0.0.1:abc", "--listen = \"127.0.0.1:abc\": port = \"abc\": not"},
            {"127.0.0.1:70000", "--listen = \"127.0.0.1:70000\": port = \"70000\": out of range"},
-           {"no-such-host.invalid:7070", "--listen = \"no-such-host.invalid:7070\": host \"no-such-host.invalid\" does not resolve"},
+           {"no-such-host.invalid:7070",
+            "--listen = \"no-such-host.invalid:7070\": host \"no-such-host.invalid\" does not resolve"},
            {"unix:", "--listen = \"unix:\": unix: needs a socket path"}}) {
     Status st = ServeRemotePeer(listen, 1, nullptr);
     ASSERT_FALSE(st.ok()) << listen;
@@ -272,11 +276,13 @@ TEST(RemoteUntrusted, ThePeerChecksOrrerysFrames) {
     std::promise<std::string> where;
     auto fut = where.get_future();
     Status served;
-    std::thread peer([&] { served = ServeRemotePeer("127.0.0.1:0", 1, [&](const std::string& e) { where.set_value(e); }); });
+    std::thread peer(
+        [&] { served = ServeRemotePeer("127.0.0.1:0", 1, [&](const std::string& e) { where.set_value(e); }); });
     const std::string ep = fut.get();
     boost::asio::io_context io;
     tcp::socket s(io);
-    s.connect(tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(std::stoi(ep.substr(10)))));
+    s.connect(tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"),
+                            static_cast<unsigned short>(std::stoi(ep.substr(10)))));
     std::string detail;
     remote::ToPeer hello;
     hello.mutable_hello()->set_protocol_version(1);
@@ -289,7 +295,8 @@ TEST(RemoteUntrusted, ThePeerChecksOrrerysFrames) {
     remote::FromPeer ack;
     ASSERT_EQ(remote::ReadFrame(io, s, &ack, std::chrono::milliseconds(5000), &detail), remote::ReadResult::kOk);
     if (variant == 0) {
-      EXPECT_NE(ack.hello_ack().error().find("dimension 0 is out of range"), std::string::npos) << ack.hello_ack().error();
+      EXPECT_NE(ack.hello_ack().error().find("dimension 0 is out of range"), std::string::npos)
+          << ack.hello_ack().error();
       s.close();
       peer.join();
       EXPECT_TRUE(served.ok()) << served.message();
@@ -306,7 +313,8 @@ TEST(RemoteUntrusted, ThePeerChecksOrrerysFrames) {
     }
     peer.join();
     ASSERT_FALSE(served.ok());
-    EXPECT_NE(served.message().find("peer: asked to advance to t=50 ns, before the current t=100 ns"), std::string::npos)
+    EXPECT_NE(served.message().find("peer: asked to advance to t=50 ns, before the current t=100 ns"),
+              std::string::npos)
         << served.message();
   }
 }

@@ -115,8 +115,8 @@ TEST(CriticalPath, OverlappedCommunicationIsOffThePathExposedIsOn) {
     d.Write("network.yml", testing::NetworkYaml("Ring", 2, 50, 500));
     d.Write("system.json", testing::SystemJson("ring", 1, 10, 50));
     testing::WriteTraces(d, 2, [&](int) {
-      return Nodes{Comp(1, 10), Dep(testing::CollNode(2, 0, exposed ? 1048576 : 1024), {1}), Comp(3, exposed ? 1 : 20, {1}),
-                   Comp(4, 5, {2, 3})};
+      return Nodes{Comp(1, 10), Dep(testing::CollNode(2, 0, exposed ? 1048576 : 1024), {1}),
+                   Comp(3, exposed ? 1 : 20, {1}), Comp(4, 5, {2, 3})};
     });
     auto r = RunCp(d);
     ASSERT_TRUE(r.ok()) << r.status().message();
@@ -227,7 +227,9 @@ TEST(CriticalPath, PipelineCrossesToTheSenderThroughItsSlot) {
   d.Write("system.json", R"({"preferred-dataset-splits": 1})");
   const uint64_t mib = 1048576;
   testing::WriteTraces(d, 2, [&](int r) {
-    if (r == 0) return Nodes{Comp(1, 10, {}, "F0a"), P2P(2, true, 1, mib, {1}), Comp(3, 10, {1}, "F0b"), P2P(4, true, 1, mib, {3})};
+    if (r == 0)
+      return Nodes{Comp(1, 10, {}, "F0a"), P2P(2, true, 1, mib, {1}), Comp(3, 10, {1}, "F0b"),
+                   P2P(4, true, 1, mib, {3})};
     return Nodes{P2P(1, false, 0, mib), Comp(2, 20, {1}, "F1a"), P2P(3, false, 0, mib), Comp(4, 20, {2, 3}, "F1b")};
   });
   auto r = RunCp(d);
@@ -261,7 +263,8 @@ TEST(CriticalPath, PipelineCrossesToTheSenderThroughItsSlot) {
 //   dim1: B = 26.8435456: wire 20031; 10 + 2 * 20041 + 31455 = 71547 ns
 TEST(CriticalPath, CollectiveIsSplitByTheDimensionItsChunksAreOn) {
   TempDir d;
-  d.Write("network.yml", "topology: [ Ring, Ring ]\nnpus_count: [ 2, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 500 ]\n");
+  d.Write("network.yml",
+          "topology: [ Ring, Ring ]\nnpus_count: [ 2, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 500 ]\n");
   d.Write("system.json", R"({"preferred-dataset-splits": 1, "endpoint-delay": 10, "local-mem-bw": 50,
                              "all-reduce-implementation": ["ring", "ring"]})");
   testing::WriteTraces(d, 4, [](int) { return Nodes{testing::CollNode(1, 0, 1048576)}; });
@@ -313,7 +316,8 @@ TEST(CriticalPath, CommandLinePrintsItForTheExample) {
   ASSERT_EQ(pclose(p), 0);
   EXPECT_NE(out.find("bottleneck: compute: 98.1% of the critical path"), std::string::npos) << out;
   EXPECT_NE(out.find("\ncritical path: 98.1% compute, 1.9% communication dim0 (Ring)\n"), std::string::npos) << out;
-  EXPECT_NE(out.find("  compute                                         6000000 ns  98.1%\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("  compute                                         6000000 ns  98.1%\n"), std::string::npos)
+      << out;
 }
 
 TEST(CriticalPath, OffByDefaultAndTheReportIsUnchanged) {

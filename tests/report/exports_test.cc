@@ -88,7 +88,8 @@ TEST(Exports, BadPathsExitTwoAndAnalyticalLinksSaySo) {
   for (const char* flag : {"--collectives", "--links"}) {
     std::string err;
     EXPECT_EQ(testing::RunCli(std::string("run --example=default ") + flag + "=/nonexistent-dir/x.csv", &err), 2);
-    EXPECT_NE(err.find(std::string(flag) + " = \"/nonexistent-dir/x.csv\": cannot write it (No such file or directory); "
+    EXPECT_NE(err.find(std::string(flag) +
+                       " = \"/nonexistent-dir/x.csv\": cannot write it (No such file or directory); "
                        "allowed: a file path in an existing, writable directory"),
               std::string::npos)
         << err;

@@ -6,12 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
+#include "core/tick.h"
 #include "explore/csv.h"
 #include "report/compare.h"
-#include "core/tick.h"
 #include "tests/test_util.h"
 
 namespace orrery {
@@ -75,9 +75,9 @@ void ExpectRow(const json& cmp, const std::string& label, double a, double b) {
 TEST(ReportCompare, TwiceTheBandwidthHalvesTheCommunication) {
   TempDir d;
   const Tick comm_a = AllReduceNs(50), comm_b = AllReduceNs(100);
-  ASSERT_EQ(comm_a, 2 * comm_b);  // 262144 B at 53.687 B/ns: 4882 ns a step; at twice that, 2441
-  const std::string a = RingRun(d, 50, "", "a");                  // symmetric: rank 0 stands for all
-  const std::string b = RingRun(d, 100, "--symmetry=off", "b");   // every rank simulated
+  ASSERT_EQ(comm_a, 2 * comm_b);                  // 262144 B at 53.687 B/ns: 4882 ns a step; at twice that, 2441
+  const std::string a = RingRun(d, 50, "", "a");  // symmetric: rank 0 stands for all
+  const std::string b = RingRun(d, 100, "--symmetry=off", "b");  // every rank simulated
   auto out = CompareReports(CompareOptions{a, b, "json"});
   ASSERT_TRUE(out.ok()) << out.status().message();
   const json cmp = json::parse(out.value());
@@ -195,8 +195,8 @@ TEST(ReportCompare, CategoryOrderMissingCategoriesAndHashes) {
   for (const json& r : cmp.at("rows")) {
     if (r.at("section") == "critical path") path.push_back(r.at("row"));
   }
-  EXPECT_EQ(path, (std::vector<std::string>{"compute", "communication dim0 (Ring)", "communication dim1 (Switch)", "memory",
-                                            "waiting on another rank", "idle"}));
+  EXPECT_EQ(path, (std::vector<std::string>{"compute", "communication dim0 (Ring)", "communication dim1 (Switch)",
+                                            "memory", "waiting on another rank", "idle"}));
   ExpectRow(cmp, "communication dim1 (Switch)", 300, 0);
   ExpectRow(cmp, "communication dim0 (Ring)", 0, 50);
   ExpectRow(cmp, "finished (max over ranks)", 500, 600);
@@ -221,7 +221,8 @@ TEST(ReportCompare, CategoryOrderMissingCategoriesAndHashes) {
   EXPECT_EQ(no_path->find("critical path"), std::string::npos);
   EXPECT_EQ(no_path->find("config:"), std::string::npos);
   // Slowest rank a: rank 1 (compute 200, exposed 250, memory 40, idle 10); b: rank 0 (100, 300, 0, 0).
-  EXPECT_NE(no_path->find("\nlargest change: compute (slowest rank) -100 ns (-50.0%)\n"), std::string::npos) << *no_path;
+  EXPECT_NE(no_path->find("\nlargest change: compute (slowest rank) -100 ns (-50.0%)\n"), std::string::npos)
+      << *no_path;
 }
 
 // Networks of different shapes: a dimension one report lacks is null there
@@ -271,7 +272,8 @@ TEST(ReportCompare, BadInputsNameTheFileTheFieldAndWhatWasExpected) {
       {"array", nullptr, "[1, 2]", "bad.json: the top level is an array of 2 element(s); expected a JSON object"},
       {"timeline", nullptr, R"({"traceEvents": [], "displayTimeUnit": "ns"})", "bad.json: a trace-event timeline"},
       {"empty object", nullptr, "{}",
-       "bad.json: field \"backend\" is missing; expected a string (is this a report of 'orrery run --report-format=json'?)"},
+       "bad.json: field \"backend\" is missing; expected a string (is this a report of 'orrery run "
+       "--report-format=json'?)"},
       {"missing split", [](json& j) { j["npus"][1].erase("idle_ns"); }, "",
        "bad.json: field \"npus[1].idle_ns\" is missing; expected a non-negative integer (nanoseconds)"},
       {"string time", [](json& j) { j["npus"][0]["finished_ns"] = "400"; }, "",
@@ -286,9 +288,11 @@ TEST(ReportCompare, BadInputsNameTheFileTheFieldAndWhatWasExpected) {
        "bad.json: field \"npu_count\" is 0 (an integer); expected at least 1"},
       {"rank range", [](json& j) { j["npus"][1]["rank"] = 2; }, "",
        "bad.json: field \"npus[1].rank\" is 2 (an integer); expected a rank below npu_count"},
-      {"npu entry", [](json& j) { j["npus"][0] = 7; }, "", "bad.json: field \"npus[0]\" is 7 (an integer); expected an object"},
+      {"npu entry", [](json& j) { j["npus"][0] = 7; }, "",
+       "bad.json: field \"npus[0]\" is 7 (an integer); expected an object"},
       {"path category", [](json& j) { j["critical_path"]["categories"][1]["ns"] = 1.5; }, "",
-       "bad.json: field \"critical_path.categories[1].ns\" is 1.5 (a number); expected a non-negative integer (nanoseconds)"},
+       "bad.json: field \"critical_path.categories[1].ns\" is 1.5 (a number); expected a non-negative integer "
+       "(nanoseconds)"},
       {"path type", [](json& j) { j["critical_path"] = "yes"; }, "",
        "bad.json: field \"critical_path\" is \"yes\" (a string); expected an object (from orrery run --critical-path)"},
       {"utilisation", [](json& j) { j["dims"][0]["utilization"] = "high"; }, "",
@@ -296,8 +300,11 @@ TEST(ReportCompare, BadInputsNameTheFileTheFieldAndWhatWasExpected) {
       {"collective order", [](json& j) { j["collectives"][0]["end_ns"] = 50; }, "",
        "bad.json: field \"collectives[0].end_ns\" is 50 (an integer); expected at least start_ns = 100"},
       {"memory", [](json& j) { j.erase("memory"); }, "", "bad.json: field \"memory\" is missing; expected an object"},
-      {"hash", [](json& j) { j["config"] = {{"hash", 5}}; }, "",
-       "bad.json: field \"config.hash\" is 5 (an integer); expected a string"},
+      {"hash",
+       [](json& j) {
+         j["config"] = {{"hash", 5}};
+       },
+       "", "bad.json: field \"config.hash\" is 5 (an integer); expected a string"},
   };
   for (const Case& c : cases) {
     if (c.change) {

@@ -77,8 +77,9 @@ void ExpectCsvEqualsJson(const Exports& e, const std::string& what) {
   const json& j = e.report;
   const int npus = j.at("npu_count").get<int>();
   // Per rank: exactly the eight columns, one row per rank, in rank order.
-  EXPECT_EQ(e.per_rank.header, (std::vector<std::string>{"rank", "finished_ns", "compute_ns", "comm_ns", "exposed_comm_ns",
-                                                         "idle_ns", "remote_mem_ns", "mem_stall_ns"}));
+  EXPECT_EQ(e.per_rank.header,
+            (std::vector<std::string>{"rank", "finished_ns", "compute_ns", "comm_ns", "exposed_comm_ns", "idle_ns",
+                                      "remote_mem_ns", "mem_stall_ns"}));
   ASSERT_EQ(j.at("npus").size(), static_cast<size_t>(npus)) << what;
   ExpectRowsEqual(e.per_rank, j.at("npus").get<std::vector<json>>(), what + ", per rank");
   // Collectives: a symmetric run's JSON lists the representative's, which stand for every rank.
@@ -147,8 +148,9 @@ TEST(ReportCsv, DifferentRanksAndQuotedNames) {
     ag.add_data_deps(2);
     return std::vector<ChakraProtoMsg::Node>{comp, ar, ag};
   });
-  const std::string inputs = "--workload-configuration=" + d.File("trace") + " --network-configuration=" +
-                             d.File("network.yml") + " --system-configuration=" + d.File("system.json");
+  const std::string inputs = "--workload-configuration=" + d.File("trace") +
+                             " --network-configuration=" + d.File("network.yml") +
+                             " --system-configuration=" + d.File("system.json");
   for (const std::string backend : {"analytical", "congestion-aware --link-stats"}) {
     const Exports e = RunAndExport(inputs + " --network-backend=" + backend);
     EXPECT_FALSE(e.report.contains("collectives_note"));

@@ -67,12 +67,11 @@ std::string RunJson(const std::string& args) {
   return out;
 }
 
-#define EXPECT_VALID(text, what)                    \
-  do {                                              \
-    const std::string report_text = (text);         \
-    ASSERT_FALSE(report_text.empty()) << (what);    \
-    EXPECT_EQ(Schema().Violations(report_text), "") \
-        << (what) << "\n" << report_text.substr(0, 4000); \
+#define EXPECT_VALID(text, what)                                                                      \
+  do {                                                                                                \
+    const std::string report_text = (text);                                                           \
+    ASSERT_FALSE(report_text.empty()) << (what);                                                      \
+    EXPECT_EQ(Schema().Violations(report_text), "") << (what) << "\n" << report_text.substr(0, 4000); \
   } while (0)
 
 // The schema itself is draft-7 JSON Schema that closes the top level.
@@ -90,8 +89,9 @@ TEST(ReportSchema, FileIsADraft7SchemaClosedAtTheTop) {
 
 TEST(ReportSchema, EmbeddedExamplesSymmetricAndFull) {
   for (const std::string example : {"default", "data-parallel"}) {
-    for (const std::string extra : {"", " --symmetry=off", " --critical-path", " --iterations=3 --critical-path",
-                                    " --link-stats", " --network-backend=congestion-aware --link-stats --critical-path"}) {
+    for (const std::string extra :
+         {"", " --symmetry=off", " --critical-path", " --iterations=3 --critical-path", " --link-stats",
+          " --network-backend=congestion-aware --link-stats --critical-path"}) {
       EXPECT_VALID(RunJson("--example=" + example + extra), example + extra);
     }
   }
@@ -137,8 +137,9 @@ TEST(ReportSchema, PointToPointMessages) {
   d.Write("network.yml", testing::NetworkYaml("Switch", 4, 50, 500));
   d.Write("system.json", testing::SystemJson("direct", 1, 10, 50));
   testing::WriteP2PTraces(d, 4, {{0, 1, 4096}, {1, 2, 1 << 20, 1}, {3, 0, 100, 2}, {2, 3, 0, 3}});
-  const std::string inputs = "--workload-configuration=" + d.File("trace") + " --network-configuration=" +
-                             d.File("network.yml") + " --system-configuration=" + d.File("system.json");
+  const std::string inputs = "--workload-configuration=" + d.File("trace") +
+                             " --network-configuration=" + d.File("network.yml") +
+                             " --system-configuration=" + d.File("system.json");
   EXPECT_VALID(RunJson(inputs), "p2p");
   EXPECT_VALID(RunJson(inputs + " --critical-path --symmetry=off"), "p2p, path");
   EXPECT_VALID(RunJson(inputs + " --network-backend=congestion-aware --link-stats --critical-path"), "p2p, links");
@@ -150,20 +151,27 @@ TEST(ReportSchema, MemoryPoolCapacityAndWarnings) {
   TempDir d;
   std::string err;
   ASSERT_EQ(testing::RunCli("trace gen-dp --npus=4 --layers=3 --fwd-us=50 --bwd-us=100 --allreduce-bytes=1048576 "
-                            "--activation-bytes=1073741824 --offload --out=" + d.File("dp"), &err),
-            0) << err;
-  d.Write("sys.json", R"({"preferred-dataset-splits": 2, "local-mem-bw": 1600, "all-reduce-implementation": ["ring"]})");
-  d.Write("pool.yml", "backend: pool\nlatency_ns: 1000\nbandwidth_gbps: 1600\nsharing: fair\n"
-                      "local_capacity_bytes: 10e9\nresident_bytes: 2e9\n");
-  d.Write("tight.yml", "backend: pool\nlatency_ns: 1000\nbandwidth_gbps: 1600\nlocal_capacity_bytes: 3e9\n"
-                       "resident_bytes: 2e9\n");
-  const std::string inputs = "--workload-configuration=" + d.File("dp") + " --system-configuration=" + d.File("sys.json") +
+                            "--activation-bytes=1073741824 --offload --out=" +
+                                d.File("dp"),
+                            &err),
+            0)
+      << err;
+  d.Write("sys.json",
+          R"({"preferred-dataset-splits": 2, "local-mem-bw": 1600, "all-reduce-implementation": ["ring"]})");
+  d.Write("pool.yml",
+          "backend: pool\nlatency_ns: 1000\nbandwidth_gbps: 1600\nsharing: fair\n"
+          "local_capacity_bytes: 10e9\nresident_bytes: 2e9\n");
+  d.Write("tight.yml",
+          "backend: pool\nlatency_ns: 1000\nbandwidth_gbps: 1600\nlocal_capacity_bytes: 3e9\n"
+          "resident_bytes: 2e9\n");
+  const std::string inputs = "--workload-configuration=" + d.File("dp") +
+                             " --system-configuration=" + d.File("sys.json") +
                              " --network-configuration=\"Ring(4,50GB/s,500ns)\"";
   const std::string pool = RunJson(inputs + " --memory-configuration=" + d.File("pool.yml") + " --critical-path");
   EXPECT_NE(pool.find("\"peak_local_bytes\""), std::string::npos);
   EXPECT_VALID(pool, "pool");
-  const std::string over =
-      RunJson(inputs + " --memory-configuration=" + d.File("tight.yml") + " --allow-oversubscription --symmetry=off");
+  const std::string over = RunJson(inputs + " --memory-configuration=" + d.File("tight.yml") +
+                                   " --allow-oversubscription --symmetry=off");
   EXPECT_NE(over.find("\"warnings\": [\n   \""), std::string::npos) << over.substr(0, 3000);
   EXPECT_VALID(over, "over capacity");
 }
@@ -186,12 +194,14 @@ TEST(ReportSchema, GeneratedWorkload) {
 TEST(ReportSchema, MeshAndUnidirectionalRing) {
   TempDir d;
   std::string err;
-  ASSERT_EQ(testing::RunCli("trace gen-coll --npus=8 --collective=ALL_REDUCE --bytes=1048576 --out=" + d.File("ar"), &err),
-            0) << err;
+  ASSERT_EQ(testing::RunCli("trace gen-coll --npus=8 --collective=ALL_REDUCE --bytes=1048576 --out=" + d.File("ar"),
+                            &err),
+            0)
+      << err;
   d.Write("sys.json", testing::SystemJson("ring\", \"ring", 2, 10, 1600));  // one algorithm per dimension
-  const std::string report =
-      RunJson("--workload-configuration=" + d.File("ar") + " --system-configuration=" + d.File("sys.json") +
-              " --network-configuration=\"Mesh(4,100GB/s,500ns)_RingUni(2,50GB/s,1us)\" --critical-path");
+  const std::string report = RunJson(
+      "--workload-configuration=" + d.File("ar") + " --system-configuration=" + d.File("sys.json") +
+      " --network-configuration=\"Mesh(4,100GB/s,500ns)_RingUni(2,50GB/s,1us)\" --critical-path");
   EXPECT_NE(report.find("communication dim0+dim1 (Mesh+RingUni)"), std::string::npos) << report.substr(0, 3000);
   EXPECT_VALID(report, "mesh");
 }
@@ -235,9 +245,9 @@ TEST(ReportSchema, EveryConformanceCase) {
 class Broken : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    good_ = new json(json::parse(
-        RunJson("--example=default --network-backend=congestion-aware --link-stats --critical-path "
-                "--symmetry=off")));
+    good_ = new json(
+        json::parse(RunJson("--example=default --network-backend=congestion-aware --link-stats --critical-path "
+                            "--symmetry=off")));
   }
   static void TearDownTestSuite() { delete good_; }
   // Applies `change` to a copy of a valid report; expects a violation naming `where`.

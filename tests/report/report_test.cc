@@ -9,8 +9,8 @@
 #include <sstream>
 
 #include "run/examples.h"
-#include "tests/test_util.h"
 #include "run/run.h"
+#include "tests/test_util.h"
 
 namespace orrery {
 namespace {
@@ -73,7 +73,8 @@ TEST(Report, MemoryStallIsItsOwnCategory) {
   testing::TempDir d;
   d.Write("network.yml", testing::NetworkYaml("Ring", 2, 50, 500));
   d.Write("system.json", R"({"preferred-dataset-splits": 1})");
-  d.Write("memory.json", R"({"memory-type": "PER_NPU_MEMORY_EXPANSION", "remote-mem-latency": 1000, "remote-mem-bw": 100})");
+  d.Write("memory.json",
+          R"({"memory-type": "PER_NPU_MEMORY_EXPANSION", "remote-mem-latency": 1000, "remote-mem-bw": 100})");
   testing::WriteTraces(d, 2, [](int) {
     auto comp = [](uint64_t id, uint64_t us) {
       auto n = testing::MakeNode(id, ChakraProtoMsg::COMP_NODE);
@@ -85,8 +86,11 @@ TEST(Report, MemoryStallIsItsOwnCategory) {
       testing::SetAttr(&n, "tensor_size", uint64_t{1000000});
       return n;
     };
-    std::vector<ChakraProtoMsg::Node> v = {comp(1, 10), mem(2, ChakraProtoMsg::MEM_LOAD_NODE), comp(3, 5),
-                                           mem(4, ChakraProtoMsg::MEM_STORE_NODE), testing::CollNode(5, 0, 1024),
+    std::vector<ChakraProtoMsg::Node> v = {comp(1, 10),
+                                           mem(2, ChakraProtoMsg::MEM_LOAD_NODE),
+                                           comp(3, 5),
+                                           mem(4, ChakraProtoMsg::MEM_STORE_NODE),
+                                           testing::CollNode(5, 0, 1024),
                                            comp(6, 2)};
     v[1].add_data_deps(1);
     v[2].add_data_deps(2);
@@ -176,7 +180,8 @@ TEST(Report, LinkStatsWithoutLinksSaySo) {
   const std::string text = FormatReportText(r.value());
   EXPECT_NE(text.find("\nlink statistics: none (backend analytical has no per-link statistics)\n"), std::string::npos)
       << text;
-  EXPECT_NE(FormatReportJson(r.value()).find("\"links_note\": \"none (backend analytical has no per-link statistics)\""),
+  EXPECT_NE(FormatReportJson(r.value()).find(
+                "\"links_note\": \"none (backend analytical has no per-link statistics)\""),
             std::string::npos);
   c.run.backend = "congestion-aware";
   auto ca = RunSimulation(c, DefaultBackends());
@@ -226,17 +231,29 @@ TEST(Report, JsonArraysWrittenAsTextEqualTheTreeDump) {
       nlohmann::ordered_json want = nlohmann::ordered_json::parse(FormatReportJson(r));
       auto& npus = want["npus"] = nlohmann::ordered_json::array();
       for (const NpuReport& n : r.per_npu) {
-        npus.push_back({{"rank", n.rank}, {"finished_ns", n.finished_ns}, {"compute_ns", n.compute_ns},
-                        {"comm_ns", n.comm_ns}, {"exposed_comm_ns", n.exposed_comm_ns},
-                        {"mem_stall_ns", n.mem_stall_ns}, {"remote_mem_ns", n.remote_mem_ns}, {"idle_ns", n.idle_ns}});
+        npus.push_back({{"rank", n.rank},
+                        {"finished_ns", n.finished_ns},
+                        {"compute_ns", n.compute_ns},
+                        {"comm_ns", n.comm_ns},
+                        {"exposed_comm_ns", n.exposed_comm_ns},
+                        {"mem_stall_ns", n.mem_stall_ns},
+                        {"remote_mem_ns", n.remote_mem_ns},
+                        {"idle_ns", n.idle_ns}});
         if (capacity) npus.back()["peak_local_bytes"] = n.peak_local_bytes;
       }
       auto& colls = want["collectives"] = nlohmann::ordered_json::array();
       for (const CollectiveReport& c : r.all_collectives) {
-        colls.push_back({{"rank", c.rank}, {"node_id", c.node_id}, {"name", c.name}, {"type", c.type},
-                         {"bytes", c.bytes}, {"algorithm", c.algorithm}, {"start_ns", c.start_ns}, {"end_ns", c.end_ns}});
+        colls.push_back({{"rank", c.rank},
+                         {"node_id", c.node_id},
+                         {"name", c.name},
+                         {"type", c.type},
+                         {"bytes", c.bytes},
+                         {"algorithm", c.algorithm},
+                         {"start_ns", c.start_ns},
+                         {"end_ns", c.end_ns}});
       }
-      EXPECT_EQ(FormatReportJson(r), want.dump(1) + "\n") << "capacity " << capacity << ", no collectives " << empty_collectives;
+      EXPECT_EQ(FormatReportJson(r), want.dump(1) + "\n")
+          << "capacity " << capacity << ", no collectives " << empty_collectives;
       EXPECT_NE(FormatReportJson(r).find(empty_collectives ? "\"collectives\": []" : "\"name\": \"all\\\"reduce\\n"),
                 std::string::npos);
     }

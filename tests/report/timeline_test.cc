@@ -70,7 +70,7 @@ void WritePipeline(const TempDir& d) {
 }
 
 Result<RunReport> RunTl(const TempDir& d, const std::string& file, const std::string& ranks = "",
-                      const std::string& window = "") {
+                        const std::string& window = "") {
   RunConfig c;
   c.files.workload_prefix = d.File("trace");
   c.files.network = d.File("network.yml");
@@ -91,7 +91,8 @@ Json CheckWellFormed(const std::string& path) {
   const Json& ev = j["traceEvents"];
   std::map<std::pair<int, int>, std::vector<std::pair<int64_t, int64_t>>> tracks;
   for (const Json& e : ev) {
-    for (const char* key : {"name", "ph", "ts", "pid", "tid"}) EXPECT_TRUE(e.contains(key)) << key << " in " << e.dump();
+    for (const char* key : {"name", "ph", "ts", "pid", "tid"})
+      EXPECT_TRUE(e.contains(key)) << key << " in " << e.dump();
     if (e["ph"] != "X") continue;
     EXPECT_TRUE(e.contains("dur"));
     EXPECT_GE(e["dur"].get<double>(), 0.0) << e.dump();
@@ -235,7 +236,8 @@ TEST(Timeline, SymmetricRunWritesTheRepresentativeForEachSelectedRank) {
 // two phase spans nested in the collective's, back to back.
 TEST(Timeline, PhasesNestInTheCollectiveByDimension) {
   TempDir d;
-  d.Write("network.yml", "topology: [ Ring, Ring ]\nnpus_count: [ 2, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 500 ]\n");
+  d.Write("network.yml",
+          "topology: [ Ring, Ring ]\nnpus_count: [ 2, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 500 ]\n");
   d.Write("system.json", R"({"preferred-dataset-splits": 1, "endpoint-delay": 10, "local-mem-bw": 50,
                              "all-reduce-implementation": ["ring", "ring"]})");
   testing::WriteTraces(d, 4, [](int) {
@@ -262,9 +264,8 @@ TEST(Timeline, FailedRunLeavesNoFile) {
   TempDir d;
   d.Write("network.yml", testing::NetworkYaml("Ring", 2, 50, 500));
   d.Write("system.json", R"({"preferred-dataset-splits": 1})");
-  testing::WriteTraces(d, 2, [](int r) {
-    return r == 0 ? Nodes{Comp(1, 1, {}, "c")} : Nodes{P2P(1, false, 0, 1024, {})};
-  });
+  testing::WriteTraces(d, 2,
+                       [](int r) { return r == 0 ? Nodes{Comp(1, 1, {}, "c")} : Nodes{P2P(1, false, 0, 1024, {})}; });
   auto r = RunTl(d, "dead.json");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("deadlock"), std::string::npos) << r.status().message();
@@ -274,8 +275,9 @@ TEST(Timeline, FailedRunLeavesNoFile) {
 TEST(Timeline, BadFlagValuesExitTwoNamingFlagValueAndAllowed) {
   TempDir d;
   WritePipeline(d);
-  const std::string base = "run --workload-configuration=" + d.File("trace") + " --system-configuration=" +
-                           d.File("system.json") + " --network-configuration=" + d.File("network.yml");
+  const std::string base = "run --workload-configuration=" + d.File("trace") +
+                           " --system-configuration=" + d.File("system.json") +
+                           " --network-configuration=" + d.File("network.yml");
   const std::string in = base + " --timeline=" + d.File("x.json");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {in + " --timeline-ranks=7-3",
@@ -284,13 +286,15 @@ TEST(Timeline, BadFlagValuesExitTwoNamingFlagValueAndAllowed) {
       {in + " --timeline-ranks=0,4", "--timeline-ranks = \"0,4\": rank 4 is beyond the last NPU; allowed:"},
       {in + " --timeline-ranks=0,,1", "--timeline-ranks = \"0,,1\": \"\" is not a rank or a range; allowed:"},
       {in + " --timeline-ranks=a", "--timeline-ranks = \"a\": \"a\" is not a rank or a range; allowed:"},
-      {in + " --timeline-window=500-20", "--timeline-window = \"500-20\": ends before it starts; allowed: "
-                                         "START_NS-END_NS, two integers in ns with START_NS <= END_NS"},
+      {in + " --timeline-window=500-20",
+       "--timeline-window = \"500-20\": ends before it starts; allowed: "
+       "START_NS-END_NS, two integers in ns with START_NS <= END_NS"},
       {in + " --timeline-window=500", "--timeline-window = \"500\": no '-'; allowed:"},
       {base + " --timeline=/nonexistent-dir/t.json",
        "--timeline = \"/nonexistent-dir/t.json\": cannot write it (No such file or directory); allowed: a file path "
        "in an existing, writable directory"},
-      {"run --example=default --timeline-ranks=0", "--timeline-ranks selects what --timeline=FILE writes; give --timeline too"},
+      {"run --example=default --timeline-ranks=0",
+       "--timeline-ranks selects what --timeline=FILE writes; give --timeline too"},
   };
   for (const auto& [args, message] : cases) {
     std::string err;

@@ -4,10 +4,10 @@
 // network are errors naming the flag and the numbers.
 #include <gtest/gtest.h>
 
-#include "tests/test_util.h"
 #include "gen/gen_source.h"
 #include "gen/model.h"
 #include "gen/strategy.h"
+#include "tests/test_util.h"
 #include "workload/graph_source.h"
 
 namespace orrery::gen {
@@ -18,7 +18,8 @@ using orrery::testing::TempDir;
 
 const char kGpt64[] = "--model=gpt3-175b --tp=8 --pp=4 --dp=2 --microbatches=4 --sp --recompute=selective --zero=1";
 const char kNetwork64[] = "Ring(8,300GB/s,500ns)_Switch(8,50GB/s,2us)";
-const char kSystem[] = R"({"roofline-enabled": 1, "peak-perf": 156, "local-mem-bw": 2039, "preferred-dataset-splits": 4})";
+const char kSystem[] =
+    R"({"roofline-enabled": 1, "peak-perf": 156, "local-mem-bw": 2039, "preferred-dataset-splits": 4})";
 
 RunConfig BaseConfig(const TempDir& d) {
   d.Write("system.json", kSystem);
@@ -62,7 +63,8 @@ TEST(GenerateRun, FilesAndMemoryGiveIdenticalReports) {
   EXPECT_EQ(from_memory->rank_classes, 4) << from_memory->symmetry_note;
   EXPECT_EQ(from_files->rank_classes, 4) << from_files->symmetry_note;
   // The configurations differ (trace files, generator arguments); the simulation does not.
-  const RunReport a = orrery::testing::WithoutConfig(from_files.value()), b = orrery::testing::WithoutConfig(from_memory.value());
+  const RunReport a = orrery::testing::WithoutConfig(from_files.value()),
+                  b = orrery::testing::WithoutConfig(from_memory.value());
   EXPECT_EQ(FormatReportJson(a), FormatReportJson(b));
   EXPECT_EQ(FormatReportText(a), FormatReportText(b));
   // Not a vacuous equality: the pipeline's stages differ, so ranks finish at
@@ -90,7 +92,8 @@ TEST(GenerateRun, SourceBuildsOneGraphPerRankWithTheLayoutsGroups) {
 }
 
 TEST(GenerateRun, StrategyThatDoesNotMatchTheNetworkIsAnError) {
-  auto source = GeneratedSource("--model=gpt3-175b --tp=8 --pp=4 --dp=4 --microbatches=4 --zero=1 --sp --recompute=selective");
+  auto source = GeneratedSource(
+      "--model=gpt3-175b --tp=8 --pp=4 --dp=4 --microbatches=4 --zero=1 --sp --recompute=selective");
   ASSERT_TRUE(source.ok());
   TempDir d;
   RunConfig c = BaseConfig(d);
@@ -138,7 +141,8 @@ TEST(GenerateRun, CommandLineRefusesGenerateWithTraceFlags) {
 // The command line reaches the same simulation as the library call.
 TEST(GenerateRun, CommandLineSimulatesAGeneratedWorkload) {
   TempDir d;
-  const char gen[] = "--model=megatron-22b --tp=2 --pp=2 --dp=2 --microbatches=2 --schedule=gpipe --allow-over-capacity";
+  const char gen[] =
+      "--model=megatron-22b --tp=2 --pp=2 --dp=2 --microbatches=2 --schedule=gpipe --allow-over-capacity";
   const char net[] = "Ring(2,300GB/s,500ns)_Switch(4,50GB/s,2us)";
   RunConfig c = BaseConfig(d);
   c.files.network = net;
@@ -149,9 +153,9 @@ TEST(GenerateRun, CommandLineSimulatesAGeneratedWorkload) {
   auto expected = RunSimulation(c, DefaultBackends());
   ASSERT_TRUE(expected.ok()) << expected.status().message();
   std::string out, err;
-  const int rc = orrery::testing::RunCliCapture(std::string("run --generate=\"") + gen + "\" --system-configuration=" +
-                                                    d.File("system.json") + " --network-configuration=\"" + net +
-                                                    "\" --report-format=json",
+  const int rc = orrery::testing::RunCliCapture(std::string("run --generate=\"") + gen +
+                                                    "\" --system-configuration=" + d.File("system.json") +
+                                                    " --network-configuration=\"" + net + "\" --report-format=json",
                                                 &out, &err);
   EXPECT_EQ(rc, 0) << err;
   EXPECT_EQ(out, FormatReportJson(expected.value()));

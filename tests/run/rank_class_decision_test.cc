@@ -82,10 +82,8 @@ constexpr NodeKind kRecv = NodeKind::kRecv;
 TEST(RankClassDecision, OneSenderPerTagAndClassTakesTheClassPath) {
   // Each of ranks 1-3 sends tag 7 once; rank 0 receives tag 7 once, from
   // rank 1 (the representative stands for every member's send).
-  const HandSource s({0, 1, 1, 1}, {{0, {{kRecv, 1, 7}}},
-                                    {1, {{kSend, 0, 7}}},
-                                    {2, {{kSend, 0, 7}}},
-                                    {3, {{kSend, 0, 7}}}});
+  const HandSource s({0, 1, 1, 1},
+                     {{0, {{kRecv, 1, 7}}}, {1, {{kSend, 0, 7}}}, {2, {{kSend, 0, 7}}}, {3, {{kSend, 0, 7}}}});
   const ClassDecision d = Decide(s);
   EXPECT_TRUE(d.use) << d.note;
   ASSERT_EQ(d.map.num_classes(), 2) << d.note;

@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "extern/chakra.pb.h"
-#include "tests/test_util.h"
 #include "gen/gen_source.h"
+#include "tests/test_util.h"
 
 namespace orrery {
 namespace {
@@ -70,7 +70,8 @@ std::pair<RunReport, RunReport> RunBoth(RunConfig c) {
   return {with.value(), off.value()};
 }
 
-const char kSystem[] = R"({"roofline-enabled": 1, "peak-perf": 156, "local-mem-bw": 2039, "preferred-dataset-splits": 4})";
+const char kSystem[] =
+    R"({"roofline-enabled": 1, "peak-perf": 156, "local-mem-bw": 2039, "preferred-dataset-splits": 4})";
 
 // A generated pipeline, 32 NPUs (TP 2 x PP 4 x DP 4, 1F1B): the generator's
 // classes are the four stages; each rank gets its stage representative's numbers.
@@ -146,8 +147,10 @@ TEST(RankClasses, FlatRingSpanningTwoClassesEqualsFullEngine) {
   TempDir d;
   d.Write("system.json", kSystem);
   for (const char* zero : {"0", "3"}) {
-    auto source = gen::GeneratedSource(std::string("--model=llama3-8b --tp=2 --cp=2 --dp=4 --pp=2 --microbatches=2 --recompute=full "
-                                                   "--order=tp-cp-ep-dp-pp --zero=") + zero);
+    auto source = gen::GeneratedSource(
+        std::string("--model=llama3-8b --tp=2 --cp=2 --dp=4 --pp=2 --microbatches=2 --recompute=full "
+                    "--order=tp-cp-ep-dp-pp --zero=") +
+        zero);
     ASSERT_TRUE(source.ok()) << source.status().message();
     RunConfig c;
     c.source = source.value();
@@ -173,8 +176,9 @@ TEST(RankClasses, FlatRingSpanningTwoClassesEqualsFullEngine) {
 TEST(RankClasses, ContextParallelRingAcrossTwoDimensionsEqualsFullEngine) {
   TempDir d;
   d.Write("system.json", kSystem);
-  auto source = gen::GeneratedSource("--model=llama3-8b --tp=2 --cp=4 --dp=2 --microbatches=2 --recompute=full "
-                                     "--zero=3 --order=tp-dp-cp-ep-pp");
+  auto source = gen::GeneratedSource(
+      "--model=llama3-8b --tp=2 --cp=4 --dp=2 --microbatches=2 --recompute=full "
+      "--zero=3 --order=tp-dp-cp-ep-pp");
   ASSERT_TRUE(source.ok()) << source.status().message();
   RunConfig c;
   c.source = source.value();
@@ -197,7 +201,8 @@ const char kSystem2D[] = R"({"scheduling-policy": "LIFO", "endpoint-delay": 10, 
 // its own peers: only node ids and peer ranks differ within a stage.
 // `slow`: this rank's compute takes `slow_us` instead of 10 us.
 void WritePipelineTraces(const TempDir& d, bool all_reduce, int slow = -1, uint64_t slow_us = 0) {
-  d.Write("network.yml", "topology: [ Switch, Ring ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 2000 ]\n");
+  d.Write("network.yml",
+          "topology: [ Switch, Ring ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 2000 ]\n");
   d.Write("system.json", kSystem2D);
   d.Write("groups.json", R"({"dp0": [0, 1, 2, 3], "dp1": [4, 5, 6, 7]})");
   testing::WriteTraces(d, 8, [&](int r) {
@@ -341,7 +346,8 @@ TEST(RankClasses, MessagesInsideAClassAreMirrored) {
 // be simulated as that class's representative, so the run falls back.
 TEST(RankClasses, TwoPeersInOneClassFallBack) {
   TempDir d;
-  d.Write("network.yml", "topology: [ Switch, Ring ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 2000 ]\n");
+  d.Write("network.yml",
+          "topology: [ Switch, Ring ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 2000 ]\n");
   d.Write("system.json", kSystem2D);
   std::vector<testing::P2PMsg> msgs;
   for (int r = 0; r < 4; ++r) msgs.push_back({r, 4 + r, 1 << 20, 1});

@@ -3,16 +3,16 @@
 // simulations on several threads.
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 
-#include "tests/test_util.h"
-#include "run/build.h"
 #include "core/fnv.h"
 #include "gen/gen_source.h"
+#include "run/build.h"
 #include "run/spec.h"
+#include "tests/test_util.h"
 
 namespace orrery {
 namespace {
@@ -78,8 +78,9 @@ TEST(Spec, SameInputsUnderOtherNamesAndFormattingHashEqual) {
   // The same values: other file names, other folder, other formatting, keys
   // in another order, defaults written out, the traces copied.
   b.Write("net-other.yaml", "topology:   [Ring]\n\nnpus_count: [8]   # NPUs\nbandwidth: [50.0]\nlatency: [ 500.0 ]\n");
-  b.Write("sys.json", "{\n  \"endpoint-delay\": 10,\n\n  \"preferred-dataset-splits\": 2,\n"
-                      "  \"scheduling-policy\": \"LIFO\",\n  \"active-chunks-per-dimension\": 1\n}\n");
+  b.Write("sys.json",
+          "{\n  \"endpoint-delay\": 10,\n\n  \"preferred-dataset-splits\": 2,\n"
+          "  \"scheduling-policy\": \"LIFO\",\n  \"active-chunks-per-dimension\": 1\n}\n");
   b.Write("mem.yaml", "bandwidth_gbps: 50\nbackend: pool\n\nlatency_ns: 500   # ns\n");
   WriteAllReduceTraces(b, 8);
   RunConfig cb;
@@ -105,35 +106,47 @@ TEST(Spec, AnyOneChangedValueChangesTheHash) {
     std::function<void(const TempDir&, RunConfig*)> apply;
   };
   const std::vector<Change> changes = {
-      {"bandwidth", [](const TempDir& t, RunConfig*) {
+      {"bandwidth",
+       [](const TempDir& t, RunConfig*) {
          t.Write("network.yml", "topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 51 ]\nlatency: [ 500 ]\n");
        }},
-      {"latency", [](const TempDir& t, RunConfig*) {
+      {"latency",
+       [](const TempDir& t, RunConfig*) {
          t.Write("network.yml", "topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 50 ]\nlatency: [ 501 ]\n");
        }},
-      {"topology block", [](const TempDir& t, RunConfig*) {
+      {"topology block",
+       [](const TempDir& t, RunConfig*) {
          t.Write("network.yml", "topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n");
        }},
-      {"preferred-dataset-splits", [](const TempDir& t, RunConfig*) {
+      {"preferred-dataset-splits",
+       [](const TempDir& t, RunConfig*) {
          t.Write("system.json", R"({"preferred-dataset-splits": 4, "endpoint-delay": 10})");
        }},
-      {"endpoint-delay", [](const TempDir& t, RunConfig*) {
+      {"endpoint-delay",
+       [](const TempDir& t, RunConfig*) {
          t.Write("system.json", R"({"preferred-dataset-splits": 2, "endpoint-delay": 11})");
        }},
-      {"scheduling-policy", [](const TempDir& t, RunConfig*) {
-         t.Write("system.json", R"({"preferred-dataset-splits": 2, "endpoint-delay": 10, "scheduling-policy": "FIFO"})");
+      {"scheduling-policy",
+       [](const TempDir& t, RunConfig*) {
+         t.Write("system.json",
+                 R"({"preferred-dataset-splits": 2, "endpoint-delay": 10, "scheduling-policy": "FIFO"})");
        }},
-      {"all-reduce-implementation", [](const TempDir& t, RunConfig*) {
+      {"all-reduce-implementation",
+       [](const TempDir& t, RunConfig*) {
          t.Write("system.json", R"({"preferred-dataset-splits": 2, "endpoint-delay": 10,
                                     "all-reduce-implementation": ["direct"]})");
        }},
-      {"active-chunks-per-dimension", [](const TempDir& t, RunConfig*) {
-         t.Write("system.json", R"({"preferred-dataset-splits": 2, "endpoint-delay": 10, "active-chunks-per-dimension": 2})");
+      {"active-chunks-per-dimension",
+       [](const TempDir& t, RunConfig*) {
+         t.Write("system.json",
+                 R"({"preferred-dataset-splits": 2, "endpoint-delay": 10, "active-chunks-per-dimension": 2})");
        }},
-      {"memory latency", [](const TempDir& t, RunConfig*) {
+      {"memory latency",
+       [](const TempDir& t, RunConfig*) {
          t.Write("memory.yml", "backend: pool\nlatency_ns: 501\nbandwidth_gbps: 50\n");
        }},
-      {"memory capacity", [](const TempDir& t, RunConfig*) {
+      {"memory capacity",
+       [](const TempDir& t, RunConfig*) {
          t.Write("memory.yml", "backend: pool\nlatency_ns: 500\nbandwidth_gbps: 50\nlocal_capacity_bytes: 1000000\n");
        }},
       {"trace content", [](const TempDir& t, RunConfig*) { WriteAllReduceTraces(t, 8, (1 << 20) + 1); }},
@@ -142,7 +155,8 @@ TEST(Spec, AnyOneChangedValueChangesTheHash) {
       {"symmetry", [](const TempDir&, RunConfig* c) { c->run.symmetry = SymmetryMode::kOff; }},
       {"injection scale", [](const TempDir&, RunConfig* c) { c->run.injection_scale = 2; }},
       {"allow oversubscription", [](const TempDir&, RunConfig* c) { c->run.allow_oversubscription = true; }},
-      {"communicator groups", [](const TempDir& t, RunConfig* c) {
+      {"communicator groups",
+       [](const TempDir& t, RunConfig* c) {
          t.Write("groups.json", R"({"0": [0, 1, 2, 3, 4, 5, 6, 7]})");
          c->files.comm_groups = t.File("groups.json");
        }},

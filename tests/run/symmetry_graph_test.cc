@@ -7,8 +7,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "tests/test_util.h"
 #include "run/symmetry.h"
+#include "tests/test_util.h"
 
 namespace orrery {
 namespace {
@@ -32,8 +32,8 @@ std::string Json(RunReport r) {
 }
 
 Result<RunReport> RunCase(const std::string& dir, const std::string& prefix, const std::string& network,
-                      const std::string& system, const std::string& symmetry, const std::string& backend = "analytical",
-                      const std::string& memory = "") {
+                          const std::string& system, const std::string& symmetry,
+                          const std::string& backend = "analytical", const std::string& memory = "") {
   RunConfig c;
   c.files.workload_prefix = dir + "/" + prefix;
   c.files.network = dir + "/" + network;
@@ -86,37 +86,45 @@ TEST(SymmetryGraph, TracesEqualUpToNodeIdsTakeThePath) {
 
 TEST(SymmetryGraph, ADifferentAttributeNamesRankNodeAndField) {
   TempDir d;
-  WriteRenamed(d, 4, [](int r) { return 100 * r; }, [](int r, std::vector<ChakraProtoMsg::Node>* v) {
-    if (r == 3) (*v)[3].set_duration_micros(6);  // a straggler: the first compute takes 6 us, not 5
-  });
+  WriteRenamed(
+      d, 4, [](int r) { return 100 * r; },
+      [](int r, std::vector<ChakraProtoMsg::Node>* v) {
+        if (r == 3) (*v)[3].set_duration_micros(6);  // a straggler: the first compute takes 6 us, not 5
+      });
   auto r = RunCase(d.path(), "trace", "network.yml", "system.json", "auto");
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_FALSE(r->symmetric);
-  EXPECT_NE(FormatReportText(r.value())
-                .find("\nsymmetric run: off \u2014 rank 3's trace differs from rank 0's at node 300 (duration_micros); "
-                      "rank classes: a collective on all NPUs spans rank classes 0 (rank 2) and 1 (rank 3)\n"),
+  EXPECT_NE(FormatReportText(r.value()).find(
+                "\nsymmetric run: off \u2014 rank 3's trace differs from rank 0's at node 300 (duration_micros); "
+                "rank classes: a collective on all NPUs spans rank classes 0 (rank 2) and 1 (rank 3)\n"),
             std::string::npos)
       << FormatReportText(r.value());
 }
 
 TEST(SymmetryGraph, ADifferentDependencyShapeOrNodeCount) {
   TempDir d;
-  WriteRenamed(d, 4, [](int r) { return 10 * r; }, [](int r, std::vector<ChakraProtoMsg::Node>* v) {
-    if (r == 2) (*v)[1].clear_ctrl_deps();  // the second compute no longer waits on the first directly
-  });
+  WriteRenamed(
+      d, 4, [](int r) { return 10 * r; },
+      [](int r, std::vector<ChakraProtoMsg::Node>* v) {
+        if (r == 2) (*v)[1].clear_ctrl_deps();  // the second compute no longer waits on the first directly
+      });
   auto r = RunCase(d.path(), "trace", "network.yml", "system.json", "auto");
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(r->symmetry_note, "rank 2's trace differs from rank 0's at node 20 (dependencies); rank classes: a "
-                              "collective on all NPUs spans rank classes 0 (rank 1) and 1 (rank 2)");
+  EXPECT_EQ(r->symmetry_note,
+            "rank 2's trace differs from rank 0's at node 20 (dependencies); rank classes: a "
+            "collective on all NPUs spans rank classes 0 (rank 1) and 1 (rank 2)");
 
   TempDir e;
-  WriteRenamed(e, 4, [](int r) { return 10 * r; }, [](int r, std::vector<ChakraProtoMsg::Node>* v) {
-    if (r == 1) v->push_back(testing::MakeNode(10 * r + 28, ChakraProtoMsg::METADATA_NODE));  // one more node
-  });
+  WriteRenamed(
+      e, 4, [](int r) { return 10 * r; },
+      [](int r, std::vector<ChakraProtoMsg::Node>* v) {
+        if (r == 1) v->push_back(testing::MakeNode(10 * r + 28, ChakraProtoMsg::METADATA_NODE));  // one more node
+      });
   auto s = RunCase(e.path(), "trace", "network.yml", "system.json", "auto");
   ASSERT_TRUE(s.ok()) << s.status().message();
-  EXPECT_EQ(s->symmetry_note, "rank 1's trace differs from rank 0's in its number of nodes (5, rank 0 has 4); rank "
-                              "classes: a collective on all NPUs spans rank classes 0 (rank 0) and 1 (rank 1)");
+  EXPECT_EQ(s->symmetry_note,
+            "rank 1's trace differs from rank 0's in its number of nodes (5, rank 0 has 4); rank "
+            "classes: a collective on all NPUs spans rank classes 0 (rank 0) and 1 (rank 1)");
 }
 
 TEST(SymmetryGraph, ABackendThatIsNotSymmetricSaysSo) {
@@ -132,9 +140,11 @@ TEST(SymmetryGraph, ABackendThatIsNotSymmetricSaysSo) {
 
 TEST(SymmetryGraph, HashAndDifferenceAgree) {
   TempDir d;
-  WriteRenamed(d, 3, [](int r) { return 50 * r; }, [](int r, std::vector<ChakraProtoMsg::Node>* v) {
-    if (r == 2) (*v)[3].set_duration_micros(6);
-  });
+  WriteRenamed(
+      d, 3, [](int r) { return 50 * r; },
+      [](int r, std::vector<ChakraProtoMsg::Node>* v) {
+        if (r == 2) (*v)[3].set_duration_micros(6);
+      });
   GraphLoadOptions lo;
   lo.num_npus = 3;
   lo.num_dims = 1;
@@ -172,7 +182,8 @@ TEST(SymmetryGraph, AstraSimExampleTracesTakeThePath) {
     EXPECT_EQ(on->symmetry_note.find("'s trace differs"), std::string::npos) << c[0] << ": " << on->symmetry_note;
     symmetric += on->symmetric;
   }
-  EXPECT_GE(symmetric, 30);  // 33 of the 39 analytical cases; 7 with the byte comparison before (the others: an algorithm, shared memory, point-to-point)
+  EXPECT_GE(symmetric, 30);  // 33 of the 39 analytical cases; 7 with the byte comparison before (the others: an
+                             // algorithm, shared memory, point-to-point)
 }
 
 }  // namespace

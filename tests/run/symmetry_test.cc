@@ -2,8 +2,8 @@
 // the full simulation; anything that breaks symmetry must fall back.
 #include <gtest/gtest.h>
 
-#include "gen/toy_traces.h"
 #include "extern/et_io.h"
+#include "gen/toy_traces.h"
 #include "tests/test_util.h"
 
 namespace orrery {
@@ -67,22 +67,31 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"ring8", "topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n",
              R"({"preferred-dataset-splits": 4, "local-mem-bw": 1600, "all-reduce-implementation": ["ring"],
                  "all-gather-implementation": ["ring"], "reduce-scatter-implementation": ["ring"],
-                 "all-to-all-implementation": ["ring"]})", 8},
-        Case{"switch16_hd_2chunks", "topology: [ Switch ]\nnpus_count: [ 16 ]\nbandwidth: [ 400 ]\nlatency: [ 936.25 ]\n",
-             R"({"preferred-dataset-splits": 4, "active-chunks-per-dimension": 2, "local-mem-bw": 3350, "endpoint-delay": 1,
+                 "all-to-all-implementation": ["ring"]})",
+             8},
+        Case{
+            "switch16_hd_2chunks",
+            "topology: [ Switch ]\nnpus_count: [ 16 ]\nbandwidth: [ 400 ]\nlatency: [ 936.25 ]\n",
+            R"({"preferred-dataset-splits": 4, "active-chunks-per-dimension": 2, "local-mem-bw": 3350, "endpoint-delay": 1,
                  "all-reduce-implementation": ["halvingDoubling"], "all-gather-implementation": ["halvingDoubling"],
-                 "reduce-scatter-implementation": ["halvingDoubling"], "all-to-all-implementation": ["direct"]})", 16},
-        Case{"ring4_switch4_localbw", "topology: [ Ring, Switch ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 100, 50 ]\nlatency: [ 500, 1000 ]\n",
+                 "reduce-scatter-implementation": ["halvingDoubling"], "all-to-all-implementation": ["direct"]})",
+            16},
+        Case{"ring4_switch4_localbw",
+             "topology: [ Ring, Switch ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 100, 50 ]\nlatency: [ 500, 1000 ]\n",
              R"({"preferred-dataset-splits": 4, "local-mem-bw": 1600, "collective-optimization": "localBWAware",
                  "all-reduce-implementation": ["ring", "ring"], "all-gather-implementation": ["ring", "ring"],
-                 "reduce-scatter-implementation": ["ring", "ring"], "all-to-all-implementation": ["ring", "direct"]})", 16},
-        Case{"ring2_fc4_switch4_mixed", "topology: [ Ring, FullyConnected, Switch ]\nnpus_count: [ 2, 4, 4 ]\nbandwidth: [ 200, 100, 50 ]\nlatency: [ 100, 300, 1000 ]\n",
+                 "reduce-scatter-implementation": ["ring", "ring"], "all-to-all-implementation": ["ring", "direct"]})",
+             16},
+        Case{"ring2_fc4_switch4_mixed",
+             "topology: [ Ring, FullyConnected, Switch ]\nnpus_count: [ 2, 4, 4 ]\nbandwidth: [ 200, 100, 50 "
+             "]\nlatency: [ 100, 300, 1000 ]\n",
              R"({"preferred-dataset-splits": 2, "scheduling-policy": "FIFO", "local-mem-bw": 1600,
                  "collective-optimization": "baseline",
                  "all-reduce-implementation": ["ring", "direct", "halvingDoubling"],
                  "all-gather-implementation": ["ring", "direct4", "halvingDoubling"],
                  "reduce-scatter-implementation": ["ring", "direct", "halvingDoubling"],
-                 "all-to-all-implementation": ["ring", "direct", "direct"]})", 32}),
+                 "all-to-all-implementation": ["ring", "direct", "direct"]})",
+             32}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
 TEST(SymmetryFallback, ADifferentTraceOnOneRankMeansAFullRun) {

@@ -4,9 +4,9 @@
 
 #include <sstream>
 
-#include "gen/toy_traces.h"
 #include "core/tick.h"
 #include "extern/et_io.h"
+#include "gen/toy_traces.h"
 #include "tests/test_util.h"
 
 namespace orrery {
@@ -66,13 +66,16 @@ TEST(RingCollectives, ReduceScatterAllGatherAllToAll) {
   const uint64_t bytes = 1 << 20;
   const double bpns = GiBpsToBytesPerNs(bw);
   const uint64_t chunk = bytes / splits;
-  struct Want { int type; Tick per_chunk; };
+  struct Want {
+    int type;
+    Tick per_chunk;
+  };
   const uint64_t msg = chunk / p;
   const Tick step = Trunc(lat + msg / bpns) + ed;
   const Want wants[] = {
-      {7, ed + (p - 1) * step + (p - 1) * 3 * Trunc(msg / mem)},            // reduce-scatter
-      {2, ed + (p - 1) * (Trunc(lat + chunk / bpns) + ed)},                 // all-gather: whole chunk per step
-      {6, ed + (p - 1) * p / 2 * step},                                     // all-to-all on a ring
+      {7, ed + (p - 1) * step + (p - 1) * 3 * Trunc(msg / mem)},  // reduce-scatter
+      {2, ed + (p - 1) * (Trunc(lat + chunk / bpns) + ed)},       // all-gather: whole chunk per step
+      {6, ed + (p - 1) * p / 2 * step},                           // all-to-all on a ring
   };
   for (const auto& w : wants) {
     TempDir d;
@@ -81,7 +84,8 @@ TEST(RingCollectives, ReduceScatterAllGatherAllToAll) {
     ASSERT_TRUE(WriteSingleCollectiveTraces(p, static_cast<CollectiveKind>(w.type), bytes, d.File("trace")).ok());
     auto r = testing::RunIn(d);
     ASSERT_TRUE(r.ok()) << r.status().message();
-    EXPECT_EQ(testing::MaxFinished(r.value()), splits * w.per_chunk) << CollectiveName(static_cast<CollectiveKind>(w.type));
+    EXPECT_EQ(testing::MaxFinished(r.value()), splits * w.per_chunk)
+        << CollectiveName(static_cast<CollectiveKind>(w.type));
   }
 }
 
@@ -127,12 +131,17 @@ TEST(SingleMessage, EachBuildingBlockAndBackend) {
   const uint64_t bytes = 3 << 20;
   const double bw = 100, lat = 700;
   const double x = bytes / GiBpsToBytesPerNs(bw);
-  struct Case { const char* block; int dst; Tick unaware; Tick aware; };
+  struct Case {
+    const char* block;
+    int dst;
+    Tick unaware;
+    Tick aware;
+  };
   const Case cases[] = {
-      {"Ring", 3, Trunc(3 * lat + x), 3 * Trunc(lat + x)},           // 3 hops the short way round
-      {"Ring", 6, Trunc(2 * lat + x), 2 * Trunc(lat + x)},           // 2 hops the other way
+      {"Ring", 3, Trunc(3 * lat + x), 3 * Trunc(lat + x)},  // 3 hops the short way round
+      {"Ring", 6, Trunc(2 * lat + x), 2 * Trunc(lat + x)},  // 2 hops the other way
       {"FullyConnected", 5, Trunc(lat + x), Trunc(lat + x)},
-      {"Switch", 5, Trunc(2 * lat + x), 2 * Trunc(lat + x)},         // up-link and down-link
+      {"Switch", 5, Trunc(2 * lat + x), 2 * Trunc(lat + x)},  // up-link and down-link
   };
   for (const auto& c : cases) {
     TempDir d;
@@ -207,7 +216,7 @@ TEST(RootedCollectives, ChainBroadcastOnARing) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   const Tick hop = T(lat + bytes / GiBpsToBytesPerNs(bw));
   for (int k = 0; k < 8; ++k) {
-    const int rank = (2 + k) % 8;  // k hops down the chain from the root
+    const int rank = (2 + k) % 8;                       // k hops down the chain from the root
     const Tick want = k < 7 ? (k + 1) * hop : 7 * hop;  // a sender finishes when its message is delivered
     EXPECT_EQ(r->per_npu[rank].finished_ns, want) << "rank " << rank;
   }

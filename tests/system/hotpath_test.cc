@@ -11,15 +11,15 @@
 #include "network/backend.h"
 #include "network/fixed_delay.h"
 #include "network/topology.h"
+#include "run/run.h"
+#include "system/chunk_directory.h"
 #include "system/collective_engine.h"
 #include "system/dbt.h"
 #include "system/match_table.h"
 #include "system/npu_sys.h"
 #include "system/rank_arena.h"
-#include "system/chunk_directory.h"
 #include "system/tag.h"
 #include "tests/test_util.h"
-#include "run/run.h"
 
 namespace orrery {
 namespace {
@@ -131,7 +131,7 @@ TEST(HotPathTags, PackingByHand) {
   EXPECT_FALSE(tags::IsPointToPoint(tags::Chunk(5, 9)));
   EXPECT_TRUE(tags::IsRaw(tags::kRaw));
   EXPECT_FALSE(tags::IsRaw(tags::Chunk(tags::kMaxGroups - 1, 0)));  // the top group stays below bit 62
-  EXPECT_FALSE(tags::IsRaw(tags::PointToPoint(tags::kRaw)));          // a huge trace tag is still matched
+  EXPECT_FALSE(tags::IsRaw(tags::PointToPoint(tags::kRaw)));        // a huge trace tag is still matched
   EXPECT_EQ(tags::TraceTag(tags::PointToPoint(123)), uint64_t{123});
 }
 
@@ -259,8 +259,8 @@ TEST(HotPathMatch, MailboxEqualsAModel) {
 
 TEST(HotPathMatch, MailboxByHand) {
   Mailbox box;
-  box.AddArrived(3, 2);      // two messages from 3 came before the chunk started
-  EXPECT_FALSE(box.Post(5)); // nothing from 5 yet
+  box.AddArrived(3, 2);       // two messages from 3 came before the chunk started
+  EXPECT_FALSE(box.Post(5));  // nothing from 5 yet
   EXPECT_TRUE(box.Post(3));
   EXPECT_TRUE(box.Post(3));
   EXPECT_FALSE(box.Post(3));  // the third waits
@@ -299,7 +299,6 @@ TEST(HotPathDirectory, RegisterFindUnregisterByHand) {
   EXPECT_EQ(d.Find(t1, 999), nullptr);
   EXPECT_EQ(d.Find(t2, 3), b);
 }
-
 
 // A built-in algorithm's message to a chunk that has started goes straight to
 // it when the backend knows the delay at send time (network/fixed_delay.h);
@@ -388,23 +387,26 @@ TEST(HotPathDelivery, DirectDeliveryEqualsTheSlotPath) {
                            [analytical](const BackendContext& ctx) -> Result<std::unique_ptr<NetworkBackend>> {
                              auto inner = analytical(ctx);
                              if (!inner.ok()) return inner.status();
-                             return std::unique_ptr<NetworkBackend>(new SlotOnly(std::move(inner.value()), &slot_sends));
+                             return std::unique_ptr<NetworkBackend>(
+                                 new SlotOnly(std::move(inner.value()), &slot_sends));
                            })
                   .ok());
   ASSERT_TRUE(reg.Register("counted", "test: analytical, direct sends counted",
                            [analytical](const BackendContext& ctx) -> Result<std::unique_ptr<NetworkBackend>> {
                              auto inner = analytical(ctx);
                              if (!inner.ok()) return inner.status();
-                             return std::unique_ptr<NetworkBackend>(new WrappedAnalytical(
-                                 std::move(inner.value()), false, &wrapped_sends, &wrapped_direct, &unused_routes));
+                             return std::unique_ptr<NetworkBackend>(
+                                 new WrappedAnalytical(std::move(inner.value()), false, &wrapped_sends, &wrapped_direct,
+                                                       &unused_routes));
                            })
                   .ok());
   ASSERT_TRUE(reg.Register("routed", "test: analytical, direct sends through routes",
                            [analytical](const BackendContext& ctx) -> Result<std::unique_ptr<NetworkBackend>> {
                              auto inner = analytical(ctx);
                              if (!inner.ok()) return inner.status();
-                             return std::unique_ptr<NetworkBackend>(new WrappedAnalytical(
-                                 std::move(inner.value()), true, &routed_sends, &routed_direct, &routes));
+                             return std::unique_ptr<NetworkBackend>(new WrappedAnalytical(std::move(inner.value()),
+                                                                                          true, &routed_sends,
+                                                                                          &routed_direct, &routes));
                            })
                   .ok());
   // 16 ranks on Ring(4) x Switch(4); ranks start at different times (compute
@@ -413,7 +415,8 @@ TEST(HotPathDelivery, DirectDeliveryEqualsTheSlotPath) {
   // group {0..3}, over the unaligned group {0..7} (a flat ring) and over the
   // odd ranks (a flat ring whose positions are not the ranks).
   TempDir d;
-  d.Write("network.yml", "topology: [ Ring, Switch ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 100, 50 ]\nlatency: [ 500, 1000 ]\n");
+  d.Write("network.yml",
+          "topology: [ Ring, Switch ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 100, 50 ]\nlatency: [ 500, 1000 ]\n");
   d.Write("groups.json",
           R"({"quad": [0, 1, 2, 3], "half": [0, 1, 2, 3, 4, 5, 6, 7], "odd": [1, 3, 5, 7, 9, 11, 13, 15]})");
   testing::WriteTraces(d, 16, [](int r) {
@@ -580,8 +583,8 @@ TEST(HotPathArena, SlotsByHand) {
   ASSERT_NE(r2, nullptr);
   ASSERT_NE(r3, nullptr);
   ASSERT_NE(r2b, nullptr);
-  EXPECT_EQ(r3 - r2, 192);       // neighbouring ranks, one plane: adjacent slots
-  EXPECT_EQ(r2b - r2, 4 * 192);  // the rank's second slot: the next plane (4 ranks of 192 bytes)
+  EXPECT_EQ(r3 - r2, 192);             // neighbouring ranks, one plane: adjacent slots
+  EXPECT_EQ(r2b - r2, 4 * 192);        // the rank's second slot: the next plane (4 ranks of 192 bytes)
   EXPECT_EQ(a.Take(193, 0), nullptr);  // larger than a slot
   EXPECT_EQ(a.Take(8, 4), nullptr);    // no such rank
   EXPECT_EQ(a.taken(), 3u);
@@ -624,10 +627,10 @@ TEST(HotPathArena, PooledObjectsFindTheirWayBack) {
   int alive = 0;
   RankArena a(sizeof(PooledProbe), 2);
   std::vector<PooledProbe*> objs;
-  objs.push_back(new (&a, 1) PooledProbe(&alive));        // in the arena
-  objs.push_back(new (&a, 1) LargePooledProbe(&alive));   // too large: the pool
-  objs.push_back(new (nullptr, 0) PooledProbe(&alive));   // no arena: the pool
-  objs.push_back(new (&a, 7) PooledProbe(&alive));        // a rank the arena does not have: the pool
+  objs.push_back(new (&a, 1) PooledProbe(&alive));       // in the arena
+  objs.push_back(new (&a, 1) LargePooledProbe(&alive));  // too large: the pool
+  objs.push_back(new (nullptr, 0) PooledProbe(&alive));  // no arena: the pool
+  objs.push_back(new (&a, 7) PooledProbe(&alive));       // a rank the arena does not have: the pool
   EXPECT_EQ(a.taken(), 1u);
   EXPECT_EQ(alive, 4);
   for (PooledProbe* p : objs) delete p;  // Pooled's operator delete: arena or pool by address
@@ -654,7 +657,8 @@ TEST(HotPathArena, PooledObjectsFindTheirWayBack) {
 TEST(HotPathArena, PlacementChangesNoResult) {
   using testing::TempDir;
   TempDir d;
-  d.Write("network.yml", "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 100, 50 ]\nlatency: [ 500, 1000 ]\n");
+  d.Write("network.yml",
+          "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 100, 50 ]\nlatency: [ 500, 1000 ]\n");
   d.Write("groups.json", R"({"odd": [1, 3, 5, 7]})");
   testing::WriteTraces(d, 8, [](int r) {
     std::vector<ChakraProtoMsg::Node> nodes;

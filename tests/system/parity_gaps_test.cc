@@ -3,9 +3,9 @@
 // copies disagree between ranks (bad input, exit 2).
 #include <gtest/gtest.h>
 
-#include "gen/toy_traces.h"
 #include "core/tick.h"
 #include "extern/et_io.h"
+#include "gen/toy_traces.h"
 #include "tests/test_util.h"
 
 namespace orrery {
@@ -83,7 +83,8 @@ Tick Run2d(int type, uint64_t bytes, const std::string& opt) {
   d.Write("network.yml", kNet2d);
   const std::string algos = R"(["ring", "ring"])";
   d.Write("system.json", R"({"endpoint-delay": 10, "preferred-dataset-splits": 1, "local-mem-bw": 0.01,
-    "collective-optimization": ")" + opt + R"(", "all-reduce-implementation": )" + algos +
+    "collective-optimization": ")" +
+                             opt + R"(", "all-reduce-implementation": )" + algos +
                              R"(, "reduce-scatter-implementation": )" + algos + R"(, "all-gather-implementation": )" +
                              algos + "}");
   EXPECT_TRUE(WriteSingleCollectiveTraces(16, static_cast<CollectiveKind>(type), bytes, d.File("trace")).ok());
@@ -133,8 +134,9 @@ std::string RunMismatch(const std::function<std::vector<ChakraProtoMsg::Node>(in
   d.Write("network.yml", testing::NetworkYaml("Ring", 8, kBw, kLat));
   d.Write("system.json", testing::SystemJson("ring", 1, kEd, kMem));
   testing::WriteTraces(d, 8, nodes_of);
-  std::string args = "run --workload-configuration=" + d.File("trace") + " --system-configuration=" +
-                     d.File("system.json") + " --network-configuration=" + d.File("network.yml");
+  std::string args = "run --workload-configuration=" + d.File("trace") +
+                     " --system-configuration=" + d.File("system.json") +
+                     " --network-configuration=" + d.File("network.yml");
   if (!groups.empty()) {
     d.Write("groups.json", groups);
     args += " --comm-group-configuration=" + d.File("groups.json");
@@ -157,9 +159,8 @@ TEST(CollectiveMismatch, SizeDiffers) {
 }
 
 TEST(CollectiveMismatch, TypeDiffers) {
-  const std::string err = RunMismatch([](int r) {
-    return std::vector<ChakraProtoMsg::Node>{testing::CollNode(3, r == 2 ? 2 : 0, 4096)};
-  });
+  const std::string err = RunMismatch(
+      [](int r) { return std::vector<ChakraProtoMsg::Node>{testing::CollNode(3, r == 2 ? 2 : 0, 4096)}; });
   EXPECT_NE(err.find("collective mismatch: rank 0 node 3 is ALL_REDUCE of 4096 bytes but rank 2 node 3 "
                      "(its 1st collective on all NPUs) is ALL_GATHER of 4096 bytes"),
             std::string::npos)

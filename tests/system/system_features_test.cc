@@ -1,9 +1,9 @@
 // Hierarchical collectives, involved_dim, communicator groups, the roofline.
 #include <gtest/gtest.h>
 
-#include "gen/toy_traces.h"
 #include "core/tick.h"
 #include "extern/et_io.h"
+#include "gen/toy_traces.h"
 #include "tests/test_util.h"
 
 namespace orrery {
@@ -32,7 +32,8 @@ std::vector<int> AllRanks(int n) {
   return v;
 }
 
-const char* kNet2d = "topology: [ Ring, Switch ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 100, 50 ]\nlatency: [ 500, 1000 ]\n";
+const char* kNet2d =
+    "topology: [ Ring, Switch ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 100, 50 ]\nlatency: [ 500, 1000 ]\n";
 
 struct Dim2 {
   double bw0 = GiBpsToBytesPerNs(100), bw1 = GiBpsToBytesPerNs(50);

@@ -24,7 +24,7 @@ TEST(Themis, HandWorkedOrder) {
   // A faster dimension absorbs more: bandwidth 4 vs 1.
   std::vector<ThemisDim> fast = {{2, 1.0}, {2, 4.0}};
   std::vector<double> l2 = {0, 0};
-  ThemisOrder(fast, {0, 1}, 8, &l2);                                   // loads 8 and 1
+  ThemisOrder(fast, {0, 1}, 8, &l2);                                       // loads 8 and 1
   EXPECT_EQ(ThemisOrder(fast, {0, 1}, 8, &l2), (std::vector<int>{1, 0}));  // 1 < 8
 }
 
@@ -36,7 +36,8 @@ TEST(Themis, BalancesAThreeDimensionalSystem) {
   for (int k = 0; k < 2; ++k) {
     d.Write("system.json", std::string(R"({"preferred-dataset-splits": 64, "local-mem-bw": 1600,
       "collective-optimization": "localBWAware", "all-reduce-implementation": ["ring", "ring", "ring"],
-      "inter-dimension-scheduling": ")") + (k ? "themis" : "baseline") + "\"}");
+      "inter-dimension-scheduling": ")") +
+                               (k ? "themis" : "baseline") + "\"}");
     RunConfig c;
     c.files.workload_prefix = d.File("trace");
     c.files.network = "Ring(4,200GB/s,500ns)_Ring(4,100GB/s,500ns)_Ring(4,50GB/s,500ns)";

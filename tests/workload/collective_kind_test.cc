@@ -103,9 +103,10 @@ TEST(CollectiveKind, AnUnknownCommTypeNamesEveryValidOne) {
   auto g = Load(d, {testing::CollNode(7, 10, 64)});
   ASSERT_FALSE(g.ok());
   EXPECT_EQ(g.status().message(),
-            d.File("t.0.et") + ": node 7 (rank 0): comm_type 10 is not a Chakra CollectiveCommType; valid: "
-            "0 ALL_REDUCE, 1 REDUCE, 2 ALL_GATHER, 3 GATHER, 4 SCATTER, 5 BROADCAST, 6 ALL_TO_ALL, "
-            "7 REDUCE_SCATTER, 8 REDUCE_SCATTER_BLOCK, 9 BARRIER");
+            d.File("t.0.et") +
+                ": node 7 (rank 0): comm_type 10 is not a Chakra CollectiveCommType; valid: "
+                "0 ALL_REDUCE, 1 REDUCE, 2 ALL_GATHER, 3 GATHER, 4 SCATTER, 5 BROADCAST, 6 ALL_TO_ALL, "
+                "7 REDUCE_SCATTER, 8 REDUCE_SCATTER_BLOCK, 9 BARRIER");
   // Without comm_size, the missing size is reported first (as before the enum).
   ChakraProtoMsg::Node n = testing::MakeNode(7, ChakraProtoMsg::COMM_COLL_NODE);
   testing::SetAttr(&n, "comm_type", uint64_t{10});

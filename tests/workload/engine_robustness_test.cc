@@ -5,9 +5,9 @@
 #include <cmath>
 
 #include "core/event_queue.h"
+#include "run/run_budget.h"
 #include "tests/test_util.h"
 #include "workload/executor.h"
-#include "run/run_budget.h"
 
 namespace orrery {
 namespace {
@@ -71,7 +71,8 @@ TEST(EngineRobustness, NonMemberMessageAbbreviatesALargeGroup) {
   });
   auto r = testing::RunInWithGroups(d);
   ASSERT_FALSE(r.ok());
-  EXPECT_TRUE(Has(r.status().message(), "rank 15 is not a member of it (members: 0, 1, 2, 3, 4, 5, 6, 7, ... (15 ranks))"))
+  EXPECT_TRUE(
+      Has(r.status().message(), "rank 15 is not a member of it (members: 0, 1, 2, 3, 4, 5, 6, 7, ... (15 ranks))"))
       << r.status().message();
 }
 
@@ -85,8 +86,9 @@ TEST(EngineRobustness, MessageOf2To63BytesOrMoreIsAnError) {
   });
   auto r = testing::RunIn(d);
   ASSERT_FALSE(r.ok());
-  EXPECT_TRUE(Has(r.status().message(), "trace.0.et: node 5 (rank 0): comm_size = 9223372036854775808: out of range; "
-                                        "allowed: an integer >= 0 and <= 281474976710656"))
+  EXPECT_TRUE(Has(r.status().message(),
+                  "trace.0.et: node 5 (rank 0): comm_size = 9223372036854775808: out of range; "
+                  "allowed: an integer >= 0 and <= 281474976710656"))
       << r.status().message();
 }
 
@@ -239,7 +241,8 @@ TEST(EngineRobustness, ComputeDurationPast2To64IsAnError) {
   WriteConfigs(d, 2);
   testing::WriteTraces(d, 2, [](int) {
     std::vector<ChakraProtoMsg::Node> nodes;
-    for (uint64_t i = 0; i < 18447; ++i) nodes.push_back(i == 0 ? Comp(i, 1000000000000) : Comp(i, 1000000000000, {i - 1}));
+    for (uint64_t i = 0; i < 18447; ++i)
+      nodes.push_back(i == 0 ? Comp(i, 1000000000000) : Comp(i, 1000000000000, {i - 1}));
     return nodes;
   });
   auto r = testing::RunIn(d);
@@ -361,7 +364,7 @@ TEST(EngineRobustness, MemoryEstimateRefusesWhatDoesNotFit) {
   EXPECT_TRUE(Has(st.message(), "physical memory of 8.0 GiB")) << st.message();
   // One simulated rank (identical traces) fits: 2^26 * 256 + 4096 bytes = 16 GiB + 4 KiB > 8 GiB, < 32 GiB.
   EXPECT_TRUE(CheckRunFitsInMemory(EstimateRunBytes(n, 1, 0), uint64_t{32} << 30, "net.yml", n).ok());
-  EXPECT_TRUE(CheckRunFitsInMemory(est, 0, "net.yml", n).ok());  // unknown physical memory: no refusal
+  EXPECT_TRUE(CheckRunFitsInMemory(est, 0, "net.yml", n).ok());   // unknown physical memory: no refusal
   EXPECT_EQ(EstimateRunBytes(kTwo64, kTwo64, kTwo64), kTickMax);  // saturates, never wraps
 }
 

@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "extern/et_io.h"
+#include "run/run.h"
 #include "tests/test_util.h"
 #include "workload/graph.h"
-#include "run/run.h"
 
 namespace orrery {
 namespace {

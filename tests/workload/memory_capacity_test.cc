@@ -52,8 +52,9 @@ TEST(MemoryCapacity, ALocalShortageIsAnErrorOrOneWarningPerRank) {
     cap.ResetIteration(g, &m);
     ASSERT_TRUE(cap.Allocate(2, g.nodes[0], 0, 60, 5, &m).ok());
     const Status st = cap.Allocate(2, g.nodes[1], 1, 50, 7, &m);
-    const std::string what = "rank 2, node 1 (INVALID_NODE) allocates 50 bytes at t=7 ns with 60 of 100 local bytes "
-                             "in use: short by 10 bytes";
+    const std::string what =
+        "rank 2, node 1 (INVALID_NODE) allocates 50 bytes at t=7 ns with 60 of 100 local bytes "
+        "in use: short by 10 bytes";
     if (!allow) {
       EXPECT_EQ(st.message(), "over capacity: " + what + " (--allow-oversubscription continues and reports the peak)");
       continue;

@@ -11,7 +11,8 @@
 namespace orrery {
 namespace {
 
-const std::regex kLine(R"(progress: simulated [0-9]+\.[0-9]{6} ms, [0-9]+\.[0-9]{2} M events/s, ranks finished [0-9]+/[0-9]+)");
+const std::regex kLine(
+    R"(progress: simulated [0-9]+\.[0-9]{6} ms, [0-9]+\.[0-9]{2} M events/s, ranks finished [0-9]+/[0-9]+)");
 
 std::string Contents(std::FILE* f) {
   std::fflush(f);

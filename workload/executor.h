@@ -120,6 +120,9 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
   void MakeReady(int rank, uint32_t idx, uint32_t by, WaitedFor why);
   void TimeOverflow(int rank, const WorkNode& n, const char* what, double ns);
   Status CheckGroups() const;
+  Status OverflowError() const;
+  Status DeadlockError() const;
+  std::string DescribeWaits(const NpuState& s) const;
   // Starts a ready node: one handler per kind. The per-node handlers are
   // inlined into their caller (executor.cc), as the single function they were:
   // a call that returns and goes on costs saved registers on every node.

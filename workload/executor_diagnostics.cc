@@ -51,60 +51,73 @@ void Executor::TimeOverflow(int rank, const WorkNode& n, const char* what, doubl
 
 Status Executor::CheckFinished() const {
   if (!failure_.ok()) return failure_;
-  if (queue_->overflowed()) {
-    // A network or memory delay overflowed: name the first node in flight.
-    std::string where;
-    for (size_t r = 0; r < npus_.size() && where.empty(); ++r) {
-      const NpuState& s = npus_[r];
-      for (uint32_t i = 0; i < s.graph.nodes.size(); ++i) {
-        if (s.issued[i] != 1) continue;
-        const WorkNode& n = s.graph.nodes[i];
-        where = " at rank " + std::to_string(r) + " node " + std::to_string(n.id) + " (" + NodeTypeName(n.kind) +
-                " in flight";
-        break;
-      }
+  if (queue_->overflowed()) return OverflowError();
+  return DeadlockError();
+}
+
+// A network or memory delay overflowed: the error names the first node in flight.
+Status Executor::OverflowError() const {
+  std::string where;
+  for (size_t r = 0; r < npus_.size() && where.empty(); ++r) {
+    const NpuState& s = npus_[r];
+    for (uint32_t i = 0; i < s.graph.nodes.size(); ++i) {
+      if (s.issued[i] != 1) continue;
+      const WorkNode& n = s.graph.nodes[i];
+      where = " at rank " + std::to_string(r) + " node " + std::to_string(n.id) + " (" + NodeTypeName(n.kind) +
+              " in flight";
+      break;
     }
-    if (where.empty()) where = " (";
-    char d[32];
-    std::snprintf(d, sizeof(d), "%.2g", static_cast<double>(queue_->overflow_delay()));
-    std::string delay = queue_->overflow_delay() == kTickMax ? std::string("2^64 or more") : std::string(d);
-    if (auto plus = delay.find("e+"); plus != std::string::npos) delay.erase(plus + 1, 1);
-    return Status::Invalid("simulated time would exceed 2^64 ns" + where + "; a network or memory delay of " + delay +
-                           " ns at t=" + std::to_string(queue_->overflow_at()) + " ns)");
   }
+  if (where.empty()) where = " (";
+  char d[32];
+  std::snprintf(d, sizeof(d), "%.2g", static_cast<double>(queue_->overflow_delay()));
+  std::string delay = queue_->overflow_delay() == kTickMax ? std::string("2^64 or more") : std::string(d);
+  if (auto plus = delay.find("e+"); plus != std::string::npos) delay.erase(plus + 1, 1);
+  return Status::Invalid("simulated time would exceed 2^64 ns" + where + "; a network or memory delay of " + delay +
+                         " ns at t=" + std::to_string(queue_->overflow_at()) + " ns)");
+}
+
+// Ok when every rank finished; else the first 8 stuck ranks with what each
+// waits for (its first 4 nodes in flight), then the messages the collectives
+// still wait for.
+Status Executor::DeadlockError() const {
   std::string msg;
   int stuck = 0;
   for (size_t r = 0; r < npus_.size(); ++r) {
     const NpuState& s = npus_[r];
     if (s.finished) continue;
     if (++stuck > 8) continue;
-    std::string waits;
-    int shown = 0;
-    for (uint32_t i = 0; i < s.graph.nodes.size() && shown < 4; ++i) {
-      if (s.issued[i] != 1) continue;
-      const WorkNode& n = s.graph.nodes[i];
-      ++shown;
-      waits += "; node " + std::to_string(n.id) + " (" + NodeTypeName(n.kind);
-      if (n.kind == NodeKind::kRecv) {
-        waits += " from rank " + std::to_string(n.comm_src) + ", tag " + std::to_string(n.comm_tag) + ", " +
-                 std::to_string(n.comm_size) + " bytes; rank " + std::to_string(n.comm_src) + " never sends it";
-      } else if (n.kind == NodeKind::kColl) {
-        waits += std::string(" ") + CollectiveName(n.collective) + ", " + std::to_string(n.comm_size) +
-                 " bytes; some rank in its group never issues it";
-      }
-      waits += ")";
-    }
     msg += "\n  rank " + std::to_string(r) + ": " + std::to_string(s.graph.nodes.size() - s.done) +
-           " node(s) unfinished" + waits;
+           " node(s) unfinished" + DescribeWaits(s);
   }
   if (stuck == 0) return Status::Ok();
   if (stuck > 8) msg += "\n  ... and " + std::to_string(stuck - 8) + " more rank(s)";
-  // Which messages the collectives are still waiting for.
   std::vector<std::string> waits;
   for (int r = 0; r < engine_->npus() && waits.size() < 8; ++r) engine_->npu(r).DescribePending(&waits);
   for (size_t i = 0; i < waits.size() && i < 8; ++i) msg += "\n  " + waits[i];
   return Status::Invalid("deadlock at t=" + std::to_string(queue_->Now()) + " ns: " + std::to_string(stuck) +
                          " rank(s) cannot finish:" + msg);
+}
+
+// A stuck rank's first 4 nodes in flight: "; node 12 (COMM_RECV_NODE from rank 3, ...)".
+std::string Executor::DescribeWaits(const NpuState& s) const {
+  std::string waits;
+  int shown = 0;
+  for (uint32_t i = 0; i < s.graph.nodes.size() && shown < 4; ++i) {
+    if (s.issued[i] != 1) continue;
+    const WorkNode& n = s.graph.nodes[i];
+    ++shown;
+    waits += "; node " + std::to_string(n.id) + " (" + NodeTypeName(n.kind);
+    if (n.kind == NodeKind::kRecv) {
+      waits += " from rank " + std::to_string(n.comm_src) + ", tag " + std::to_string(n.comm_tag) + ", " +
+               std::to_string(n.comm_size) + " bytes; rank " + std::to_string(n.comm_src) + " never sends it";
+    } else if (n.kind == NodeKind::kColl) {
+      waits += std::string(" ") + CollectiveName(n.collective) + ", " + std::to_string(n.comm_size) +
+               " bytes; some rank in its group never issues it";
+    }
+    waits += ")";
+  }
+  return waits;
 }
 
 }  // namespace orrery

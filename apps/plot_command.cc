@@ -32,7 +32,7 @@ void AddPlotCommand(Commands* commands, CLI::App* root) {
   plot->add_option("--series", o->series, "lines: one line per distinct value of this column")->type_name("COL");
   plot->add_option("--stack", o->stack,
                    "stacked: the columns stacked in each bar, bottom first (default: compute_ns,exposed_comm_ns,"
-                   "mem_stall_ns,idle_ns)")
+                   "mem_stall_ns,peer_wait_ns,idle_ns)")
       ->type_name("COL,COL,...");
   plot->add_option("--title", o->title, "the plot's title (default: made from the columns)")->type_name("T");
   plot->add_option("-o,--out", o->out, "the image: .svg or .png; OUT.gp (the gnuplot script) and OUT.dat go beside it")

@@ -28,9 +28,11 @@ constexpr double kMaxDouble = std::numeric_limits<double>::max();
 constexpr DoubleRange kAnyNumber{-kMaxDouble, kMaxDouble, false};
 constexpr DoubleRange kMetricRange{0, kMaxDouble, false};
 // Columns a sweep writes that are results, not axes.
-const std::set<std::string> kResultColumns = {"finished_ns",  "iteration_s", "compute_ns", "exposed_comm_ns",
-                                              "mem_stall_ns", "idle_ns",     "status",     "hash"};
-const std::vector<std::string> kDefaultStack = {"compute_ns", "exposed_comm_ns", "mem_stall_ns", "idle_ns"};
+const std::set<std::string> kResultColumns = {"finished_ns",     "iteration_s",  "compute_ns",
+                                              "exposed_comm_ns", "mem_stall_ns", "peer_wait_ns",
+                                              "idle_ns",         "status",       "hash"};
+const std::vector<std::string> kDefaultStack = {"compute_ns", "exposed_comm_ns", "mem_stall_ns", "peer_wait_ns",
+                                                "idle_ns"};
 
 // The flags each kind takes: required, then optional.
 struct KindFlags {
@@ -267,6 +269,11 @@ Result<PlotColumns> ResolveColumns(const Table& t, const PlotOptions& o) {
     std::vector<std::string> names;
     ORRERY_PARSE_OR_RETURN(names, SplitStack(o.stack));
     for (const auto& n : names) {
+      // A sweep CSV written before the peer_wait_ns column existed: the default stack skips it.
+      if (o.stack.empty() && n == "peer_wait_ns" &&
+          std::find(t.csv().header.begin(), t.csv().header.end(), n) == t.csv().header.end()) {
+        continue;
+      }
       int col = -1;
       ORRERY_PARSE_OR_RETURN(col, t.Column("--stack", n));
       c.stack.push_back(col);

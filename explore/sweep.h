@@ -76,7 +76,7 @@ struct Row {
   std::vector<Assignment> point;
   std::string hash;    // the point's SpecHash (16 hex digits over its resolved inputs)
   std::string status;  // "ok" or the point's error
-  uint64_t finished_ns = 0, compute_ns = 0, exposed_comm_ns = 0, mem_stall_ns = 0, idle_ns = 0;
+  uint64_t finished_ns = 0, compute_ns = 0, exposed_comm_ns = 0, mem_stall_ns = 0, peer_wait_ns = 0, idle_ns = 0;
   // explore/sweep_metrics.h. Absent (JSON null, empty CSV field) when unknown.
   std::optional<uint64_t> peak_local_bytes, peak_remote_bytes;  // simulated, when the run tracks capacity
   std::optional<uint64_t> gen_memory_bytes;                     // generator's closed form, largest stage

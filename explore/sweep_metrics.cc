@@ -75,6 +75,7 @@ void FillRow(const RunReport& report, int iterations, const GenFigures* gen, Row
     row->compute_ns = slowest->compute_ns;
     row->exposed_comm_ns = slowest->exposed_comm_ns;
     row->mem_stall_ns = slowest->mem_stall_ns;
+    row->peer_wait_ns = slowest->peer_wait_ns;
     row->idle_ns = slowest->idle_ns;
   }
   if (report.capacity_tracked) {

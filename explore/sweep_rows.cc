@@ -98,6 +98,7 @@ std::string RowJson(const Row& r) {
   j["compute_ns"] = r.compute_ns;
   j["exposed_comm_ns"] = r.exposed_comm_ns;
   j["mem_stall_ns"] = r.mem_stall_ns;
+  j["peer_wait_ns"] = r.peer_wait_ns;
   j["idle_ns"] = r.idle_ns;
   j["peak_local_bytes"] = OrNull(r.peak_local_bytes);
   j["peak_remote_bytes"] = OrNull(r.peak_remote_bytes);
@@ -124,6 +125,7 @@ Result<Row> ParseRowJson(const std::string& line) {
     r.compute_ns = j.at("compute_ns").get<uint64_t>();
     r.exposed_comm_ns = j.at("exposed_comm_ns").get<uint64_t>();
     r.mem_stall_ns = j.at("mem_stall_ns").get<uint64_t>();
+    r.peer_wait_ns = Optional<uint64_t>(j, "peer_wait_ns").value_or(0);  // rows written before it existed: 0
     r.idle_ns = j.at("idle_ns").get<uint64_t>();
     r.peak_local_bytes = Optional<uint64_t>(j, "peak_local_bytes");
     r.peak_remote_bytes = Optional<uint64_t>(j, "peak_remote_bytes");
@@ -142,7 +144,7 @@ Result<Row> ParseRowJson(const std::string& line) {
 std::string CsvHeader(const std::vector<std::string>& axis_paths, size_t dims) {
   std::string h = "index";
   for (const std::string& p : axis_paths) h += "," + CsvField(p);
-  h += ",hash,status,finished_ns,iteration_s,compute_ns,exposed_comm_ns,mem_stall_ns,idle_ns";
+  h += ",hash,status,finished_ns,iteration_s,compute_ns,exposed_comm_ns,mem_stall_ns,peer_wait_ns,idle_ns";
   h += ",peak_local_bytes,peak_remote_bytes,gen_memory_bytes,model_flops,mfu";
   for (size_t d = 0; d < dims; ++d) h += ",dim" + std::to_string(d) + "_busy_ns";
   for (size_t d = 0; d < dims; ++d) h += ",dim" + std::to_string(d) + "_exposed_comm_ns";
@@ -157,7 +159,7 @@ std::string CsvRow(const Row& r, size_t dims) {
   std::snprintf(secs, sizeof secs, "%.9f", NsToSeconds(static_cast<double>(r.finished_ns)));
   s += "," + r.hash + "," + CsvField(r.status) + "," + std::to_string(r.finished_ns) + "," + secs + "," +
        std::to_string(r.compute_ns) + "," + std::to_string(r.exposed_comm_ns) + "," + std::to_string(r.mem_stall_ns) +
-       "," + std::to_string(r.idle_ns);
+       "," + std::to_string(r.peer_wait_ns) + "," + std::to_string(r.idle_ns);
   char mfu[40] = "";
   if (r.mfu) std::snprintf(mfu, sizeof mfu, "%.9g", *r.mfu);
   s += "," + OptText(r.peak_local_bytes) + "," + OptText(r.peak_remote_bytes) + "," + OptText(r.gen_memory_bytes) +

@@ -22,7 +22,9 @@ struct Row {
   std::string change;  // a category the largest change may name ("" otherwise)
 };
 
-constexpr const char* kSplitNames[4] = {"compute", "exposed communication", "memory stall", "idle"};
+constexpr int kSplit = 5;
+constexpr const char* kSplitNames[kSplit] = {"compute", "exposed communication", "memory stall", "waiting on peers",
+                                             "idle"};
 
 // Critical-path categories in a fixed order: compute, communication (plain, then
 // by dimension), memory, waiting on another rank, idle, anything else by name.
@@ -42,11 +44,11 @@ std::vector<Row> BuildRows(const ReportSummary& a, const ReportSummary& b) {
     rows.push_back(Row{section, label, unit, x, y, decimals, change});
   };
   add("time", "finished (max over ranks)", "ns", a.finished, b.finished);
-  for (int k = 0; k < 4; ++k) {
+  for (int k = 0; k < kSplit; ++k) {
     add("time", std::string("slowest rank: ") + kSplitNames[k], "ns", a.slow[k], b.slow[k], 0,
         std::string(kSplitNames[k]) + " (slowest rank)");
   }
-  for (int k = 0; k < 4; ++k)
+  for (int k = 0; k < kSplit; ++k)
     add("time", std::string("mean over ranks: ") + kSplitNames[k], "ns", a.mean[k], b.mean[k], 1);
   if (a.has_path && b.has_path) {
     std::vector<std::string> cats;
@@ -88,7 +90,7 @@ std::vector<Row> BuildRows(const ReportSummary& a, const ReportSummary& b) {
 }
 
 // The row whose category changed most: among the critical path's categories
-// when both reports have one, else the slowest rank's four; -1 when none changed.
+// when both reports have one, else the slowest rank's five; -1 when none changed.
 int LargestChange(const std::vector<Row>& rows, bool paths) {
   int best = -1;
   double best_abs = 0;

@@ -1,7 +1,7 @@
 // `orrery report compare A.json B.json`: two run reports (orrery run
 // --report-format=json) side by side by category: the finished time, the
 // slowest rank's and the mean rank's compute / exposed communication / memory
-// stall / idle, the critical path's categories (when both reports have one),
+// stall / waiting on peers / idle, the critical path's categories (when both reports have one),
 // per-dimension bytes, busy time, utilisation and messages, and the message,
 // collective and memory counts; columns a, b, b-a, b/a in a fixed row order,
 // and the category that changed most. Every input is untrusted: a file that is
@@ -22,7 +22,8 @@ struct ReportSummary {
   bool has_hash = false;  // config.hash is present
   double npus = 0;
   double finished = 0, slowest_rank = 0;  // the largest finished_ns (the lowest rank among equals)
-  double slow[4] = {}, mean[4] = {};      // compute, exposed comm, memory stall, idle: slowest rank, mean over ranks
+  // compute, exposed comm, memory stall, peer wait, idle: slowest rank, mean over ranks
+  double slow[5] = {}, mean[5] = {};
   bool has_path = false;
   std::map<std::string, double> path;  // critical-path category -> ns
   struct Dim {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <utility>
 
@@ -77,7 +78,8 @@ std::string Pad(const std::string& s, size_t w) { return s.size() >= w ? s : std
 
 std::string Row(const NpuReport& n) {
   std::string out = Pad(std::to_string(n.rank), 6);
-  for (Tick v : {n.finished_ns, n.compute_ns, n.comm_ns, n.exposed_comm_ns, n.mem_stall_ns, n.idle_ns}) {
+  for (Tick v :
+       {n.finished_ns, n.compute_ns, n.comm_ns, n.exposed_comm_ns, n.mem_stall_ns, n.peer_wait_ns, n.idle_ns}) {
     out += Pad(std::to_string(v), 14);
   }
   return out + "\n";
@@ -88,22 +90,25 @@ double Percent(Tick part, Tick whole) {
 }
 
 // "bottleneck: memory (compute 36.7%, exposed communication 10.0%, ...)": the
-// largest of the four categories the slowest NPU's time splits into.
+// largest of the five categories the slowest NPU's time splits into; waiting
+// on peers is the pipeline bubble.
 std::string BottleneckLine(const NpuReport& n) {
   const std::pair<const char*, Tick> parts[] = {{"compute", n.compute_ns},
                                                 {"communication", n.exposed_comm_ns},
                                                 {"memory", n.mem_stall_ns},
+                                                {"pipeline bubble", n.peer_wait_ns},
                                                 {"idle", n.idle_ns}};
   size_t top = 0;
-  for (size_t i = 1; i < 4; ++i) {
+  for (size_t i = 1; i < std::size(parts); ++i) {
     if (parts[i].second > parts[top].second) top = i;
   }
-  char line[256];
+  char line[320];
   std::snprintf(line, sizeof(line),
                 "bottleneck: %s (of the slowest NPU's time: compute %.1f%%, exposed communication %.1f%%, "
-                "memory stall %.1f%%, idle %.1f%%)\n",
+                "memory stall %.1f%%, waiting on peers %.1f%%, idle %.1f%%)\n",
                 parts[top].first, Percent(n.compute_ns, n.finished_ns), Percent(n.exposed_comm_ns, n.finished_ns),
-                Percent(n.mem_stall_ns, n.finished_ns), Percent(n.idle_ns, n.finished_ns));
+                Percent(n.mem_stall_ns, n.finished_ns), Percent(n.peer_wait_ns, n.finished_ns),
+                Percent(n.idle_ns, n.finished_ns));
   return line;
 }
 
@@ -248,7 +253,9 @@ std::string FinishedText(const RunReport& r) {
 // Every rank up to 64; beyond, the first and last four.
 std::string PerNpuText(const RunReport& r) {
   std::string out = "\nper NPU (ns)\n" + Pad("rank", 6);
-  for (const char* h : {"finished", "compute", "comm", "exposed_comm", "mem_stall", "idle"}) out += Pad(h, 14);
+  for (const char* h : {"finished", "compute", "comm", "exposed_comm", "mem_stall", "peer_wait", "idle"}) {
+    out += Pad(h, 14);
+  }
   out += "\n";
   if (r.per_npu.size() <= 64) {
     for (const auto& n : r.per_npu) out += Row(n);
@@ -435,6 +442,7 @@ RecordArray NpuRecords(const RunReport& r) {
     npus.Field("comm_ns", n.comm_ns);
     npus.Field("exposed_comm_ns", n.exposed_comm_ns);
     npus.Field("mem_stall_ns", n.mem_stall_ns);
+    npus.Field("peer_wait_ns", n.peer_wait_ns);
     npus.Field("remote_mem_ns", n.remote_mem_ns);
     npus.Field("idle_ns", n.idle_ns);
     if (r.capacity_tracked) npus.Field("peak_local_bytes", n.peak_local_bytes);
@@ -485,11 +493,14 @@ std::string FormatReportJson(const RunReport& r) {
 }
 
 std::string FormatReportCsv(const RunReport& r) {
-  std::string out = "rank,finished_ns,compute_ns,comm_ns,exposed_comm_ns,idle_ns,remote_mem_ns,mem_stall_ns\n";
+  // New columns go last, so a reader by position keeps working.
+  std::string out =
+      "rank,finished_ns,compute_ns,comm_ns,exposed_comm_ns,idle_ns,remote_mem_ns,mem_stall_ns,peer_wait_ns\n";
   for (const auto& n : r.per_npu) {
     out += std::to_string(n.rank) + "," + std::to_string(n.finished_ns) + "," + std::to_string(n.compute_ns) + "," +
            std::to_string(n.comm_ns) + "," + std::to_string(n.exposed_comm_ns) + "," + std::to_string(n.idle_ns) + "," +
-           std::to_string(n.remote_mem_ns) + "," + std::to_string(n.mem_stall_ns) + "\n";
+           std::to_string(n.remote_mem_ns) + "," + std::to_string(n.mem_stall_ns) + "," +
+           std::to_string(n.peer_wait_ns) + "\n";
   }
   return out;
 }

@@ -82,10 +82,11 @@ class Reader {
     }
     return &*it;
   }
-  double Uint(const json& obj, const std::string& at, const std::string& key, const std::string& what = "") {
+  double Uint(const json& obj, const std::string& at, const std::string& key, const std::string& what = "",
+              bool optional = false) {
     const json* v = Member(
         obj, at, key, [](const json& j) { return j.is_number_unsigned(); },
-        "a non-negative integer" + (what.empty() ? "" : " (" + what + ")"));
+        "a non-negative integer" + (what.empty() ? "" : " (" + what + ")"), optional);
     return v ? static_cast<double>(v->get<uint64_t>()) : 0;
   }
   double Number(const json& obj, const std::string& at, const std::string& key) {
@@ -114,7 +115,10 @@ class Reader {
   Status status_;
 };
 
-constexpr const char* kSplitKeys[4] = {"compute_ns", "exposed_comm_ns", "mem_stall_ns", "idle_ns"};
+// The time split; peer_wait_ns (index 3) may be missing: reports made before
+// that category existed read it as 0.
+constexpr int kSplit = 5;
+constexpr const char* kSplitKeys[kSplit] = {"compute_ns", "exposed_comm_ns", "mem_stall_ns", "peer_wait_ns", "idle_ns"};
 
 Result<json> Load(const std::string& path) {
   struct stat st;
@@ -164,15 +168,15 @@ void ReadNpus(Reader& rd, const json& j, ReportSummary& s) {
     const double rank = rd.Uint(*n, at, "rank");
     if (rd.ok() && rank >= s.npus) rd.Fail(at + ".rank", &n->at("rank"), "a rank below npu_count");
     const double finished = rd.Uint(*n, at, "finished_ns", "nanoseconds");
-    double split[4];
-    for (int k = 0; k < 4; ++k) split[k] = rd.Uint(*n, at, kSplitKeys[k], "nanoseconds");
+    double split[kSplit];
+    for (int k = 0; k < kSplit; ++k) split[k] = rd.Uint(*n, at, kSplitKeys[k], "nanoseconds", k == 3);
     if (!rd.ok()) return;
     if (i == 0 || finished > s.finished || (finished == s.finished && rank < s.slowest_rank)) {
       s.finished = finished;
       s.slowest_rank = rank;
-      std::copy(split, split + 4, s.slow);
+      std::copy(split, split + kSplit, s.slow);
     }
-    for (int k = 0; k < 4; ++k) s.mean[k] += split[k] / s.npus;
+    for (int k = 0; k < kSplit; ++k) s.mean[k] += split[k] / s.npus;
   }
 }
 

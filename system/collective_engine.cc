@@ -239,15 +239,24 @@ static int MirrorSender(const Topology& t, int src, int dst) {
   return y;
 }
 
+// `dst` is not simulated when it is in `src`'s class: the class member that
+// sends `src` this message (same node, same instant, equal delay:
+// RankClassMap::MirrorFrom; else the member at the same offset behind `src`)
+// stands for it, and `src` receives it.
+int CollectiveEngine::MirroredSender(int src, int dst) const {
+  const int from = classes_->MirrorFrom(src, dst);
+  return from >= 0 ? from : MirrorSender(*topology_, src, dst);
+}
+
+std::pair<int, int> CollectiveEngine::SendMatchKey(int src, int dst) const {
+  if (classes_ && classes_->SameClass(src, dst)) return {src, MirroredSender(src, dst)};
+  return {transport_.SimulatedPeer(src, dst), src};
+}
+
 void CollectiveEngine::SendP2P(int src, int dst, uint64_t bytes, uint64_t tag, RecvClient* on_sent,
                                uint64_t sent_cookie) {
   if (classes_ && classes_->SameClass(src, dst)) {
-    // `dst` is not simulated; the class member that sends `src` this message
-    // (same node, same instant, equal delay: RankClassMap::MirrorFrom; else the
-    // member at the same offset behind `src`) stands for it.
-    const int from = classes_->MirrorFrom(src, dst);
-    transport_.Send(from >= 0 ? from : MirrorSender(*topology_, src, dst), src, bytes, tags::PointToPoint(tag), 0,
-                    on_sent, sent_cookie);
+    transport_.Send(MirroredSender(src, dst), src, bytes, tags::PointToPoint(tag), 0, on_sent, sent_cookie);
     return;
   }
   // Rank classes: to another class's member that is not simulated, it goes to that class's representative.

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/event_queue.h"
@@ -79,6 +80,12 @@ class CollectiveEngine : public EventHandler {
   // The sender hears on_sent->OnRecv(sent_cookie) when the message is delivered.
   void SendP2P(int src, int dst, uint64_t bytes, uint64_t tag, RecvClient* on_sent, uint64_t sent_cookie);
   void PostRecvP2P(int dst, int src, uint64_t tag, RecvClient* client, uint64_t cookie);
+  // Where a point-to-point message is matched, as (simulated rank, peer as that
+  // rank's receive names it): the pair SendP2P(src, dst) delivers to, and the
+  // pair PostRecvP2P(dst, src) waits on (rank classes map both; equal pairs
+  // with equal tags match).
+  std::pair<int, int> SendMatchKey(int src, int dst) const;
+  std::pair<int, int> RecvMatchKey(int dst, int src) const { return {dst, transport_.SimulatedPeer(dst, src)}; }
 
   // A message outside any collective (memory traffic with kRawTagBit); `tag`
   // as system/tag.h defines it. The sender hears on_sent->OnRecv(sent_cookie).
@@ -106,6 +113,7 @@ class CollectiveEngine : public EventHandler {
   const std::vector<DimStats>& switch_stats() const { return transport_.switch_stats(); }
 
  private:
+  int MirroredSender(int src, int dst) const;  // rank classes: see SendP2P
   // The collective's chunks on `rank`, each a list of phases
   // (system/collective_planner.cc).
   class Planner;

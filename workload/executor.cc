@@ -136,12 +136,45 @@ void Executor::ActiveDown(NpuState& s) {
 }
 
 // A memory stall: memory accesses in flight and nothing else (no GPU compute,
-// no communication) active.
+// no communication) active. Waiting on a peer: a receive posted whose send has
+// not started, and nothing active at all (docs/report.md: the precedence).
 void Executor::TrackStall(NpuState& s) {
   const bool stalled = s.mem_in_flight > 0 && s.active == s.mem_in_flight;
   if (stalled && !s.stalled) s.stall_since = queue_->Now();
   if (!stalled && s.stalled) s.mem_stall += queue_->Now() - s.stall_since;
   s.stalled = stalled;
+  const bool waiting = s.recv_waiting > 0 && s.active == 0;
+  if (waiting && !s.peer_waiting) s.wait_since = queue_->Now();
+  if (!waiting && s.peer_waiting) s.peer_wait += queue_->Now() - s.wait_since;
+  s.peer_waiting = waiting;
+}
+
+// A receive is posted: communication (in ASTRA-sim's comm time from now on),
+// and active once its send has started. The match key is the engine's, so
+// under rank classes a representative's receive pairs with the send that
+// stands for its peer's.
+void Executor::RecvBegin(int rank, const WorkNode& n) {
+  NpuState& s = npus_[rank];
+  if (s.comm_in_flight++ == 0) s.comm_since = queue_->Now();
+  const auto [to, peer] = engine_->RecvMatchKey(rank, n.comm_src);
+  if (p2p_started_.Post(n.comm_tag, static_cast<uint64_t>(to), peer, nullptr, 0)) {
+    ActiveUp(s);  // its send started before: communication from the start
+    return;
+  }
+  ++s.recv_waiting;
+  TrackStall(s);
+}
+
+// A send starts: a receive of its key that waits (any of them: they are
+// counted, not told apart) becomes communication; else it is remembered for the receive to come.
+void Executor::SendStarted(int rank, const WorkNode& n) {
+  const auto [to, peer] = engine_->SendMatchKey(rank, n.comm_dst);
+  RecvClient* unused_client;
+  uint64_t unused_cookie;
+  if (!p2p_started_.Arrive(n.comm_tag, static_cast<uint64_t>(to), peer, &unused_client, &unused_cookie)) return;
+  NpuState& r = npus_[to];
+  --r.recv_waiting;
+  ActiveUp(r);
 }
 
 void Executor::MemBegin(NpuState& s) {
@@ -180,10 +213,11 @@ void Executor::Issue(int rank, uint32_t idx) {
     case NodeKind::kSend:
       s.comm_busy = true;
       CommBegin(s);
+      SendStarted(rank, n);
       engine_->SendP2P(rank, n.comm_dst, n.comm_size, n.comm_tag, this, Key(rank, idx));
       return;
     case NodeKind::kRecv:
-      CommBegin(s);
+      RecvBegin(rank, n);
       engine_->PostRecvP2P(rank, n.comm_src, n.comm_tag, this, Key(rank, idx));
       return;
     case NodeKind::kMemLoad:

@@ -13,6 +13,7 @@
 #include "core/event_queue.h"
 #include "memory/backend.h"
 #include "system/collective_engine.h"
+#include "system/match_table.h"
 #include "workload/graph.h"
 #include "workload/memory_access.h"
 #include "workload/memory_capacity.h"
@@ -104,6 +105,12 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
     bool stalled = false;  // memory in flight and nothing else active
     Tick stall_since = 0;
     Tick mem_stall = 0;      // time memory accesses were the only activity
+    // Receives posted whose matching send has not started (not in `active`):
+    // while some wait and nothing is active, the rank waits on a peer.
+    int recv_waiting = 0;
+    bool peer_waiting = false;
+    Tick wait_since = 0;
+    Tick peer_wait = 0;
     uint32_t open_coll = 0;  // with all_collectives: its collective in flight (one at a time: the communication slot)
   };
   const std::vector<NpuState>& npus() const { return npus_; }
@@ -143,6 +150,10 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
   void MemEnd(NpuState& s);
   void ActiveDown(NpuState& s);
   void TrackStall(NpuState& s);
+  // Point-to-point receives: posted (waiting on the peer's send, or
+  // communication if it started), and turned into communication when it starts.
+  void RecvBegin(int rank, const WorkNode& n);
+  void SendStarted(int rank, const WorkNode& n);
   void Fail(Status st);
   void ResetIteration(int rank, uint32_t ended_by);
   __attribute__((always_inline)) void Allocate(int rank, uint32_t idx, uint64_t bytes);
@@ -161,6 +172,9 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
   std::vector<std::string> algorithms_;
   std::map<std::string, uint32_t> algorithm_ids_;
   std::string algo_scratch_;  // Issue: the buffer for a collective's algorithm text (reused)
+  // Peer wait: per (tag, receiving rank, peer), the receives still waiting for
+  // their send to start, or the sends started before their receive was posted.
+  MatchTable p2p_started_;
 };
 
 }  // namespace orrery

@@ -62,6 +62,7 @@ TEST_P(StragglerLoop, SlowRankComputesLongerAndClassesEqualFullEngine) {
     EXPECT_EQ(a.compute_ns, b.compute_ns) << r;
     EXPECT_EQ(a.comm_ns, b.comm_ns) << r;
     EXPECT_EQ(a.exposed_comm_ns, b.exposed_comm_ns) << r;
+    EXPECT_EQ(a.peer_wait_ns, b.peer_wait_ns) << r;
     EXPECT_EQ(a.idle_ns, b.idle_ns) << r;
   }
   EXPECT_EQ(off.messages, cls.messages);

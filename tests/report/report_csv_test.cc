@@ -76,10 +76,10 @@ Exports RunAndExport(const std::string& args) {
 void ExpectCsvEqualsJson(const Exports& e, const std::string& what) {
   const json& j = e.report;
   const int npus = j.at("npu_count").get<int>();
-  // Per rank: exactly the eight columns, one row per rank, in rank order.
+  // Per rank: exactly the nine columns, one row per rank, in rank order.
   EXPECT_EQ(e.per_rank.header,
             (std::vector<std::string>{"rank", "finished_ns", "compute_ns", "comm_ns", "exposed_comm_ns", "idle_ns",
-                                      "remote_mem_ns", "mem_stall_ns"}));
+                                      "remote_mem_ns", "mem_stall_ns", "peer_wait_ns"}));
   ASSERT_EQ(j.at("npus").size(), static_cast<size_t>(npus)) << what;
   ExpectRowsEqual(e.per_rank, j.at("npus").get<std::vector<json>>(), what + ", per rank");
   // Collectives: a symmetric run's JSON lists the representative's, which stand for every rank.

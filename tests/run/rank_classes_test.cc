@@ -33,6 +33,7 @@ void ExpectSameAsFull(const RunReport& classes, const RunReport& full, bool same
     EXPECT_EQ(a.peak_local_bytes, b.peak_local_bytes) << "rank " << r;
     EXPECT_EQ(a.exposed_comm_ns, b.exposed_comm_ns) << "rank " << r;
     EXPECT_EQ(a.mem_stall_ns, b.mem_stall_ns) << "rank " << r;
+    EXPECT_EQ(a.peer_wait_ns, b.peer_wait_ns) << "rank " << r;
     EXPECT_EQ(a.idle_ns, b.idle_ns) << "rank " << r;
   }
   EXPECT_EQ(classes.messages, full.messages);

@@ -225,6 +225,36 @@ TEST(ReportCompare, CategoryOrderMissingCategoriesAndHashes) {
       << *no_path;
 }
 
+// Waiting on peers is a row of the slowest rank's and the mean rank's split. A
+// report written before that category existed has no peer_wait_ns: it reads as
+// 0. Here b's slowest rank (rank 1) waits 150 of the 250 ns a called exposed
+// communication: the largest change of the slowest rank's five categories is
+// that 150 ns, tied in size with exposed communication's -150 (the first wins:
+// rows in order compute, exposed communication, memory stall, waiting, idle).
+TEST(ReportCompare, WaitingOnPeersIsARowAndOptionalInOlderReports) {
+  TempDir d;
+  json a = HandReport(), b = HandReport();
+  a.erase("critical_path");
+  b.erase("critical_path");
+  b["npus"][0]["peer_wait_ns"] = 0;
+  b["npus"][1]["exposed_comm_ns"] = 100;
+  b["npus"][1]["peer_wait_ns"] = 150;
+  auto out = CompareReports(CompareOptions{Write(d, "a.json", a), Write(d, "b.json", b), "json"});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  const json cmp = json::parse(out.value());
+  ExpectRow(cmp, "slowest rank: waiting on peers", 0, 150);
+  ExpectRow(cmp, "mean over ranks: waiting on peers", 0, 75);
+  ExpectRow(cmp, "slowest rank: exposed communication", 250, 100);
+  EXPECT_EQ(cmp.at("largest_change").at("text"),
+            "largest change: exposed communication (slowest rank) -150 ns (-60.0%)");
+  // A present but mistyped value is still an error naming the field.
+  b["npus"][1]["peer_wait_ns"] = "x";
+  auto bad = CompareReports(CompareOptions{Write(d, "a.json", a), Write(d, "b.json", b), "text"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("field \"npus[1].peer_wait_ns\" is \"x\" (a string)"), std::string::npos)
+      << bad.status().message();
+}
+
 // Networks of different shapes: a dimension one report lacks is null there
 // (and "-" in the text), a block that differs shows both names.
 TEST(ReportCompare, DifferentNetworks) {

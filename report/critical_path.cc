@@ -37,6 +37,7 @@ class Walker {
   std::string DimsCategory(uint32_t dims) const;
   void AddIdle(int rank, Tick start, Tick end);
   std::string CommCategory(int rank, const WorkNode& n) const;
+  uint32_t GroupDims(int group) const;
   std::vector<int> Members(int rank, const WorkNode& n) const;
   uint32_t FindCollective(int rank, int group, uint32_t seq);
   int FinalRank() const;
@@ -52,6 +53,8 @@ class Walker {
   std::vector<PathSegment> backward_;  // segments as found, latest first
   // Per rank, built when first needed: (group + 1) << 32 | sequence -> record index.
   std::vector<std::vector<std::pair<uint64_t, uint32_t>>> coll_index_;
+  static constexpr uint32_t kUnknownDims = 0xffffffffu;
+  mutable std::vector<uint32_t> group_dims_;  // per communicator group: GroupDims, once known
 };
 
 // The dimensions a node's messages cross, as a category.
@@ -65,11 +68,7 @@ std::string Walker::CommCategory(int rank, const WorkNode& n) const {
       if (t.Coord(rank, d) != t.Coord(peer, d)) add(d);
     }
   } else if (n.group >= 0) {
-    const CommGroup& g = engine_.group(n.group);
-    if (!g.aligned) return "communication";  // a flat ring over the group's ranks: no one dimension
-    for (int d = 0; d < t.num_dims(); ++d) {
-      if (g.dims[d]) add(d);
-    }
+    dims = GroupDims(n.group);
   } else {
     const std::vector<bool>* involved = Rooted(n) || n.involved < 0 ? nullptr
                                                                     : &exec_.npus()[rank].graph.involved[n.involved];
@@ -79,6 +78,28 @@ std::string Walker::CommCategory(int rank, const WorkNode& n) const {
     }
   }
   return DimsCategory(dims);
+}
+
+// The dimensions communicator group `group` spans: its whole dimensions, or,
+// for a group that is not a set of whole dimensions (its collectives run as one
+// flat ring over its ranks: a data-parallel group strided across dimensions),
+// every dimension along which its members' coordinates differ, which is where
+// its ring's messages go. Computed once per group.
+uint32_t Walker::GroupDims(int group) const {
+  if (group_dims_.empty()) group_dims_.assign(static_cast<size_t>(engine_.num_groups()), kUnknownDims);
+  uint32_t& dims = group_dims_[group];
+  if (dims != kUnknownDims) return dims;
+  const Topology& t = engine_.topology();
+  const CommGroup& g = engine_.group(group);
+  dims = 0;
+  for (int d = 0; d < t.num_dims(); ++d) {
+    bool spans = g.aligned && g.dims[d];
+    for (size_t i = 1; !g.aligned && i < g.ranks.size() && !spans; ++i) {
+      spans = t.Coord(g.ranks[i], d) != t.Coord(g.ranks[0], d);
+    }
+    if (spans) dims |= uint32_t{1} << std::min(d, 31);
+  }
+  return dims;
 }
 
 // "communication dim1 (Switch)"; several dimensions at once: "communication dim0+dim1 (Ring+Switch)".

@@ -301,6 +301,47 @@ TEST(CriticalPath, IterationsChainThroughEachOther) {
   ExpectTiles(p);
 }
 
+// A data-parallel group strided across a dimension is not a set of whole
+// dimensions, so its collectives run as one flat ring over its ranks; the path
+// names the dimension its members differ in. Ring(2, 50 GB/s, 500 ns) x Ring(4,
+// 25 GB/s, 500 ns), rank = c0 + 2 c1; groups {0,2} {1,3} {4,6} {5,7}: each pair
+// differs in dim1 only (c1 0 and 1; dim1 has 4 NPUs, so not a whole dimension).
+// Every rank computes 10 us, then all-reduces 1 MiB in its group: a ring of
+// p = 2, one chunk, endpoint delay 0, reduction free (local-mem-bw huge):
+// 2(p-1) steps of trunc(500 + 524288 / 26.8435456) = trunc(20031.25) = 20031 ns
+// (one hop on dim1, 25 GB/s = 25 * 2^30 B/s): 40062 ns. Path: compute 10000,
+// communication dim1 (Ring) 40062; finished 50062. Before, a flat group's
+// collective was plain "communication".
+TEST(CriticalPath, StridedDataParallelGroupIsNamedByTheDimensionItSpans) {
+  TempDir d;
+  d.Write("network.yml",
+          "topology: [ Ring, Ring ]\nnpus_count: [ 2, 4 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 500 ]\n");
+  d.Write("system.json", R"({"preferred-dataset-splits": 1, "endpoint-delay": 0, "local-mem-bw": 1000000000,
+                             "all-reduce-implementation": ["ring", "ring"]})");
+  d.Write("groups.json", R"({"dp0": [0, 2], "dp1": [1, 3], "dp2": [4, 6], "dp3": [5, 7]})");
+  testing::WriteTraces(d, 8, [](int r) {
+    auto ar = testing::CollNode(2, 0, 1048576);
+    testing::SetAttr(&ar, "pg_name", "dp" + std::to_string((r % 2) + 2 * (r / 4)));
+    return Nodes{Comp(1, 10), Dep(ar, {1})};
+  });
+  RunConfig c;
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
+  c.files.comm_groups = d.File("groups.json");
+  c.observe.critical_path = true;
+  auto r = RunSimulation(c, DefaultBackends());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const CriticalPath& p = r->critical_path;
+  EXPECT_EQ(p.finished_ns, 50062u);
+  EXPECT_EQ(Category(p, "compute"), 10000u);
+  EXPECT_EQ(Category(p, "communication dim1 (Ring)"), 40062u);
+  EXPECT_EQ(Category(p, "communication"), 0u);
+  ASSERT_EQ(p.segments.size(), 2u);
+  EXPECT_EQ(p.segments[1].kind, "ALL_REDUCE");
+  ExpectTiles(p);
+}
+
 // The command line: the embedded data-parallel example (symmetric, 8 NPUs on a
 // ring): 4 forward layers of 500 us, 4 backward of 1000 us, each followed by a
 // 1 MiB all-reduce that the next backward layer hides, except the last. The path

@@ -105,7 +105,9 @@ void FillRow(const RunReport& report, int iterations, const GenFigures* gen, Row
     row->model_flops = gen->model_flops;
     row->gen_memory_bytes = gen->memory_bytes;
     const double iteration_s = NsToSeconds(static_cast<double>(row->finished_ns) / std::max(1, iterations));
-    if (gen->peak_tflops > 0 && iteration_s > 0 && report.npus > 0) {
+    if (report.generated.mfu) {
+      row->mfu = report.generated.mfu;  // the run's device: the system configuration's, else --device
+    } else if (gen->peak_tflops > 0 && iteration_s > 0 && report.npus > 0) {
       row->mfu = gen->model_flops_d / (report.npus * gen->peak_tflops * kFlopsPerTflop * iteration_s);
     }
   }

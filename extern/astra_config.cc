@@ -41,7 +41,8 @@ const std::vector<std::string>& SystemKeys() {
                                                 "o",
                                                 "g",
                                                 "G",
-                                                "in-switch-reduction-bw"};
+                                                "in-switch-reduction-bw",
+                                                "device"};
   return keys;
 }
 
@@ -176,6 +177,14 @@ Status ReadComputeKeys(const SystemJson& f, AstraSystemConfig* cfg) {
   ORRERY_RETURN_IF_ERROR(f.Number("local-mem-bw", kBandwidthGBps, &cfg->local_mem_bw));
   ORRERY_RETURN_IF_ERROR(f.Number("in-switch-reduction-bw", kBytesPerNs, &cfg->in_switch_reduction_bw));
   ORRERY_RETURN_IF_ERROR(f.Number("peak-perf", kPeakPerfTflops, &cfg->peak_perf_tflops));
+  // Orrery extension: the accelerator the roofline stands for (`orrery gen --device --system-out`
+  // writes it); run/ checks the name against the generator's presets.
+  ORRERY_RETURN_IF_ERROR(f.String("device", &cfg->device, "a device name (orrery gen --list-devices)"));
+  if (f.j.contains("device") && cfg->device.empty()) {
+    return Status::Invalid(f.path +
+                           ": \"device\" = \"\": empty; give a device name (orrery gen --list-devices) or "
+                           "leave the key out");
+  }
   if (f.j.contains("roofline-enabled")) {
     ORRERY_PARSE_OR_RETURN(cfg->roofline_enabled, JsonFlag(f.path, f.j["roofline-enabled"], "roofline-enabled"));
   }

@@ -59,6 +59,7 @@ struct AstraSystemConfig {
   double in_switch_reduction_bw = 0;  // Orrery extension: "in-switch-reduction-bw", bytes per ns
   bool roofline_enabled = false;
   double peak_perf_tflops = 0;
+  std::string device;  // Orrery extension: "device", the accelerator preset (gen/device.h); "" none
   std::string intra_dimension_scheduling = "FIFO";
   std::string inter_dimension_scheduling = "baseline";
 };

@@ -34,6 +34,7 @@ std::string DeviceSystemJson(const DevicePreset& d, double efficiency) {
   j["peak-perf"] = d.peak_tflops * efficiency;
   j["local-mem-bw"] = d.hbm_gbps;
   j["preferred-dataset-splits"] = 4;
+  j["device"] = d.name;  // the report's model FLOPs utilisation divides by this device's peak
   return j.dump(2) + "\n";
 }
 

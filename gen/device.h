@@ -21,7 +21,8 @@ const std::vector<DevicePreset>& DevicePresets();
 Result<DevicePreset> FindDevice(const std::string& name);
 
 // An ASTRA-sim system JSON that times generated compute nodes on `d` with the
-// roofline: "peak-perf" = efficiency x peak, "local-mem-bw" = HBM bandwidth.
+// roofline: "peak-perf" = efficiency x peak, "local-mem-bw" = HBM bandwidth,
+// and "device" = its name (the run's MFU takes the device's peak from it).
 std::string DeviceSystemJson(const DevicePreset& d, double efficiency);
 
 }  // namespace orrery::gen

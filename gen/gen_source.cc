@@ -1,11 +1,14 @@
 #include "gen/gen_source.h"
 
+#include <optional>
 #include <sstream>
 
 #include "core/fnv.h"
 #include "core/tick.h"
 #include "extern/json_util.h"
+#include "gen/device.h"
 #include "gen/dlrm.h"
+#include "gen/formulas.h"
 #include "gen/gen_args.h"
 #include "gen/model.h"
 #include "gen/summary.h"
@@ -20,8 +23,17 @@ constexpr uint64_t kInputBytesPerNode = 64;
 
 class Generated : public GraphSource {
  public:
-  Generated(Workload w, std::string description, std::string canonical)
-      : w_(std::move(w)), description_(std::move(description)), canonical_(std::move(canonical)) {}
+  Generated(Workload w, std::string description, std::string canonical, std::optional<WorkloadFigures> figures = {})
+      : w_(std::move(w)),
+        description_(std::move(description)),
+        canonical_(std::move(canonical)),
+        figures_(std::move(figures)) {
+    if (figures_) {
+      const Flops hardware = TotalFlops(w_);
+      figures_->hardware_flops = FlopsText(hardware);
+      figures_->hardware_flops_d = static_cast<double>(hardware);
+    }
+  }
 
   std::string Describe() const override { return description_; }
 
@@ -64,11 +76,48 @@ class Generated : public GraphSource {
     return d;
   }
 
+  const WorkloadFigures* Figures() const override { return figures_ ? &*figures_ : nullptr; }
+
  private:
   Workload w_;
   std::string description_;
   std::string canonical_;
+  std::optional<WorkloadFigures> figures_;
 };
+
+// Model FLOPs (gen/formulas.h ModelFlops without recomputation; a DLRM's
+// closed form), tokens per iteration and the largest stage's memory.
+WorkloadFigures FiguresOf(const GenOptions& o, const ModelDesc& m) {
+  WorkloadFigures f;
+  if (!o.device.empty()) {
+    if (auto d = FindDevice(o.device); d.ok()) {
+      f.device = d->name;
+      f.device_peak_tflops = d->peak_tflops;
+    }
+  }
+  if (m.kind == ModelKind::kDlrm) {
+    if (auto s = DlrmStrategyFromOptions(o); s.ok()) {
+      const Flops flops = DlrmClosedFormFlops(m.dlrm, s->local_batch * s->npus);
+      f.model_flops = FlopsText(flops);
+      f.model_flops_d = static_cast<double>(flops);
+    }
+    return f;
+  }
+  const Strategy& s = o.strategy;
+  const uint64_t batch = static_cast<uint64_t>(s.microbatch_size * s.microbatches * s.dp * s.ep);
+  const Flops flops = ModelFlops(m, batch, Recompute::kNone, s.lm_head);
+  f.model_flops = FlopsText(flops);
+  f.model_flops_d = static_cast<double>(flops);
+  f.tokens = batch * static_cast<uint64_t>(m.seq_len);
+  for (int64_t stage = 0; stage < s.pp; ++stage) {
+    const uint64_t bytes = StageMemory(m, s, stage).total_bytes;
+    if (bytes > f.memory_bytes) {
+      f.memory_bytes = bytes;
+      f.memory_stage = stage;
+    }
+  }
+  return f;
+}
 
 // The generator's arguments in one canonical form: split at whitespace, one
 // space between; a model given as a file enters by its content's hash.
@@ -140,7 +189,8 @@ Result<std::shared_ptr<const GraphSource>> GeneratedSource(GenOptions o, const s
     auto d = GenerateDlrmFromOptions(model.value(), o);
     if (!d.ok()) return d.status().Prefixed(what + ": ");
     return std::shared_ptr<const GraphSource>(
-        std::make_shared<Generated>(std::move(d->workload), "generated workload " + what, CanonicalArguments(o.args)));
+        std::make_shared<Generated>(std::move(d->workload), "generated workload " + what, CanonicalArguments(o.args),
+                                    FiguresOf(o, model.value())));
   }
   if (Status st = ValidateStrategy(model.value(), o.strategy); !st.ok()) return st.Prefixed(what + ": ");
   if (!o.allow_over_capacity) {
@@ -151,7 +201,8 @@ Result<std::shared_ptr<const GraphSource>> GeneratedSource(GenOptions o, const s
   auto w = GenerateDense(model.value(), o.strategy);
   if (!w.ok()) return w.status().Prefixed(what + ": ");
   return std::shared_ptr<const GraphSource>(
-      std::make_shared<Generated>(std::move(w.value()), "generated workload " + what, CanonicalArguments(o.args)));
+      std::make_shared<Generated>(std::move(w.value()), "generated workload " + what, CanonicalArguments(o.args),
+                                  FiguresOf(o, model.value())));
 }
 
 }  // namespace orrery::gen

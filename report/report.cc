@@ -250,6 +250,39 @@ std::string FinishedText(const RunReport& r) {
   return out;
 }
 
+std::string Fixed(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), format, v);
+  return buf;
+}
+
+// A generated run: model FLOPs utilisation and the rest (docs/report.md, "A generated run").
+std::string GeneratedText(const RunReport& r) {
+  const GeneratedReport& g = r.generated;
+  if (!g.present) return "";
+  std::string out = "\ngenerated workload, per iteration (" + Fixed("%.9g", g.iteration_s) + " s)\n";
+  if (!g.model_flops.empty()) out += "  model FLOPs " + g.model_flops;
+  out += (g.model_flops.empty() ? "  " : ", ") + std::string("hardware FLOPs ") + g.hardware_flops +
+         " (recomputation included)\n";
+  if (g.mfu) {
+    out += "  MFU " + Fixed("%.1f%%", 100 * *g.mfu) + ", HFU " + Fixed("%.1f%%", 100 * *g.hfu) + " of " +
+           std::to_string(r.npus) + " x " + g.device + " (" + Fixed("%g", g.peak_tflops) + " TFLOP/s peak, from the " +
+           g.device_from + ")\n";
+  } else {
+    out += "  MFU, HFU: not reported: " + g.no_mfu + "\n";
+  }
+  if (g.tokens_per_s) {
+    out += "  tokens/s " + Fixed("%.1f", *g.tokens_per_s) + " (" + std::to_string(g.tokens_per_iteration) +
+           " tokens per iteration)\n";
+  }
+  if (g.memory_bytes) {
+    out += "  memory per rank (generator's closed form): " + std::to_string(g.memory_bytes) + " bytes (" +
+           Fixed("%.3g", static_cast<double>(g.memory_bytes) / 1e9) + " GB) at most, on stage " +
+           std::to_string(g.memory_stage) + "\n";
+  }
+  return out;
+}
+
 // Every rank up to 64; beyond, the first and last four.
 std::string PerNpuText(const RunReport& r) {
   std::string out = "\nper NPU (ns)\n" + Pad("rank", 6);
@@ -338,8 +371,8 @@ std::string LinksText(const RunReport& r) {
 }  // namespace
 
 std::string FormatReportText(const RunReport& r) {
-  return HeaderText(r) + "\n" + FinishedText(r) + PerNpuText(r) + CollectivesText(r) + MemoryText(r) +
-         NetworkDimsText(r) + LinksText(r);
+  return HeaderText(r) + "\n" + FinishedText(r) + GeneratedText(r) + PerNpuText(r) + CollectivesText(r) +
+         MemoryText(r) + NetworkDimsText(r) + LinksText(r);
 }
 
 namespace {
@@ -395,6 +428,25 @@ nlohmann::ordered_json CriticalPathJson(const CriticalPath& p) {
   return cp;
 }
 
+nlohmann::ordered_json GeneratedJson(const GeneratedReport& g) {
+  nlohmann::ordered_json j;
+  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(); };
+  j["model_flops"] = g.model_flops.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(g.model_flops);
+  j["hardware_flops"] = g.hardware_flops;
+  j["iteration_s"] = g.iteration_s;
+  j["device"] = g.device.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(g.device);
+  j["peak_tflops"] = g.device.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(g.peak_tflops);
+  j["mfu"] = opt(g.mfu);
+  j["hfu"] = opt(g.hfu);
+  if (!g.mfu) j["mfu_note"] = g.no_mfu;
+  j["tokens_per_iteration"] = g.tokens_per_iteration ? nlohmann::ordered_json(g.tokens_per_iteration)
+                                                     : nlohmann::ordered_json();
+  j["tokens_per_s"] = opt(g.tokens_per_s);
+  j["memory_bytes_per_rank"] = g.memory_bytes ? nlohmann::ordered_json(g.memory_bytes) : nlohmann::ordered_json();
+  j["memory_stage"] = g.memory_bytes ? nlohmann::ordered_json(g.memory_stage) : nlohmann::ordered_json();
+  return j;
+}
+
 // The report's tree, with a mark where the per-rank arrays go.
 nlohmann::ordered_json ReportTree(const RunReport& r) {
   nlohmann::ordered_json j;
@@ -422,6 +474,7 @@ nlohmann::ordered_json ReportTree(const RunReport& r) {
   j["memory"] = MemoryJson(r);
   j["dims"] = DimsJson(r);
   if (r.critical_path.rank >= 0) j["critical_path"] = CriticalPathJson(r.critical_path);
+  if (r.generated.present) j["generated"] = GeneratedJson(r.generated);
   if (r.link_stats && r.links.empty()) j["links_note"] = r.links_note;
   if (r.link_stats && !r.links.empty()) {
     auto& links = j["links"] = nlohmann::ordered_json::array();

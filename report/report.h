@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,25 @@ struct DimReport {
   double utilization = 0;     // busy / (directed links * finished time)
 };
 
+// A generated run's figures (`orrery run --generate`; docs/report.md, "A
+// generated run"): model and hardware FLOPs per iteration and their
+// utilisation of the device's peak, tokens per second, memory per rank.
+struct GeneratedReport {
+  bool present = false;
+  std::string model_flops;     // decimal, one iteration (no recomputation)
+  std::string hardware_flops;  // decimal, one iteration, every rank's compute nodes (recomputation included)
+  std::string device;          // whose peak MFU divides by ("" unknown: no MFU)
+  double peak_tflops = 0;
+  std::string device_from;  // "system configuration" or "--device"
+  double iteration_s = 0;   // finished time / iterations
+  std::optional<double> mfu, hfu;
+  std::string no_mfu;  // why mfu and hfu are absent
+  uint64_t tokens_per_iteration = 0;
+  std::optional<double> tokens_per_s;
+  uint64_t memory_bytes = 0;  // the largest rank's, the generator's closed form (0: unknown)
+  int64_t memory_stage = -1;
+};
+
 struct RunReport {
   std::string backend;
   int npus = 0;
@@ -78,6 +98,7 @@ struct RunReport {
   std::string symmetry_note;   // why the run was (or was not) symmetric, or its rank classes
   int rank_classes = 0;        // > 0: one representative per rank class was simulated (run/rank_classes.h)
   CriticalPath critical_path;  // with RunConfig::critical_path (rank -1 otherwise)
+  GeneratedReport generated;   // a generated workload's figures
   // With RunConfig::all_collectives: every simulated rank's collectives by rank, then
   // issue order (in a symmetric run rank 0's, which are every rank's).
   std::vector<CollectiveReport> all_collectives;

@@ -65,6 +65,7 @@ class Simulation {
   RunReport ReportTotals() const;
   std::vector<NpuReport> ReportNpus(Tick* finished) const;
   DimReport ReportDim(int d, Tick finished) const;
+  GeneratedReport ReportGenerated(Tick finished) const;
   void AddAllCollectives(RunReport& rep) const;
   Status ReportLinks(RunReport* rep);
 

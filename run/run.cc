@@ -1,7 +1,9 @@
 // Simulation::Run (the event loop) and Simulation::Report.
 #include <algorithm>
 
+#include "core/units.h"
 #include "extern/et_io.h"
+#include "gen/device.h"
 #include "memory/backend.h"
 #include "report/critical_path.h"
 #include "run/build.h"
@@ -62,6 +64,7 @@ Result<RunReport> Simulation::Report() {
     rep.collectives.push_back(CollectiveReport{0, c.node_id, c.name, c.type, c.bytes, c.algorithm, c.start, c.end});
   }
   for (int d = 0; d < topology_.num_dims(); ++d) rep.dims.push_back(ReportDim(d, finished));
+  rep.generated = ReportGenerated(finished);
   AddAllCollectives(rep);
   rep.link_stats = spec_.observe.link_stats;
   if (spec_.observe.link_stats || spec_.observe.collect_links) {
@@ -99,6 +102,48 @@ RunReport Simulation::ReportTotals() const {
   rep.config_hash = SpecHash(spec_);
   rep.config_json = SpecConfigJson(spec_);
   return rep;
+}
+
+// A generated workload's figures over the iteration time (docs/report.md, "A
+// generated run"). MFU = model FLOPs / (NPUs x iteration time x device peak),
+// HFU the same with the FLOPs the compute nodes execute. The device is the
+// system configuration's "device", else the generator's --device; none: no MFU.
+GeneratedReport Simulation::ReportGenerated(Tick finished) const {
+  GeneratedReport g;
+  const WorkloadFigures* f = spec_.source ? spec_.source->Figures() : nullptr;
+  if (!f) return g;
+  g.present = true;
+  g.model_flops = f->model_flops;
+  g.hardware_flops = f->hardware_flops;
+  g.iteration_s = NsToSeconds(static_cast<double>(finished) / std::max(1, spec_.run.iterations));
+  if (!spec_.system.device.empty()) {
+    if (auto d = gen::FindDevice(spec_.system.device); d.ok()) {
+      g.device = d->name;
+      g.peak_tflops = d->peak_tflops;
+      g.device_from = "system configuration";
+    }
+  } else if (!f->device.empty()) {
+    g.device = f->device;
+    g.peak_tflops = f->device_peak_tflops;
+    g.device_from = "generator's --device";
+  }
+  // In the order explore/sweep_metrics.cc multiplies, so a sweep's row and the report agree to the bit.
+  const double denominator = spec_.npus * g.peak_tflops * kFlopsPerTflop * g.iteration_s;
+  if (g.device.empty()) {
+    g.no_mfu = "the system configuration names no device (orrery gen --device=NAME --system-out=F.json writes one)";
+  } else if (f->model_flops.empty()) {
+    g.no_mfu = "the generator gives no model FLOPs for this model";
+  } else if (denominator > 0) {
+    g.mfu = f->model_flops_d / denominator;
+    g.hfu = f->hardware_flops_d / denominator;
+  } else {
+    g.no_mfu = "the iteration took no time";
+  }
+  g.tokens_per_iteration = f->tokens;
+  if (f->tokens > 0 && g.iteration_s > 0) g.tokens_per_s = static_cast<double>(f->tokens) / g.iteration_s;
+  g.memory_bytes = f->memory_bytes;
+  g.memory_stage = f->memory_stage;
+  return g;
 }
 
 // Every rank's time split (a simulated rank's, or its representative's); `finished` the latest.

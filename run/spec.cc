@@ -5,10 +5,12 @@
 #include <cstdio>
 
 #include "core/limits.h"
+#include "core/names.h"
 #include "core/parse.h"
 #include "core/units.h"
 #include "extern/et_io.h"
 #include "extern/json_util.h"
+#include "gen/device.h"
 #include "memory/backend.h"
 #include "network/notation.h"
 #include "network/topology.h"
@@ -82,6 +84,14 @@ Result<std::vector<CustomGraph>> LoadCustomGraphs(const std::string& prefix, int
 // The system layer's options from the system JSON, the injection scale and the algorithms.
 Status DeriveSystemOptions(Spec* s, const Registries& reg) {
   const AstraSystemConfig& sys = s->system;
+  if (!sys.device.empty() && !gen::FindDevice(sys.device).ok()) {
+    std::vector<std::string> names;
+    for (const gen::DevicePreset& p : gen::DevicePresets()) names.push_back(p.name);
+    const std::string close = ClosestMatch(sys.device, names);
+    return Status::Invalid(s->files.system + ": \"device\" = \"" + sys.device + "\": unknown device" +
+                           (close.empty() ? "" : " (did you mean '" + close + "'?)") +
+                           "; valid: " + JoinStrings(names, ", "));
+  }
   SystemOptions so;
   so.lifo = sys.lifo;
   so.endpoint_delay_ns = sys.endpoint_delay_ns;

@@ -84,6 +84,7 @@ nlohmann::ordered_json SystemJson(const Spec& s) {
   j["in-switch-reduction-bw"] = c.in_switch_reduction_bw;
   j["roofline-enabled"] = c.roofline_enabled;
   j["peak-perf"] = c.peak_perf_tflops;
+  if (!c.device.empty()) j["device"] = c.device;
   j["intra-dimension-scheduling"] = c.intra_dimension_scheduling;
   j["inter-dimension-scheduling"] = c.inter_dimension_scheduling;
   return j;
@@ -116,6 +117,7 @@ std::string SpecCanonical(const Spec& s) {
   line("system.in-switch-reduction-bw", Num(o.in_switch_reduction_bw));
   line("system.roofline-enabled", s.system.roofline_enabled ? "true" : "false");
   line("system.peak-perf", Num(s.system.peak_perf_tflops));
+  if (!s.system.device.empty()) line("system.device", s.system.device);  // absent: the hashes made before it existed
   line("system.intra-dimension-scheduling", s.system.intra_dimension_scheduling);
   line("system.inter-dimension-scheduling", s.system.inter_dimension_scheduling);
   const MemorySpec& m = s.memory;

@@ -22,6 +22,21 @@ struct SourceDigest {
   std::vector<bool> same_as_rank0;  // rank r's input is known to give rank 0's graph
 };
 
+// What a generator knows of its workload beyond the graphs: the report's
+// model and hardware FLOPs utilisation, tokens per second and memory per rank
+// (docs/report.md, "A generated run").
+struct WorkloadFigures {
+  std::string model_flops;  // decimal: one iteration's model FLOPs (no recomputation)
+  double model_flops_d = 0;
+  std::string hardware_flops;  // decimal: one iteration's FLOPs of every rank's compute nodes (recomputation included)
+  double hardware_flops_d = 0;
+  uint64_t tokens = 0;            // per iteration: global batch x sequence length (0: not a language model)
+  uint64_t memory_bytes = 0;      // the largest rank's HBM footprint, the generator's closed form (0: unknown)
+  int64_t memory_stage = -1;      // the pipeline stage it is on
+  std::string device;             // the generator's --device ("" none)
+  double device_peak_tflops = 0;  // its dense peak
+};
+
 class GraphSource {
  public:
   virtual ~GraphSource() = default;
@@ -49,6 +64,8 @@ class GraphSource {
   // run's configuration hash, and which ranks' inputs are rank 0's. The
   // default: Describe() and SameInputAsRank0 for every rank.
   virtual Result<SourceDigest> Digest(int npus) const;
+  // A generator's figures of its workload; null for trace files.
+  virtual const WorkloadFigures* Figures() const { return nullptr; }
 };
 
 // PREFIX.<rank>.et, one file per NPU.

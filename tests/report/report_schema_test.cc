@@ -188,6 +188,26 @@ TEST(ReportSchema, GeneratedWorkload) {
                           " --network-configuration=\"Ring(2,300GB/s,500ns)_Switch(4,50GB/s,2us)\"";
   EXPECT_VALID(RunJson(run), "generated");
   EXPECT_VALID(RunJson(run + " --critical-path --symmetry=off"), "generated, path");
+  // With a device: MFU and HFU are numbers; a DLRM has no tokens and no closed-form memory (nulls).
+  d.Write(
+      "sys_dev.json",
+      R"({"preferred-dataset-splits": 2, "roofline-enabled": 1, "peak-perf": 156, "local-mem-bw": 2039, "device": "a100",
+                              "all-reduce-implementation": ["ring", "direct"], "all-gather-implementation": ["ring", "direct"],
+                              "reduce-scatter-implementation": ["ring", "direct"], "all-to-all-implementation": ["ring", "direct"]})");
+  const std::string with_device = RunJson(
+      std::string("--generate=\"--model=megatron-22b --tp=2 --pp=2 --dp=2 ") +
+      "--microbatches=2 --allow-over-capacity\" --system-configuration=" + d.File("sys_dev.json") +
+      " --network-configuration=\"Ring(2,300GB/s,500ns)_Switch(4,50GB/s,2us)\"");
+  EXPECT_NE(with_device.find("\"mfu\": 0."), std::string::npos)
+      << with_device.substr(with_device.size() > 800 ? with_device.size() - 800 : 0);
+  EXPECT_VALID(with_device, "generated, device");
+  const std::string dlrm = RunJson(
+      "--generate=\"--model=dlrm-mlperf --npus=8 --global-batch=8192\" "
+      "--system-configuration=" +
+      d.File("sys_dev.json") + " --network-configuration=\"Ring(2,300GB/s,500ns)_Switch(4,50GB/s,2us)\"");
+  EXPECT_NE(dlrm.find("\"tokens_per_iteration\": null"), std::string::npos)
+      << dlrm.substr(dlrm.size() > 800 ? dlrm.size() - 800 : 0);
+  EXPECT_VALID(dlrm, "generated DLRM");
 }
 
 // The other building blocks (Mesh, RingUni) appear in dims and path categories.

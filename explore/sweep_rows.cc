@@ -125,7 +125,8 @@ Result<Row> ParseRowJson(const std::string& line) {
     r.compute_ns = j.at("compute_ns").get<uint64_t>();
     r.exposed_comm_ns = j.at("exposed_comm_ns").get<uint64_t>();
     r.mem_stall_ns = j.at("mem_stall_ns").get<uint64_t>();
-    r.peer_wait_ns = Optional<uint64_t>(j, "peer_wait_ns").value_or(0);  // rows written before it existed: 0
+    // Rows written before the column existed have no peer_wait_ns: 0.
+    r.peer_wait_ns = j.contains("peer_wait_ns") ? j.at("peer_wait_ns").get<uint64_t>() : 0;
     r.idle_ns = j.at("idle_ns").get<uint64_t>();
     r.peak_local_bytes = Optional<uint64_t>(j, "peak_local_bytes");
     r.peak_remote_bytes = Optional<uint64_t>(j, "peak_remote_bytes");

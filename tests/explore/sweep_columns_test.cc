@@ -232,6 +232,37 @@ TEST(SweepColumns, CsvAndJsonLinesAgree) {
   EXPECT_TRUE(rows[2]["dim_busy_ns"].empty());
 }
 
+// A pipeline's bubble is its own column: the slowest rank's time splits five
+// ways (compute, exposed communication, memory stall, waiting on peers, idle)
+// that sum to its finished time, and the first stage of a 2-stage pipeline
+// waits on its peer (docs/report.md). The CSV has the column, after mem_stall_ns.
+TEST(SweepColumns, PeerWaitColumn) {
+  TempDir d;
+  d.Write("model.yml", kModel);
+  d.Write("sys.json", kSystem);
+  d.Write("sweep.yml",
+          "base:\n  network: \"Ring(4,100GB/s,500ns)_Switch(2,25GB/s,2us)\"\n  system: sys.json\n"
+          "  generate: \"--model=" +
+              d.File("model.yml") + " --tp=4 --pp=2 --microbatches=2\"\naxes:\n  gen.microbatches: [1, 4]\n");
+  auto rows = Rows(d, "out");
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& r : rows) {
+    ASSERT_EQ(r["status"], "ok") << r.dump();
+    EXPECT_GT(r["peer_wait_ns"].get<uint64_t>(), 0u) << r.dump();
+    EXPECT_EQ(r["compute_ns"].get<uint64_t>() + r["exposed_comm_ns"].get<uint64_t>() +
+                  r["mem_stall_ns"].get<uint64_t>() + r["peer_wait_ns"].get<uint64_t>() + r["idle_ns"].get<uint64_t>(),
+              r["finished_ns"].get<uint64_t>());
+  }
+  const std::string csv = ReadFileText(d.File("out/sweep.csv"));
+  EXPECT_NE(csv.find(",compute_ns,exposed_comm_ns,mem_stall_ns,peer_wait_ns,idle_ns,"), std::string::npos) << csv;
+  // A row written before the column existed reads as 0 there.
+  nlohmann::json old = rows[0];
+  old.erase("peer_wait_ns");
+  auto back = ParseRowJson(old.dump());
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->peer_wait_ns, 0u);
+}
+
 TEST(SweepColumns, RowsSurviveAJsonRoundTrip) {
   Row full;
   full.index = 7;
@@ -239,6 +270,7 @@ TEST(SweepColumns, RowsSurviveAJsonRoundTrip) {
   full.hash = "0123456789abcdef";
   full.status = "ok";
   full.finished_ns = 99;
+  full.peer_wait_ns = 8;
   full.peak_local_bytes = 5;
   full.peak_remote_bytes = 0;
   full.gen_memory_bytes = 1ull << 40;

@@ -104,7 +104,7 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
     Tick mem = 0;          // union of remote-memory access intervals
     bool stalled = false;  // memory in flight and nothing else active
     Tick stall_since = 0;
-    Tick mem_stall = 0;      // time memory accesses were the only activity
+    Tick mem_stall = 0;  // time memory accesses were the only activity
     // Receives posted whose matching send has not started (not in `active`):
     // while some wait and nothing is active, the rank waits on a peer.
     int recv_waiting = 0;

@@ -9,9 +9,12 @@ namespace orrery::gen {
 
 const std::vector<DevicePreset>& DevicePresets() {
   static const std::vector<DevicePreset> presets = {
-      {"a100", 312, 2039, 80, "NVIDIA A100 80GB SXM datasheet: BF16 tensor 312 TFLOPS dense, HBM2e 2,039 GB/s, 80 GB"},
+      // Kernel model: SMs from the architecture whitepapers; efficiencies in docs/generator.md, "Compute model".
+      {"a100", 312, 2039, 80, "NVIDIA A100 80GB SXM datasheet: BF16 tensor 312 TFLOPS dense, HBM2e 2,039 GB/s, 80 GB",
+       DeviceModel{108, 256, 128, 0.80, 0.85, 0.60}},
       {"h100", 989.5, 3350, 80,
-       "NVIDIA H100 SXM5 datasheet: BF16 tensor 1,979 TFLOPS with 2:4 sparsity, 989.5 dense, HBM3 3.35 TB/s, 80 GB"},
+       "NVIDIA H100 SXM5 datasheet: BF16 tensor 1,979 TFLOPS with 2:4 sparsity, 989.5 dense, HBM3 3.35 TB/s, 80 GB",
+       DeviceModel{132, 256, 128, 0.75, 0.85, 0.50}},
   };
   return presets;
 }

@@ -468,8 +468,10 @@ class StageGen {
     Elementwise("grad.embedding_add", 2 * bytes, bytes);
   }
   // After the last backward: the step. Under the kernel model the gradient
-  // norm (fp32 gradients read once; its partial sums all-reduced over TP, PP
-  // and, sharded, DP), clipping (read and write) and Adam (fp32 gradient,
+  // norm (fp32 gradients read once; its partial sums all-reduced over TP
+  // and, sharded, DP; the 4-byte sum over the pipeline stages is left out: a
+  // collective across stages would rule out rank classes, for ~2(p−1)
+  // message latencies), clipping (read and write) and Adam (fp32 gradient,
   // master weight, momentum and variance read, the last three and the bf16
   // weight written: 16 + 14 bytes per parameter) over the parameters this
   // rank updates. Then ZeRO-1/2's parameter all-gathers.
@@ -479,7 +481,6 @@ class StageGen {
       const uint64_t n = update_params_;
       Elementwise("optimizer.grad_norm", 4 * n, 0);
       if (s_.tp > 1) Step(g_.Collective("optimizer.norm_tp_ar", Coll::kAllReduce, 4, Axis::kTp, Deps()));
-      if (s_.pp > 1) Step(g_.Collective("optimizer.norm_pp_ar", Coll::kAllReduce, 4, Axis::kPp, Deps()));
       if (s_.zero >= 1 && dense_dp_ > 1) {
         Step(g_.Collective("optimizer.norm_dp_ar", Coll::kAllReduce, 4, layout_.Effective(kDenseDp), Deps()));
       }

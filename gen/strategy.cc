@@ -464,8 +464,15 @@ class StageGen {
     const int peer = first_ ? PrevOffset() : NextOffset();
     const uint64_t tag_out = kEmbeddingTag + (first_ ? 0 : 1), tag_in = kEmbeddingTag + (first_ ? 1 : 0);
     g_.Send("grad.embedding_send", Axis::kPp, peer, bytes, tag_out, Chain());
-    StepWith(g_.Recv("grad.embedding_recv", Axis::kPp, peer, bytes, tag_in, {}));
-    Elementwise("grad.embedding_add", 2 * bytes, bytes);
+    // Off the chain: with interleaving the last virtual stage's backward ends
+    // before the rank's other chunks', which the first stage's gradients wait
+    // for; only the optimizer step waits for the sum.
+    const NodeRef in = g_.Recv("grad.embedding_recv", Axis::kPp, peer, bytes, tag_in, {});
+    const Kernel k = ElementwiseKernel("", s_.device, 2 * bytes, bytes, bytes / s_.bytes_per_value);
+    std::vector<NodeRef> deps = Chain();
+    deps.push_back(in);
+    reduced_.push_back(
+        g_.Compute("grad.embedding_add", k.flops, k.bytes, k.compute_efficiency, k.memory_efficiency, deps));
   }
   // After the last backward: the step. Under the kernel model the gradient
   // norm (fp32 gradients read once; its partial sums all-reduced over TP

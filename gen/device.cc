@@ -15,10 +15,10 @@ const std::vector<DevicePreset>& DevicePresets() {
   static const std::vector<DevicePreset> presets = {
       // Kernel model: SMs from the architecture whitepapers; efficiencies in docs/generator.md, "Compute model".
       {"a100", 312, 2039, 80, "NVIDIA A100 80GB SXM datasheet: BF16 tensor 312 TFLOPS dense, HBM2e 2,039 GB/s, 80 GB",
-       DeviceModel{108, 256, 128, 0.80, 0.85, 0.60}},
+       DeviceModel{108, 256, 128, 0.869, 0.88, 0.73, 0.63}},
       {"h100", 989.5, 3350, 80,
        "NVIDIA H100 SXM5 datasheet: BF16 tensor 1,979 TFLOPS with 2:4 sparsity, 989.5 dense, HBM3 3.35 TB/s, 80 GB",
-       DeviceModel{132, 256, 128, 0.75, 0.85, 0.50}},
+       DeviceModel{132, 256, 128, 0.75, 0.88, 0.50, 0.45}},
   };
   return presets;
 }
@@ -71,6 +71,7 @@ Result<DevicePreset> ReadDeviceYaml(const std::string& path) {
       {"gemm_efficiency", {&d.model.gemm_efficiency, DoubleRange{0, 1, true}}},
       {"memory_efficiency", {&d.model.memory_efficiency, DoubleRange{0, 1, true}}},
       {"flash_efficiency", {&d.model.flash_efficiency, DoubleRange{0, 1, true}}},
+      {"flash_backward_efficiency", {&d.model.flash_backward_efficiency, DoubleRange{0, 1, true}}},
   };
   std::vector<std::string> valid = {"base", "name"};
   for (const auto& [k, v] : keys) valid.push_back(k);

@@ -18,7 +18,8 @@ struct DeviceModel {
   int tile_m = 256, tile_n = 128;
   double gemm_efficiency = 1;
   double memory_efficiency = 1;
-  double flash_efficiency = 1;
+  double flash_efficiency = 1;           // FlashAttention forward
+  double flash_backward_efficiency = 1;  // and backward
 };
 
 struct DevicePreset {

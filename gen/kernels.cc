@@ -117,7 +117,8 @@ BlockKernels AttentionBackward(const DeviceModel& d, const LayerShape& l) {
     if (l.flash) {
       // The backward recomputes the scores: five GEMM-sized products to the forward's two.
       const uint64_t io = x.tokens * (2 * l.q + 2 * l.kv) / l.t * kValue;
-      k.body.push_back(Make("flash", 5 * l.b * l.s * l.s * l.q / l.t, 2 * io, d.flash_efficiency, d.memory_efficiency));
+      k.body.push_back(
+          Make("flash", 5 * l.b * l.s * l.s * l.q / l.t, 2 * io, d.flash_backward_efficiency, d.memory_efficiency));
     } else {
       k.body.push_back(GemmBackwardKernel("av", d, l.s, l.d, l.s, l.b * heads));
       k.body.push_back(ElementwiseKernel("dropout", d, x.probs * (kValue + kMask), x.probs * kValue, x.probs));

@@ -49,6 +49,7 @@ class StageGen {
     const RankParamSplit split = RankParamsSplit(m, s, stage);
     optimizer_bytes_ = OptimizerBytes(split.dense, s.zero, dense_dp_) +
                        OptimizerBytes(split.expert, s.zero, expert_dp_);
+    local_params_ = split.dense + split.expert;
     // The parameters this rank's optimizer step updates (its ZeRO shard from stage 1 on).
     update_params_ = s.zero >= 1 ? split.dense / static_cast<uint64_t>(dense_dp_) +
                                        split.expert / static_cast<uint64_t>(expert_dp_)
@@ -82,6 +83,9 @@ class StageGen {
   }
 
   GraphBuilder Run() {
+    // Kernel model: the iteration starts by zeroing the fp32 gradient buffer
+    // of every parameter the rank holds (Megatron's zero_grad_buffer).
+    if (s_.kernel_model) Elementwise("optimizer.zero_grad", 0, 4 * local_params_);
     // The schedule: (forward?, microbatch) in the order this stage runs them.
     std::vector<std::pair<bool, int64_t>> ops;
     const int64_t mbs = s_.microbatches;
@@ -421,7 +425,13 @@ class StageGen {
         Step(g_.Compute(p + ".logits", logit_fwd_, logit_bytes_, Deps()));
       }
     }
-    if (!last_) g_.Send(p + ".send", Axis::kPp, NextOffset(), p2p_bytes_, FwdTag(mb, vstage_ + 1), Deps());
+    if (!last_) PipeSend(p + ".send", NextOffset(), FwdTag(mb, vstage_ + 1));
+  }
+  // A pipeline message out. Under the kernel model the stage waits for it
+  // (Megatron's schedules wait on their batched isend/irecv before going on).
+  void PipeSend(const std::string& name, int offset, uint64_t tag) {
+    const NodeRef snd = g_.Send(name, Axis::kPp, offset, p2p_bytes_, tag, Deps());
+    if (s_.kernel_model) Step(snd);
   }
   // Gradients in buckets (PyTorch DDP / Megatron's overlapped reduction),
   // dense and expert parameters in separate buckets over their own groups;
@@ -481,7 +491,9 @@ class StageGen {
   // message latencies), clipping (read and write) and Adam (fp32 gradient,
   // master weight, momentum and variance read, the last three and the bf16
   // weight written: 16 + 14 bytes per parameter) over the parameters this
-  // rank updates. Then ZeRO-1/2's parameter all-gathers.
+  // rank updates (apex's fused Adam: weight, gradient, momentum and variance
+  // in fp32, 16 bytes read and 12 written), then the fp32 weights copied to
+  // the bf16 model (4 read, 2 written). Then ZeRO-1/2's parameter all-gathers.
   void OptimizerStep() {
     for (NodeRef r : reduced_) StepWith(r);
     if (s_.kernel_model) {
@@ -492,7 +504,8 @@ class StageGen {
         Step(g_.Collective("optimizer.norm_dp_ar", Coll::kAllReduce, 4, layout_.Effective(kDenseDp), Deps()));
       }
       Elementwise("optimizer.clip", 4 * n, 4 * n);
-      Elementwise("optimizer.adam", 16 * n, 14 * n);
+      Elementwise("optimizer.adam", 16 * n, 12 * n);
+      Elementwise("optimizer.copy_params", 4 * n, 2 * n);  // fp32 main weights to the bf16 model weights
     }
     std::vector<NodeRef> after = Deps();
     for (const PendingGather& g : gathers_) g_.Collective(g.name, Coll::kAllGather, g.bytes, g.group, after);
@@ -529,8 +542,7 @@ class StageGen {
     // The gradient to the previous stage leaves before the gradient buckets
     // are flushed (kernel model, as Megatron does it; the bare model kept the
     // flush first).
-    if (!first_ && s_.kernel_model)
-      g_.Send(p + ".send", Axis::kPp, PrevOffset(), p2p_bytes_, BwdTag(mb, vstage_), Deps());
+    if (!first_ && s_.kernel_model) PipeSend(p + ".send", PrevOffset(), BwdTag(mb, vstage_));
     if (last_mb) {
       uint64_t emb = 0;
       if (first_) emb = (m_.vocab + (m_.learned_positions ? m_.seq_len : 0)) * m_.hidden / s_.tp * s_.bytes_per_value;
@@ -597,7 +609,7 @@ class StageGen {
     AxisSet group;
   };
   std::vector<PendingGather> gathers_;  // ZeRO-1/2: parameter all-gathers, after the step
-  uint64_t update_params_ = 0, p2p_bytes_ = 0, elem_tokens_ = 0;
+  uint64_t update_params_ = 0, local_params_ = 0, p2p_bytes_ = 0, elem_tokens_ = 0;
   BlockKernels attn_f_, attn_b_, mlp_f_, mlp_b_;
   std::vector<Kernel> core_recompute_;
 };

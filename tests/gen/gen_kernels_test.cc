@@ -20,7 +20,7 @@ using orrery::testing::SetAttr;
 using orrery::testing::TempDir;
 
 // A toy device: 4 SMs, 2×2 tiles, large GEMMs at half of peak.
-DeviceModel Toy() { return DeviceModel{4, 2, 2, 0.5, 0.8, 0.4}; }
+DeviceModel Toy() { return DeviceModel{4, 2, 2, 0.5, 0.8, 0.4, 0.3}; }
 
 TEST(GenKernels, GemmEfficiencyQuantisesTilesAndWaves) {
   // 4×4: 4 tiles, one full wave: 0.5.
@@ -162,18 +162,22 @@ TEST(GenKernels, WholeIterationOnTheRightGroups) {
   ASSERT_NE(Find(first, "grad.embedding_send"), nullptr);
   EXPECT_EQ(Find(first, "grad.embedding_send")->bytes, uint64_t(m.vocab * m.hidden / 2 * 2));
   EXPECT_EQ(Find(last, "grad.embedding_recv")->bytes, uint64_t(m.vocab * m.hidden / 2 * 2));
-  // Adam over the rank's ZeRO-1 shard: 16 bytes read and 14 written per parameter.
+  // Adam over the rank's ZeRO-1 shard: 16 bytes read and 12 written per parameter, then the
+  // bf16 copy (4 + 2); the gradient buffer of every parameter the rank holds zeroed first (4).
   for (int stage = 0; stage < 2; ++stage) {
     const uint64_t shard = RankParams(m, s, stage) / 2;
     const GenNode* adam = Find(w->classes[stage], "optimizer.adam");
     ASSERT_NE(adam, nullptr);
-    EXPECT_EQ(adam->tensor_size, 30 * shard) << "stage " << stage;
+    EXPECT_EQ(adam->tensor_size, 28 * shard) << "stage " << stage;
+    EXPECT_EQ(Find(w->classes[stage], "optimizer.copy_params")->tensor_size, 6 * shard);
+    EXPECT_EQ(w->classes[stage].nodes()[0].name, "optimizer.zero_grad");
+    EXPECT_EQ(w->classes[stage].nodes()[0].tensor_size, 4 * RankParams(m, s, stage));
     EXPECT_EQ(Find(w->classes[stage], "optimizer.grad_norm")->tensor_size, 4 * shard);
     // The distributed optimizer's parameter all-gathers come after the step.
     const auto& nodes = w->classes[stage].nodes();
     uint32_t adam_idx = 0;
     for (uint32_t i = 0; i < nodes.size(); ++i) {
-      if (nodes[i].name == "optimizer.adam") adam_idx = i;
+      if (nodes[i].name == "optimizer.copy_params") adam_idx = i;  // the step's last kernel
     }
     int gathers = 0;
     for (const GenNode& n : nodes) {

@@ -195,6 +195,23 @@ Result<uint64_t> AttrUintChecked(const ChakraProtoMsg::AttributeProto& a, const 
                     is_string ? "a string, not an integer" : "not an integer", DescribeUintRange(min, max));
 }
 
+Result<double> AttrDoubleChecked(const ChakraProtoMsg::AttributeProto& a, const Where& where, DoubleRange range) {
+  const AttrNumber n = NumberOf(a);
+  double v = 0;
+  switch (n.kind) {
+    case AttrNumber::kSigned: v = static_cast<double>(n.i); break;
+    case AttrNumber::kUnsigned: v = static_cast<double>(n.u); break;
+    case AttrNumber::kFloating: v = n.d; break;
+    case AttrNumber::kNone: {
+      const bool is_string = a.value_case() == ChakraProtoMsg::AttributeProto::kStringVal;
+      return ValueError(where, is_string ? "\"" + a.string_val() + "\"" : std::string("(not a number)"),
+                        is_string ? "a string, not a number" : "not a number", DescribeRange(range));
+    }
+  }
+  ORRERY_RETURN_IF_ERROR(CheckDouble(v, where, range));
+  return v;
+}
+
 std::optional<bool> AttrBool(const ChakraProtoMsg::AttributeProto& a) {
   const AttrNumber n = NumberOf(a);
   switch (n.kind) {

@@ -61,6 +61,9 @@ std::optional<uint64_t> AttrUint(const ChakraProtoMsg::AttributeProto& attr);
 // naming `where` (file, node, attribute), the value and the allowed range.
 Result<uint64_t> AttrUintChecked(const ChakraProtoMsg::AttributeProto& attr, const Where& where, uint64_t min,
                                  uint64_t max);
+// A number in `range` from any integer or floating field (CheckDouble's
+// message: `where`, the value, the allowed range); a string is an error too.
+Result<double> AttrDoubleChecked(const ChakraProtoMsg::AttributeProto& attr, const Where& where, DoubleRange range);
 std::optional<bool> AttrBool(const ChakraProtoMsg::AttributeProto& attr);
 std::optional<std::string> AttrString(const ChakraProtoMsg::AttributeProto& attr);
 std::optional<std::vector<bool>> AttrBoolList(const ChakraProtoMsg::AttributeProto& attr);

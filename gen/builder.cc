@@ -140,6 +140,14 @@ NodeRef GraphBuilder::Compute(std::string name, uint64_t num_ops, uint64_t tenso
   return Add(std::move(n), std::move(deps));
 }
 
+NodeRef GraphBuilder::Compute(std::string name, uint64_t num_ops, uint64_t tensor_bytes, float compute_efficiency,
+                              float memory_efficiency, std::vector<NodeRef> deps) {
+  const NodeRef r = Compute(std::move(name), num_ops, tensor_bytes, std::move(deps));
+  nodes_[r].compute_efficiency = compute_efficiency;
+  nodes_[r].memory_efficiency = memory_efficiency;
+  return r;
+}
+
 NodeRef GraphBuilder::Timed(std::string name, uint64_t duration_us, uint64_t output_bytes, std::vector<NodeRef> deps) {
   GenNode n;
   n.kind = GenKind::kComp;
@@ -224,6 +232,13 @@ void SetComp(const GenNode& g, ChakraProtoMsg::Node* n) {
     Attr(n, "tensor_size", g.tensor_size);
   }
   if (g.output_bytes) Attr(n, "output_bytes", g.output_bytes);
+  for (const auto& [name, v] :
+       {std::pair{"compute_efficiency", g.compute_efficiency}, std::pair{"memory_efficiency", g.memory_efficiency}}) {
+    if (v == 1) continue;
+    auto* a = n->add_attr();
+    a->set_name(name);
+    a->set_double_val(v);
+  }
   if (g.timed || g.duration_micros) n->set_duration_micros(g.duration_micros);
 }
 
@@ -323,6 +338,8 @@ Result<WorkNode> ToWorkNode(const Workload& w, int rank, uint32_t i, const GenNo
       n.tensor_size = s.tensor_size;
       n.output_bytes = s.output_bytes;
       n.duration_micros = s.duration_micros;
+      n.compute_efficiency = s.compute_efficiency;
+      n.memory_efficiency = s.memory_efficiency;
       break;
     case GenKind::kColl: {
       n.kind = NodeKind::kColl;

@@ -81,6 +81,9 @@ struct GenNode {
   uint64_t duration_micros = 0;
   bool timed = false;         // COMP: its time is duration_micros (replayed), not derived from num_ops
   uint64_t output_bytes = 0;  // COMP: its output held in HBM until its consumers ran (0: tensor_size)
+  // COMP: the kernel's fractions of the device's peak FLOP/s and HBM bandwidth
+  // (gen/kernels.h); 1 = the bare roofline, and then no attribute is written.
+  float compute_efficiency = 1, memory_efficiency = 1;
   Coll coll = Coll::kAllReduce;
   uint64_t bytes = 0;     // COLL / SEND / RECV
   Axis axis = Axis::kTp;  // SEND/RECV: the axis the peer differs on
@@ -96,6 +99,9 @@ using NodeRef = uint32_t;
 class GraphBuilder {
  public:
   NodeRef Compute(std::string name, uint64_t num_ops, uint64_t tensor_bytes, std::vector<NodeRef> deps);
+  // The same with the kernel's efficiencies (compute_efficiency, memory_efficiency attributes).
+  NodeRef Compute(std::string name, uint64_t num_ops, uint64_t tensor_bytes, float compute_efficiency,
+                  float memory_efficiency, std::vector<NodeRef> deps);
   // A COMP node of a given duration (the toy traces' replayed compute);
   // `output_bytes` (0: none) stay in HBM until its consumers ran.
   NodeRef Timed(std::string name, uint64_t duration_us, uint64_t output_bytes, std::vector<NodeRef> deps);

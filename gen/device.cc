@@ -1,6 +1,10 @@
 #include "gen/device.h"
 
 #include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include <map>
+#include <set>
 
 #include "core/parse.h"
 #include "extern/json_util.h"
@@ -9,12 +13,102 @@ namespace orrery::gen {
 
 const std::vector<DevicePreset>& DevicePresets() {
   static const std::vector<DevicePreset> presets = {
-      {"a100", 312, 2039, 80, "NVIDIA A100 80GB SXM datasheet: BF16 tensor 312 TFLOPS dense, HBM2e 2,039 GB/s, 80 GB"},
+      // Kernel model: SMs from the architecture whitepapers; efficiencies in docs/generator.md, "Compute model".
+      {"a100", 312, 2039, 80, "NVIDIA A100 80GB SXM datasheet: BF16 tensor 312 TFLOPS dense, HBM2e 2,039 GB/s, 80 GB",
+       DeviceModel{108, 256, 128, 0.869, 0.88, 0.73, 0.63}},
       {"h100", 989.5, 3350, 80,
-       "NVIDIA H100 SXM5 datasheet: BF16 tensor 1,979 TFLOPS with 2:4 sparsity, 989.5 dense, HBM3 3.35 TB/s, 80 GB"},
+       "NVIDIA H100 SXM5 datasheet: BF16 tensor 1,979 TFLOPS with 2:4 sparsity, 989.5 dense, HBM3 3.35 TB/s, 80 GB",
+       DeviceModel{132, 256, 128, 0.75, 0.88, 0.50, 0.45}},
   };
   return presets;
 }
+
+namespace {
+
+// A device file (docs/generator.md, "Compute model"): `base` names a preset
+// whose values are the defaults; every other key sets one number.
+Result<DevicePreset> ReadDeviceYaml(const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    return Status::Invalid(path + ": cannot read the device file (not a preset either; see --list-devices)");
+  } catch (const YAML::Exception& e) {
+    return Status::Invalid(path + ":" + std::to_string(e.mark.line + 1) + ": YAML syntax error: " + e.msg);
+  }
+  if (!root.IsMap()) return Status::Invalid(path + ": a device file is a mapping of keys, e.g. 'base: a100'");
+  DevicePreset d;
+  d.name = path;
+  d.source = "device file " + path;
+  if (const YAML::Node base = root["base"]) {
+    const Where where{path, base.Mark().line + 1, "base"};
+    if (!base.IsScalar()) return ValueError(where, "(not a scalar)", "wrong type", "a preset name");
+    std::vector<std::string> names;
+    bool found = false;
+    for (const DevicePreset& p : DevicePresets()) {
+      names.push_back(p.name);
+      if (p.name == base.Scalar()) {
+        d = p;
+        found = true;
+      }
+    }
+    if (!found) return ValueError(where, base.Scalar(), "unknown device preset", JoinStrings(names, ", "));
+    d.name = path;
+    d.source = "device file " + path + " on " + base.Scalar();
+  }
+  struct Key {
+    double* value;
+    DoubleRange range;
+  };
+  double sms = d.model.sms, tile_m = d.model.tile_m, tile_n = d.model.tile_n;
+  const std::map<std::string, Key> keys = {
+      {"peak_tflops", {&d.peak_tflops, DoubleRange{0.001, 1e9, false}}},
+      {"hbm_gbps", {&d.hbm_gbps, DoubleRange{0.001, 1e9, false}}},
+      {"hbm_gb", {&d.hbm_gb, DoubleRange{0.001, 1e9, false}}},
+      {"sms", {&sms, DoubleRange{1, 1e6, false}}},
+      {"tile_m", {&tile_m, DoubleRange{1, 65536, false}}},
+      {"tile_n", {&tile_n, DoubleRange{1, 65536, false}}},
+      {"gemm_efficiency", {&d.model.gemm_efficiency, DoubleRange{0, 1, true}}},
+      {"memory_efficiency", {&d.model.memory_efficiency, DoubleRange{0, 1, true}}},
+      {"flash_efficiency", {&d.model.flash_efficiency, DoubleRange{0, 1, true}}},
+      {"flash_backward_efficiency", {&d.model.flash_backward_efficiency, DoubleRange{0, 1, true}}},
+  };
+  std::vector<std::string> valid = {"base", "name"};
+  for (const auto& [k, v] : keys) valid.push_back(k);
+  std::set<std::string> seen;
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    const int line = it->first.Mark().line + 1;
+    if (!it->first.IsScalar()) return Status::Invalid(path + ":" + std::to_string(line) + ": a key must be a name");
+    const std::string key = it->first.Scalar();
+    const Where where{path, line, key};
+    if (!seen.insert(key).second) return ValueError(where, key, "given twice", "each key once");
+    if (!it->second.IsScalar()) return ValueError(where, "(not a scalar)", "wrong type", "a single value");
+    if (key == "base") continue;
+    if (key == "name") {
+      d.name = it->second.Scalar();
+      continue;
+    }
+    const auto k = keys.find(key);
+    if (k == keys.end()) return Status::Invalid(where.Describe() + ": " + UnknownKeyMessage(key, valid));
+    ORRERY_PARSE_OR_RETURN(*k->second.value, ParseDouble(it->second.Scalar(), where, k->second.range));
+    if (key == "sms" || key == "tile_m" || key == "tile_n") {
+      if (*k->second.value != static_cast<double>(static_cast<int>(*k->second.value))) {
+        return ValueError(where, it->second.Scalar(), "not an integer", DescribeRange(k->second.range) + ", whole");
+      }
+    }
+  }
+  for (const char* req : {"peak_tflops", "hbm_gbps", "hbm_gb", "sms"}) {
+    if (!root["base"] && !seen.count(req)) {
+      return Status::Invalid(path + ": missing required key '" + req + "' (or give 'base: a100' to start from a preset)");
+    }
+  }
+  d.model.sms = static_cast<int>(sms);
+  d.model.tile_m = static_cast<int>(tile_m);
+  d.model.tile_n = static_cast<int>(tile_n);
+  return d;
+}
+
+}  // namespace
 
 Result<DevicePreset> FindDevice(const std::string& name) {
   std::vector<std::string> names;
@@ -22,10 +116,11 @@ Result<DevicePreset> FindDevice(const std::string& name) {
     if (d.name == name) return d;
     names.push_back(d.name);
   }
+  if (name.find('/') != std::string::npos || name.find(".y") != std::string::npos) return ReadDeviceYaml(name);
   const std::string close = ClosestMatch(name, names);
   return ValueError(Where{"", 0, "--device"}, name,
                     "unknown device" + (close.empty() ? std::string() : " (did you mean '" + close + "'?)"),
-                    JoinStrings(names, ", "));
+                    JoinStrings(names, ", ") + " or a device YAML file");
 }
 
 std::string DeviceSystemJson(const DevicePreset& d, double efficiency) {

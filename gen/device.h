@@ -9,12 +9,26 @@
 
 namespace orrery::gen {
 
+// What the kernel model (gen/kernels.h) needs of a device: its SMs and GEMM
+// tile (wave and tile quantisation), and the efficiencies measured on
+// kernels: a large GEMM's fraction of peak, a streaming kernel's fraction of
+// HBM bandwidth, FlashAttention's fraction of peak. Sources: docs/generator.md.
+struct DeviceModel {
+  int sms = 0;
+  int tile_m = 256, tile_n = 128;
+  double gemm_efficiency = 1;
+  double memory_efficiency = 1;
+  double flash_efficiency = 1;           // FlashAttention forward
+  double flash_backward_efficiency = 1;  // and backward
+};
+
 struct DevicePreset {
   std::string name;
   double peak_tflops = 0;  // dense BF16 tensor-core peak, TFLOP/s
   double hbm_gbps = 0;     // HBM bandwidth, GB/s (10^9 bytes/s)
   double hbm_gb = 0;       // HBM capacity, GB (10^9 bytes)
   std::string source;
+  DeviceModel model;
 };
 
 const std::vector<DevicePreset>& DevicePresets();

@@ -50,9 +50,10 @@ std::string GenUsage() {
          "         [--sp] [--recompute=none|selective|full] [--zero=0..3] [--order=tp-cp-ep-dp-pp]\n"
          "         [--bucket-mb=25] [--hbm-gb=80] [--allow-over-capacity] [--out=PREFIX] [--summary]\n"
          "         [--network=NET.yml|NOTATION [--place=tp:0,dp:1,pp:2]] [--offload=activations,optimizer]\n"
+         "         [--grad-reduce=overlap|after-flush]\n"
          "       orrery gen --model=DLRM [--npus=N] [--global-batch=G | --microbatch-size=B (local batch)]\n"
          "         [--embedding-sharding=table|row] [--bucket-mb=25] [--hbm-gb=80] [--out=PREFIX] [--summary]\n"
-         "       orrery gen ... --device=a100|h100 [--efficiency=F] [--system-out=F.json]\n"
+         "       orrery gen ... --device=a100|h100 [--flash-attention] [--efficiency=F] [--system-out=F.json]\n"
          "       orrery gen --list-models | --list-devices\n";
 }
 
@@ -225,7 +226,16 @@ const std::vector<GenFlag>& Flags() {
          o->system_out = v;
          return Status::Ok();
        }},
+      {"grad-reduce",
+       [](GenOptions* o, const std::string& v, const Where& w) {
+         if (v != "overlap" && v != "after-flush") {
+           return ValueError(w, v, "unknown gradient reduction", "overlap (buckets during backward) or after-flush");
+         }
+         o->strategy.grad_reduce_after_flush = v == "after-flush";
+         return Status::Ok();
+       }},
       {"sp", nullptr},
+      {"flash-attention", nullptr},
       {"summary", nullptr},
       {"list-models", nullptr},
       {"list-devices", nullptr},
@@ -237,6 +247,7 @@ const std::vector<GenFlag>& Flags() {
 
 bool* SwitchField(GenOptions* o, const std::string& name) {
   if (name == "sp") return &o->strategy.sp;
+  if (name == "flash-attention") return &o->strategy.flash_attention;
   if (name == "summary") return &o->summary;
   if (name == "list-models") return &o->list_models;
   if (name == "list-devices") return &o->list_devices;
@@ -323,6 +334,14 @@ Status FinishGenOptions(GenOptions* o) {
     auto d = FindDevice(o->device);
     if (!d.ok()) return d.status();
     if (!o->given.count("hbm-gb")) o->hbm_bytes = static_cast<uint64_t>(GBToBytes(d->hbm_gb));
+    s.kernel_model = true;
+    s.device = d->model;
+  } else {
+    s.kernel_model = false;
+  }
+  if (s.flash_attention && !s.kernel_model) {
+    return ValueError(Where{"", 0, "--flash-attention"}, "true", "needs the kernel model of a device",
+                      "--flash-attention together with --device=a100|h100");
   }
   if (o->given.count("efficiency") && o->device.empty()) {
     return ValueError(Where{"", 0, "--efficiency"}, std::to_string(o->efficiency), "needs a device",

@@ -1,5 +1,7 @@
 #include "gen/strategy.h"
 
+#include "gen/kernels.h"
+
 #include <algorithm>
 #include <map>
 
@@ -47,10 +49,43 @@ class StageGen {
     const RankParamSplit split = RankParamsSplit(m, s, stage);
     optimizer_bytes_ = OptimizerBytes(split.dense, s.zero, dense_dp_) +
                        OptimizerBytes(split.expert, s.zero, expert_dp_);
+    local_params_ = split.dense + split.expert;
+    // The parameters this rank's optimizer step updates (its ZeRO shard from stage 1 on).
+    update_params_ = s.zero >= 1 ? split.dense / static_cast<uint64_t>(dense_dp_) +
+                                       split.expert / static_cast<uint64_t>(expert_dp_)
+                                 : split.dense + split.expert;
+    // Megatron's pipeline messages (kernel model): each TP rank sends its 1/t
+    // of the activation (scatter-gather; with SP it is already sharded).
+    p2p_bytes_ = s.kernel_model && t > 1 ? act_bytes_ / t : act_bytes_;
+    if (s.kernel_model) {
+      LayerShape l;
+      l.b = b;
+      l.s = sq;
+      l.h = h;
+      l.q = q;
+      l.kv = kv;
+      l.d = m.head_dim;
+      l.f = f;
+      l.gated = m.gated_ffn;
+      l.rope = !m.learned_positions;
+      l.t = t;
+      l.sp = s.sp;
+      l.flash = s.flash_attention;
+      l.attention = s.cp == 1;
+      attn_f_ = AttentionForward(s.device, l);
+      attn_b_ = AttentionBackward(s.device, l);
+      mlp_f_ = MlpForward(s.device, l);
+      mlp_b_ = MlpBackward(s.device, l);
+      core_recompute_ = AttentionCoreRecompute(s.device, l);
+      elem_tokens_ = s.sp ? tokens_ / t : tokens_;
+    }
     SetChunk(0);
   }
 
   GraphBuilder Run() {
+    // Kernel model: the iteration starts by zeroing the fp32 gradient buffer
+    // of every parameter the rank holds (Megatron's zero_grad_buffer).
+    if (s_.kernel_model) Elementwise("optimizer.zero_grad", 0, 4 * local_params_);
     // The schedule: (forward?, microbatch) in the order this stage runs them.
     std::vector<std::pair<bool, int64_t>> ops;
     const int64_t mbs = s_.microbatches;
@@ -128,10 +163,16 @@ class StageGen {
   // chains the block's own nodes. comm_size as ASTRA-sim reads it:
   // all-gather = the shard each rank contributes (output = shard·group size);
   // all-reduce and reduce-scatter = the whole buffer.
+  // Backward with SP and the kernel model: the block's input is gathered
+  // again for the weight gradients (Korthikanti et al. 2022 §4.2.2; Megatron
+  // keeps only the shard).
   template <typename Body>
-  void Block(const std::string& name, Body body) {
+  void Block(const std::string& name, Body body, bool backward = false) {
     const bool tp = s_.tp > 1;
     if (tp && s_.sp) Step(g_.Collective(name + ".sp_ag", Coll::kAllGather, act_bytes_ / s_.tp, Axis::kTp, Deps()));
+    if (tp && s_.sp && backward && s_.kernel_model) {
+      Step(g_.Collective(name + ".sp_input_ag", Coll::kAllGather, act_bytes_ / s_.tp, Axis::kTp, Deps()));
+    }
     body();
     if (tp) {
       Step(s_.sp ? g_.Collective(name + ".sp_rs", Coll::kReduceScatter, act_bytes_, Axis::kTp, Deps())
@@ -140,6 +181,24 @@ class StageGen {
   }
   void Block(const std::string& name, uint64_t ops, uint64_t bytes) {
     Block(name, [&] { Step(g_.Compute(name, ops, bytes, Deps())); });
+  }
+  // The kernel model's kernels, chained.
+  void Kernels(const std::string& name, const std::vector<Kernel>& ks) {
+    for (const Kernel& k : ks) {
+      Step(g_.Compute(name + "." + k.name, k.flops, k.bytes, k.compute_efficiency, k.memory_efficiency, Deps()));
+    }
+  }
+  // A GEMM-bound node outside the kernel tables (ring attention, MoE): at the
+  // device's large-GEMM efficiency under the kernel model.
+  NodeRef Comp(const std::string& name, uint64_t ops, uint64_t bytes, std::vector<NodeRef> deps) {
+    if (!s_.kernel_model) return g_.Compute(name, ops, bytes, std::move(deps));
+    return g_.Compute(name, ops, bytes, static_cast<float>(s_.device.gemm_efficiency),
+                      static_cast<float>(s_.device.memory_efficiency), std::move(deps));
+  }
+  // A memory-bound kernel of the work outside the layers.
+  void Elementwise(const std::string& name, uint64_t read, uint64_t written) {
+    const Kernel k = ElementwiseKernel("", s_.device, read, written, (read + written) / 4);
+    Step(g_.Compute(name, k.flops, k.bytes, k.compute_efficiency, k.memory_efficiency, Deps()));
   }
   // Ring attention over the CP group (Liu et al. 2023; Megatron-Core's
   // context parallelism): each rank holds s/cp tokens; cp − 1 steps each pass
@@ -153,25 +212,39 @@ class StageGen {
     const uint64_t block_bytes = mul * 2 * kv_bytes_;
     NodeRef block;  // after it, the K/V block in hand can travel
     if (!backward) {
-      block = Step(g_.Compute(name + ".qkv", qkv_ops_ + step_ops, qkv_w_bytes_ + act_bytes_ + block_bytes, Deps()));
+      block = Step(Comp(name + ".qkv", qkv_ops_ + step_ops, qkv_w_bytes_ + act_bytes_ + block_bytes, Deps()));
     } else {
-      block = Step(g_.Compute(name + ".proj", 2 * proj_ops_, 2 * (proj_w_bytes_ + 2 * act_bytes_), Deps()));
-      Step(g_.Compute(name + ".core0", step_ops, block_bytes, Deps()));
+      block = Step(Comp(name + ".proj", 2 * proj_ops_, 2 * (proj_w_bytes_ + 2 * act_bytes_), Deps()));
+      Step(Comp(name + ".core0", step_ops, block_bytes, Deps()));
     }
     for (int64_t i = 1; i < s_.cp; ++i) {
       const uint64_t tag = kCpTagBase + cp_messages_++;
       g_.Send(name + ".kv_send" + N(i), Axis::kCp, +1, mul * kv_bytes_, tag, {block});
       block = g_.Recv(name + ".kv_recv" + N(i), Axis::kCp, -1, mul * kv_bytes_, tag, {});
       StepWith(block);
-      Step(g_.Compute(name + ".core" + N(i), step_ops, block_bytes, Deps()));
+      Step(Comp(name + ".core" + N(i), step_ops, block_bytes, Deps()));
     }
     if (!backward) {
-      Step(g_.Compute(name + ".proj", proj_ops_, proj_w_bytes_ + 2 * act_bytes_, Deps()));
+      Step(Comp(name + ".proj", proj_ops_, proj_w_bytes_ + 2 * act_bytes_, Deps()));
     } else {
-      Step(g_.Compute(name + ".qkv", 2 * qkv_ops_, 2 * (qkv_w_bytes_ + act_bytes_ + block_bytes / 2), Deps()));
+      Step(Comp(name + ".qkv", 2 * qkv_ops_, 2 * (qkv_w_bytes_ + act_bytes_ + block_bytes / 2), Deps()));
     }
   }
   void Attention(const std::string& name, bool backward) {
+    if (s_.kernel_model) {
+      const BlockKernels& k = backward ? attn_b_ : attn_f_;
+      Kernels(name, k.pre);
+      Block(
+          name,
+          [&] {
+            if (s_.cp > 1) return RingAttention(name, backward);
+            if (backward && s_.recompute == Recompute::kSelective) Kernels(name + ".recompute", core_recompute_);
+            Kernels(name, k.body);
+          },
+          backward);
+      Kernels(name, k.post);
+      return;
+    }
     const uint64_t mul = backward ? 2 : 1;
     const uint64_t extra = backward && s_.recompute == Recompute::kSelective ? attn_core_ : 0;
     if (s_.cp == 1) return Block(name, mul * attn_fwd_ + extra, mul * (attn_w_bytes_ + 2 * act_bytes_));
@@ -183,19 +256,36 @@ class StageGen {
   // a combine all-to-all back; backward mirrors it with twice the FLOPs.
   void Ffn(const std::string& name, int64_t layer, bool backward) {
     const uint64_t mul = backward ? 2 : 1;
+    if (s_.kernel_model) {
+      const BlockKernels& k = backward ? mlp_b_ : mlp_f_;
+      Kernels(name, k.pre);
+      Block(
+          name,
+          [&] {
+            if (IsMoeLayer(m_, layer)) return MoeBody(name, backward);
+            Kernels(name, k.body);
+          },
+          backward);
+      Kernels(name, k.post);
+      return;
+    }
     if (!IsMoeLayer(m_, layer)) return Block(name, mul * mlp_fwd_, mul * (mlp_w_bytes_ + 2 * act_bytes_));
-    Block(name, [&] {
+    Block(name, [&] { MoeBody(name, backward); });
+  }
+  void MoeBody(const std::string& name, bool backward) {
+    const uint64_t mul = backward ? 2 : 1;
+    {
       const bool a2a = s_.ep > 1;
-      if (!backward) Step(g_.Compute(name + ".router", moe_router_, moe_router_bytes_, Deps()));
+      if (!backward) Step(Comp(name + ".router", moe_router_, moe_router_bytes_, Deps()));
       if (a2a)
         Step(g_.Collective(name + (backward ? ".combine_grad" : ".dispatch"), Coll::kAllToAll, moe_a2a_, Axis::kEp,
                            Deps()));
-      Step(g_.Compute(name + ".experts", mul * moe_experts_, mul * moe_expert_bytes_, Deps()));
+      Step(Comp(name + ".experts", mul * moe_experts_, mul * moe_expert_bytes_, Deps()));
       if (a2a)
         Step(g_.Collective(name + (backward ? ".dispatch_grad" : ".combine"), Coll::kAllToAll, moe_a2a_, Axis::kEp,
                            Deps()));
-      if (backward) Step(g_.Compute(name + ".router", 2 * moe_router_, 2 * moe_router_bytes_, Deps()));
-    });
+      if (backward) Step(Comp(name + ".router", 2 * moe_router_, 2 * moe_router_bytes_, Deps()));
+    }
   }
   // Gradient bytes of layer j on this rank: dense parameters (TP-sharded),
   // routed experts (TP- and EP-sharded).
@@ -258,16 +348,94 @@ class StageGen {
     deps.push_back(it->second);
     loads_[{mb, layer}] = g_.MemLoad("bwd.mb" + N(mb) + ".layer" + N(layer) + ".act_load", act_saved_, deps);
   }
+  // A pipeline message in: the receive, then (kernel model, TP without SP)
+  // the all-gather of the scattered shards over NVLink.
+  NodeRef PipeRecv(const std::string& name, int offset, uint64_t tag) {
+    NodeRef r = g_.Recv(name, Axis::kPp, offset, p2p_bytes_, tag, {});
+    if (s_.kernel_model && s_.tp > 1 && !s_.sp) {
+      r = g_.Collective(name + "_gather", Coll::kAllGather, p2p_bytes_, Axis::kTp, {r});
+    }
+    return r;
+  }
+  // Embedding (kernel model, first virtual stage): the vocab-parallel lookup
+  // (each TP rank its rows, the partial sums reduced over TP; with SP
+  // reduce-scattered), then dropout on the rank's tokens. Backward: the
+  // dense gradient of the rank's table shard (PyTorch's embedding backward
+  // writes all V/t rows), accumulated into the fp32 main gradient.
+  void EmbeddingForward(const std::string& p) {
+    const uint64_t th = tokens_ * m_.hidden * s_.bytes_per_value, eh = elem_tokens_ * m_.hidden * s_.bytes_per_value;
+    Elementwise(p + ".embed", th * (m_.learned_positions ? 2 : 1), th);
+    if (s_.tp > 1) {
+      Step(s_.sp ? g_.Collective(p + ".embed_rs", Coll::kReduceScatter, act_bytes_, Axis::kTp, Deps())
+                 : g_.Collective(p + ".embed_ar", Coll::kAllReduce, act_bytes_, Axis::kTp, Deps()));
+    }
+    Elementwise(p + ".embed_dropout", eh, eh + eh / s_.bytes_per_value);
+  }
+  void EmbeddingBackward(const std::string& p) {
+    const uint64_t eh = elem_tokens_ * m_.hidden * s_.bytes_per_value;
+    const uint64_t table = m_.vocab * m_.hidden / s_.tp;
+    Elementwise(p + ".embed_dropout", eh + eh / s_.bytes_per_value, eh);
+    if (s_.tp > 1 && s_.sp) {
+      Step(g_.Collective(p + ".embed_ag", Coll::kAllGather, act_bytes_ / s_.tp, Axis::kTp, Deps()));
+    }
+    // grad in (T·h), dense rows out (2 B), main_grad += grad (read 4 + 2, write 4).
+    Elementwise(p + ".embed_grad", tokens_ * m_.hidden * s_.bytes_per_value + 6 * table, 6 * table);
+  }
+  // Output layer and loss (kernel model, last virtual stage): the final norm,
+  // (SP) the gather of the sequence, the logits GEMM, Megatron's
+  // vocab-parallel cross-entropy in fp32 (logits to fp32, max, exp, sum,
+  // divide: 18 bytes read and 12 written per logit) with its three
+  // all-reduces over TP (max, sum of exponentials, the target's logit: one
+  // fp32 per token each).
+  void LogitsForward(const std::string& p) {
+    const uint64_t eh = elem_tokens_ * m_.hidden * s_.bytes_per_value, logits = tokens_ * m_.vocab / s_.tp;
+    Elementwise(p + ".final_ln", eh, eh);
+    if (s_.tp > 1 && s_.sp) {
+      Step(g_.Collective(p + ".logits_ag", Coll::kAllGather, act_bytes_ / s_.tp, Axis::kTp, Deps()));
+    }
+    const Kernel k = GemmKernel("logits", s_.device, tokens_, m_.vocab / s_.tp, m_.hidden);
+    Step(g_.Compute(p + ".logits", k.flops, k.bytes, k.compute_efficiency, k.memory_efficiency, Deps()));
+    Elementwise(p + ".cross_entropy", 18 * logits, 12 * logits);
+    if (s_.tp > 1) {
+      for (const char* what : {".ce_max_ar", ".ce_sum_ar", ".ce_target_ar"}) {
+        Step(g_.Collective(p + what, Coll::kAllReduce, tokens_ * 4, Axis::kTp, Deps()));
+      }
+    }
+  }
+  void LogitsBackward(const std::string& p) {
+    const uint64_t eh = elem_tokens_ * m_.hidden * s_.bytes_per_value, logits = tokens_ * m_.vocab / s_.tp;
+    Elementwise(p + ".cross_entropy", 4 * logits, 2 * logits);
+    const Kernel k = GemmBackwardKernel("logits", s_.device, tokens_, m_.vocab / s_.tp, m_.hidden);
+    Step(g_.Compute(p + ".logits", k.flops, k.bytes, k.compute_efficiency, k.memory_efficiency, Deps()));
+    if (s_.tp > 1) {
+      Step(s_.sp ? g_.Collective(p + ".logits_rs", Coll::kReduceScatter, act_bytes_, Axis::kTp, Deps())
+                 : g_.Collective(p + ".logits_ar", Coll::kAllReduce, act_bytes_, Axis::kTp, Deps()));
+    }
+    Elementwise(p + ".final_ln", 2 * eh, eh);
+  }
   void Forward(int64_t mb) {
-    if (!first_)
-      StepWith(g_.Recv("fwd.mb" + N(mb) + ".recv", Axis::kPp, PrevOffset(), act_bytes_, FwdTag(mb, vstage_), {}));
+    const std::string p = "fwd.mb" + N(mb);
+    if (!first_) StepWith(PipeRecv(p + ".recv", PrevOffset(), FwdTag(mb, vstage_)));
+    if (first_ && s_.kernel_model) EmbeddingForward(p);
     ForwardLayers("fwd", mb);
-    if (last_ && s_.lm_head) Step(g_.Compute("fwd.mb" + N(mb) + ".logits", logit_fwd_, logit_bytes_, Deps()));
-    if (!last_)
-      g_.Send("fwd.mb" + N(mb) + ".send", Axis::kPp, NextOffset(), act_bytes_, FwdTag(mb, vstage_ + 1), Deps());
+    if (last_ && s_.lm_head) {
+      if (s_.kernel_model) {
+        LogitsForward(p);
+      } else {
+        Step(g_.Compute(p + ".logits", logit_fwd_, logit_bytes_, Deps()));
+      }
+    }
+    if (!last_) PipeSend(p + ".send", NextOffset(), FwdTag(mb, vstage_ + 1));
+  }
+  // A pipeline message out. Under the kernel model the stage waits for it
+  // (Megatron's schedules wait on their batched isend/irecv before going on).
+  void PipeSend(const std::string& name, int offset, uint64_t tag) {
+    const NodeRef snd = g_.Send(name, Axis::kPp, offset, p2p_bytes_, tag, Deps());
+    if (s_.kernel_model) Step(snd);
   }
   // Gradients in buckets (PyTorch DDP / Megatron's overlapped reduction),
-  // dense and expert parameters in separate buckets over their own groups.
+  // dense and expert parameters in separate buckets over their own groups;
+  // with --grad-reduce=after-flush every bucket waits for the whole backward.
   void AddGrads(uint64_t bytes, bool flush, bool expert) {
     const AxisSet group = layout_.Effective(expert ? kExpertDp : kDenseDp);
     const int64_t d = expert ? expert_dp_ : dense_dp_;
@@ -275,21 +443,83 @@ class StageGen {
     uint64_t& bucket = bucket_[expert ? 1 : 0];
     bucket += bytes;
     if (bucket == 0 || (!flush && bucket < s_.bucket_bytes)) return;
-    const std::string p = std::string(expert ? "grad.expert_bucket" : "grad.bucket") + N(buckets_[expert ? 1 : 0]++);
-    if (s_.zero == 0) {
-      g_.Collective(p + ".dp_ar", Coll::kAllReduce, bucket, group, Chain());
-    } else {
-      NodeRef rs = g_.Collective(p + ".dp_rs", Coll::kReduceScatter, bucket, group, Chain());
-      if (s_.zero < 3) g_.Collective(p + ".param_ag", Coll::kAllGather, bucket / d, group, {rs});
+    if (s_.grad_reduce_after_flush && !flush) {
+      held_[expert ? 1 : 0].push_back(bucket);
+      bucket = 0;
+      return;
     }
+    std::vector<uint64_t> sizes = std::move(held_[expert ? 1 : 0]);
+    held_[expert ? 1 : 0].clear();
+    sizes.push_back(bucket);
     bucket = 0;
+    for (uint64_t size : sizes) {
+      const std::string p = std::string(expert ? "grad.expert_bucket" : "grad.bucket") + N(buckets_[expert ? 1 : 0]++);
+      if (s_.zero == 0) {
+        reduced_.push_back(g_.Collective(p + ".dp_ar", Coll::kAllReduce, size, group, Chain()));
+      } else {
+        const NodeRef rs = g_.Collective(p + ".dp_rs", Coll::kReduceScatter, size, group, Chain());
+        reduced_.push_back(rs);
+        if (s_.zero < 3 && s_.kernel_model) gathers_.push_back({p + ".param_ag", size / d, group});
+        // Without the kernel model there is no step: each bucket's gather follows its reduce-scatter.
+        if (s_.zero < 3 && !s_.kernel_model) g_.Collective(p + ".param_ag", Coll::kAllGather, size / d, group, {rs});
+      }
+    }
+  }
+  // Tied embeddings across stages (kernel model): the first and the last
+  // virtual stage swap their copies' gradients (Megatron's embedding group
+  // all-reduce of two ranks: the same bytes each way) and add them.
+  void TiedEmbeddingSync() {
+    if (!s_.kernel_model || !s_.lm_head || !m_.tied_embeddings || s_.pp == 1 || !(first_ || last_)) return;
+    const uint64_t bytes = m_.vocab * m_.hidden / s_.tp * s_.bytes_per_value;
+    const int peer = first_ ? PrevOffset() : NextOffset();
+    const uint64_t tag_out = kEmbeddingTag + (first_ ? 0 : 1), tag_in = kEmbeddingTag + (first_ ? 1 : 0);
+    g_.Send("grad.embedding_send", Axis::kPp, peer, bytes, tag_out, Chain());
+    // Off the chain: with interleaving the last virtual stage's backward ends
+    // before the rank's other chunks', which the first stage's gradients wait
+    // for; only the optimizer step waits for the sum.
+    const NodeRef in = g_.Recv("grad.embedding_recv", Axis::kPp, peer, bytes, tag_in, {});
+    const Kernel k = ElementwiseKernel("", s_.device, 2 * bytes, bytes, bytes / s_.bytes_per_value);
+    std::vector<NodeRef> deps = Chain();
+    deps.push_back(in);
+    reduced_.push_back(
+        g_.Compute("grad.embedding_add", k.flops, k.bytes, k.compute_efficiency, k.memory_efficiency, deps));
+  }
+  // After the last backward: the step. Under the kernel model the gradient
+  // norm (fp32 gradients read once; its partial sums all-reduced over TP
+  // and, sharded, DP; the 4-byte sum over the pipeline stages is left out: a
+  // collective across stages would rule out rank classes, for ~2(p−1)
+  // message latencies), clipping (read and write) and Adam (fp32 gradient,
+  // master weight, momentum and variance read, the last three and the bf16
+  // weight written: 16 + 14 bytes per parameter) over the parameters this
+  // rank updates (apex's fused Adam: weight, gradient, momentum and variance
+  // in fp32, 16 bytes read and 12 written), then the fp32 weights copied to
+  // the bf16 model (4 read, 2 written). Then ZeRO-1/2's parameter all-gathers.
+  void OptimizerStep() {
+    for (NodeRef r : reduced_) StepWith(r);
+    if (s_.kernel_model) {
+      const uint64_t n = update_params_;
+      Elementwise("optimizer.grad_norm", 4 * n, 0);
+      if (s_.tp > 1) Step(g_.Collective("optimizer.norm_tp_ar", Coll::kAllReduce, 4, Axis::kTp, Deps()));
+      if (s_.zero >= 1 && dense_dp_ > 1) {
+        Step(g_.Collective("optimizer.norm_dp_ar", Coll::kAllReduce, 4, layout_.Effective(kDenseDp), Deps()));
+      }
+      Elementwise("optimizer.clip", 4 * n, 4 * n);
+      Elementwise("optimizer.adam", 16 * n, 12 * n);
+      Elementwise("optimizer.copy_params", 4 * n, 2 * n);  // fp32 main weights to the bf16 model weights
+    }
+    std::vector<NodeRef> after = Deps();
+    for (const PendingGather& g : gathers_) g_.Collective(g.name, Coll::kAllGather, g.bytes, g.group, after);
   }
   void Backward(int64_t mb, bool last_mb) {
     const std::string p = "bwd.mb" + N(mb);
-    if (!last_) StepWith(g_.Recv(p + ".recv", Axis::kPp, NextOffset(), act_bytes_, BwdTag(mb, vstage_ + 1), {}));
+    if (!last_) StepWith(PipeRecv(p + ".recv", NextOffset(), BwdTag(mb, vstage_ + 1)));
     if (s_.recompute == Recompute::kFull) ForwardLayers("recompute", mb);
     if (last_ && s_.lm_head) {
-      Step(g_.Compute(p + ".logits", 2 * logit_fwd_, 2 * logit_bytes_, Deps()));
+      if (s_.kernel_model) {
+        LogitsBackward(p);
+      } else {
+        Step(g_.Compute(p + ".logits", 2 * logit_fwd_, 2 * logit_bytes_, Deps()));
+      }
       if (last_mb && (s_.pp > 1 || !m_.tied_embeddings)) {
         AddGrads(m_.vocab * m_.hidden / s_.tp * s_.bytes_per_value, false, false);
       }
@@ -308,25 +538,47 @@ class StageGen {
         AddGrads(DenseGradBytes(j), false, false);
       }
     }
+    if (first_ && s_.kernel_model) EmbeddingBackward(p);
+    // The gradient to the previous stage leaves before the gradient buckets
+    // are flushed (kernel model, as Megatron does it; the bare model kept the
+    // flush first).
+    if (!first_ && s_.kernel_model) PipeSend(p + ".send", PrevOffset(), BwdTag(mb, vstage_));
     if (last_mb) {
       uint64_t emb = 0;
       if (first_) emb = (m_.vocab + (m_.learned_positions ? m_.seq_len : 0)) * m_.hidden / s_.tp * s_.bytes_per_value;
       AddGrads(0, true, true);
       AddGrads(emb, true, false);
-      if (s_.offload_optimizer) {
+      TiedEmbeddingSync();
+      if (s_.offload_optimizer && !s_.kernel_model) {
         // The optimizer states come in for the step and go back out (the
-        // step's own arithmetic is not modelled).
+        // bare model does not time the step's arithmetic).
         NodeRef load = g_.MemLoad("optimizer.load", optimizer_bytes_, Chain());
         g_.MemStore("optimizer.store", optimizer_bytes_, {load});
       }
     }
-    if (!first_) g_.Send(p + ".send", Axis::kPp, PrevOffset(), act_bytes_, BwdTag(mb, vstage_), Deps());
+    if (!first_ && !s_.kernel_model)
+      g_.Send(p + ".send", Axis::kPp, PrevOffset(), p2p_bytes_, BwdTag(mb, vstage_), Deps());
+    // The step, once the rank's last backward (of every chunk) is done.
+    if (last_mb && IsLastBackward() && s_.kernel_model) {
+      if (s_.offload_optimizer) {
+        // The optimizer states come in for the step and go back out.
+        NodeRef load = g_.MemLoad("optimizer.load", optimizer_bytes_, Chain());
+        StepWith(load);
+        OptimizerStep();
+        g_.MemStore("optimizer.store", optimizer_bytes_, Chain());
+      } else {
+        OptimizerStep();
+      }
+    }
   }
+  // This backward is the rank's last one: chunk 0 (the schedules end there).
+  bool IsLastBackward() const { return vstage_ == stage_; }
 
   // P2P tags: pipeline messages use 2·(mb·V + j) (+1); ring-attention
   // messages count up from here (the CP peers run the same class, so the
   // n-th send of one matches the n-th receive of the next).
   static constexpr uint64_t kCpTagBase = uint64_t{1} << 40;
+  static constexpr uint64_t kEmbeddingTag = uint64_t{1} << 41;  // tied-embedding gradients: +0 first→last, +1 back
 
   const ModelDesc& m_;
   const Strategy& s_;
@@ -349,6 +601,17 @@ class StageGen {
   std::vector<NodeRef> gathered_;                                  // ZeRO-3: the prefetched gathers of the next layer
   uint64_t bucket_[2] = {0, 0};
   int64_t buckets_[2] = {0, 0};
+  std::vector<uint64_t> held_[2];  // --grad-reduce=after-flush: full buckets waiting for the flush
+  std::vector<NodeRef> reduced_;   // the gradient reductions the optimizer step waits for
+  struct PendingGather {
+    std::string name;
+    uint64_t bytes;
+    AxisSet group;
+  };
+  std::vector<PendingGather> gathers_;  // ZeRO-1/2: parameter all-gathers, after the step
+  uint64_t update_params_ = 0, local_params_ = 0, p2p_bytes_ = 0, elem_tokens_ = 0;
+  BlockKernels attn_f_, attn_b_, mlp_f_, mlp_b_;
+  std::vector<Kernel> core_recompute_;
 };
 
 }  // namespace

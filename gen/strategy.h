@@ -10,6 +10,7 @@
 #include "core/status.h"
 #include "core/units.h"
 #include "gen/builder.h"
+#include "gen/device.h"
 #include "gen/formulas.h"
 #include "gen/model.h"
 
@@ -39,6 +40,16 @@ struct Strategy {
   // per iteration after the gradients are reduced.
   bool offload_activations = false;
   bool offload_optimizer = false;
+  // The kernel model (gen/kernels.h), on with --device: every kernel class of a
+  // layer with its bytes and the device's efficiencies, and the work outside
+  // the layers (embedding, logits and loss, gradient norm, optimizer step).
+  // Off: the bare roofline of the GEMMs and the attention core only.
+  bool kernel_model = false;
+  DeviceModel device;
+  bool flash_attention = false;  // --flash-attention (kernel model): one fused attention kernel
+  // --grad-reduce: the DP gradient buckets during the last backward
+  // (overlapped, Megatron's DDP) or all after it (after-flush, local DDP).
+  bool grad_reduce_after_flush = false;
 };
 
 // Checks the strategy against the model; one message naming the rule and numbers.

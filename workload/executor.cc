@@ -259,7 +259,9 @@ inline std::optional<Tick> Executor::ComputeTime(int rank, const WorkNode& n) {
     // replayed COMP of duration 0 (README, "Input formats").
     if (n.num_ops == 0) return 1;
     const double oi = static_cast<double>(n.num_ops) / static_cast<double>(n.tensor_size);
-    const double perf = std::min(compute_.peak_flops_per_s, compute_.mem_bytes_per_s * oi);
+    // A kernel's own efficiencies scale the two roofs (1 when the trace gives none: the same doubles).
+    const double perf = std::min(compute_.peak_flops_per_s * static_cast<double>(n.compute_efficiency),
+                                 compute_.mem_bytes_per_s * static_cast<double>(n.memory_efficiency) * oi);
     const double ns = SecondsToNs(static_cast<double>(n.num_ops) / perf);
     const Tick runtime = TicksFromDouble(ns);
     if (runtime == kTickMax || runtime > kTickMax - queue_->Now()) {

@@ -34,6 +34,14 @@ class NodeReader {
     return std::optional<uint64_t>(v.value());
   }
 
+  // A number in (0, 1] (an efficiency); 1 when the node has none.
+  Result<float> ReadFraction(const char* key) const {
+    const auto* a = Find(key);
+    if (!a) return 1.0F;
+    ORRERY_PARSE_OR_RETURN(const double v, AttrDoubleChecked(*a, At(key), DoubleRange{0, 1, true}));
+    return static_cast<float>(v);
+  }
+
   // The same, required.
   Result<uint64_t> Need(const char* key, uint64_t max) const {
     if (!Find(key)) return Status::Invalid(Here() + ": " + NodeTypeName(kind_) + " needs attribute '" + key + "'");
@@ -49,7 +57,7 @@ class NodeReader {
   NodeKind kind_;
 };
 
-// COMP: is_cpu_op, num_ops, output_bytes, tensor_size.
+// COMP: is_cpu_op, num_ops, output_bytes, tensor_size, compute_efficiency, memory_efficiency.
 Status ReadComputeFields(const NodeReader& r, WorkNode* w) {
   if (const auto* a = r.Find("is_cpu_op")) {
     const auto b = AttrBool(*a);
@@ -62,6 +70,8 @@ Status ReadComputeFields(const NodeReader& r, WorkNode* w) {
   w->num_ops = num_ops.value_or(0);
   w->output_bytes = output_bytes.value_or(0);
   w->tensor_size = tensor_size.value_or(0);
+  ORRERY_PARSE_OR_RETURN(w->compute_efficiency, r.ReadFraction("compute_efficiency"));
+  ORRERY_PARSE_OR_RETURN(w->memory_efficiency, r.ReadFraction("memory_efficiency"));
   return Status::Ok();
 }
 

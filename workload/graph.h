@@ -21,6 +21,9 @@ struct WorkNode {
   uint64_t num_ops = 0;
   uint64_t tensor_size = 0;
   uint64_t output_bytes = 0;  // Orrery attribute: bytes of the node's output held in HBM
+  // Orrery attributes (COMP, roofline): the fractions of peak-perf and of
+  // local-mem-bw this kernel reaches, in (0, 1]; 1 when absent.
+  float compute_efficiency = 1, memory_efficiency = 1;
   bool local_tier = false;    // MEM nodes: Orrery attribute memory_tier = "local" (HBM) or "remote" (default)
   CollectiveKind collective = CollectiveKind::kNone;  // COLL nodes: attribute 'comm_type'
   uint64_t comm_size = 0;

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Orrery's generated iterations against published measurements on A100
+# clusters (docs/validation.md says where each number comes from):
+#   layers     per-layer forward+backward times (Korthikanti et al. 2022
+#              Table 4): the calibration set of the kernel model
+#   end-to-end iteration times (Korthikanti et al. 2022 Table 5; Narayanan
+#              et al. 2021 Table 1, converted from TFLOP/s with the paper's
+#              eq. 3): held out, never used to set a constant
+# Every run uses the A100 preset's defaults (orrery gen --device=a100) and the
+# DGX A100 network below; nothing is set per case.
+#
+#   bench/validation.sh [layers|end-to-end|all]     (default all)
+#   ORRERY=path/to/orrery bench/validation.sh
+#
+# Prints one row per case (published, Orrery, error) and the mean and max
+# absolute error per set.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+cd "$root"
+orrery="${ORRERY:-$root/build/apps/orrery}"
+what="${1:-all}"
+[[ -x "$orrery" ]] || { echo "validation: $orrery not built (cmake --build build)" >&2; exit 2; }
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+"$orrery" gen --device=a100 --system-out="$tmp/a100.json" > /dev/null
+
+# DGX A100 (NVIDIA DGX A100 user guide): 8 GPUs on NVSwitch, NVLink 3 at
+# 300 GB/s per direction of which NCCL gets 82 % (the ~20 % protocol overhead
+# NCCL's maintainers state, nccl-tests issue 212); one 200 Gb/s HDR InfiniBand
+# adapter per GPU, 64b/66b encoded: 24.2 GB/s. Latencies: 2 us a message
+# inside a node, 5 us across (assumed; they matter only for small messages).
+network() {
+  local gpus=$1
+  if (( gpus <= 8 )); then
+    echo "Switch($gpus,246GB/s,2us)"
+  else
+    echo "Switch(8,246GB/s,2us)_Switch($((gpus / 8)),24.2GB/s,5us)"
+  fi
+}
+
+# finished ns of one generated run
+simulate() {
+  local gpus=$1 flags=$2
+  "$orrery" run --generate="$flags --device=${DEVICE:-a100}" --system-configuration="$tmp/a100.json" \
+    --network-configuration="$(network "$gpus")" 2> "$tmp/err" |
+    awk '/^finished:/ {print $2; found=1} END {if (!found) exit 1}' ||
+    { echo "validation: run failed: $flags" >&2; cat "$tmp/err" >&2; return 1; }
+}
+
+model_field() {  # model_field FILE KEY
+  awk -v k="$2:" '$1 == k {print $2}' "$1"
+}
+
+# One set: reads "id<TAB>gpus<TAB>flags<TAB>published<TAB>unit<TAB>source" rows;
+# unit s: seconds per iteration; tflops: TFLOP/s per GPU, converted with
+# Narayanan et al. 2021 eq. 3, F = 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)).
+end_to_end() {
+  printf '%-26s %6s %12s %12s %8s\n' case gpus published_s orrery_s error
+  grep -v '^#' "$here/validation/end_to_end.tsv" | grep -v '^$' |
+    while IFS=$'\t' read -r id gpus flags published unit source; do
+      ns=$(simulate "$gpus" "$flags")
+      if [[ $unit == tflops ]]; then
+        model=$(sed -n 's/.*--model=\([^ ]*\).*/\1/p' <<< "$flags")
+        l=$(model_field "$root/$model" layers) h=$(model_field "$root/$model" hidden)
+        B=$(sed -n 's/.*--global-batch=\([0-9]*\).*/\1/p' <<< "$flags")
+        published=$(awk -v B="$B" -v l="$l" -v h="$h" -v g="$gpus" -v x="$published" 'BEGIN {
+          s = 2048; V = 51200; F = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+          printf "%.4f", F / (g * x * 1e12) }')
+      fi
+      awk -v id="$id" -v g="$gpus" -v p="$published" -v ns="$ns" 'BEGIN {
+        o = ns / 1e9; printf "%-26s %6d %12.3f %12.3f %+7.1f%%\n", id, g, p, o, (o - p) / p * 100 }'
+    done | tee "$tmp/e2e"
+  summary "$tmp/e2e" "end-to-end (held out)"
+}
+
+# Per-layer time, forward + backward of one layer for one microbatch: with
+# T(l, m) the iteration of the model cut to l layers running m microbatches
+# (8 GPUs of TP), (T(2,2) − T(1,2)) − (T(2,1) − T(1,1)); the embedding, the
+# loss and the optimizer step cancel. Rows: "id<TAB>base model<TAB>flags<TAB>
+# published ms<TAB>source".
+layers() {
+  printf '%-26s %6s %12s %12s %8s\n' case gpus published_ms orrery_ms error
+  grep -v '^#' "$here/validation/layers.tsv" | grep -v '^$' |
+    while IFS=$'\t' read -r id model flags published source; do
+      local t=()
+      for n in 1 2; do
+        sed "s/^layers: .*/layers: $n/" "$root/$model" > "$tmp/l$n.yml"
+        for m in 1 2; do
+          t+=("$(simulate 8 "--model=$tmp/l$n.yml --tp=8 --microbatches=$m $flags")")
+        done
+      done
+      awk -v id="$id" -v p="$published" -v t11="${t[0]}" -v t12="${t[1]}" -v t21="${t[2]}" -v t22="${t[3]}" 'BEGIN {
+        o = ((t22 - t12) - (t21 - t11)) / 1e6; printf "%-26s %6d %12.2f %12.2f %+7.1f%%\n", id, 8, p, o, (o - p) / p * 100 }'
+    done | tee "$tmp/layers"
+  summary "$tmp/layers" "layers (calibration)"
+}
+
+summary() {
+  awk -v what="$2" '{e = $NF; sub(/%/, "", e); e += 0; if (e < 0) e = -e; s += e; if (e > m) m = e; n++}
+    END {if (n) printf "%s: %d cases, mean |error| %.1f%%, max %.1f%%\n\n", what, n, s / n, m}' "$1"
+}
+
+case "$what" in
+  layers) layers ;;
+  end-to-end) end_to_end ;;
+  all) layers; end_to_end ;;
+  *) echo "usage: bench/validation.sh [layers|end-to-end|all]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,277 @@
+// The kernel model (gen/kernels.h) against closed forms, the work outside the
+// layers it adds to a generated iteration, and the roofline's per-node
+// efficiencies in the executor.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "gen/gen_args.h"
+#include "gen/kernels.h"
+#include "gen/strategy.h"
+#include "gen/summary.h"
+#include "tests/gen/gen_test_util.h"
+#include "tests/test_util.h"
+
+namespace orrery::gen {
+namespace {
+
+using orrery::testing::MakeNode;
+using orrery::testing::SetAttr;
+using orrery::testing::TempDir;
+
+// A toy device: 4 SMs, 2×2 tiles, large GEMMs at half of peak.
+DeviceModel Toy() { return DeviceModel{4, 2, 2, 0.5, 0.8, 0.4, 0.3}; }
+
+TEST(GenKernels, GemmEfficiencyQuantisesTilesAndWaves) {
+  // 4×4: 4 tiles, one full wave: 0.5.
+  EXPECT_DOUBLE_EQ(GemmEfficiency(Toy(), 4, 4, 7), 0.5);
+  // 5×4: ceil(5/2)·2 = 6 tiles, 2 waves of 4 slots of 2×2: 20 / 32 of the slots are work.
+  EXPECT_DOUBLE_EQ(GemmEfficiency(Toy(), 5, 4, 7), 0.5 * 20.0 / 32.0);
+  // Batched: 3 GEMMs of 2×2 are 3 tiles in one wave of 4: 12 / 16.
+  EXPECT_DOUBLE_EQ(GemmEfficiency(Toy(), 2, 2, 7, 3), 0.5 * 12.0 / 16.0);
+  // A 4×2 tile is tried both ways round: 4×8 fits 4 tiles of 4×2 exactly (2×4 would too).
+  DeviceModel d = Toy();
+  d.tile_m = 4;
+  d.tile_n = 2;
+  EXPECT_DOUBLE_EQ(GemmEfficiency(d, 8, 4, 1), 0.5);                 // 2·2 tiles of 4×2 (or 4·1 of 2×4)
+  EXPECT_DOUBLE_EQ(GemmEfficiency(d, 2, 16, 1), 0.5 * 32.0 / 32.0);  // 1·4 tiles of 2×4 are one full wave
+}
+
+TEST(GenKernels, GemmFlopsAndBytes) {
+  const Kernel k = GemmKernel("x", Toy(), 6, 10, 3);
+  EXPECT_EQ(k.flops, 2u * 6 * 10 * 3);
+  EXPECT_EQ(k.bytes, (6u * 3 + 3 * 10 + 6 * 10) * 2);
+  EXPECT_FLOAT_EQ(k.memory_efficiency, 0.8F);
+  const Kernel b = GemmBackwardKernel("x", Toy(), 6, 10, 3);
+  EXPECT_EQ(b.flops, 2 * k.flops);
+  EXPECT_EQ(b.bytes, 2 * k.bytes);
+  // dX (6×3, from 6×10 by 10×3) and dW (3×10): harmonic mean of their efficiencies.
+  const double ex = GemmEfficiency(Toy(), 6, 3, 10), ew = GemmEfficiency(Toy(), 3, 10, 6);
+  EXPECT_FLOAT_EQ(b.compute_efficiency, static_cast<float>(2 / (1 / ex + 1 / ew)));
+}
+
+LayerShape GptLayer(uint64_t b, uint64_t s, uint64_t h, uint64_t a, uint64_t t, bool sp) {
+  LayerShape l;
+  l.b = b;
+  l.s = s;
+  l.h = h;
+  l.q = h;
+  l.kv = h;
+  l.d = h / a;
+  l.f = 4 * h;
+  l.t = t;
+  l.sp = sp;
+  return l;
+}
+
+uint64_t Sum(const std::vector<Kernel>& ks, bool gemms, bool flops) {
+  uint64_t total = 0;
+  for (const Kernel& k : ks) {
+    const bool is_gemm = k.compute_efficiency != 1;
+    if (is_gemm == gemms) total += flops ? k.flops : k.bytes;
+  }
+  return total;
+}
+
+const Kernel& Named(const std::vector<Kernel>& ks, const std::string& name) {
+  for (const Kernel& k : ks) {
+    if (name == k.name) return k;
+  }
+  static const Kernel none{"none"};
+  return none;
+}
+
+TEST(GenKernels, GptLayerMatchesKorthikanti) {
+  // b 2, s 64, h 128, a 8 (d 16), t 4.
+  const uint64_t b = 2, s = 64, h = 128, a = 8, t = 4;
+  for (bool sp : {false, true}) {
+    const LayerShape l = GptLayer(b, s, h, a, t, sp);
+    const BlockKernels af = AttentionForward(Toy(), l), mf = MlpForward(Toy(), l);
+    // Korthikanti et al. 2022 App. A: attention 8bsh² + 4bs²h, MLP 16bsh², split by t.
+    EXPECT_EQ(Sum(af.body, true, true), (8 * b * s * h * h + 4 * b * s * s * h) / t);
+    EXPECT_EQ(Sum(mf.body, true, true), 16 * b * s * h * h / t);
+    const BlockKernels ab = AttentionBackward(Toy(), l), mb = MlpBackward(Toy(), l);
+    EXPECT_EQ(Sum(ab.body, true, true), 2 * (8 * b * s * h * h + 4 * b * s * s * h) / t);
+    EXPECT_EQ(Sum(mb.body, true, true), 2 * 16 * b * s * h * h / t);
+    // Softmax reads and writes the rank's a/t probability maps (2 B each); dropout
+    // reads them and writes its output and a 1-byte mask: the 5as²b of Table 2.
+    EXPECT_EQ(Named(af.body, "softmax").bytes, 4 * b * (a / t) * s * s);
+    EXPECT_EQ(Named(af.body, "dropout").bytes, 5 * b * (a / t) * s * s);
+    // LayerNorm reads and writes b·s·h values; with SP only the rank's 1/t of the sequence.
+    const uint64_t e = sp ? b * s * h / t : b * s * h;
+    EXPECT_EQ(Named(af.pre, "ln").bytes, 4 * e);
+    EXPECT_EQ(Named(af.post, "bda").bytes, 2 * 2 * e + 3 * e);  // x and residual in; out and mask
+    // bias + GeLU: 4h/t per token in and out.
+    EXPECT_EQ(Named(mf.body, "act").bytes, 2 * 2 * b * s * 4 * h / t);
+    // Selective recomputation: the core again, 4bs²h/t.
+    EXPECT_EQ(Sum(AttentionCoreRecompute(Toy(), l), true, true), 4 * b * s * s * h / t);
+  }
+}
+
+TEST(GenKernels, FlashAttentionFusesTheCore) {
+  LayerShape l = GptLayer(1, 64, 128, 8, 2, false);
+  l.flash = true;
+  const BlockKernels f = AttentionForward(Toy(), l);
+  EXPECT_EQ(Named(f.body, "softmax").name, std::string("none"));
+  const Kernel& k = Named(f.body, "flash");
+  // Causal: half of the 4bs²h/t core; Q, K, V in and O out, no s² tensor.
+  EXPECT_EQ(k.flops, 2u * 64 * 64 * 128 / 2);
+  EXPECT_EQ(k.bytes, 64u * 4 * 128 / 2 * 2);
+  EXPECT_FLOAT_EQ(k.compute_efficiency, 0.4F);
+  EXPECT_TRUE(AttentionCoreRecompute(Toy(), l).empty());
+}
+
+// The tiny GPT model on tp 2 · dp 2 · pp 2 with the A100's kernel model.
+Result<Workload> TinyKernelRun(const std::string& extra, Strategy* out) {
+  std::vector<std::string> args = {"--model=tiny",     "--tp=2",   "--dp=2",       "--pp=2",
+                                   "--microbatches=2", "--zero=1", "--device=a100"};
+  if (!extra.empty()) args.push_back(extra);
+  auto o = ParseGenArgs(args);
+  if (!o.ok()) return o.status();
+  *out = o->strategy;
+  return GenerateDense(testing::TinyModel(4, 32), o->strategy);
+}
+
+const GenNode* Find(const GraphBuilder& g, const std::string& name) {
+  for (const GenNode& n : g.nodes()) {
+    if (n.name == name) return &n;
+  }
+  return nullptr;
+}
+
+TEST(GenKernels, WholeIterationOnTheRightGroups) {
+  Strategy s;
+  auto w = TinyKernelRun("--sp", &s);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_TRUE(s.kernel_model);
+  const ModelDesc m = testing::TinyModel(4, 32);
+  const uint64_t act = 32 * 64 * 2;  // b·s·h·2 B
+  const GraphBuilder& first = w->classes[0];
+  const GraphBuilder& last = w->classes[1];
+  // Pipeline messages carry the rank's 1/t (SP: already sharded), no gather after them.
+  const GenNode* send = Find(first, "fwd.mb0.send");
+  ASSERT_NE(send, nullptr);
+  EXPECT_EQ(send->bytes, act / 2);
+  EXPECT_EQ(Find(last, "fwd.mb0.recv_gather"), nullptr);
+  // Vocab-parallel embedding reduce-scattered over TP (SP); three loss all-reduces of one fp32 per token.
+  ASSERT_NE(Find(first, "fwd.mb0.embed_rs"), nullptr);
+  EXPECT_EQ(Find(first, "fwd.mb0.embed_rs")->bytes, act);
+  ASSERT_NE(Find(last, "fwd.mb0.ce_sum_ar"), nullptr);
+  EXPECT_EQ(Find(last, "fwd.mb0.ce_sum_ar")->bytes, 32u * 4);
+  // Tied embeddings: first and last stage swap V·h/t·2 bytes of gradients.
+  ASSERT_NE(Find(first, "grad.embedding_send"), nullptr);
+  EXPECT_EQ(Find(first, "grad.embedding_send")->bytes, uint64_t(m.vocab * m.hidden / 2 * 2));
+  EXPECT_EQ(Find(last, "grad.embedding_recv")->bytes, uint64_t(m.vocab * m.hidden / 2 * 2));
+  // Adam over the rank's ZeRO-1 shard: 16 bytes read and 12 written per parameter, then the
+  // bf16 copy (4 + 2); the gradient buffer of every parameter the rank holds zeroed first (4).
+  for (int stage = 0; stage < 2; ++stage) {
+    const uint64_t shard = RankParams(m, s, stage) / 2;
+    const GenNode* adam = Find(w->classes[stage], "optimizer.adam");
+    ASSERT_NE(adam, nullptr);
+    EXPECT_EQ(adam->tensor_size, 28 * shard) << "stage " << stage;
+    EXPECT_EQ(Find(w->classes[stage], "optimizer.copy_params")->tensor_size, 6 * shard);
+    EXPECT_EQ(w->classes[stage].nodes()[0].name, "optimizer.zero_grad");
+    EXPECT_EQ(w->classes[stage].nodes()[0].tensor_size, 4 * RankParams(m, s, stage));
+    EXPECT_EQ(Find(w->classes[stage], "optimizer.grad_norm")->tensor_size, 4 * shard);
+    // The distributed optimizer's parameter all-gathers come after the step.
+    const auto& nodes = w->classes[stage].nodes();
+    uint32_t adam_idx = 0;
+    for (uint32_t i = 0; i < nodes.size(); ++i) {
+      if (nodes[i].name == "optimizer.copy_params") adam_idx = i;  // the step's last kernel
+    }
+    int gathers = 0;
+    for (const GenNode& n : nodes) {
+      if (n.name.find(".param_ag") == std::string::npos) continue;
+      ++gathers;
+      ASSERT_EQ(n.deps.size(), 1u);
+      EXPECT_EQ(n.deps[0], adam_idx) << n.name;
+    }
+    EXPECT_GT(gathers, 0);
+  }
+}
+
+TEST(GenKernels, ScatterGatherWithoutSequenceParallelism) {
+  Strategy s;
+  auto w = TinyKernelRun("", &s);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  const uint64_t act = 32 * 64 * 2;
+  // The receiver gathers the t shards over TP (all-gather of the 1/t each rank holds).
+  const GenNode* g = Find(w->classes[1], "fwd.mb0.recv_gather");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->kind, GenKind::kColl);
+  EXPECT_EQ(g->bytes, act / 2);
+  EXPECT_EQ(Find(w->classes[1], "fwd.mb0.recv")->bytes, act / 2);
+}
+
+TEST(GenKernels, AfterFlushHoldsEveryBucketUntilTheBackwardEnds) {
+  Strategy s;
+  auto flush = TinyKernelRun("--grad-reduce=after-flush", &s);
+  ASSERT_TRUE(flush.ok()) << flush.status().message();
+  // After the flush: every gradient reduction depends on the stage's last backward node.
+  const auto& nodes = flush->classes[1].nodes();
+  uint32_t last_bwd = 0;
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].name.rfind("bwd.", 0) == 0 && nodes[i].kind == GenKind::kComp) last_bwd = i;
+  }
+  int reductions = 0;
+  for (const GenNode& n : nodes) {
+    if (n.name.find(".dp_rs") == std::string::npos) continue;
+    ++reductions;
+    ASSERT_FALSE(n.deps.empty());
+    EXPECT_GE(n.deps[0], last_bwd) << n.name;
+  }
+  EXPECT_GT(reductions, 0);
+  EXPECT_FALSE(ParseGenArgs({"--model=tiny", "--grad-reduce=later"}).ok());
+  auto bad = ParseGenArgs({"--model=tiny", "--grad-reduce=later"});
+  EXPECT_NE(bad.status().message().find("--grad-reduce = later: unknown gradient reduction"), std::string::npos)
+      << bad.status().message();
+  auto flash = ParseGenArgs({"--model=tiny", "--flash-attention"});
+  ASSERT_FALSE(flash.ok());
+  EXPECT_NE(flash.status().message().find("needs the kernel model of a device"), std::string::npos);
+}
+
+// The roofline with a node's efficiencies: max(ops / (peak · ce), bytes / (bw · me)).
+TEST(GenKernels, RooflineUsesTheNodesEfficiencies) {
+  TempDir d;
+  d.Write("network.yml", orrery::testing::NetworkYaml("Ring", 2, 50, 500));
+  // peak 100 TFLOP/s, local-mem-bw 1600 GB/s.
+  d.Write("system.json",
+          orrery::testing::SystemJson("ring", 1, 10, 1600, 1, ", \"roofline-enabled\": 1, \"peak-perf\": 100"));
+  orrery::testing::WriteTraces(d, 2, [](int) {
+    auto a = MakeNode(0, ChakraProtoMsg::COMP_NODE);
+    SetAttr(&a, "num_ops", uint64_t{1000000000});  // 1e9 ops at 100e12·0.25: 40,000 ns
+    SetAttr(&a, "tensor_size", uint64_t{1000});
+    auto* e = a.add_attr();
+    e->set_name("compute_efficiency");
+    e->set_double_val(0.25);
+    auto b = MakeNode(1, ChakraProtoMsg::COMP_NODE);
+    SetAttr(&b, "num_ops", uint64_t{1000});
+    SetAttr(&b, "tensor_size", uint64_t{16000000});  // 16e6 B at 1600e9·0.5 B/s: 20,000 ns
+    auto* f = b.add_attr();
+    f->set_name("memory_efficiency");
+    f->set_double_val(0.5);
+    b.add_data_deps(0);
+    return std::vector<ChakraProtoMsg::Node>{a, b};
+  });
+  auto r = orrery::testing::RunIn(d);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->per_npu[0].finished_ns, 60000u);
+
+  // Out of (0, 1]: refused, naming the file, node and attribute.
+  orrery::testing::WriteTraces(d, 2, [](int) {
+    auto a = MakeNode(0, ChakraProtoMsg::COMP_NODE);
+    SetAttr(&a, "num_ops", uint64_t{1000});
+    SetAttr(&a, "tensor_size", uint64_t{1000});
+    auto* e = a.add_attr();
+    e->set_name("compute_efficiency");
+    e->set_double_val(1.5);
+    return std::vector<ChakraProtoMsg::Node>{a};
+  });
+  auto bad = orrery::testing::RunIn(d);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("node 0 (rank 0): compute_efficiency = 1.5: out of range"), std::string::npos)
+      << bad.status().message();
+}
+
+}  // namespace
+}  // namespace orrery::gen

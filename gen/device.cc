@@ -123,13 +123,15 @@ Result<DevicePreset> FindDevice(const std::string& name) {
                     JoinStrings(names, ", ") + " or a device YAML file");
 }
 
-std::string DeviceSystemJson(const DevicePreset& d, double efficiency) {
+std::string DeviceSystemJson(const DevicePreset& d, double efficiency, const std::string& device) {
   nlohmann::ordered_json j;
   j["roofline-enabled"] = 1;
   j["peak-perf"] = d.peak_tflops * efficiency;
   j["local-mem-bw"] = d.hbm_gbps;
   j["preferred-dataset-splits"] = 4;
-  j["device"] = d.name;  // the report's model FLOPs utilisation divides by this device's peak
+  // The report's model FLOPs utilisation divides by this device's peak: a YAML
+  // device by its file (its name may be its base preset's, with other figures).
+  j["device"] = device.empty() ? d.name : device;
   return j.dump(2) + "\n";
 }
 

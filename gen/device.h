@@ -36,7 +36,8 @@ Result<DevicePreset> FindDevice(const std::string& name);
 
 // An ASTRA-sim system JSON that times generated compute nodes on `d` with the
 // roofline: "peak-perf" = efficiency x peak, "local-mem-bw" = HBM bandwidth,
-// and "device" = its name (the run's MFU takes the device's peak from it).
-std::string DeviceSystemJson(const DevicePreset& d, double efficiency);
+// and "device" = `device`, the preset's name or the device YAML file as given
+// to --device (the run's MFU takes the device's peak from it; "": d's name).
+std::string DeviceSystemJson(const DevicePreset& d, double efficiency, const std::string& device = "");
 
 }  // namespace orrery::gen

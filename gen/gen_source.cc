@@ -91,7 +91,7 @@ WorkloadFigures FiguresOf(const GenOptions& o, const ModelDesc& m) {
   WorkloadFigures f;
   if (!o.device.empty()) {
     if (auto d = FindDevice(o.device); d.ok()) {
-      f.device = d->name;
+      f.device = o.device;  // a preset's name or a device YAML file, as given
       f.device_peak_tflops = d->peak_tflops;
     }
   }

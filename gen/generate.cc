@@ -45,7 +45,7 @@ void ListModels(std::ostream& out) {
 Status WriteSystemJson(const gen::GenOptions& o, std::ostream& out) {
   ORRERY_PARSE_OR_RETURN(const gen::DevicePreset d, gen::FindDevice(o.device));
   std::ofstream f(o.system_out);
-  f << gen::DeviceSystemJson(d, o.efficiency);
+  f << gen::DeviceSystemJson(d, o.efficiency, o.device);
   if (!f) return Status::Env(o.system_out + ": cannot write the system configuration");
   out << "wrote " << o.system_out << " (" << o.device << " at " << o.efficiency << " of peak)\n";
   return Status::Ok();

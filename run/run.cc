@@ -118,7 +118,7 @@ GeneratedReport Simulation::ReportGenerated(Tick finished) const {
   g.iteration_s = NsToSeconds(static_cast<double>(finished) / std::max(1, spec_.run.iterations));
   if (!spec_.system.device.empty()) {
     if (auto d = gen::FindDevice(spec_.system.device); d.ok()) {
-      g.device = d->name;
+      g.device = spec_.system.device;  // a preset's name or a device YAML file
       g.peak_tflops = d->peak_tflops;
       g.device_from = "system configuration";
     }

@@ -84,13 +84,17 @@ Result<std::vector<CustomGraph>> LoadCustomGraphs(const std::string& prefix, int
 // The system layer's options from the system JSON, the injection scale and the algorithms.
 Status DeriveSystemOptions(Spec* s, const Registries& reg) {
   const AstraSystemConfig& sys = s->system;
-  if (!sys.device.empty() && !gen::FindDevice(sys.device).ok()) {
-    std::vector<std::string> names;
-    for (const gen::DevicePreset& p : gen::DevicePresets()) names.push_back(p.name);
-    const std::string close = ClosestMatch(sys.device, names);
-    return Status::Invalid(s->files.system + ": \"device\" = \"" + sys.device + "\": unknown device" +
-                           (close.empty() ? "" : " (did you mean '" + close + "'?)") +
-                           "; valid: " + JoinStrings(names, ", "));
+  if (!sys.device.empty()) {
+    if (auto d = gen::FindDevice(sys.device); !d.ok()) {
+      const bool file = sys.device.find('/') != std::string::npos || sys.device.find(".y") != std::string::npos;
+      if (file) return d.status().Prefixed(s->files.system + ": \"device\": ");
+      std::vector<std::string> names;
+      for (const gen::DevicePreset& p : gen::DevicePresets()) names.push_back(p.name);
+      const std::string close = ClosestMatch(sys.device, names);
+      return Status::Invalid(s->files.system + ": \"device\" = \"" + sys.device + "\": unknown device" +
+                             (close.empty() ? "" : " (did you mean '" + close + "'?)") +
+                             "; valid: " + JoinStrings(names, ", ") + " or a device YAML file");
+    }
   }
   SystemOptions so;
   so.lifo = sys.lifo;

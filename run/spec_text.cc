@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/fnv.h"
+#include "extern/json_util.h"
 #include "network/topology.h"
 #include "run/spec.h"
 
@@ -117,7 +118,13 @@ std::string SpecCanonical(const Spec& s) {
   line("system.in-switch-reduction-bw", Num(o.in_switch_reduction_bw));
   line("system.roofline-enabled", s.system.roofline_enabled ? "true" : "false");
   line("system.peak-perf", Num(s.system.peak_perf_tflops));
-  if (!s.system.device.empty()) line("system.device", s.system.device);  // absent: the hashes made before it existed
+  if (!s.system.device.empty()) {  // absent: the hashes made before it existed
+    // A device YAML file enters by its content (its peak is the MFU's yardstick).
+    auto text = s.system.device.find('/') != std::string::npos || s.system.device.find(".y") != std::string::npos
+                    ? ReadTextFile(s.system.device)
+                    : Result<std::string>(Status::Invalid(""));
+    line("system.device", text.ok() ? "file:fnv1a64:" + HexU64(Fnv1a(kFnvOffset, text.value())) : s.system.device);
+  }
   line("system.intra-dimension-scheduling", s.system.intra_dimension_scheduling);
   line("system.inter-dimension-scheduling", s.system.inter_dimension_scheduling);
   const MemorySpec& m = s.memory;

@@ -246,6 +246,23 @@ TEST(Plot, StackedDrawsOneSegmentPerRowAndLayer) {
   EXPECT_TRUE(Has(ReadFileText(d.File("s.gp")), "using 1:(0):($1-0.4):($1+0.4):($2+$3):($2+$3+$4) with boxxyerror"));
 }
 
+// A sweep CSV with the peer_wait_ns column (written since the category
+// existed): the default stack has five layers, waiting on peers between the
+// memory stall and idle; the CSV above, without it, keeps four.
+TEST(Plot, StackedDefaultIncludesPeerWaitWhenTheCsvHasIt) {
+  SKIP_WITHOUT_GNUPLOT();
+  TempDir d;
+  d.Write("sweep.csv",
+          "gen.pp,finished_ns,iteration_s,compute_ns,exposed_comm_ns,mem_stall_ns,peer_wait_ns,idle_ns,status,hash\n"
+          "1,1000,0.000001,600,300,0,0,100,ok,h1\n"
+          "4,1500,0.0000015,600,100,0,700,100,ok,h2\n");
+  const CliRun r = Cli("plot " + d.File("sweep.csv") + " --kind=stacked --x=hash -o " + d.File("s.svg"));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(Has(ReadFileText(d.File("s.svg")), ">peer_wait_ns<"));
+  const std::string dat = ReadFileText(d.File("s.dat"));
+  EXPECT_TRUE(Has(dat, "\n1 600 100 0 700 100 3\n")) << dat;  // h2: position 1, CSV line 3
+}
+
 TEST(Plot, ParetoSvgMarksEveryRowAndTheFront) {
   SKIP_WITHOUT_GNUPLOT();
   TempDir d;

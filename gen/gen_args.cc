@@ -50,7 +50,7 @@ std::string GenUsage() {
          "         [--sp] [--recompute=none|selective|full] [--zero=0..3] [--order=tp-cp-ep-dp-pp]\n"
          "         [--bucket-mb=25] [--hbm-gb=80] [--allow-over-capacity] [--out=PREFIX] [--summary]\n"
          "         [--network=NET.yml|NOTATION [--place=tp:0,dp:1,pp:2]] [--offload=activations,optimizer]\n"
-         "         [--grad-reduce=overlap|after-flush]\n"
+         "         [--grad-reduce=overlap|after-flush] [--grad-accumulation=fused|unfused]\n"
          "       orrery gen --model=DLRM [--npus=N] [--global-batch=G | --microbatch-size=B (local batch)]\n"
          "         [--embedding-sharding=table|row] [--bucket-mb=25] [--hbm-gb=80] [--out=PREFIX] [--summary]\n"
          "       orrery gen ... --device=a100|h100 [--flash-attention] [--efficiency=F] [--system-out=F.json]\n"
@@ -232,6 +232,15 @@ const std::vector<GenFlag>& Flags() {
            return ValueError(w, v, "unknown gradient reduction", "overlap (buckets during backward) or after-flush");
          }
          o->strategy.grad_reduce_after_flush = v == "after-flush";
+         return Status::Ok();
+       }},
+      {"grad-accumulation",
+       [](GenOptions* o, const std::string& v, const Where& w) {
+         if (v != "fused" && v != "unfused") {
+           return ValueError(w, v, "unknown gradient accumulation",
+                             "fused (into the fp32 buffer by the GEMM) or unfused (a separate add per microbatch)");
+         }
+         o->strategy.grad_accumulation_fused = v == "fused";
          return Status::Ok();
        }},
       {"sp", nullptr},

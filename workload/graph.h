@@ -33,6 +33,9 @@ struct WorkNode {
   int comm_root = 0;      // rooted collectives: attribute 'root', else 'comm_src', else 0
   int group = -1;         // communicator group index, -1 = all NPUs
   int involved = -1;      // index into NpuGraph::involved, -1 = all dimensions
+  // COLL, SEND, MEM_LOAD, MEM_STORE: Orrery attribute comm_stream, 0..kMaxCommStreams-1
+  // (core/limits.h); 0 when absent. Each stream has its own communication slot.
+  uint8_t comm_stream = 0;
   uint32_t num_deps = 0;  // unresolved parents at start
   uint32_t child_begin = 0, child_end = 0;
   std::string name;

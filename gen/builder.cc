@@ -158,6 +158,15 @@ NodeRef GraphBuilder::Timed(std::string name, uint64_t duration_us, uint64_t out
   return Add(std::move(n), std::move(deps));
 }
 
+int CommStreamOf(AxisSet set) {
+  static constexpr std::pair<Axis, int> kOutermostFirst[] = {{Axis::kDp, 3}, {Axis::kPp, 4}, {Axis::kEp, 2},
+                                                             {Axis::kCp, 1}, {Axis::kTp, 0}};
+  for (const auto& [axis, stream] : kOutermostFirst) {
+    if (set & Axes(axis)) return stream;
+  }
+  return 0;
+}
+
 NodeRef GraphBuilder::Collective(std::string name, Coll type, uint64_t bytes, AxisSet group,
                                  std::vector<NodeRef> deps) {
   GenNode n;
@@ -166,6 +175,7 @@ NodeRef GraphBuilder::Collective(std::string name, Coll type, uint64_t bytes, Ax
   n.coll = type;
   n.bytes = bytes;
   n.group = group;
+  n.stream = static_cast<uint8_t>(CommStreamOf(group));
   return Add(std::move(n), std::move(deps));
 }
 
@@ -178,6 +188,7 @@ NodeRef GraphBuilder::Send(std::string name, Axis axis, int peer_offset, uint64_
   n.peer_offset = peer_offset;
   n.bytes = bytes;
   n.tag = tag;
+  n.stream = static_cast<uint8_t>(CommStreamOf(Axes(axis)));
   return Add(std::move(n), std::move(deps));
 }
 
@@ -193,6 +204,7 @@ NodeRef GraphBuilder::MemLoad(std::string name, uint64_t bytes, std::vector<Node
   n.kind = GenKind::kMemLoad;
   n.name = std::move(name);
   n.tensor_size = bytes;
+  n.stream = kMemoryStream;
   return Add(std::move(n), std::move(deps));
 }
 
@@ -260,7 +272,8 @@ void SetSendRecv(const Layout& l, int rank, const GenNode& g, ChakraSpelling spe
   Attr(n, "comm_tag", g.tag);
 }
 
-ChakraProtoMsg::Node ToChakra(const Layout& l, int rank, uint32_t id, const GenNode& g, ChakraSpelling spelling) {
+ChakraProtoMsg::Node ToChakra(const Layout& l, int rank, uint32_t id, const GenNode& g, ChakraSpelling spelling,
+                              bool comm_streams) {
   ChakraProtoMsg::Node n;
   n.set_id(id);
   n.set_name(g.name);
@@ -283,6 +296,10 @@ ChakraProtoMsg::Node ToChakra(const Layout& l, int rank, uint32_t id, const GenN
       break;
     default: break;  // the generator makes no other kind
   }
+  // A receive takes no slot: its stream is not written.
+  if (comm_streams && spelling == ChakraSpelling::kGenerated && g.stream != 0 && g.kind != GenKind::kRecv) {
+    Attr(&n, "comm_stream", g.stream);
+  }
   return n;
 }
 
@@ -303,7 +320,7 @@ Status WriteChakra(const Workload& w, const std::string& prefix, ChakraSpelling 
     meta.set_version("0.0.4");
     ORRERY_RETURN_IF_ERROR(out.Open(path, meta));
     for (uint32_t i = 0; i < g.nodes().size(); ++i) {
-      ORRERY_RETURN_IF_ERROR(out.Write(ToChakra(w.layout, r, i, g.nodes()[i], spelling)));
+      ORRERY_RETURN_IF_ERROR(out.Write(ToChakra(w.layout, r, i, g.nodes()[i], spelling, w.comm_streams)));
     }
     ORRERY_RETURN_IF_ERROR(out.Close());
   }
@@ -331,6 +348,7 @@ Result<WorkNode> ToWorkNode(const Workload& w, int rank, uint32_t i, const GenNo
   n.id = i;
   n.name = s.name;
   n.num_deps = static_cast<uint32_t>(s.deps.size() + s.ctrl_deps.size());
+  if (w.comm_streams && s.kind != GenKind::kRecv) n.comm_stream = s.stream;
   switch (s.kind) {
     case GenKind::kComp:
       n.kind = NodeKind::kComp;

@@ -29,6 +29,15 @@ constexpr AxisSet kDenseDp = Axes(Axis::kCp) | Axes(Axis::kEp) | Axes(Axis::kDp)
 constexpr AxisSet kExpertDp = Axes(Axis::kCp) | Axes(Axis::kDp);
 std::string AxisSetName(AxisSet set);  // "cp+ep+dp"
 
+// The communication stream (Chakra attribute comm_stream: its own communication
+// slot per NPU, workload/executor.h) of a node by its communicator kind, as
+// frameworks give each process group its own stream: TP 0, CP 1, EP 2, DP 3
+// (dense and expert data-parallel, ZeRO's gathers), PP 4 (pipeline messages),
+// memory offload 5. A set of axes takes the stream of its outermost kind in the
+// order DP, PP, EP, CP, TP (kDenseDp and kExpertDp: DP).
+inline constexpr int kMemoryStream = 5;
+int CommStreamOf(AxisSet set);
+
 // The generator writes the trace's own collective kinds (core/collective_kind.h).
 using Coll = CollectiveKind;
 
@@ -90,6 +99,7 @@ struct GenNode {
   AxisSet group = 0;      // COLL: the axes its group spans
   int peer_offset = 0;    // SEND/RECV: peer coordinate = own + offset along `axis`
   uint64_t tag = 0;
+  uint8_t stream = 0;               // COLL, SEND, RECV, MEM: CommStreamOf its axes (kMemoryStream for MEM)
   std::vector<uint32_t> deps;       // indices of earlier nodes
   std::vector<uint32_t> ctrl_deps;  // order only (no data): indices of earlier nodes, none of them in deps
 };
@@ -127,6 +137,9 @@ struct Workload {
   Layout layout;
   std::vector<GraphBuilder> classes;
   std::vector<int> class_of_rank;
+  // --comm-streams: per-group (true: each node on its GenNode::stream) or one
+  // (false: every node on stream 0 and no comm_stream written, ASTRA-sim's single slot).
+  bool comm_streams = true;
 };
 
 // The simulator's graph for `rank`; `groups` maps group names to the
@@ -142,8 +155,9 @@ void RankPeers(const Workload& w, int rank, std::vector<int>* peers);
 // comm_type and comm_size int64, no pg_name and no groups file — so every
 // collective must span all NPUs.
 enum class ChakraSpelling { kGenerated, kAstraSimExample };
-// Writes PREFIX.<rank>.et for every rank and, spelled kGenerated,
-// PREFIX.comm_groups.json (when any axis has a group smaller than all NPUs...
+// Writes PREFIX.<rank>.et for every rank (spelled kGenerated with
+// w.comm_streams: comm_stream on the collectives, sends and memory nodes off
+// stream 0) and, spelled kGenerated, PREFIX.comm_groups.json (when any axis has a group smaller than all NPUs...
 // always, for simplicity).
 Status WriteChakra(const Workload& w, const std::string& prefix, ChakraSpelling spelling = ChakraSpelling::kGenerated);
 std::string CommGroupJson(const Layout& layout);

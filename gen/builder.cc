@@ -158,13 +158,22 @@ NodeRef GraphBuilder::Timed(std::string name, uint64_t duration_us, uint64_t out
   return Add(std::move(n), std::move(deps));
 }
 
-int CommStreamOf(AxisSet set) {
-  static constexpr std::pair<Axis, int> kOutermostFirst[] = {{Axis::kDp, 3}, {Axis::kPp, 4}, {Axis::kEp, 2},
-                                                             {Axis::kCp, 1}, {Axis::kTp, 0}};
-  for (const auto& [axis, stream] : kOutermostFirst) {
-    if (set & Axes(axis)) return stream;
+int CommStreamOf(AxisSet effective) {
+  if ((effective & Axes(Axis::kDp)) || __builtin_popcount(effective) >= 2) return 3;
+  if (effective & Axes(Axis::kCp)) return 1;
+  if (effective & Axes(Axis::kEp)) return 2;
+  if (effective & Axes(Axis::kPp)) return 4;
+  return 0;  // TP, or a group of one
+}
+
+int NodeStream(const Layout& layout, const GenNode& n) {
+  switch (n.kind) {
+    case GenKind::kColl: return CommStreamOf(layout.Effective(n.group));
+    case GenKind::kSend: return CommStreamOf(Axes(n.axis));
+    case GenKind::kMemLoad:
+    case GenKind::kMemStore: return kMemoryStream;
+    default: return 0;  // compute; a receive takes no slot
   }
-  return 0;
 }
 
 NodeRef GraphBuilder::Collective(std::string name, Coll type, uint64_t bytes, AxisSet group,
@@ -175,7 +184,6 @@ NodeRef GraphBuilder::Collective(std::string name, Coll type, uint64_t bytes, Ax
   n.coll = type;
   n.bytes = bytes;
   n.group = group;
-  n.stream = static_cast<uint8_t>(CommStreamOf(group));
   return Add(std::move(n), std::move(deps));
 }
 
@@ -188,7 +196,6 @@ NodeRef GraphBuilder::Send(std::string name, Axis axis, int peer_offset, uint64_
   n.peer_offset = peer_offset;
   n.bytes = bytes;
   n.tag = tag;
-  n.stream = static_cast<uint8_t>(CommStreamOf(Axes(axis)));
   return Add(std::move(n), std::move(deps));
 }
 
@@ -204,7 +211,6 @@ NodeRef GraphBuilder::MemLoad(std::string name, uint64_t bytes, std::vector<Node
   n.kind = GenKind::kMemLoad;
   n.name = std::move(name);
   n.tensor_size = bytes;
-  n.stream = kMemoryStream;
   return Add(std::move(n), std::move(deps));
 }
 
@@ -296,9 +302,8 @@ ChakraProtoMsg::Node ToChakra(const Layout& l, int rank, uint32_t id, const GenN
       break;
     default: break;  // the generator makes no other kind
   }
-  // A receive takes no slot: its stream is not written.
-  if (comm_streams && spelling == ChakraSpelling::kGenerated && g.stream != 0 && g.kind != GenKind::kRecv) {
-    Attr(&n, "comm_stream", g.stream);
+  if (comm_streams && spelling == ChakraSpelling::kGenerated) {
+    if (const int stream = NodeStream(l, g)) Attr(&n, "comm_stream", static_cast<uint64_t>(stream));
   }
   return n;
 }
@@ -348,7 +353,7 @@ Result<WorkNode> ToWorkNode(const Workload& w, int rank, uint32_t i, const GenNo
   n.id = i;
   n.name = s.name;
   n.num_deps = static_cast<uint32_t>(s.deps.size() + s.ctrl_deps.size());
-  if (w.comm_streams && s.kind != GenKind::kRecv) n.comm_stream = s.stream;
+  if (w.comm_streams) n.comm_stream = static_cast<uint8_t>(NodeStream(w.layout, s));
   switch (s.kind) {
     case GenKind::kComp:
       n.kind = NodeKind::kComp;

@@ -33,10 +33,13 @@ std::string AxisSetName(AxisSet set);  // "cp+ep+dp"
 // slot per NPU, workload/executor.h) of a node by its communicator kind, as
 // frameworks give each process group its own stream: TP 0, CP 1, EP 2, DP 3
 // (dense and expert data-parallel, ZeRO's gathers), PP 4 (pipeline messages),
-// memory offload 5. A set of axes takes the stream of its outermost kind in the
-// order DP, PP, EP, CP, TP (kDenseDp and kExpertDp: DP).
+// memory offload 5. A collective takes the stream of its group's effective axes
+// (those of size above 1): several axes, or DP among them, are a data-parallel
+// group (3); one axis is that axis's group, and its stream — so one
+// communicator group is always on one stream, and its ranks issue its
+// collectives in one order. Sends take their axis's stream; receives take no slot.
 inline constexpr int kMemoryStream = 5;
-int CommStreamOf(AxisSet set);
+int CommStreamOf(AxisSet effective);
 
 // The generator writes the trace's own collective kinds (core/collective_kind.h).
 using Coll = CollectiveKind;
@@ -99,7 +102,6 @@ struct GenNode {
   AxisSet group = 0;      // COLL: the axes its group spans
   int peer_offset = 0;    // SEND/RECV: peer coordinate = own + offset along `axis`
   uint64_t tag = 0;
-  uint8_t stream = 0;               // COLL, SEND, RECV, MEM: CommStreamOf its axes (kMemoryStream for MEM)
   std::vector<uint32_t> deps;       // indices of earlier nodes
   std::vector<uint32_t> ctrl_deps;  // order only (no data): indices of earlier nodes, none of them in deps
 };
@@ -141,6 +143,9 @@ struct Workload {
   // (false: every node on stream 0 and no comm_stream written, ASTRA-sim's single slot).
   bool comm_streams = true;
 };
+
+// Node `n`'s communication stream under `layout` (0 for compute and receives).
+int NodeStream(const Layout& layout, const GenNode& n);
 
 // The simulator's graph for `rank`; `groups` maps group names to the
 // simulator's group indices (as the trace loader gets them).

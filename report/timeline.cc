@@ -246,8 +246,9 @@ void TimelineWriter::OnNodeDone(int rank, uint32_t idx, Tick start, Tick end) {
     case NodeKind::kColl:
       if (name.empty()) name = CollectiveName(n.collective);
       cat = "collective";
-      args += ",\"type\":\"" + std::string(CollectiveName(n.collective)) + "\",\"bytes\":" +
-              std::to_string(n.comm_size) + ",\"algorithm\":" + Quote(CommStream(rank, n.comm_stream).algorithm);
+      args += ",\"type\":\"" + std::string(CollectiveName(n.collective)) +
+              "\",\"bytes\":" + std::to_string(n.comm_size) +
+              ",\"algorithm\":" + Quote(CommStream(rank, n.comm_stream).algorithm);
       WriteCollective(rank, n.comm_stream, name, start, end, args);
       return;
     case NodeKind::kSend:

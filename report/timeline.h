@@ -1,16 +1,17 @@
 // The timeline (--timeline=FILE): Chrome trace-event JSON that Perfetto and
 // chrome://tracing load. One process per NPU (pid = rank) with the tracks
-// compute (tid 0), cpu (1), communication (2: collectives and sends, which
-// share the NPU's communication slot; stream 0 of the comm_stream attribute),
-// memory (3), and from 10 on, in order of first use, receive lanes (receives
-// take no slot and may overlap, so each gets the first lane free when it
-// started) and "communication stream s" for the streams above 0 (each its own slot). Spans are complete ('X') events, written as each node ends:
-// nothing is kept per event, and on every track spans are disjoint and in time
-// order in the file. A point-to-point message between two selected ranks also
-// gets a flow ('s' at the send's start, 'f' in the receive). Inside a
-// collective's span, nested spans name the network dimensions its chunks are
-// on ("dim0", "dim1", "dim0+dim1" while chunks overlap). Timestamps are
-// microseconds with three decimals: exact nanoseconds.
+// compute (tid 0), cpu (1), communication (2: collectives and sends of
+// communication stream 0, which share that stream's slot), memory (3), and from
+// 10 on, in order of first use, receive lanes (receives take no slot and may
+// overlap, so each gets the first lane free when it started) and
+// "communication stream s" for streams above 0 (comm_stream: each its own slot).
+// Spans are complete ('X') events, written as each node ends: nothing is kept
+// per event, and on every track spans are disjoint and in time order in the
+// file. A point-to-point message between two selected ranks also gets a flow
+// ('s' at the send's start, 'f' in the receive). Inside a collective's span,
+// nested spans name the network dimensions its chunks are on ("dim0", "dim1",
+// "dim0+dim1" while chunks overlap). Timestamps are microseconds with three
+// decimals: exact nanoseconds.
 #pragma once
 #include <cstdint>
 #include <cstdio>

@@ -103,7 +103,7 @@ class NodeRecorder : public PhaseObserver {
   struct Rank {
     std::vector<NodeRecord> records;
     uint32_t base = 0;                                             // first record of the current iteration
-    uint32_t slot_last[kNumSlots];  // last node to release each slot (kNoNode: none yet)
+    uint32_t slot_last[kNumSlots];                                 // last node to release each slot (kNoNode: none yet)
     std::vector<uint32_t> coll_seq;                                // per group + 1
     bool begun = false;
     struct Stream {

@@ -190,11 +190,13 @@ TEST(CommStreams, AnOutOfRangeOrNonIntegerStreamIsRefused) {
   a.set_uint64_val(8);
   auto r = load(a);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().message(), path + ": node 5 (rank 0): comm_stream = 8: out of range; allowed: an integer >= 0 and <= 7");
+  EXPECT_EQ(r.status().message(),
+            path + ": node 5 (rank 0): comm_stream = 8: out of range; allowed: an integer >= 0 and <= 7");
   a.set_int64_val(-1);
   r = load(a);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().message(), path + ": node 5 (rank 0): comm_stream = -1: negative; allowed: an integer >= 0 and <= 7");
+  EXPECT_EQ(r.status().message(),
+            path + ": node 5 (rank 0): comm_stream = -1: negative; allowed: an integer >= 0 and <= 7");
   a.set_double_val(1.5);
   r = load(a);
   ASSERT_FALSE(r.ok());
@@ -205,7 +207,8 @@ TEST(CommStreams, AnOutOfRangeOrNonIntegerStreamIsRefused) {
   r = load(a);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(),
-            path + ": node 5 (rank 0): comm_stream = \"dp\": a string, not an integer; allowed: an integer >= 0 and <= 7");
+            path +
+                ": node 5 (rank 0): comm_stream = \"dp\": a string, not an integer; allowed: an integer >= 0 and <= 7");
   a.set_uint64_val(7);
   r = load(a);
   ASSERT_TRUE(r.ok()) << r.status().message();

@@ -26,6 +26,10 @@ struct WorkNode {
   float compute_efficiency = 1, memory_efficiency = 1;
   bool local_tier = false;    // MEM nodes: Orrery attribute memory_tier = "local" (HBM) or "remote" (default)
   CollectiveKind collective = CollectiveKind::kNone;  // COLL nodes: attribute 'comm_type'
+  // COLL, SEND, MEM_LOAD, MEM_STORE: Orrery attribute comm_stream, 0..kMaxCommStreams-1
+  // (core/limits.h); 0 when absent. Each stream has its own communication slot.
+  // (Here, in the padding before comm_size: the node stays 144 bytes.)
+  uint8_t comm_stream = 0;
   uint64_t comm_size = 0;
   int comm_src = -1;
   int comm_dst = -1;
@@ -33,9 +37,6 @@ struct WorkNode {
   int comm_root = 0;      // rooted collectives: attribute 'root', else 'comm_src', else 0
   int group = -1;         // communicator group index, -1 = all NPUs
   int involved = -1;      // index into NpuGraph::involved, -1 = all dimensions
-  // COLL, SEND, MEM_LOAD, MEM_STORE: Orrery attribute comm_stream, 0..kMaxCommStreams-1
-  // (core/limits.h); 0 when absent. Each stream has its own communication slot.
-  uint8_t comm_stream = 0;
   uint32_t num_deps = 0;  // unresolved parents at start
   uint32_t child_begin = 0, child_end = 0;
   std::string name;

@@ -67,6 +67,7 @@ const char* NodeDifference(const NpuGraph& ga, const WorkNode& a, const NpuGraph
   if (a.comm_tag != b.comm_tag) return "comm_tag";
   if (a.comm_root != b.comm_root) return "root";
   if (a.group != b.group) return "pg_name";
+  if (a.comm_stream != b.comm_stream) return "comm_stream";
   if ((a.involved < 0) != (b.involved < 0) || (a.involved >= 0 && ga.involved[a.involved] != gb.involved[b.involved])) {
     return "involved_dim";
   }
@@ -92,7 +93,8 @@ uint64_t GraphShapeHash(const NpuGraph& g) {
   uint64_t h = 0xcbf29ce484222325ull;
   Mix(&h, g.nodes.size());
   for (const auto& n : g.nodes) {
-    Mix(&h, static_cast<uint64_t>(n.kind) | (uint64_t{n.is_cpu} << 8) | (uint64_t{n.local_tier} << 9));
+    Mix(&h, static_cast<uint64_t>(n.kind) | (uint64_t{n.is_cpu} << 8) | (uint64_t{n.local_tier} << 9) |
+                (uint64_t{n.comm_stream} << 10));
     Mix(&h, n.duration_micros);
     Mix(&h, n.num_ops);
     Mix(&h, n.tensor_size);

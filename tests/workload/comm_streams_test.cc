@@ -168,6 +168,34 @@ TEST(CommStreams, ASendOnItsOwnStreamProceedsWhileACollectiveIsInFlight) {
   }
 }
 
+// Ranks whose traces differ only in a node's stream are not symmetric: the
+// auto run says so and simulates every rank. Analytical backend, 2 active
+// chunks, the all-gathers above (comm = trunc(500 + 2^20 / bw), 10 ns endpoint
+// delay before each send and after each arrival). Rank 0 has B on stream 0,
+// rank 1 on stream 1.
+//   Rank 1: A and B issue at 0 and send at 10; A ends at comm + 20. B's chunk
+//     waits for rank 0's B message.
+//   Rank 0: A ends at comm + 20; B issues then, sends at comm + 30, and finds
+//     rank 1's B message already there (arrived at 10 + comm): ends at comm + 40.
+//   Rank 1's B: rank 0's message arrives at 2 comm + 30, ends at 2 comm + 40.
+TEST(CommStreams, RanksThatDifferInAStreamAreNotSymmetric) {
+  const double bpns = GiBpsToBytesPerNs(100);
+  const Tick comm = T(500 + kMiB / bpns);
+  TempDir d;
+  WriteConfig(d, 2);
+  testing::WriteTraces(d, 2, [&](int r) {
+    return std::vector<ChakraProtoMsg::Node>{AllGather(0, kMiB, 0), AllGather(1, kMiB, r)};
+  });
+  auto r = testing::RunIn(d);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_FALSE(r->symmetric);
+  EXPECT_NE(FormatReportText(r.value()).find("rank 1's trace differs from rank 0's at node 1 (comm_stream)"),
+            std::string::npos)
+      << FormatReportText(r.value());
+  EXPECT_EQ(r->per_npu[0].finished_ns, comm + 40);
+  EXPECT_EQ(r->per_npu[1].finished_ns, 2 * comm + 40);
+}
+
 // The attribute is read checked: an integer in 0..7 on collectives, sends and
 // memory nodes; the error names the file, node, rank, field, value and range.
 TEST(CommStreams, AnOutOfRangeOrNonIntegerStreamIsRefused) {

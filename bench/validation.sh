@@ -6,10 +6,11 @@
 #   end-to-end iteration times (Korthikanti et al. 2022 Table 5; Narayanan
 #              et al. 2021 Table 1, converted from TFLOP/s with the paper's
 #              eq. 3): held out, never used to set a constant
+#   strong     speed-ups at a fixed batch (Narayanan et al. 2021 Table 2): held out
 # Every run uses the A100 preset's defaults (orrery gen --device=a100) and the
 # DGX A100 network below; nothing is set per case.
 #
-#   bench/validation.sh [layers|end-to-end|all]     (default all)
+#   bench/validation.sh [layers|end-to-end|strong|all]     (default all)
 #   ORRERY=path/to/orrery bench/validation.sh
 #
 # Prints one row per case (published, Orrery, error) and the mean and max
@@ -97,6 +98,21 @@ layers() {
   summary "$tmp/layers" "layers (calibration)"
 }
 
+# Strong scaling: each group keeps its global batch; the published time ratio
+# of consecutive GPU counts (from TFLOP/s per GPU: T = F / (n·X), F fixed)
+# against Orrery's. Rows: "group<TAB>gpus<TAB>flags<TAB>TFLOP/s<TAB>source".
+strong() {
+  printf '%-26s %6s %12s %12s %8s\n' case gpus published_x orrery_x error
+  grep -v '^#' "$here/validation/strong_scaling.tsv" | grep -v '^$' |
+    while IFS=$'\t' read -r group gpus flags x source; do
+      echo "$group $gpus $x $(simulate "$gpus" "$flags")"
+    done |
+    awk '{ if ($1 == g) { p = ($2 * $3) / (pn * px); o = pt / $4;
+             printf "%-26s %6d %12.3f %12.3f %+7.1f%%\n", $1 ":" pn "->" $2, $2, p, o, (o - p) / p * 100 }
+           g = $1; pn = $2; px = $3; pt = $4 }' | tee "$tmp/strong"
+  summary "$tmp/strong" "strong-scaling speed-ups (held out)"
+}
+
 summary() {
   awk -v what="$2" '{e = $NF; sub(/%/, "", e); e += 0; if (e < 0) e = -e; s += e; if (e > m) m = e; n++}
     END {if (n) printf "%s: %d cases, mean |error| %.1f%%, max %.1f%%\n\n", what, n, s / n, m}' "$1"
@@ -105,6 +121,7 @@ summary() {
 case "$what" in
   layers) layers ;;
   end-to-end) end_to_end ;;
-  all) layers; end_to_end ;;
-  *) echo "usage: bench/validation.sh [layers|end-to-end|all]" >&2; exit 2 ;;
+  strong) strong ;;
+  all) layers; end_to_end; strong ;;
+  *) echo "usage: bench/validation.sh [layers|end-to-end|strong|all]" >&2; exit 2 ;;
 esac

@@ -40,6 +40,9 @@ inline constexpr int64_t kMaxLinksPerNpu = 4096;
 inline constexpr int64_t kMaxPoolPorts = int64_t{1} << 16;
 // Capacity settings in bytes (memory YAML): up to 2^60 B (1 EiB).
 inline constexpr uint64_t kMaxCapacityBytes = uint64_t{1} << 60;
+// Communication streams per NPU (Orrery node attribute comm_stream, 0..7): each
+// has its own communication slot (workload/executor.h).
+inline constexpr int kMaxCommStreams = 8;
 
 // a * b, or false when the product exceeds `limit` (or int64) — checked before it is formed.
 inline bool MulWithin(int64_t a, int64_t b, int64_t limit, int64_t* out) {

@@ -158,6 +158,24 @@ NodeRef GraphBuilder::Timed(std::string name, uint64_t duration_us, uint64_t out
   return Add(std::move(n), std::move(deps));
 }
 
+int CommStreamOf(AxisSet effective) {
+  if ((effective & Axes(Axis::kDp)) || __builtin_popcount(effective) >= 2) return 3;
+  if (effective & Axes(Axis::kCp)) return 1;
+  if (effective & Axes(Axis::kEp)) return 2;
+  if (effective & Axes(Axis::kPp)) return 4;
+  return 0;  // TP, or a group of one
+}
+
+int NodeStream(const Layout& layout, const GenNode& n) {
+  switch (n.kind) {
+    case GenKind::kColl: return CommStreamOf(layout.Effective(n.group));
+    case GenKind::kSend: return CommStreamOf(Axes(n.axis));
+    case GenKind::kMemLoad:
+    case GenKind::kMemStore: return kMemoryStream;
+    default: return 0;  // compute; a receive takes no slot
+  }
+}
+
 NodeRef GraphBuilder::Collective(std::string name, Coll type, uint64_t bytes, AxisSet group,
                                  std::vector<NodeRef> deps) {
   GenNode n;
@@ -260,7 +278,8 @@ void SetSendRecv(const Layout& l, int rank, const GenNode& g, ChakraSpelling spe
   Attr(n, "comm_tag", g.tag);
 }
 
-ChakraProtoMsg::Node ToChakra(const Layout& l, int rank, uint32_t id, const GenNode& g, ChakraSpelling spelling) {
+ChakraProtoMsg::Node ToChakra(const Layout& l, int rank, uint32_t id, const GenNode& g, ChakraSpelling spelling,
+                              bool comm_streams) {
   ChakraProtoMsg::Node n;
   n.set_id(id);
   n.set_name(g.name);
@@ -283,6 +302,9 @@ ChakraProtoMsg::Node ToChakra(const Layout& l, int rank, uint32_t id, const GenN
       break;
     default: break;  // the generator makes no other kind
   }
+  if (comm_streams && spelling == ChakraSpelling::kGenerated) {
+    if (const int stream = NodeStream(l, g)) Attr(&n, "comm_stream", static_cast<uint64_t>(stream));
+  }
   return n;
 }
 
@@ -303,7 +325,7 @@ Status WriteChakra(const Workload& w, const std::string& prefix, ChakraSpelling 
     meta.set_version("0.0.4");
     ORRERY_RETURN_IF_ERROR(out.Open(path, meta));
     for (uint32_t i = 0; i < g.nodes().size(); ++i) {
-      ORRERY_RETURN_IF_ERROR(out.Write(ToChakra(w.layout, r, i, g.nodes()[i], spelling)));
+      ORRERY_RETURN_IF_ERROR(out.Write(ToChakra(w.layout, r, i, g.nodes()[i], spelling, w.comm_streams)));
     }
     ORRERY_RETURN_IF_ERROR(out.Close());
   }
@@ -331,6 +353,7 @@ Result<WorkNode> ToWorkNode(const Workload& w, int rank, uint32_t i, const GenNo
   n.id = i;
   n.name = s.name;
   n.num_deps = static_cast<uint32_t>(s.deps.size() + s.ctrl_deps.size());
+  if (w.comm_streams) n.comm_stream = static_cast<uint8_t>(NodeStream(w.layout, s));
   switch (s.kind) {
     case GenKind::kComp:
       n.kind = NodeKind::kComp;

@@ -29,6 +29,18 @@ constexpr AxisSet kDenseDp = Axes(Axis::kCp) | Axes(Axis::kEp) | Axes(Axis::kDp)
 constexpr AxisSet kExpertDp = Axes(Axis::kCp) | Axes(Axis::kDp);
 std::string AxisSetName(AxisSet set);  // "cp+ep+dp"
 
+// The communication stream (Chakra attribute comm_stream: its own communication
+// slot per NPU, workload/executor.h) of a node by its communicator kind, as
+// frameworks give each process group its own stream: TP 0, CP 1, EP 2, DP 3
+// (dense and expert data-parallel, ZeRO's gathers), PP 4 (pipeline messages),
+// memory offload 5. A collective takes the stream of its group's effective axes
+// (those of size above 1): several axes, or DP among them, are a data-parallel
+// group (3); one axis is that axis's group, and its stream — so one
+// communicator group is always on one stream, and its ranks issue its
+// collectives in one order. Sends take their axis's stream; receives take no slot.
+inline constexpr int kMemoryStream = 5;
+int CommStreamOf(AxisSet effective);
+
 // The generator writes the trace's own collective kinds (core/collective_kind.h).
 using Coll = CollectiveKind;
 
@@ -127,7 +139,13 @@ struct Workload {
   Layout layout;
   std::vector<GraphBuilder> classes;
   std::vector<int> class_of_rank;
+  // --comm-streams: per-group (true: each node on its GenNode::stream) or one
+  // (false: every node on stream 0 and no comm_stream written, ASTRA-sim's single slot).
+  bool comm_streams = true;
 };
+
+// Node `n`'s communication stream under `layout` (0 for compute and receives).
+int NodeStream(const Layout& layout, const GenNode& n);
 
 // The simulator's graph for `rank`; `groups` maps group names to the
 // simulator's group indices (as the trace loader gets them).
@@ -142,8 +160,9 @@ void RankPeers(const Workload& w, int rank, std::vector<int>* peers);
 // comm_type and comm_size int64, no pg_name and no groups file — so every
 // collective must span all NPUs.
 enum class ChakraSpelling { kGenerated, kAstraSimExample };
-// Writes PREFIX.<rank>.et for every rank and, spelled kGenerated,
-// PREFIX.comm_groups.json (when any axis has a group smaller than all NPUs...
+// Writes PREFIX.<rank>.et for every rank (spelled kGenerated with
+// w.comm_streams: comm_stream on the collectives, sends and memory nodes off
+// stream 0) and, spelled kGenerated, PREFIX.comm_groups.json (when any axis has a group smaller than all NPUs...
 // always, for simplicity).
 Status WriteChakra(const Workload& w, const std::string& prefix, ChakraSpelling spelling = ChakraSpelling::kGenerated);
 std::string CommGroupJson(const Layout& layout);

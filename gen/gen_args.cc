@@ -50,9 +50,11 @@ std::string GenUsage() {
          "         [--sp] [--recompute=none|selective|full] [--zero=0..3] [--order=tp-cp-ep-dp-pp]\n"
          "         [--bucket-mb=25] [--hbm-gb=80] [--allow-over-capacity] [--out=PREFIX] [--summary]\n"
          "         [--network=NET.yml|NOTATION [--place=tp:0,dp:1,pp:2]] [--offload=activations,optimizer]\n"
-         "         [--grad-reduce=overlap|after-flush]\n"
+         "         [--grad-reduce=overlap|after-flush] [--grad-accumulation=fused|unfused]\n"
+         "         [--comm-streams=per-group|one]\n"
          "       orrery gen --model=DLRM [--npus=N] [--global-batch=G | --microbatch-size=B (local batch)]\n"
          "         [--embedding-sharding=table|row] [--bucket-mb=25] [--hbm-gb=80] [--out=PREFIX] [--summary]\n"
+         "         [--comm-streams=per-group|one]\n"
          "       orrery gen ... --device=a100|h100 [--flash-attention] [--efficiency=F] [--system-out=F.json]\n"
          "       orrery gen --list-models | --list-devices\n";
 }
@@ -157,6 +159,16 @@ Status SetSharding(GenOptions* o, const std::string& value, const Where& where) 
   return Status::Ok();
 }
 
+Status SetCommStreams(GenOptions* o, const std::string& value, const Where& where) {
+  if (value != "per-group" && value != "one") {
+    return ValueError(where, value, "unknown communication streams",
+                      "per-group (a stream per communicator kind: TP 0, CP 1, EP 2, DP 3, PP 4, memory 5) or one "
+                      "(every node on one stream, ASTRA-sim's single communication slot)");
+  }
+  o->comm_streams = value == "per-group";
+  return Status::Ok();
+}
+
 // Every flag, value flags first (the order of the "valid flags" message).
 const std::vector<GenFlag>& Flags() {
   static const std::vector<GenFlag> f = {
@@ -234,6 +246,16 @@ const std::vector<GenFlag>& Flags() {
          o->strategy.grad_reduce_after_flush = v == "after-flush";
          return Status::Ok();
        }},
+      {"grad-accumulation",
+       [](GenOptions* o, const std::string& v, const Where& w) {
+         if (v != "fused" && v != "unfused") {
+           return ValueError(w, v, "unknown gradient accumulation",
+                             "fused (into the fp32 buffer by the GEMM) or unfused (a separate add per microbatch)");
+         }
+         o->strategy.grad_accumulation_fused = v == "fused";
+         return Status::Ok();
+       }},
+      {"comm-streams", SetCommStreams},
       {"sp", nullptr},
       {"flash-attention", nullptr},
       {"summary", nullptr},
@@ -409,7 +431,8 @@ Status CheckFlagsForModel(const GenOptions& o, const ModelDesc& m) {
         return Status::Invalid("--" + std::string(flag) + " does not apply to " + m.name +
                                " (kind dlrm: data-parallel MLPs, model-parallel embeddings); allowed for a DLRM: "
                                "--npus (or --dp), --global-batch or --microbatch-size (the local batch), "
-                               "--embedding-sharding, --bucket-mb, --hbm-gb, --allow-over-capacity, --out, --summary");
+                               "--embedding-sharding, --bucket-mb, --hbm-gb, --allow-over-capacity, --out, --summary, "
+                               "--comm-streams");
       }
     }
   } else if (o.given.count("embedding-sharding")) {

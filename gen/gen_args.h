@@ -32,6 +32,9 @@ struct GenOptions {
   std::string network;  // --network: YAML or notation; the summary shows where the axes fall
   std::string place;    // --place=tp:0,dp:1,...: the order from a placement on `network`
   EmbeddingSharding embedding_sharding = EmbeddingSharding::kTable;  // DLRM models only
+  // --comm-streams=per-group|one: a communication stream per communicator kind
+  // (gen/builder.h, CommStreamOf) or one for all (ASTRA-sim's single slot).
+  bool comm_streams = true;
   std::set<std::string> given;                                       // the flags on the command line, without "--"
   // The flags as given, in order (a flag SetGenFlag replaces moves last): the
   // options' identity in a run's configuration hash (gen/gen_source.cc).

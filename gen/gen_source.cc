@@ -188,6 +188,7 @@ Result<std::shared_ptr<const GraphSource>> GeneratedSource(GenOptions o, const s
   if (model->kind == ModelKind::kDlrm) {
     auto d = GenerateDlrmFromOptions(model.value(), o);
     if (!d.ok()) return d.status().Prefixed(what + ": ");
+    d->workload.comm_streams = o.comm_streams;
     return std::shared_ptr<const GraphSource>(
         std::make_shared<Generated>(std::move(d->workload), "generated workload " + what, CanonicalArguments(o.args),
                                     FiguresOf(o, model.value())));
@@ -200,6 +201,7 @@ Result<std::shared_ptr<const GraphSource>> GeneratedSource(GenOptions o, const s
   }
   auto w = GenerateDense(model.value(), o.strategy);
   if (!w.ok()) return w.status().Prefixed(what + ": ");
+  w->comm_streams = o.comm_streams;
   return std::shared_ptr<const GraphSource>(
       std::make_shared<Generated>(std::move(w.value()), "generated workload " + what, CanonicalArguments(o.args),
                                   FiguresOf(o, model.value())));

@@ -67,6 +67,7 @@ Status Generate(const gen::GenOptions& o, const std::vector<Dim>& dims, std::ost
     if (o.summary || o.out.empty()) out << gen::FormatSummary(model, o.strategy, w, o.hbm_bytes, dims);
   }
   if (o.out.empty()) return Status::Ok();
+  w.comm_streams = o.comm_streams;
   ORRERY_RETURN_IF_ERROR(gen::WriteChakra(w, o.out));
   out << "wrote " << w.layout.npus() << " traces " << o.out << ".<rank>.et and " << o.out << ".comm_groups.json\n";
   return Status::Ok();

@@ -533,6 +533,11 @@ class StageGen {
       BeforeLayer(lp, p + ".layer" + N(j - 1), j, j > first ? j - 1 : -1);
       Ffn(lp + ".mlp", j, true);
       Attention(lp + ".attn", true);
+      if (s_.kernel_model && !s_.grad_accumulation_fused) {
+        // main_grad (fp32) += grad (16-bit): 4 + 2 bytes read and 4 written per parameter of the layer.
+        const uint64_t params = (DenseGradBytes(j) + ExpertGradBytes(j)) / s_.bytes_per_value;
+        Elementwise(lp + ".grad_accumulate", 6 * params, 4 * params);
+      }
       if (last_mb) {
         AddGrads(ExpertGradBytes(j), false, true);
         AddGrads(DenseGradBytes(j), false, false);

@@ -50,6 +50,12 @@ struct Strategy {
   // --grad-reduce: the DP gradient buckets during the last backward
   // (overlapped, Megatron's DDP) or all after it (after-flush, local DDP).
   bool grad_reduce_after_flush = false;
+  // --grad-accumulation (kernel model): the weight-gradient GEMMs accumulate
+  // straight into the fp32 gradient buffer (fused, Megatron's
+  // gradient-accumulation fusion), or write a bf16/fp16 gradient that a
+  // separate kernel adds to the buffer after every microbatch's backward of
+  // a layer (unfused, Megatron before the fusion: main_grad.add_(grad)).
+  bool grad_accumulation_fused = true;
 };
 
 // Checks the strategy against the model; one message naming the rule and numbers.

@@ -178,8 +178,18 @@ std::string FlopsLine(const ModelDesc& m, const Strategy& s, const Workload& w) 
   o << "FLOP per iteration, all ranks: " << FlopsText(TotalFlops(w));
   const bool gpt_shaped = m.ffn == 4 * m.hidden && m.kv_heads == m.heads && !m.gated_ffn && m.experts == 0 &&
                           m.heads * m.head_dim == m.hidden && s.lm_head;
-  o << " (closed form: " << FlopsText(ModelFlops(m, B, s.recompute, s.lm_head)) << ")";
-  if (gpt_shaped) o << " (Korthikanti et al. closed form: " << FlopsText(KorthikantiFlops(m, B, s.recompute)) << ")";
+  o << " (closed form"
+    << (s.kernel_model ? " of the GEMMs and attention core; the kernel model adds element-wise"
+                         " kernels and the optimizer"
+                       : "")
+    << ": " << FlopsText(ModelFlops(m, B, s.recompute, s.lm_head)) << ")";
+  // Selective recomputation replays the forward attention core once (4Bs²lh); Korthikanti et
+  // al.'s HFU formula, 72Bslh²(1 + s/3h + V/12lh), counts 8Bs²lh more than that.
+  if (gpt_shaped) {
+    o << " (Korthikanti et al. App. A"
+      << (s.recompute == Recompute::kSelective ? " model FLOPs + 4Bs²lh, the replayed attention core" : "") << ": "
+      << FlopsText(KorthikantiFlops(m, B, s.recompute)) << ")";
+  }
   o << "\n";
   return o.str();
 }

@@ -122,10 +122,11 @@ std::string Walker::DimsCategory(uint32_t dims) const {
 }
 
 // A collective's segment, split where the set of dimensions its chunks are on
-// changes (the rank's phase log from the collective's first mark).
+// changes (the phase log of the rank's stream, from the collective's first mark;
+// collectives on other streams, in flight at the same time, keep logs of their own).
 void Walker::AddCollective(int rank, uint32_t flat, Tick start, Tick end) {
   const NodeRecord& x = rec_.records(rank)[flat];
-  const std::vector<PhaseMark>& log = rec_.phase_log(rank);
+  const std::vector<PhaseMark>& log = rec_.phase_log(rank, Node(rank, flat).comm_stream);
   std::vector<std::pair<Tick, uint32_t>> pieces;  // (from, dims), in time order; none before the first mark
   pieces.emplace_back(start, 0);
   // From the mark before its first: the state when it began (a mark at the very

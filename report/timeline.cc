@@ -11,7 +11,7 @@ namespace orrery {
 
 namespace {
 
-enum Track { kCompute = 0, kCpu = 1, kComm = 2, kMemory = 3, kFirstRecvLane = 10 };
+enum Track { kCompute = 0, kCpu = 1, kComm = 2, kMemory = 3 };  // then receive lanes and streams from 10 on
 
 // Microseconds with exactly three decimals: the nanosecond, no rounding.
 std::string Us(Tick ns) {
@@ -152,28 +152,43 @@ void TimelineWriter::Span(int pid, int tid, const std::string& name, const char*
 
 // The first receive lane of `rank` whose last span ended by `start`.
 int TimelineWriter::RecvLane(int rank, Tick start, Tick end) {
-  std::vector<Tick>& lanes = State(rank).lane_end;
+  RankState& state = State(rank);
+  std::vector<Tick>& lanes = state.lane_end;
   size_t k = 0;
   while (k < lanes.size() && lanes[k] > start) ++k;
   if (k == lanes.size()) {
     lanes.push_back(0);
+    state.lane_tid.push_back(state.next_tid++);
     for (int r : selected_list_) {
-      if (symmetric_ || r == rank)
-        Meta(r, kFirstRecvLane + static_cast<int>(k), "thread_name", "recv " + std::to_string(k));
+      if (symmetric_ || r == rank) Meta(r, state.lane_tid[k], "thread_name", "recv " + std::to_string(k));
     }
   }
   lanes[k] = end;
-  return kFirstRecvLane + static_cast<int>(k);
+  return state.lane_tid[k];
 }
 
-void TimelineWriter::OnCollectiveIssued(int rank, uint32_t, const std::string& algorithm) {
-  if (symmetric_ || selected_[rank]) State(rank).algorithm = algorithm;
+TimelineWriter::RankState::Stream& TimelineWriter::CommStream(int rank, int stream) {
+  RankState& state = State(rank);
+  if (stream >= static_cast<int>(state.streams.size())) state.streams.resize(static_cast<size_t>(stream) + 1);
+  RankState::Stream& st = state.streams[stream];
+  if (st.tid >= 0) return st;
+  st.tid = stream == 0 ? kComm : state.next_tid++;
+  if (stream == 0) return st;  // the communication track, named at the start
+  for (int r : selected_list_) {
+    if (symmetric_ || r == rank) Meta(r, st.tid, "thread_name", "communication stream " + std::to_string(stream));
+  }
+  return st;
+}
+
+void TimelineWriter::OnCollectiveIssued(int rank, uint32_t idx, const std::string& algorithm) {
+  if (symmetric_ || selected_[rank]) CommStream(rank, StreamOf(rank, idx)).algorithm = algorithm;
 }
 
 void TimelineWriter::OnDelivered(int rank, uint32_t idx, Tick send_start, Tick now) {
   const WorkNode& n = exec_->npus()[rank].graph.nodes[idx];
   if (symmetric_ || !selected_[rank] || !selected_[n.comm_dst]) return;
-  in_flight_[std::make_tuple(rank, n.comm_dst, n.comm_tag)].emplace_back(send_start, now);
+  in_flight_[std::make_tuple(rank, n.comm_dst, n.comm_tag)].push_back(
+      Sent{send_start, now, CommStream(rank, n.comm_stream).tid});
 }
 
 namespace {
@@ -188,29 +203,30 @@ std::string DimsName(uint32_t dims) {
 }
 }  // namespace
 
-void TimelineWriter::OnPhaseChange(int rank, uint64_t, int from_dim, int to_dim, Tick now) {
+void TimelineWriter::OnPhaseChange(int rank, uint64_t cookie, int from_dim, int to_dim, Tick now) {
   if (!symmetric_ && !selected_[rank]) return;
-  RankState& r = State(rank);
+  RankState::Stream& r = CommStream(rank, StreamOf(rank, static_cast<uint32_t>(cookie)));
   auto bit = [](int dim) { return dim >= 0 && dim < 31 ? dim : 31; };
   if (from_dim != kNoPhase) --r.phases_on[bit(from_dim)];
   if (to_dim != kNoPhase) ++r.phases_on[bit(to_dim)];
   uint32_t dims = 0;
   for (int b = 0; b < 32; ++b) dims |= r.phases_on[b] ? uint32_t{1} << b : 0;
   if (dims == r.dims) return;
-  if (r.dims != 0 && now > r.dims_since) r.pieces.push_back(RankState::Piece{r.dims_since, now, r.dims});
+  if (r.dims != 0 && now > r.dims_since) r.pieces.push_back(RankState::Stream::Piece{r.dims_since, now, r.dims});
   r.dims = dims;
   r.dims_since = now;
 }
 
-// The collective's span, then the pieces nested in it.
-void TimelineWriter::WriteCollective(int rank, const std::string& name, Tick start, Tick end, const std::string& args) {
-  RankState& r = State(rank);
+// The collective's span, then the pieces nested in it, on its stream's track.
+void TimelineWriter::WriteCollective(int rank, int stream, const std::string& name, Tick start, Tick end,
+                                     const std::string& args) {
+  RankState::Stream& r = CommStream(rank, stream);
   for (int pid : selected_list_) {
     if (!symmetric_ && pid != rank) continue;
-    if (InWindow(start, end)) Span(pid, kComm, name, "collective", start, end, args);
-    for (const RankState::Piece& p : r.pieces) {
+    if (InWindow(start, end)) Span(pid, r.tid, name, "collective", start, end, args);
+    for (const RankState::Stream::Piece& p : r.pieces) {
       if (InWindow(p.start, p.end))
-        Span(pid, kComm, DimsName(p.dims), "phase", p.start, p.end, "\"dims\":\"" + DimsName(p.dims) + "\"");
+        Span(pid, r.tid, DimsName(p.dims), "phase", p.start, p.end, "\"dims\":\"" + DimsName(p.dims) + "\"");
     }
   }
   r.pieces.clear();
@@ -230,10 +246,10 @@ void TimelineWriter::OnNodeDone(int rank, uint32_t idx, Tick start, Tick end) {
     case NodeKind::kColl:
       if (name.empty()) name = CollectiveName(n.collective);
       cat = "collective";
-      tid = kComm;
       args += ",\"type\":\"" + std::string(CollectiveName(n.collective)) +
-              "\",\"bytes\":" + std::to_string(n.comm_size) + ",\"algorithm\":" + Quote(State(rank).algorithm);
-      WriteCollective(rank, name, start, end, args);
+              "\",\"bytes\":" + std::to_string(n.comm_size) +
+              ",\"algorithm\":" + Quote(CommStream(rank, n.comm_stream).algorithm);
+      WriteCollective(rank, n.comm_stream, name, start, end, args);
       return;
     case NodeKind::kSend:
     case NodeKind::kRecv: {
@@ -243,7 +259,7 @@ void TimelineWriter::OnNodeDone(int rank, uint32_t idx, Tick start, Tick end) {
       args += std::string(",\"type\":\"") + (send ? "send" : "recv") +
               "\",\"peer\":" + std::to_string(send ? n.comm_dst : n.comm_src) +
               ",\"bytes\":" + std::to_string(n.comm_size) + ",\"tag\":" + std::to_string(n.comm_tag);
-      tid = send ? kComm : RecvLane(rank, start, end);
+      tid = send ? CommStream(rank, n.comm_stream).tid : RecvLane(rank, start, end);
       break;
     }
     case NodeKind::kMemLoad:
@@ -266,13 +282,13 @@ void TimelineWriter::OnNodeDone(int rank, uint32_t idx, Tick start, Tick end) {
   // The flow of this message: the oldest delivered message of the same source and tag.
   auto it = in_flight_.find(std::make_tuple(n.comm_src, rank, n.comm_tag));
   if (it == in_flight_.end() || it->second.empty()) return;
-  const auto [send_start, send_end] = it->second.front();
+  const auto [send_start, send_end, send_tid] = it->second.front();
   it->second.pop_front();
   if (it->second.empty()) in_flight_.erase(it);
   if (!shown || !InWindow(send_start, send_end)) return;
   const std::string id = std::to_string(next_flow_++);
   Write("{\"name\":\"message\",\"cat\":\"p2p\",\"ph\":\"s\",\"id\":" + id + ",\"ts\":" + Us(send_start) +
-        ",\"pid\":" + std::to_string(n.comm_src) + ",\"tid\":" + std::to_string(kComm) + "}");
+        ",\"pid\":" + std::to_string(n.comm_src) + ",\"tid\":" + std::to_string(send_tid) + "}");
   Write("{\"name\":\"message\",\"cat\":\"p2p\",\"ph\":\"f\",\"bp\":\"e\",\"id\":" + id + ",\"ts\":" +
         Us(std::max(start, send_start)) + ",\"pid\":" + std::to_string(rank) + ",\"tid\":" + std::to_string(tid) + "}");
 }

@@ -1,15 +1,17 @@
 // The timeline (--timeline=FILE): Chrome trace-event JSON that Perfetto and
 // chrome://tracing load. One process per NPU (pid = rank) with the tracks
-// compute (tid 0), cpu (1), communication (2: collectives and sends, which
-// share the NPU's communication slot), memory (3) and receive lanes (10 + k:
-// receives take no slot and may overlap, so each gets the first lane free when
-// it started). Spans are complete ('X') events, written as each node ends:
-// nothing is kept per event, and on every track spans are disjoint and in time
-// order in the file. A point-to-point message between two selected ranks also
-// gets a flow ('s' at the send's start, 'f' in the receive). Inside a
-// collective's span, nested spans name the network dimensions its chunks are
-// on ("dim0", "dim1", "dim0+dim1" while chunks overlap). Timestamps are
-// microseconds with three decimals: exact nanoseconds.
+// compute (tid 0), cpu (1), communication (2: collectives and sends of
+// communication stream 0, which share that stream's slot), memory (3), and from
+// 10 on, in order of first use, receive lanes (receives take no slot and may
+// overlap, so each gets the first lane free when it started) and
+// "communication stream s" for streams above 0 (comm_stream: each its own slot).
+// Spans are complete ('X') events, written as each node ends: nothing is kept
+// per event, and on every track spans are disjoint and in time order in the
+// file. A point-to-point message between two selected ranks also gets a flow
+// ('s' at the send's start, 'f' in the receive). Inside a collective's span,
+// nested spans name the network dimensions its chunks are on ("dim0", "dim1",
+// "dim0+dim1" while chunks overlap). Timestamps are microseconds with three
+// decimals: exact nanoseconds.
 #pragma once
 #include <cstdint>
 #include <cstdio>
@@ -59,7 +61,7 @@ class TimelineWriter : public NodeObserver, public PhaseObserver {
   void Meta(int pid, int tid, const char* what, const std::string& value);
   void Span(int pid, int tid, const std::string& name, const char* cat, Tick start, Tick end, const std::string& args);
   int RecvLane(int rank, Tick start, Tick end);
-  void WriteCollective(int rank, const std::string& name, Tick start, Tick end, const std::string& args);
+  void WriteCollective(int rank, int stream, const std::string& name, Tick start, Tick end, const std::string& args);
 
   std::string path_;
   FILE* file_ = nullptr;
@@ -71,26 +73,41 @@ class TimelineWriter : public NodeObserver, public PhaseObserver {
   std::pair<Tick, Tick> window_{0, kTickMax};
   const Executor* exec_ = nullptr;
   struct RankState {
-    std::string algorithm;       // of the collective in flight (one at a time: the communication slot)
     std::vector<Tick> lane_end;  // receive lanes: when each one's last span ended
-    // The collective in flight: chunks in a phase per dimension bit (bit 31: no
-    // single dimension), the dimensions since `dims_since`, and the pieces so far
-    // (written after the collective's own span, so each track stays in time order).
-    uint32_t phases_on[32] = {};
-    uint32_t dims = 0;
-    Tick dims_since = 0;
-    struct Piece {
-      Tick start, end;
-      uint32_t dims;
+    std::vector<int> lane_tid;   // and their tracks
+    int next_tid = 10;           // the next track for a receive lane or a communication stream above 0
+    // Per communication stream (a collective at a time on each: its slot):
+    // its track, the algorithm of its collective in flight, the chunks in a
+    // phase per dimension bit (bit 31: no single dimension), the dimensions
+    // since `dims_since`, and the pieces so far (written after the collective's
+    // own span, so each track stays in time order).
+    struct Stream {
+      int tid = -1;  // -1: no track yet
+      std::string algorithm;
+      uint32_t phases_on[32] = {};
+      uint32_t dims = 0;
+      Tick dims_since = 0;
+      struct Piece {
+        Tick start, end;
+        uint32_t dims;
+      };
+      std::vector<Piece> pieces;
     };
-    std::vector<Piece> pieces;
+    std::vector<Stream> streams;
   };
   // One per selected rank (one in a symmetric run: the representative's).
   std::vector<RankState> ranks_;
   std::vector<uint32_t> state_of_;  // rank -> index into ranks_ (selected ranks)
   RankState& State(int rank) { return ranks_[symmetric_ ? 0 : state_of_[rank]]; }
-  // Messages delivered and not yet received, by (src, dst, tag): their sends' start and end.
-  std::map<std::tuple<int, int, uint64_t>, std::deque<std::pair<Tick, Tick>>> in_flight_;
+  // Stream `stream`'s state on `rank`, its track named on first use.
+  RankState::Stream& CommStream(int rank, int stream);
+  int StreamOf(int rank, uint32_t idx) const { return exec_->npus()[rank].graph.nodes[idx].comm_stream; }
+  // Messages delivered and not yet received, by (src, dst, tag): their sends' start, end and track.
+  struct Sent {
+    Tick start, end;
+    int tid;
+  };
+  std::map<std::tuple<int, int, uint64_t>, std::deque<Sent>> in_flight_;
   uint64_t next_flow_ = 0;
 };
 

@@ -1,5 +1,7 @@
 #include "run/symmetry.h"
 
+#include <bit>
+
 #include "extern/et_io.h"
 #include "extern/json_util.h"
 #include "workload/engine_collective.h"
@@ -58,6 +60,8 @@ const char* NodeDifference(const NpuGraph& ga, const WorkNode& a, const NpuGraph
   if (a.duration_micros != b.duration_micros) return "duration_micros";
   if (a.num_ops != b.num_ops) return "num_ops";
   if (a.tensor_size != b.tensor_size) return "tensor_size";
+  if (a.compute_efficiency != b.compute_efficiency) return "compute_efficiency";
+  if (a.memory_efficiency != b.memory_efficiency) return "memory_efficiency";
   if (a.output_bytes != b.output_bytes) return "output_bytes";
   if (a.local_tier != b.local_tier) return "memory_tier";
   if (a.collective != b.collective) return "comm_type";
@@ -67,6 +71,7 @@ const char* NodeDifference(const NpuGraph& ga, const WorkNode& a, const NpuGraph
   if (a.comm_tag != b.comm_tag) return "comm_tag";
   if (a.comm_root != b.comm_root) return "root";
   if (a.group != b.group) return "pg_name";
+  if (a.comm_stream != b.comm_stream) return "comm_stream";
   if ((a.involved < 0) != (b.involved < 0) || (a.involved >= 0 && ga.involved[a.involved] != gb.involved[b.involved])) {
     return "involved_dim";
   }
@@ -92,10 +97,13 @@ uint64_t GraphShapeHash(const NpuGraph& g) {
   uint64_t h = 0xcbf29ce484222325ull;
   Mix(&h, g.nodes.size());
   for (const auto& n : g.nodes) {
-    Mix(&h, static_cast<uint64_t>(n.kind) | (uint64_t{n.is_cpu} << 8) | (uint64_t{n.local_tier} << 9));
+    Mix(&h, static_cast<uint64_t>(n.kind) | (uint64_t{n.is_cpu} << 8) | (uint64_t{n.local_tier} << 9) |
+                (uint64_t{n.comm_stream} << 10));
     Mix(&h, n.duration_micros);
     Mix(&h, n.num_ops);
     Mix(&h, n.tensor_size);
+    Mix(&h,
+        (uint64_t{std::bit_cast<uint32_t>(n.compute_efficiency)} << 32) | std::bit_cast<uint32_t>(n.memory_efficiency));
     Mix(&h, n.output_bytes);
     Mix(&h, static_cast<uint64_t>(static_cast<int64_t>(n.collective)));
     Mix(&h, n.comm_size);

@@ -13,15 +13,15 @@ namespace orrery {
 
 namespace {
 constexpr uint32_t kNodeDone = 1;
-enum Slot { kSlotCpu = 0, kSlotGpu = 1, kSlotComm = 2, kSlotNone = 3 };
 
-Slot SlotOf(const WorkNode& n) {
+// Collectives, sends and memory accesses take their stream's communication slot.
+int SlotOf(const WorkNode& n) {
   switch (n.kind) {
     case NodeKind::kComp: return n.is_cpu ? kSlotCpu : kSlotGpu;
     case NodeKind::kColl:
     case NodeKind::kSend:
     case NodeKind::kMemLoad:
-    case NodeKind::kMemStore: return kSlotComm;
+    case NodeKind::kMemStore: return kSlotComm + n.comm_stream;
     default: return kSlotNone;  // receives, metadata and invalid nodes take no slot
   }
 }
@@ -42,6 +42,9 @@ Executor::Executor(EventQueue* queue, CollectiveEngine* engine, MemoryBackend* m
   for (size_t r = 0; r < graphs.size(); ++r) {
     npus_[r].graph = std::move(graphs[r]);
     NpuState& s = npus_[r];
+    for (const WorkNode& n : s.graph.nodes) {
+      s.num_slots = std::max(s.num_slots, static_cast<uint8_t>(kSlotComm + n.comm_stream + 1));
+    }
     if (capacity_.enabled()) {
       if (Status st = capacity_.AddRank(static_cast<int>(r), s.graph, &s); !st.ok()) Fail(std::move(st));
     }
@@ -104,6 +107,7 @@ Status Executor::Start() {
 
 // Rule: ready nodes issue in ascending index order, each as soon as its slot
 // is free: the next node is always the smallest ready node whose slot is free.
+// O(slots) per issue: the rank's slots up to its highest communication stream.
 // One loop per rank: a node that completes at once (metadata, zero-size
 // compute) only makes its children ready, and this loop picks them up, so a
 // chain of a million instant nodes needs no recursion. O(log n) per node.
@@ -112,10 +116,9 @@ void Executor::IssueReady(int rank) {
   if (s.issuing) return;  // the loop below, further up the stack, continues
   s.issuing = true;
   while (failure_.ok()) {
-    const bool free_slot[4] = {!s.cpu_busy, !s.gpu_busy, !s.comm_busy, true};
     int best = -1;
-    for (int c = 0; c < 4; ++c) {
-      if (free_slot[c] && !s.ready[c].empty() && (best < 0 || s.ready[c].top() < s.ready[best].top())) best = c;
+    for (int c = 0; c < s.num_slots; ++c) {
+      if (!s.slot_busy[c] && !s.ready[c].empty() && (best < 0 || s.ready[c].top() < s.ready[best].top())) best = c;
     }
     if (best < 0) break;
     const uint32_t idx = s.ready[best].top();
@@ -211,7 +214,7 @@ void Executor::Issue(int rank, uint32_t idx) {
     case NodeKind::kComp: IssueCompute(rank, idx); return;
     case NodeKind::kColl: IssueCollective(rank, idx); return;
     case NodeKind::kSend:
-      s.comm_busy = true;
+      s.slot_busy[kSlotComm + n.comm_stream] = true;
       CommBegin(s);
       SendStarted(rank, n);
       engine_->SendP2P(rank, n.comm_dst, n.comm_size, n.comm_tag, this, Key(rank, idx));
@@ -232,7 +235,7 @@ inline void Executor::IssueCompute(int rank, uint32_t idx) {
   const WorkNode& n = s.graph.nodes[idx];
   if (compute_.roofline && !n.is_cpu && n.tensor_size == 0) {
     // No tensor: done at once, holding the GPU for no time.
-    s.gpu_busy = true;
+    s.slot_busy[kSlotGpu] = true;
     ActiveUp(s);
     Complete(rank, idx);
     return;
@@ -240,9 +243,9 @@ inline void Executor::IssueCompute(int rank, uint32_t idx) {
   const std::optional<Tick> runtime = ComputeTime(rank, n);
   if (!runtime) return;
   if (n.is_cpu) {
-    s.cpu_busy = true;
+    s.slot_busy[kSlotCpu] = true;
   } else {
-    s.gpu_busy = true;
+    s.slot_busy[kSlotGpu] = true;
     s.compute += *runtime;
     ActiveUp(s);
     Allocate(rank, idx, n.output_bytes ? n.output_bytes : n.tensor_size);
@@ -281,7 +284,7 @@ inline std::optional<Tick> Executor::ComputeTime(int rank, const WorkNode& n) {
 void Executor::IssueCollective(int rank, uint32_t idx) {
   NpuState& s = npus_[rank];
   const WorkNode& n = s.graph.nodes[idx];
-  s.comm_busy = true;
+  s.slot_busy[kSlotComm + n.comm_stream] = true;
   CommBegin(s);
   static const std::vector<bool> kAllDims;  // empty: every dimension
   const std::vector<bool>& involved = n.involved >= 0 ? s.graph.involved[n.involved] : kAllDims;
@@ -291,7 +294,7 @@ void Executor::IssueCollective(int rank, uint32_t idx) {
   std::string algo;
   algo.swap(algo_scratch_);
   // Before the engine starts it: the collective's first phase marks come from the call below.
-  if (hooks_.recorder) hooks_.recorder->CollectiveIssued(rank, idx, n.group);
+  if (hooks_.recorder) hooks_.recorder->CollectiveIssued(rank, idx, n.group, n.comm_stream);
   const std::optional<RootedKind> rooted = ToRootedKind(n.collective);
   const Status st = rooted ? engine_->IssueRooted(rank, *rooted, n.comm_size, n.comm_root, n.group, this,
                                                   Key(rank, idx), &algo)
@@ -315,7 +318,7 @@ void Executor::RecordCollective(int rank, uint32_t idx, const std::string& algor
   if (hooks_.all_collectives) {
     auto [it, added] = algorithm_ids_.try_emplace(algorithm, static_cast<uint32_t>(algorithms_.size()));
     if (added) algorithms_.push_back(algorithm);
-    npus_[rank].open_coll = static_cast<uint32_t>(all_colls_.size());
+    npus_[rank].open_coll[n.comm_stream] = static_cast<uint32_t>(all_colls_.size());
     all_colls_.push_back(RankCollective{rank, idx, it->second, queue_->Now(), 0});
   }
   if (rank == 0) {
@@ -327,7 +330,7 @@ void Executor::RecordCollective(int rank, uint32_t idx, const std::string& algor
 inline void Executor::IssueMemory(int rank, uint32_t idx) {
   NpuState& s = npus_[rank];
   const WorkNode& n = s.graph.nodes[idx];
-  s.comm_busy = true;  // MEM nodes share the communication slot
+  s.slot_busy[kSlotComm + n.comm_stream] = true;  // MEM nodes share their stream's communication slot
   MemBegin(s);
   if (n.local_tier) {
     double end_ns = 0;
@@ -349,9 +352,10 @@ void Executor::HandleEvent(uint32_t kind, uint64_t arg) {
 
 void Executor::OnCollectiveDone(uint64_t cookie) {
   const int rank = static_cast<int>(cookie >> 32);
-  if (hooks_.all_collectives) all_colls_[npus_[rank].open_coll].end = queue_->Now();
+  const WorkNode& n = npus_[rank].graph.nodes[static_cast<uint32_t>(cookie)];
+  if (hooks_.all_collectives) all_colls_[npus_[rank].open_coll[n.comm_stream]].end = queue_->Now();
   if (rank == 0) {
-    const uint64_t id = npus_[0].graph.nodes[static_cast<uint32_t>(cookie)].id;
+    const uint64_t id = n.id;
     for (auto it = rank0_colls_.rbegin(); it != rank0_colls_.rend(); ++it) {
       if (it->node_id == id && it->end == 0) {
         it->end = queue_->Now();
@@ -410,9 +414,9 @@ inline void Executor::EndActivity(int rank, NpuState& s, const WorkNode& n) {
   switch (n.kind) {
     case NodeKind::kComp:
       if (n.is_cpu) {
-        s.cpu_busy = false;
+        s.slot_busy[kSlotCpu] = false;
       } else {
-        s.gpu_busy = false;
+        s.slot_busy[kSlotGpu] = false;
         ActiveDown(s);
       }
       break;
@@ -421,12 +425,12 @@ inline void Executor::EndActivity(int rank, NpuState& s, const WorkNode& n) {
               << " node " << n.id;
       [[fallthrough]];
     case NodeKind::kSend:
-      s.comm_busy = false;
+      s.slot_busy[kSlotComm + n.comm_stream] = false;
       CommEnd(s);
       break;
     case NodeKind::kMemLoad:
     case NodeKind::kMemStore:
-      s.comm_busy = false;  // MEM nodes share the communication slot
+      s.slot_busy[kSlotComm + n.comm_stream] = false;  // MEM nodes share their stream's communication slot
       MemEnd(s);
       break;
     case NodeKind::kRecv: CommEnd(s); break;

@@ -1,6 +1,8 @@
 // Runs every NPU's dependency graph: a node issues when its dependencies have
-// finished and its hardware slot (CPU compute, GPU compute, communication) is
-// free; ready nodes issue in ascending id order.
+// finished and its hardware slot (CPU compute, GPU compute, or the
+// communication slot of the node's comm_stream: one per stream) is free; ready
+// nodes issue in ascending id order. A trace without comm_stream has one
+// communication slot, ASTRA-sim's rule.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -83,13 +85,14 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
   struct NpuState : RankMemory {
     NpuGraph graph;
     std::vector<uint32_t> pending;
-    // Ready nodes by the slot they need (kSlotCpu .. kSlotNone), each a min-heap
-    // of node indices: the next node to issue is the smallest available one.
-    std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<uint32_t>> ready[4];
+    // Ready nodes by the slot they need (NodeSlot, workload/node_recorder.h), each a
+    // min-heap of node indices: the next node to issue is the smallest available one.
+    std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<uint32_t>> ready[kNumSlots];
+    bool slot_busy[kNumSlots] = {};     // kSlotNone is never busy
+    uint8_t num_slots = kSlotComm + 1;  // slots the graph uses: up to its highest comm_stream
     bool issuing = false;  // IssueReady's loop is running (no recursion)
     std::vector<uint8_t> issued;
     std::vector<Tick> start;
-    bool cpu_busy = false, gpu_busy = false, comm_busy = false;
     uint32_t done = 0;
     int iteration = 0;
     bool finished = false;
@@ -111,7 +114,8 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
     bool peer_waiting = false;
     Tick wait_since = 0;
     Tick peer_wait = 0;
-    uint32_t open_coll = 0;  // with all_collectives: its collective in flight (one at a time: the communication slot)
+    // With all_collectives: per stream, its collective in flight (one at a time: the stream's slot).
+    uint32_t open_coll[kMaxCommStreams] = {};
   };
   const std::vector<NpuState>& npus() const { return npus_; }
   const std::vector<CollectiveRecord>& rank0_collectives() const { return rank0_colls_; }

@@ -169,6 +169,17 @@ Status ReadGroup(const NodeReader& r, const GraphLoadOptions& options, WorkNode*
   return Status::Ok();
 }
 
+// COMM_COLL, COMM_SEND, MEM_LOAD, MEM_STORE: comm_stream, the node's
+// communication stream (its own slot); 0 when absent. A receive takes no slot:
+// the attribute is not read there (nor on any other kind).
+Status ReadCommStream(const NodeReader& r, WorkNode* w) {
+  const bool takes_slot = w->kind == NodeKind::kColl || w->kind == NodeKind::kSend || IsMemoryAccess(w->kind);
+  if (!takes_slot) return Status::Ok();
+  ORRERY_PARSE_OR_RETURN(const std::optional<uint64_t> stream, r.Read("comm_stream", kMaxCommStreams - 1));
+  w->comm_stream = static_cast<uint8_t>(stream.value_or(0));
+  return Status::Ok();
+}
+
 // One node, checked. Attributes are read (and checked) on the node types that
 // use them; producers attach others freely.
 Result<WorkNode> ReadNode(ChakraProtoMsg::Node& n, const std::string& path, int rank, const GraphLoadOptions& options,
@@ -200,6 +211,7 @@ Result<WorkNode> ReadNode(ChakraProtoMsg::Node& n, const std::string& path, int 
     case NodeKind::kMetadata: break;
   }
   ORRERY_RETURN_IF_ERROR(ReadGroup(r, options, &w));
+  ORRERY_RETURN_IF_ERROR(ReadCommStream(r, &w));
   return w;
 }
 

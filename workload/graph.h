@@ -26,6 +26,10 @@ struct WorkNode {
   float compute_efficiency = 1, memory_efficiency = 1;
   bool local_tier = false;    // MEM nodes: Orrery attribute memory_tier = "local" (HBM) or "remote" (default)
   CollectiveKind collective = CollectiveKind::kNone;  // COLL nodes: attribute 'comm_type'
+  // COLL, SEND, MEM_LOAD, MEM_STORE: Orrery attribute comm_stream, 0..kMaxCommStreams-1
+  // (core/limits.h); 0 when absent. Each stream has its own communication slot.
+  // (Here, in the padding before comm_size: the node stays 144 bytes.)
+  uint8_t comm_stream = 0;
   uint64_t comm_size = 0;
   int comm_src = -1;
   int comm_dst = -1;

@@ -7,12 +7,19 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/limits.h"
 #include "core/tick.h"
 #include "system/npu_sys.h"
 
 namespace orrery {
 
 inline constexpr uint32_t kNoNode = 0xffffffffu;
+
+// An NPU's hardware slots: one CPU op, one GPU compute op, and one
+// communication op per stream (kSlotComm + the node's comm_stream); receives,
+// metadata and invalid nodes take none (kSlotNone).
+enum NodeSlot : int { kSlotCpu = 0, kSlotGpu = 1, kSlotNone = 2, kSlotComm = 3 };
+inline constexpr int kNumSlots = kSlotComm + kMaxCommStreams;
 
 // Why a node started when it did.
 enum class WaitedFor : uint8_t {
@@ -46,10 +53,15 @@ class NodeRecorder : public PhaseObserver {
   // `groups`: communicator groups (collectives are numbered per group and rank).
   NodeRecorder(int ranks, int groups);
 
-  // The chunks of the collective in flight (a rank has one at a time: they hold
-  // its communication slot) change phases: a mark when the set of dimensions changes.
+  // The chunks of a collective in flight change phases: a mark in the log of
+  // the collective's communication stream when its set of dimensions changes (a
+  // rank has one collective at a time per stream: they hold its slot).
   void OnPhaseChange(int rank, uint64_t cookie, int from_dim, int to_dim, Tick now) override;
-  const std::vector<PhaseMark>& phase_log(int rank) const { return ranks_[rank].phase_log; }
+  // The marks of `rank`'s collectives on communication stream `stream`.
+  const std::vector<PhaseMark>& phase_log(int rank, int stream) const {
+    const Rank& r = ranks_[rank];
+    return stream < static_cast<int>(r.streams.size()) ? r.streams[stream].log : no_marks_;
+  }
 
   // A new iteration of `rank` begins: `nodes` more records. False when the
   // records would pass 2^32 - 1 per rank.
@@ -63,13 +75,10 @@ class NodeRecorder : public PhaseObserver {
     r.pred = by;
     r.why = why;
   }
-  // `slot`: 0 CPU, 1 GPU, 2 communication, 3 none.
+  // `slot`: a NodeSlot (kSlotComm + stream for communication).
   void Issued(int rank, uint32_t idx, int slot, Tick now);
-  void CollectiveIssued(int rank, uint32_t idx, int group) {
-    NodeRecord& r = ranks_[rank].records[Flat(rank, idx)];
-    r.aux = ranks_[rank].coll_seq[group + 1]++;
-    r.aux2 = static_cast<uint32_t>(ranks_[rank].phase_log.size());
-  }
+  // Collective `idx` on `group` and communication stream `stream` starts.
+  void CollectiveIssued(int rank, uint32_t idx, int group, int stream);
   void Done(int rank, uint32_t idx, int slot, Tick now);
 
   // A point-to-point message from `rank`'s send `idx` was delivered (the receive
@@ -94,13 +103,18 @@ class NodeRecorder : public PhaseObserver {
   struct Rank {
     std::vector<NodeRecord> records;
     uint32_t base = 0;                                             // first record of the current iteration
-    uint32_t slot_last[4] = {kNoNode, kNoNode, kNoNode, kNoNode};  // last node to release each slot
+    uint32_t slot_last[kNumSlots];                                 // last node to release each slot (kNoNode: none yet)
     std::vector<uint32_t> coll_seq;                                // per group + 1
     bool begun = false;
-    uint32_t phases_on[32] = {};  // chunks in a phase on each dimension bit (see PhaseMark)
-    std::vector<PhaseMark> phase_log;
+    struct Stream {
+      uint32_t open = kNoNode;      // node index of its collective in flight (or the last one)
+      uint32_t phases_on[32] = {};  // chunks in a phase on each dimension bit (see PhaseMark)
+      std::vector<PhaseMark> log;
+    };
+    std::vector<Stream> streams;  // up to the highest stream a collective used
   };
   std::vector<Rank> ranks_;
+  const std::vector<PhaseMark> no_marks_;
   Delivery last_delivery_;
 };
 

@@ -273,5 +273,29 @@ TEST(GenKernels, RooflineUsesTheNodesEfficiencies) {
       << bad.status().message();
 }
 
+// Ranks whose traces differ only in a node's efficiency are not symmetric:
+// rank 1's node runs at half the compute efficiency, so it takes twice as
+// long (1e9 ops at 100 TFLOP/s: 10,000 ns; at 0.5 of it: 20,000 ns).
+TEST(GenKernels, RanksThatDifferInAnEfficiencyAreNotSymmetric) {
+  TempDir d;
+  d.Write("network.yml", orrery::testing::NetworkYaml("Ring", 2, 50, 500));
+  d.Write("system.json",
+          orrery::testing::SystemJson("ring", 1, 10, 1600, 1, ", \"roofline-enabled\": 1, \"peak-perf\": 100"));
+  orrery::testing::WriteTraces(d, 2, [](int r) {
+    auto a = MakeNode(0, ChakraProtoMsg::COMP_NODE);
+    SetAttr(&a, "num_ops", uint64_t{1000000000});
+    SetAttr(&a, "tensor_size", uint64_t{1000});
+    auto* e = a.add_attr();
+    e->set_name("compute_efficiency");
+    e->set_double_val(r == 0 ? 1.0 : 0.5);
+    return std::vector<ChakraProtoMsg::Node>{a};
+  });
+  auto r = orrery::testing::RunIn(d);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_FALSE(r->symmetric);
+  EXPECT_EQ(r->per_npu[0].finished_ns, 10000u);
+  EXPECT_EQ(r->per_npu[1].finished_ns, 20000u);
+}
+
 }  // namespace
 }  // namespace orrery::gen

@@ -51,10 +51,10 @@ std::string GenUsage() {
          "         [--bucket-mb=25] [--hbm-gb=80] [--allow-over-capacity] [--out=PREFIX] [--summary]\n"
          "         [--network=NET.yml|NOTATION [--place=tp:0,dp:1,pp:2]] [--offload=activations,optimizer]\n"
          "         [--grad-reduce=overlap|after-flush] [--grad-accumulation=fused|unfused]\n"
-         "         [--comm-streams=per-group|one]\n"
+         "         [--comm-streams=per-group|one] [--precision=bf16|fp16]\n"
          "       orrery gen --model=DLRM [--npus=N] [--global-batch=G | --microbatch-size=B (local batch)]\n"
          "         [--embedding-sharding=table|row] [--bucket-mb=25] [--hbm-gb=80] [--out=PREFIX] [--summary]\n"
-         "         [--comm-streams=per-group|one]\n"
+         "         [--comm-streams=per-group|one] [--precision=bf16|fp16]\n"
          "       orrery gen ... --device=a100|h100 [--flash-attention] [--efficiency=F] [--system-out=F.json]\n"
          "       orrery gen --list-models | --list-devices\n";
 }
@@ -256,6 +256,12 @@ const std::vector<GenFlag>& Flags() {
          return Status::Ok();
        }},
       {"comm-streams", SetCommStreams},
+      {"precision",
+       [](GenOptions* o, const std::string& v, const Where& w) {
+         if (v != "bf16" && v != "fp16") return ValueError(w, v, "unknown precision", "bf16 or fp16");
+         o->strategy.fp16 = v == "fp16";
+         return Status::Ok();
+       }},
       {"sp", nullptr},
       {"flash-attention", nullptr},
       {"summary", nullptr},

@@ -85,7 +85,7 @@ class StageGen {
   GraphBuilder Run() {
     // Kernel model: the iteration starts by zeroing the fp32 gradient buffer
     // of every parameter the rank holds (Megatron's zero_grad_buffer).
-    if (s_.kernel_model) Elementwise("optimizer.zero_grad", 0, 4 * local_params_);
+    if (s_.kernel_model) Elementwise("optimizer.zero_grad", 0, GradWidth() * local_params_);
     // The schedule: (forward?, microbatch) in the order this stage runs them.
     std::vector<std::pair<bool, int64_t>> ops;
     const int64_t mbs = s_.microbatches;
@@ -441,7 +441,7 @@ class StageGen {
     const int64_t d = expert ? expert_dp_ : dense_dp_;
     if (d <= 1) return;
     uint64_t& bucket = bucket_[expert ? 1 : 0];
-    bucket += bytes;
+    bucket += bytes / s_.bytes_per_value * GradWidth();
     if (bucket == 0 || (!flush && bucket < s_.bucket_bytes)) return;
     if (s_.grad_reduce_after_flush && !flush) {
       held_[expert ? 1 : 0].push_back(bucket);
@@ -459,12 +459,19 @@ class StageGen {
       } else {
         const NodeRef rs = g_.Collective(p + ".dp_rs", Coll::kReduceScatter, size, group, Chain());
         reduced_.push_back(rs);
-        if (s_.zero < 3 && s_.kernel_model) gathers_.push_back({p + ".param_ag", size / d, group});
+        // The parameters gathered back are 16-bit whatever the gradients' width.
+        if (s_.zero < 3 && s_.kernel_model) {
+          gathers_.push_back({p + ".param_ag", size / GradWidth() * s_.bytes_per_value / d, group});
+        }
         // Without the kernel model there is no step: each bucket's gather follows its reduce-scatter.
         if (s_.zero < 3 && !s_.kernel_model) g_.Collective(p + ".param_ag", Coll::kAllGather, size / d, group, {rs});
       }
     }
   }
+  // Bytes of one gradient in the buffer the DP reduction reads: fp32 under the
+  // kernel model in bf16 (Megatron's accumulate_allreduce_grads_in_fp32, forced
+  // for bf16), else the 16-bit value.
+  uint64_t GradWidth() const { return s_.kernel_model && !s_.fp16 ? 4 : s_.bytes_per_value; }
   // Tied embeddings across stages (kernel model): the first and the last
   // virtual stage swap their copies' gradients (Megatron's embedding group
   // all-reduce of two ranks: the same bytes each way) and add them.
@@ -498,6 +505,13 @@ class StageGen {
     for (NodeRef r : reduced_) StepWith(r);
     if (s_.kernel_model) {
       const uint64_t n = update_params_;
+      if (s_.fp16) {
+        // Megatron's fp16 optimizer: gradients to fp32, then unscaled and checked for
+        // inf/NaN (the flag all-reduced over TP).
+        Elementwise("optimizer.grads_to_fp32", 2 * n, 4 * n);
+        Elementwise("optimizer.unscale", 4 * n, 4 * n);
+        if (s_.tp > 1) Step(g_.Collective("optimizer.found_inf_ar", Coll::kAllReduce, 4, Axis::kTp, Deps()));
+      }
       Elementwise("optimizer.grad_norm", 4 * n, 0);
       if (s_.tp > 1) Step(g_.Collective("optimizer.norm_tp_ar", Coll::kAllReduce, 4, Axis::kTp, Deps()));
       if (s_.zero >= 1 && dense_dp_ > 1) {
@@ -523,6 +537,8 @@ class StageGen {
       if (last_mb && (s_.pp > 1 || !m_.tied_embeddings)) {
         AddGrads(m_.vocab * m_.hidden / s_.tp * s_.bytes_per_value, false, false);
       }
+      // The final norm's weights (kernel model; the bare model leaves them out).
+      if (last_mb && s_.kernel_model) AddGrads((m_.rms_norm ? 1 : 2) * m_.hidden * s_.bytes_per_value, false, false);
     }
     const int64_t first = StageFirstLayer(m_, Vstages(), vstage_), n = StageLayers(m_, Vstages(), vstage_);
     if (s_.offload_activations) LoadActivations(mb, first + n - 1);
@@ -534,9 +550,9 @@ class StageGen {
       Ffn(lp + ".mlp", j, true);
       Attention(lp + ".attn", true);
       if (s_.kernel_model && !s_.grad_accumulation_fused) {
-        // main_grad (fp32) += grad (16-bit): 4 + 2 bytes read and 4 written per parameter of the layer.
+        // main_grad += grad (16-bit): the buffer and the gradient read, the buffer written.
         const uint64_t params = (DenseGradBytes(j) + ExpertGradBytes(j)) / s_.bytes_per_value;
-        Elementwise(lp + ".grad_accumulate", 6 * params, 4 * params);
+        Elementwise(lp + ".grad_accumulate", (GradWidth() + s_.bytes_per_value) * params, GradWidth() * params);
       }
       if (last_mb) {
         AddGrads(ExpertGradBytes(j), false, true);

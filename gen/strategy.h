@@ -56,6 +56,10 @@ struct Strategy {
   // separate kernel adds to the buffer after every microbatch's backward of
   // a layer (unfused, Megatron before the fusion: main_grad.add_(grad)).
   bool grad_accumulation_fused = true;
+  // --precision (kernel model): bf16 (Megatron then keeps, accumulates and
+  // reduces gradients in fp32) or fp16 (16-bit gradient buffer, loss scaling:
+  // the step first copies the gradients to fp32 and unscales them).
+  bool fp16 = false;
 };
 
 // Checks the strategy against the model; one message naming the rule and numbers.

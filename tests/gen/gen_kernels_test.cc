@@ -273,6 +273,39 @@ TEST(GenKernels, RooflineUsesTheNodesEfficiencies) {
       << bad.status().message();
 }
 
+// Gradient widths: bf16 keeps fp32 gradients (DP buckets of 4 bytes a
+// parameter, the unfused add reads 4 + 2 and writes 4), fp16 16-bit ones
+// (2; 2 + 2 and 2) and its step first copies them to fp32 and unscales them.
+TEST(GenKernels, PrecisionSetsTheGradientWidth) {
+  const ModelDesc m = testing::TinyModel(4, 32);
+  for (const char* precision : {"bf16", "fp16"}) {
+    const uint64_t width = std::string(precision) == "bf16" ? 4 : 2;
+    auto o = ParseGenArgs({"--model=tiny", "--dp=2", "--microbatches=2", "--zero=0", "--device=a100",
+                           "--grad-reduce=after-flush", "--grad-accumulation=unfused",
+                           std::string("--precision=") + precision});
+    ASSERT_TRUE(o.ok()) << o.status().message();
+    auto w = GenerateDense(m, o->strategy);
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    const GraphBuilder& g = w->classes[0];
+    const uint64_t layer = static_cast<uint64_t>(LayerParams(m, 0));
+    const GenNode* add = Find(g, "bwd.mb0.layer0.grad_accumulate");
+    ASSERT_NE(add, nullptr);
+    EXPECT_EQ(add->tensor_size, (2 * width + 2) * layer) << precision;
+    uint64_t reduced = 0;
+    for (const GenNode& n : g.nodes()) {
+      if (n.name.find(".dp_ar") != std::string::npos) reduced += n.bytes;
+    }
+    // Every parameter of the rank (dp 2, no TP or PP) is reduced once, at the gradient width.
+    EXPECT_EQ(reduced, width * RankParams(m, o->strategy, 0)) << precision;
+    EXPECT_EQ(Find(g, "optimizer.unscale") != nullptr, width == 2) << precision;
+  }
+  auto bad = ParseGenArgs({"--model=tiny", "--precision=fp8"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--precision = fp8: unknown precision; allowed: bf16 or fp16"),
+            std::string::npos)
+      << bad.status().message();
+}
+
 // Ranks whose traces differ only in a node's efficiency are not symmetric:
 // rank 1's node runs at half the compute efficiency, so it takes twice as
 // long (1e9 ops at 100 TFLOP/s: 10,000 ns; at 0.5 of it: 20,000 ns).

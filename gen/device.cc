@@ -1,7 +1,7 @@
 #include "gen/device.h"
 
-#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
 #include <map>
 #include <set>
@@ -25,37 +25,9 @@ const std::vector<DevicePreset>& DevicePresets() {
 
 namespace {
 
-// A device file (docs/generator.md, "Compute model"): `base` names a preset
-// whose values are the defaults; every other key sets one number.
-Result<DevicePreset> ReadDeviceYaml(const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    return Status::Invalid(path + ": cannot read the device file (not a preset either; see --list-devices)");
-  } catch (const YAML::Exception& e) {
-    return Status::Invalid(path + ":" + std::to_string(e.mark.line + 1) + ": YAML syntax error: " + e.msg);
-  }
-  if (!root.IsMap()) return Status::Invalid(path + ": a device file is a mapping of keys, e.g. 'base: a100'");
-  DevicePreset d;
-  d.name = path;
-  d.source = "device file " + path;
-  if (const YAML::Node base = root["base"]) {
-    const Where where{path, base.Mark().line + 1, "base"};
-    if (!base.IsScalar()) return ValueError(where, "(not a scalar)", "wrong type", "a preset name");
-    std::vector<std::string> names;
-    bool found = false;
-    for (const DevicePreset& p : DevicePresets()) {
-      names.push_back(p.name);
-      if (p.name == base.Scalar()) {
-        d = p;
-        found = true;
-      }
-    }
-    if (!found) return ValueError(where, base.Scalar(), "unknown device preset", JoinStrings(names, ", "));
-    d.name = path;
-    d.source = "device file " + path + " on " + base.Scalar();
-  }
+// The keys of a device file other than `base` into `d`; each once, each a checked number.
+Status ReadDeviceKeys(const YAML::Node& root, const std::string& path, DevicePreset* out) {
+  DevicePreset& d = *out;
   struct Key {
     double* value;
     DoubleRange range;
@@ -97,14 +69,50 @@ Result<DevicePreset> ReadDeviceYaml(const std::string& path) {
       }
     }
   }
-  for (const char* req : {"peak_tflops", "hbm_gbps", "hbm_gb", "sms"}) {
-    if (!root["base"] && !seen.count(req)) {
-      return Status::Invalid(path + ": missing required key '" + req + "' (or give 'base: a100' to start from a preset)");
-    }
-  }
   d.model.sms = static_cast<int>(sms);
   d.model.tile_m = static_cast<int>(tile_m);
   d.model.tile_n = static_cast<int>(tile_n);
+  return Status::Ok();
+}
+
+// A device file (docs/generator.md, "Compute model"): `base` names a preset
+// whose values are the defaults; every other key sets one number.
+Result<DevicePreset> ReadDeviceYaml(const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    return Status::Invalid(path + ": cannot read the device file (not a preset either; see --list-devices)");
+  } catch (const YAML::Exception& e) {
+    return Status::Invalid(path + ":" + std::to_string(e.mark.line + 1) + ": YAML syntax error: " + e.msg);
+  }
+  if (!root.IsMap()) return Status::Invalid(path + ": a device file is a mapping of keys, e.g. 'base: a100'");
+  DevicePreset d;
+  d.name = path;
+  d.source = "device file " + path;
+  if (const YAML::Node base = root["base"]) {
+    const Where where{path, base.Mark().line + 1, "base"};
+    if (!base.IsScalar()) return ValueError(where, "(not a scalar)", "wrong type", "a preset name");
+    std::vector<std::string> names;
+    bool found = false;
+    for (const DevicePreset& p : DevicePresets()) {
+      names.push_back(p.name);
+      if (p.name == base.Scalar()) {
+        d = p;
+        found = true;
+      }
+    }
+    if (!found) return ValueError(where, base.Scalar(), "unknown device preset", JoinStrings(names, ", "));
+    d.name = path;
+    d.source = "device file " + path + " on " + base.Scalar();
+  }
+  ORRERY_RETURN_IF_ERROR(ReadDeviceKeys(root, path, &d));
+  for (const char* req : {"peak_tflops", "hbm_gbps", "hbm_gb", "sms"}) {
+    if (!root["base"] && !root[req]) {
+      return Status::Invalid(path + ": missing required key '" + req +
+                             "' (or give 'base: a100' to start from a preset)");
+    }
+  }
   return d;
 }
 

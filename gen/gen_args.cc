@@ -169,6 +169,29 @@ Status SetCommStreams(GenOptions* o, const std::string& value, const Where& wher
   return Status::Ok();
 }
 
+Status SetGradReduce(GenOptions* o, const std::string& v, const Where& w) {
+  if (v != "overlap" && v != "after-flush") {
+    return ValueError(w, v, "unknown gradient reduction", "overlap (buckets during backward) or after-flush");
+  }
+  o->strategy.grad_reduce_after_flush = v == "after-flush";
+  return Status::Ok();
+}
+
+Status SetGradAccumulation(GenOptions* o, const std::string& v, const Where& w) {
+  if (v != "fused" && v != "unfused") {
+    return ValueError(w, v, "unknown gradient accumulation",
+                      "fused (into the fp32 buffer by the GEMM) or unfused (a separate add per microbatch)");
+  }
+  o->strategy.grad_accumulation_fused = v == "fused";
+  return Status::Ok();
+}
+
+Status SetPrecision(GenOptions* o, const std::string& v, const Where& w) {
+  if (v != "bf16" && v != "fp16") return ValueError(w, v, "unknown precision", "bf16 or fp16");
+  o->strategy.fp16 = v == "fp16";
+  return Status::Ok();
+}
+
 // Every flag, value flags first (the order of the "valid flags" message).
 const std::vector<GenFlag>& Flags() {
   static const std::vector<GenFlag> f = {
@@ -238,30 +261,10 @@ const std::vector<GenFlag>& Flags() {
          o->system_out = v;
          return Status::Ok();
        }},
-      {"grad-reduce",
-       [](GenOptions* o, const std::string& v, const Where& w) {
-         if (v != "overlap" && v != "after-flush") {
-           return ValueError(w, v, "unknown gradient reduction", "overlap (buckets during backward) or after-flush");
-         }
-         o->strategy.grad_reduce_after_flush = v == "after-flush";
-         return Status::Ok();
-       }},
-      {"grad-accumulation",
-       [](GenOptions* o, const std::string& v, const Where& w) {
-         if (v != "fused" && v != "unfused") {
-           return ValueError(w, v, "unknown gradient accumulation",
-                             "fused (into the fp32 buffer by the GEMM) or unfused (a separate add per microbatch)");
-         }
-         o->strategy.grad_accumulation_fused = v == "fused";
-         return Status::Ok();
-       }},
+      {"grad-reduce", SetGradReduce},
+      {"grad-accumulation", SetGradAccumulation},
       {"comm-streams", SetCommStreams},
-      {"precision",
-       [](GenOptions* o, const std::string& v, const Where& w) {
-         if (v != "bf16" && v != "fp16") return ValueError(w, v, "unknown precision", "bf16 or fp16");
-         o->strategy.fp16 = v == "fp16";
-         return Status::Ok();
-       }},
+      {"precision", SetPrecision},
       {"sp", nullptr},
       {"flash-attention", nullptr},
       {"summary", nullptr},

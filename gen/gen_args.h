@@ -35,7 +35,7 @@ struct GenOptions {
   // --comm-streams=per-group|one: a communication stream per communicator kind
   // (gen/builder.h, CommStreamOf) or one for all (ASTRA-sim's single slot).
   bool comm_streams = true;
-  std::set<std::string> given;                                       // the flags on the command line, without "--"
+  std::set<std::string> given;  // the flags on the command line, without "--"
   // The flags as given, in order (a flag SetGenFlag replaces moves last): the
   // options' identity in a run's configuration hash (gen/gen_source.cc).
   std::vector<std::string> args;

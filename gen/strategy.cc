@@ -57,29 +57,35 @@ class StageGen {
     // Megatron's pipeline messages (kernel model): each TP rank sends its 1/t
     // of the activation (scatter-gather; with SP it is already sharded).
     p2p_bytes_ = s.kernel_model && t > 1 ? act_bytes_ / t : act_bytes_;
-    if (s.kernel_model) {
-      LayerShape l;
-      l.b = b;
-      l.s = sq;
-      l.h = h;
-      l.q = q;
-      l.kv = kv;
-      l.d = m.head_dim;
-      l.f = f;
-      l.gated = m.gated_ffn;
-      l.rope = !m.learned_positions;
-      l.t = t;
-      l.sp = s.sp;
-      l.flash = s.flash_attention;
-      l.attention = s.cp == 1;
-      attn_f_ = AttentionForward(s.device, l);
-      attn_b_ = AttentionBackward(s.device, l);
-      mlp_f_ = MlpForward(s.device, l);
-      mlp_b_ = MlpBackward(s.device, l);
-      core_recompute_ = AttentionCoreRecompute(s.device, l);
-      elem_tokens_ = s.sp ? tokens_ / t : tokens_;
-    }
+    if (s.kernel_model) InitKernels(b, sq, h, q, kv, f);
     SetChunk(0);
+  }
+
+  // The kernel model's kernels of one dense layer (the same for every layer of the stage).
+  void InitKernels(uint64_t b, uint64_t sq, uint64_t h, uint64_t q, uint64_t kv, uint64_t f) {
+    const Strategy& s = s_;
+    const ModelDesc& m = m_;
+    const uint64_t t = s.tp;
+    LayerShape l;
+    l.b = b;
+    l.s = sq;
+    l.h = h;
+    l.q = q;
+    l.kv = kv;
+    l.d = m.head_dim;
+    l.f = f;
+    l.gated = m.gated_ffn;
+    l.rope = !m.learned_positions;
+    l.t = t;
+    l.sp = s.sp;
+    l.flash = s.flash_attention;
+    l.attention = s.cp == 1;
+    attn_f_ = AttentionForward(s.device, l);
+    attn_b_ = AttentionBackward(s.device, l);
+    mlp_f_ = MlpForward(s.device, l);
+    mlp_b_ = MlpBackward(s.device, l);
+    core_recompute_ = AttentionCoreRecompute(s.device, l);
+    elem_tokens_ = s.sp ? tokens_ / t : tokens_;
   }
 
   GraphBuilder Run() {
@@ -528,18 +534,7 @@ class StageGen {
     const std::string p = "bwd.mb" + N(mb);
     if (!last_) StepWith(PipeRecv(p + ".recv", NextOffset(), BwdTag(mb, vstage_ + 1)));
     if (s_.recompute == Recompute::kFull) ForwardLayers("recompute", mb);
-    if (last_ && s_.lm_head) {
-      if (s_.kernel_model) {
-        LogitsBackward(p);
-      } else {
-        Step(g_.Compute(p + ".logits", 2 * logit_fwd_, 2 * logit_bytes_, Deps()));
-      }
-      if (last_mb && (s_.pp > 1 || !m_.tied_embeddings)) {
-        AddGrads(m_.vocab * m_.hidden / s_.tp * s_.bytes_per_value, false, false);
-      }
-      // The final norm's weights (kernel model; the bare model leaves them out).
-      if (last_mb && s_.kernel_model) AddGrads((m_.rms_norm ? 1 : 2) * m_.hidden * s_.bytes_per_value, false, false);
-    }
+    if (last_ && s_.lm_head) OutputBackward(p, last_mb);
     const int64_t first = StageFirstLayer(m_, Vstages(), vstage_), n = StageLayers(m_, Vstages(), vstage_);
     if (s_.offload_activations) LoadActivations(mb, first + n - 1);
     for (int64_t j = first + n - 1; j >= first; --j) {
@@ -580,17 +575,27 @@ class StageGen {
     if (!first_ && !s_.kernel_model)
       g_.Send(p + ".send", Axis::kPp, PrevOffset(), p2p_bytes_, BwdTag(mb, vstage_), Deps());
     // The step, once the rank's last backward (of every chunk) is done.
-    if (last_mb && IsLastBackward() && s_.kernel_model) {
-      if (s_.offload_optimizer) {
-        // The optimizer states come in for the step and go back out.
-        NodeRef load = g_.MemLoad("optimizer.load", optimizer_bytes_, Chain());
-        StepWith(load);
-        OptimizerStep();
-        g_.MemStore("optimizer.store", optimizer_bytes_, Chain());
-      } else {
-        OptimizerStep();
-      }
+    if (last_mb && IsLastBackward() && s_.kernel_model) RunOptimizer();
+  }
+  // The output layer's backward and, after the last microbatch, its gradients into the buckets.
+  void OutputBackward(const std::string& p, bool last_mb) {
+    if (s_.kernel_model) {
+      LogitsBackward(p);
+    } else {
+      Step(g_.Compute(p + ".logits", 2 * logit_fwd_, 2 * logit_bytes_, Deps()));
     }
+    if (last_mb && (s_.pp > 1 || !m_.tied_embeddings)) {
+      AddGrads(m_.vocab * m_.hidden / s_.tp * s_.bytes_per_value, false, false);
+    }
+    // The final norm's weights (kernel model; the bare model leaves them out).
+    if (last_mb && s_.kernel_model) AddGrads((m_.rms_norm ? 1 : 2) * m_.hidden * s_.bytes_per_value, false, false);
+  }
+  // The optimizer step (kernel model), its states brought in from the pool and back with --offload=optimizer.
+  void RunOptimizer() {
+    if (!s_.offload_optimizer) return OptimizerStep();
+    StepWith(g_.MemLoad("optimizer.load", optimizer_bytes_, Chain()));
+    OptimizerStep();
+    g_.MemStore("optimizer.store", optimizer_bytes_, Chain());
   }
   // This backward is the rank's last one: chunk 0 (the schedules end there).
   bool IsLastBackward() const { return vstage_ == stage_; }

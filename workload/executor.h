@@ -90,7 +90,7 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
     std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<uint32_t>> ready[kNumSlots];
     bool slot_busy[kNumSlots] = {};     // kSlotNone is never busy
     uint8_t num_slots = kSlotComm + 1;  // slots the graph uses: up to its highest comm_stream
-    bool issuing = false;  // IssueReady's loop is running (no recursion)
+    bool issuing = false;               // IssueReady's loop is running (no recursion)
     std::vector<uint8_t> issued;
     std::vector<Tick> start;
     uint32_t done = 0;

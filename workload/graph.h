@@ -24,7 +24,7 @@ struct WorkNode {
   // Orrery attributes (COMP, roofline): the fractions of peak-perf and of
   // local-mem-bw this kernel reaches, in (0, 1]; 1 when absent.
   float compute_efficiency = 1, memory_efficiency = 1;
-  bool local_tier = false;    // MEM nodes: Orrery attribute memory_tier = "local" (HBM) or "remote" (default)
+  bool local_tier = false;  // MEM nodes: Orrery attribute memory_tier = "local" (HBM) or "remote" (default)
   CollectiveKind collective = CollectiveKind::kNone;  // COLL nodes: attribute 'comm_type'
   // COLL, SEND, MEM_LOAD, MEM_STORE: Orrery attribute comm_stream, 0..kMaxCommStreams-1
   // (core/limits.h); 0 when absent. Each stream has its own communication slot.

@@ -102,9 +102,9 @@ class NodeRecorder : public PhaseObserver {
  private:
   struct Rank {
     std::vector<NodeRecord> records;
-    uint32_t base = 0;                                             // first record of the current iteration
-    uint32_t slot_last[kNumSlots];                                 // last node to release each slot (kNoNode: none yet)
-    std::vector<uint32_t> coll_seq;                                // per group + 1
+    uint32_t base = 0;               // first record of the current iteration
+    uint32_t slot_last[kNumSlots];   // last node to release each slot (kNoNode: none yet)
+    std::vector<uint32_t> coll_seq;  // per group + 1
     bool begun = false;
     struct Stream {
       uint32_t open = kNoNode;      // node index of its collective in flight (or the last one)

@@ -58,5 +58,38 @@ TEST(GenDevice, BadDeviceFlags) {
   EXPECT_NE(out.str().find("h100: 989.5 TFLOP/s dense BF16, HBM 3350 GB/s, 80 GB"), std::string::npos) << out.str();
 }
 
+// A device file: a preset's values, then the file's; every rule's message
+// names the file, the line and the key.
+TEST(GenDevice, DeviceFilesOverrideAPresetAndNameTheirErrors) {
+  orrery::testing::TempDir d;
+  d.Write("dev.yml", "base: a100\ngemm_efficiency: 0.5\nsms: 54\n");
+  auto dev = FindDevice(d.File("dev.yml"));
+  ASSERT_TRUE(dev.ok()) << dev.status().message();
+  EXPECT_DOUBLE_EQ(dev->peak_tflops, 312);            // from the base
+  EXPECT_DOUBLE_EQ(dev->model.gemm_efficiency, 0.5);  // from the file
+  EXPECT_EQ(dev->model.sms, 54);
+  EXPECT_DOUBLE_EQ(dev->model.memory_efficiency, 0.88);
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"base: a100\ngemm_eficiency: 0.5\n", "dev.yml:2: gemm_eficiency: unknown key"},
+      {"base: a100\nsms: 10\nsms: 20\n", "dev.yml:3: sms = sms: given twice"},
+      {"peak_tflops: 100\n", "missing required key 'hbm_gbps' (or give 'base: a100'"},
+      {"base: a200\n", "dev.yml:1: base = a200: unknown device preset; allowed: a100, h100"},
+      {"base: a100\nmemory_efficiency: 1.5\n",
+       "dev.yml:2: memory_efficiency = \"1.5\": out of range; allowed: a number > 0 and <= 1"},
+      {"base: a100\nsms: 10.5\n", "dev.yml:2: sms = 10.5: not an integer"},
+      {"base: a100\nsms: [1, 2]\n", "dev.yml:2: sms = (not a scalar): wrong type"},
+      {"- a100\n", "a device file is a mapping of keys"},
+  };
+  for (const auto& [text, message] : bad) {
+    d.Write("dev.yml", text);
+    auto r = FindDevice(d.File("dev.yml"));
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_NE(r.status().message().find(message), std::string::npos) << text << "\n" << r.status().message();
+  }
+  auto missing = FindDevice(d.File("none.yml"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("cannot read the device file"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace orrery::gen

@@ -448,15 +448,17 @@ class StageGen {
     if (d <= 1) return;
     uint64_t& bucket = bucket_[expert ? 1 : 0];
     bucket += bytes / s_.bytes_per_value * GradWidth();
-    if (bucket == 0 || (!flush && bucket < s_.bucket_bytes)) return;
+    std::vector<uint64_t>& held = held_[expert ? 1 : 0];
+    // Nothing to reduce yet; at the flush, the held buckets go even when the last one is empty.
+    if ((bucket == 0 && (!flush || held.empty())) || (!flush && bucket < s_.bucket_bytes)) return;
     if (s_.grad_reduce_after_flush && !flush) {
-      held_[expert ? 1 : 0].push_back(bucket);
+      held.push_back(bucket);
       bucket = 0;
       return;
     }
-    std::vector<uint64_t> sizes = std::move(held_[expert ? 1 : 0]);
-    held_[expert ? 1 : 0].clear();
-    sizes.push_back(bucket);
+    std::vector<uint64_t> sizes = std::move(held);
+    held.clear();
+    if (bucket > 0) sizes.push_back(bucket);
     bucket = 0;
     for (uint64_t size : sizes) {
       const std::string p = std::string(expert ? "grad.expert_bucket" : "grad.bucket") + N(buckets_[expert ? 1 : 0]++);

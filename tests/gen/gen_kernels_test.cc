@@ -221,6 +221,28 @@ TEST(GenKernels, AfterFlushHoldsEveryBucketUntilTheBackwardEnds) {
     EXPECT_GE(n.deps[0], last_bwd) << n.name;
   }
   EXPECT_GT(reductions, 0);
+  // Every gradient is reduced once, overlapped or after the flush, whatever the bucket size. On
+  // stage 1 of pp 2 (logits 8,192 + final norm 128 + two layers of 49,984 parameters, 4 bytes
+  // each: 433,152 B) a 0.4 MiB (419,430 B) bucket is first full with the stage's last layer:
+  // held, it must still go at the flush, where nothing is left to add.
+  for (const char* bucket : {"--bucket-mb=25", "--bucket-mb=0.01", "--bucket-mb=0.4"}) {
+    uint64_t totals[2] = {0, 0}, expected = 0;
+    for (int after = 0; after < 2; ++after) {
+      std::vector<std::string> args = {"--model=tiny", "--dp=2",        "--pp=2", "--microbatches=2",
+                                       "--zero=1",     "--device=a100", bucket};
+      if (after) args.push_back("--grad-reduce=after-flush");
+      auto o = ParseGenArgs(args);
+      ASSERT_TRUE(o.ok()) << o.status().message();
+      auto w = GenerateDense(testing::TinyModel(4, 32), o->strategy);
+      ASSERT_TRUE(w.ok());
+      expected = 4 * RankParams(testing::TinyModel(4, 32), o->strategy, 1);  // bf16: 4-byte gradients
+      for (const GenNode& n : w->classes[1].nodes()) {
+        if (n.name.find(".dp_rs") != std::string::npos) totals[after] += n.bytes;
+      }
+    }
+    EXPECT_EQ(totals[0], expected) << bucket;
+    EXPECT_EQ(totals[1], totals[0]) << bucket;
+  }
   EXPECT_FALSE(ParseGenArgs({"--model=tiny", "--grad-reduce=later"}).ok());
   auto bad = ParseGenArgs({"--model=tiny", "--grad-reduce=later"});
   EXPECT_NE(bad.status().message().find("--grad-reduce = later: unknown gradient reduction"), std::string::npos)

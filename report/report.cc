@@ -136,7 +136,10 @@ const PathSegment* Longest(const CriticalPath& p, const std::string& category, i
 }
 
 // "bottleneck: communication dim1 (Switch): 72.0% of the critical path (longest: ALL_REDUCE 'ar' on rank 0, 33000 ns)".
-std::string CriticalPathBottleneck(const CriticalPath& p) {
+// `per_npu`: the ranks' totals; the rank the path waited on most is a
+// straggler only when it computed more than the rank the path ends on (in a
+// balanced pipeline the path crosses ranks that did the same work).
+std::string CriticalPathBottleneck(const CriticalPath& p, const std::vector<NpuReport>& per_npu) {
   if (p.categories.empty()) return "bottleneck: none (nothing ran)\n";
   const PathShare& top = p.categories.front();
   std::string what = top.category;
@@ -150,7 +153,15 @@ std::string CriticalPathBottleneck(const CriticalPath& p) {
     }
     auto most = std::max_element(activity.begin(), activity.end(),
                                  [](const auto& a, const auto& b) { return a.second < b.second; });
-    what = "straggler rank " + std::to_string(straggler) + " (its " + most->first + ")";
+    const auto compute = [&](int rank) {
+      for (const NpuReport& n : per_npu) {
+        if (n.rank == rank) return n.compute_ns;
+      }
+      return Tick{0};
+    };
+    const bool slower = compute(straggler) > compute(p.rank);
+    what = std::string(slower ? "straggler rank " : "waiting on rank ") + std::to_string(straggler) + " (its " +
+           most->first + ")";
     longest = Longest(p, "", straggler);
   }
   std::string line = "bottleneck: " + what + ": " + Share(top.ns, p.finished_ns) + " of the critical path";
@@ -240,7 +251,7 @@ std::string FinishedText(const RunReport& r) {
                     std::to_string(slowest.rank) + "\n";
   if (r.critical_path.rank >= 0) {
     // The critical path names the bottleneck; the slowest NPU's time split follows.
-    out += CriticalPathBottleneck(r.critical_path);
+    out += CriticalPathBottleneck(r.critical_path, r.per_npu);
     std::string split = BottleneckLine(slowest.npu);
     out += "time of rank " + std::to_string(slowest.rank) + split.substr(split.find(" ("));
   } else {

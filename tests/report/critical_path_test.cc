@@ -185,6 +185,30 @@ TEST(CriticalPath, StragglerRankIsFollowedAsWaitingOnAnotherRank) {
   EXPECT_NE(text.find("bottleneck: straggler rank 2 (its compute): "), std::string::npos) << text;
 }
 
+// A balanced three-stage chain: each rank computes 10 us, rank 0 then rank 1
+// pass a 1-byte message on. The path ends on rank 2 and spends most of its
+// time waiting on ranks 0 and 1, which did the same compute as rank 2: the
+// bottleneck line names the rank it waited on, not a straggler.
+TEST(CriticalPath, ABalancedPipelineHasNoStraggler) {
+  TempDir d;
+  d.Write("network.yml", testing::NetworkYaml("Ring", 4, 50, 500));
+  d.Write("system.json", testing::SystemJson("ring", 1, 10, 50));
+  testing::WriteTraces(d, 4, [](int r) {
+    if (r == 0) return Nodes{Comp(1, 10, {}), P2P(2, true, 1, 1, {1})};
+    if (r == 1) return Nodes{P2P(1, false, 0, 1), Comp(2, 10, {1}), P2P(3, true, 2, 1, {2})};
+    if (r == 2) return Nodes{P2P(1, false, 1, 1), Comp(2, 10, {1})};
+    return Nodes{};
+  });
+  auto r = RunCp(d);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const CriticalPath& p = r->critical_path;
+  ASSERT_EQ(p.rank, 2);
+  ASSERT_EQ(p.categories.front().category, "waiting on another rank");
+  const std::string text = FormatReportText(r.value());
+  EXPECT_EQ(text.find("straggler"), std::string::npos) << text;
+  EXPECT_NE(text.find("bottleneck: waiting on rank "), std::string::npos) << text;
+}
+
 // Each of two NPUs computes 10 us, loads 1e6 bytes from a shared pool (500 ns,
 // 50 GB/s = 50 B/ns, fair sharing), then computes 5 us. Both loads run together
 // at 25 B/ns: 500 + 1e6 / 25 = 40500 ns. Path: compute [0, 10000], memory [10000,

@@ -247,6 +247,11 @@ TEST(GenKernels, AfterFlushHoldsEveryBucketUntilTheBackwardEnds) {
   auto bad = ParseGenArgs({"--model=tiny", "--grad-reduce=later"});
   EXPECT_NE(bad.status().message().find("--grad-reduce = later: unknown gradient reduction"), std::string::npos)
       << bad.status().message();
+  auto acc = ParseGenArgs({"--model=tiny", "--grad-accumulation=later"});
+  ASSERT_FALSE(acc.ok());
+  EXPECT_NE(acc.status().message().find("--grad-accumulation = later: unknown gradient accumulation; allowed: fused"),
+            std::string::npos)
+      << acc.status().message();
   auto flash = ParseGenArgs({"--model=tiny", "--flash-attention"});
   ASSERT_FALSE(flash.ok());
   EXPECT_NE(flash.status().message().find("needs the kernel model of a device"), std::string::npos);

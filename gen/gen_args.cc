@@ -55,7 +55,7 @@ std::string GenUsage() {
          "       orrery gen --model=DLRM [--npus=N] [--global-batch=G | --microbatch-size=B (local batch)]\n"
          "         [--embedding-sharding=table|row] [--bucket-mb=25] [--hbm-gb=80] [--out=PREFIX] [--summary]\n"
          "         [--comm-streams=per-group|one] [--precision=bf16|fp16]\n"
-         "       orrery gen ... --device=a100|h100 [--flash-attention] [--efficiency=F] [--system-out=F.json]\n"
+         "       orrery gen ... --device=a100|h100|FILE.yml [--flash-attention] [--efficiency=F] [--system-out=F.json]\n"
          "       orrery gen --list-models | --list-devices\n";
 }
 

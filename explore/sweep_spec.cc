@@ -10,6 +10,7 @@
 #include "explore/sweep_filter.h"
 #include "explore/sweep_point.h"
 #include "extern/json_util.h"
+#include "extern/yaml_map.h"
 #include "network/notation.h"
 
 namespace orrery::sweep {
@@ -193,10 +194,11 @@ Result<YAML::Node> LoadSpecYaml(const std::string& path) {
   }
   if (!root.IsMap()) return Status::Invalid(path + ": expected a mapping with base, axes, zip or points");
   static const std::vector<std::string> kTop = {"base", "axes", "zip", "points", "filters"};
-  for (const auto& kv : root) {
-    const std::string key = kv.first.as<std::string>();
+  ORRERY_PARSE_OR_RETURN(const std::vector<YamlEntry> top, MappingEntries(root, path, ""));
+  for (const YamlEntry& kv : top) {
+    const std::string& key = kv.key;
     if (std::find(kTop.begin(), kTop.end(), key) == kTop.end()) {
-      return SpecError(path, kv.first, UnknownKeyMessage(key, kTop));
+      return SpecError(path, kv.key_node, UnknownKeyMessage(key, kTop));
     }
   }
   return root;
@@ -230,13 +232,14 @@ Status ReadBaseSection(const std::string& path, const YAML::Node& root, SweepSpe
                                                  "memory",  "remote-memory", "backend",  "iterations", "symmetry"};
   const YAML::Node base = root["base"];
   if (!base || !base.IsMap()) return Status::Invalid(path + ": 'base' is required: the inputs every point starts from");
-  for (const auto& kv : base) {
-    const std::string key = kv.first.as<std::string>();
+  ORRERY_PARSE_OR_RETURN(const std::vector<YamlEntry> entries, MappingEntries(base, path, "base"));
+  for (const YamlEntry& kv : entries) {
+    const std::string& key = kv.key;
     if (std::find(kBase.begin(), kBase.end(), key) == kBase.end()) {
-      return SpecError(path, kv.first, "base: " + UnknownKeyMessage(key, kBase));
+      return SpecError(path, kv.key_node, "base: " + UnknownKeyMessage(key, kBase));
     }
-    if (!kv.second.IsScalar()) return SpecError(path, kv.second, "base." + key + ": expected a single value");
-    ORRERY_RETURN_IF_ERROR(ReadBaseKey(path, key, kv.second, spec));
+    if (!kv.value.IsScalar()) return SpecError(path, kv.value, "base." + key + ": expected a single value");
+    ORRERY_RETURN_IF_ERROR(ReadBaseKey(path, key, kv.value, spec));
   }
   const SpecFiles& files = spec->base.files;
   if (files.network.empty() || files.system.empty()) return Status::Invalid(path + ": base needs network and system");
@@ -252,19 +255,20 @@ Status ReadLists(const std::string& path, const YAML::Node& root, const char* se
   const YAML::Node n = root[section];
   if (!n) return Status::Ok();
   if (!n.IsMap()) return SpecError(path, n, std::string(section) + ": expected a mapping of path: [values]");
-  for (const auto& kv : n) {
-    const std::string p = kv.first.as<std::string>();
-    if (!kv.second.IsSequence() || kv.second.size() == 0) {
-      return SpecError(path, kv.second, std::string(section) + "." + p + ": expected a non-empty list of values");
+  ORRERY_PARSE_OR_RETURN(const std::vector<YamlEntry> entries, MappingEntries(n, path, section));
+  for (const YamlEntry& kv : entries) {
+    const std::string& p = kv.key;
+    if (!kv.value.IsSequence() || kv.value.size() == 0) {
+      return SpecError(path, kv.value, std::string(section) + "." + p + ": expected a non-empty list of values");
     }
     std::vector<Value> values;
-    for (const auto& item : kv.second) {
+    for (const auto& item : kv.value) {
       auto v = ScalarValue(path, item, p);
       if (!v.ok()) return v.status();
       ORRERY_RETURN_IF_ERROR(CheckAssignment(path, item, p, v.value(), ndims));
       values.push_back(v.value());
     }
-    ORRERY_RETURN_IF_ERROR(CheckAssignment(path, kv.first, p, values[0], ndims));
+    ORRERY_RETURN_IF_ERROR(CheckAssignment(path, kv.key_node, p, values[0], ndims));
     out->push_back({p, values});
   }
   return Status::Ok();
@@ -276,11 +280,12 @@ Status ReadExplicitPoints(const std::string& path, const YAML::Node& points, int
   for (const auto& pt : points) {
     if (!pt.IsMap()) return SpecError(path, pt, "points: each point is a mapping of path: value");
     std::vector<Assignment> point;
-    for (const auto& kv : pt) {
-      const std::string p = kv.first.as<std::string>();
-      auto v = ScalarValue(path, kv.second, p);
+    ORRERY_PARSE_OR_RETURN(const std::vector<YamlEntry> entries, MappingEntries(pt, path, "points"));
+    for (const YamlEntry& kv : entries) {
+      const std::string& p = kv.key;
+      auto v = ScalarValue(path, kv.value, p);
       if (!v.ok()) return v.status();
-      ORRERY_RETURN_IF_ERROR(CheckAssignment(path, kv.second, p, v.value(), ndims));
+      ORRERY_RETURN_IF_ERROR(CheckAssignment(path, kv.value, p, v.value(), ndims));
       point.push_back({p, v.value()});
       if (std::find(spec->axis_paths.begin(), spec->axis_paths.end(), p) == spec->axis_paths.end()) {
         spec->axis_paths.push_back(p);

@@ -4,10 +4,10 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
-#include <set>
 
 #include "core/parse.h"
 #include "extern/json_util.h"
+#include "extern/yaml_map.h"
 
 namespace orrery::gen {
 
@@ -47,25 +47,22 @@ Status ReadDeviceKeys(const YAML::Node& root, const std::string& path, DevicePre
   };
   std::vector<std::string> valid = {"base", "name"};
   for (const auto& [k, v] : keys) valid.push_back(k);
-  std::set<std::string> seen;
-  for (auto it = root.begin(); it != root.end(); ++it) {
-    const int line = it->first.Mark().line + 1;
-    if (!it->first.IsScalar()) return Status::Invalid(path + ":" + std::to_string(line) + ": a key must be a name");
-    const std::string key = it->first.Scalar();
-    const Where where{path, line, key};
-    if (!seen.insert(key).second) return ValueError(where, key, "given twice", "each key once");
-    if (!it->second.IsScalar()) return ValueError(where, "(not a scalar)", "wrong type", "a single value");
+  ORRERY_PARSE_OR_RETURN(const std::vector<YamlEntry> entries, MappingEntries(root, path, ""));
+  for (const YamlEntry& e : entries) {
+    const std::string& key = e.key;
+    const Where where{path, e.line, key};
+    if (!e.value.IsScalar()) return ValueError(where, "(not a scalar)", "wrong type", "a single value");
     if (key == "base") continue;
     if (key == "name") {
-      d.name = it->second.Scalar();
+      d.name = e.value.Scalar();
       continue;
     }
     const auto k = keys.find(key);
     if (k == keys.end()) return Status::Invalid(where.Describe() + ": " + UnknownKeyMessage(key, valid));
-    ORRERY_PARSE_OR_RETURN(*k->second.value, ParseDouble(it->second.Scalar(), where, k->second.range));
+    ORRERY_PARSE_OR_RETURN(*k->second.value, ParseDouble(e.value.Scalar(), where, k->second.range));
     if (key == "sms" || key == "tile_m" || key == "tile_n") {
       if (*k->second.value != static_cast<double>(static_cast<int>(*k->second.value))) {
-        return ValueError(where, it->second.Scalar(), "not an integer", DescribeRange(k->second.range) + ", whole");
+        return ValueError(where, e.value.Scalar(), "not an integer", DescribeRange(k->second.range) + ", whole");
       }
     }
   }

@@ -6,6 +6,7 @@
 
 #include "core/parse.h"
 #include "extern/json_util.h"
+#include "extern/yaml_map.h"
 
 namespace orrery::gen {
 namespace {
@@ -55,14 +56,15 @@ Result<std::vector<int64_t>> ReadTables(const YAML::Node& v, const Where& where)
   if (v.IsSequence()) return IntList(v, where, 1, kMaxRows, kMaxTables, allowed);
   if (!v.IsMap()) return ValueError(where, v.IsScalar() ? v.Scalar() : "(not a list)", "wrong form", allowed);
   int64_t count = 0, rows = 0;
-  for (auto it = v.begin(); it != v.end(); ++it) {
-    const std::string key = it->first.as<std::string>();
-    const Where at{where.file, Line(it->first), where.key + "." + key};
-    if (!it->second.IsScalar()) return ValueError(at, "(not a scalar)", "wrong type", "an integer");
+  ORRERY_PARSE_OR_RETURN(const std::vector<YamlEntry> entries, MappingEntries(v, where.file, where.key));
+  for (const YamlEntry& e : entries) {
+    const std::string& key = e.key;
+    const Where at{where.file, e.line, where.key + "." + key};
+    if (!e.value.IsScalar()) return ValueError(at, "(not a scalar)", "wrong type", "an integer");
     if (key == "count") {
-      ORRERY_PARSE_OR_RETURN(count, ParseInt(it->second.Scalar(), at, 1, kMaxTables));
+      ORRERY_PARSE_OR_RETURN(count, ParseInt(e.value.Scalar(), at, 1, kMaxTables));
     } else if (key == "rows") {
-      ORRERY_PARSE_OR_RETURN(rows, ParseInt(it->second.Scalar(), at, 1, kMaxRows));
+      ORRERY_PARSE_OR_RETURN(rows, ParseInt(e.value.Scalar(), at, 1, kMaxRows));
     } else {
       return Status::Invalid(at.Describe() + ": " + UnknownKeyMessage(key, {"count", "rows"}));
     }
@@ -205,10 +207,11 @@ Status ReadDlrmKeys(const YAML::Node& root, const std::string& path, ModelDesc* 
   DlrmDesc& d = m->dlrm;
   const std::vector<std::string> valid = {"kind",    "name",       "embedding_dim", "dense_features", "tables",
                                           "pooling", "bottom_mlp", "top_mlp",       "interaction"};
-  for (auto it = root.begin(); it != root.end(); ++it) {
-    const std::string key = it->first.as<std::string>();
-    const Where where{path, Line(it->first), key};
-    const YAML::Node v = it->second;
+  ORRERY_PARSE_OR_RETURN(const std::vector<YamlEntry> entries, MappingEntries(root, path, ""));
+  for (const YamlEntry& e : entries) {
+    const std::string& key = e.key;
+    const Where where{path, e.line, key};
+    const YAML::Node v = e.value;
     const bool scalar_key = key == "kind" || key == "name" || key == "embedding_dim" || key == "dense_features" ||
                             key == "interaction";
     if (scalar_key && !v.IsScalar()) return ValueError(where, "(not a scalar)", "wrong type", "a single value");

@@ -7,6 +7,7 @@
 
 #include "core/parse.h"
 #include "extern/json_util.h"
+#include "extern/yaml_map.h"
 #include "gen/dlrm_model.h"
 
 namespace orrery::gen {
@@ -200,10 +201,11 @@ Status ReadTransformerKeys(const YAML::Node& root, const std::string& path, Mode
   std::vector<std::string> valid = {"kind", "name"};
   for (const auto& [k, v] : ints) valid.push_back(k);
   for (const auto& [k, v] : bools) valid.push_back(k);
-  for (auto it = root.begin(); it != root.end(); ++it) {
-    const std::string key = it->first.as<std::string>();
-    const Where where{path, it->first.Mark().line + 1, key};
-    const YAML::Node v = it->second;
+  ORRERY_PARSE_OR_RETURN(const std::vector<YamlEntry> entries, MappingEntries(root, path, ""));
+  for (const YamlEntry& e : entries) {
+    const std::string& key = e.key;
+    const Where where{path, e.line, key};
+    const YAML::Node v = e.value;
     if (!v.IsScalar()) return ValueError(where, "(not a scalar)", "wrong type", "a single value");
     const std::string text = v.Scalar();
     if (key == "kind") {

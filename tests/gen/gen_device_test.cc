@@ -71,7 +71,7 @@ TEST(GenDevice, DeviceFilesOverrideAPresetAndNameTheirErrors) {
   EXPECT_DOUBLE_EQ(dev->model.memory_efficiency, 0.88);
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"base: a100\ngemm_eficiency: 0.5\n", "dev.yml:2: gemm_eficiency: unknown key"},
-      {"base: a100\nsms: 10\nsms: 20\n", "dev.yml:3: sms = sms: given twice"},
+      {"base: a100\nsms: 10\nsms: 20\n", "dev.yml:3: key 'sms' is given twice (first on line 2)"},
       {"peak_tflops: 100\n", "missing required key 'hbm_gbps' (or give 'base: a100'"},
       {"base: a200\n", "dev.yml:1: base = a200: unknown device preset; allowed: a100, h100"},
       {"base: a100\nmemory_efficiency: 1.5\n",

@@ -50,6 +50,10 @@ simulate() {
     { echo "validation: run failed: $flags" >&2; cat "$tmp/err" >&2; return 1; }
 }
 
+rows() {  # a table's rows: neither comments nor blank lines
+  grep -v '^#' "$1" | grep -v '^$'
+}
+
 model_field() {  # model_field FILE KEY
   awk -v k="$2:" '$1 == k {print $2}' "$1"
 }
@@ -59,7 +63,7 @@ model_field() {  # model_field FILE KEY
 # Narayanan et al. 2021 eq. 3, F = 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)).
 end_to_end() {
   printf '%-26s %6s %12s %12s %8s\n' case gpus published_s orrery_s error
-  grep -v '^#' "$here/validation/end_to_end.tsv" | grep -v '^$' |
+  rows "$here/validation/end_to_end.tsv" |
     while IFS=$'\t' read -r id gpus flags published unit source; do
       ns=$(simulate "$gpus" "$flags")
       if [[ $unit == tflops ]]; then
@@ -83,7 +87,7 @@ end_to_end() {
 # published ms<TAB>source".
 layers() {
   printf '%-26s %6s %12s %12s %8s\n' case gpus published_ms orrery_ms error
-  grep -v '^#' "$here/validation/layers.tsv" | grep -v '^$' |
+  rows "$here/validation/layers.tsv" |
     while IFS=$'\t' read -r id model flags published source; do
       local t=()
       for n in 1 2; do
@@ -103,7 +107,7 @@ layers() {
 # against Orrery's. Rows: "group<TAB>gpus<TAB>flags<TAB>TFLOP/s<TAB>source".
 strong() {
   printf '%-26s %6s %12s %12s %8s\n' case gpus published_x orrery_x error
-  grep -v '^#' "$here/validation/strong_scaling.tsv" | grep -v '^$' |
+  rows "$here/validation/strong_scaling.tsv" |
     while IFS=$'\t' read -r group gpus flags x source; do
       echo "$group $gpus $x $(simulate "$gpus" "$flags")"
     done |

@@ -184,15 +184,9 @@ namespace {
 using Lists = std::vector<std::pair<std::string, std::vector<Value>>>;
 
 Result<YAML::Node> LoadSpecYaml(const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    return Status::Invalid(path + ": cannot read the sweep spec");
-  } catch (const YAML::Exception& e) {
-    return Status::Invalid(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
-  }
-  if (!root.IsMap()) return Status::Invalid(path + ": expected a mapping with base, axes, zip or points");
+  ORRERY_PARSE_OR_RETURN(const YAML::Node root,
+                         LoadYamlMapping(path, {"cannot read the sweep spec", "not valid YAML",
+                                                "expected a mapping with base, axes, zip or points"}));
   static const std::vector<std::string> kTop = {"base", "axes", "zip", "points", "filters"};
   ORRERY_PARSE_OR_RETURN(const std::vector<YamlEntry> top, MappingEntries(root, path, ""));
   for (const YamlEntry& kv : top) {

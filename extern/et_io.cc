@@ -172,6 +172,14 @@ std::optional<uint64_t> AttrUint(const ChakraProtoMsg::AttributeProto& a) {
   return r.value();
 }
 
+// An attribute that holds no number: "a string, not <kind>" (with the string) or "not <kind>".
+static Status NotANumber(const ChakraProtoMsg::AttributeProto& a, const Where& where, const std::string& kind,
+                         const std::string& allowed) {
+  const bool is_string = a.value_case() == ChakraProtoMsg::AttributeProto::kStringVal;
+  return ValueError(where, is_string ? "\"" + a.string_val() + "\"" : std::string("(not a number)"),
+                    is_string ? "a string, not " + kind : "not " + kind, allowed);
+}
+
 Result<uint64_t> AttrUintChecked(const ChakraProtoMsg::AttributeProto& a, const Where& where, uint64_t min,
                                  uint64_t max) {
   // The message is built only on an error: this runs for every attribute of every node.
@@ -190,9 +198,7 @@ Result<uint64_t> AttrUintChecked(const ChakraProtoMsg::AttributeProto& a, const 
     case AttrNumber::kFloating: return DoubleToUint(n.d, where, min, max);
     case AttrNumber::kNone: break;
   }
-  const bool is_string = a.value_case() == ChakraProtoMsg::AttributeProto::kStringVal;
-  return ValueError(where, is_string ? "\"" + a.string_val() + "\"" : std::string("(not a number)"),
-                    is_string ? "a string, not an integer" : "not an integer", DescribeUintRange(min, max));
+  return NotANumber(a, where, "an integer", DescribeUintRange(min, max));
 }
 
 Result<double> AttrDoubleChecked(const ChakraProtoMsg::AttributeProto& a, const Where& where, DoubleRange range) {
@@ -203,9 +209,7 @@ Result<double> AttrDoubleChecked(const ChakraProtoMsg::AttributeProto& a, const 
     case AttrNumber::kUnsigned: v = static_cast<double>(n.u); break;
     case AttrNumber::kFloating: v = n.d; break;
     case AttrNumber::kNone: {
-      const bool is_string = a.value_case() == ChakraProtoMsg::AttributeProto::kStringVal;
-      return ValueError(where, is_string ? "\"" + a.string_val() + "\"" : std::string("(not a number)"),
-                        is_string ? "a string, not a number" : "not a number", DescribeRange(range));
+      return NotANumber(a, where, "a number", DescribeRange(range));
     }
   }
   ORRERY_RETURN_IF_ERROR(CheckDouble(v, where, range));

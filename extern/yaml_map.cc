@@ -4,6 +4,19 @@
 
 namespace orrery {
 
+Result<YAML::Node> LoadYamlMapping(const std::string& path, const YamlFileText& text) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    return Status::Invalid(path + ": " + text.unreadable);
+  } catch (const YAML::Exception& e) {
+    return Status::Invalid(path + ":" + std::to_string(e.mark.line + 1) + ": " + text.syntax + ": " + e.msg);
+  }
+  if (!root.IsMap()) return Status::Invalid(path + ": " + text.not_a_mapping);
+  return root;
+}
+
 Result<std::vector<YamlEntry>> MappingEntries(const YAML::Node& map, const std::string& path,
                                               const std::string& context) {
   std::vector<YamlEntry> out;

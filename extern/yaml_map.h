@@ -12,6 +12,17 @@
 
 namespace orrery {
 
+// What a reader says of its file when it cannot be read, does not parse, or
+// is not a mapping: "<path>: <unreadable>", "<path>:<line>: <syntax>: <what>",
+// "<path>: <not_a_mapping>".
+struct YamlFileText {
+  const char* unreadable;
+  const char* syntax;
+  const char* not_a_mapping;
+};
+// The file's top-level mapping, or the error in the reader's words.
+Result<YAML::Node> LoadYamlMapping(const std::string& path, const YamlFileText& text);
+
 struct YamlEntry {
   std::string key;
   YAML::Node key_node, value;

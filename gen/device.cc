@@ -75,15 +75,10 @@ Status ReadDeviceKeys(const YAML::Node& root, const std::string& path, DevicePre
 // A device file (docs/generator.md, "Compute model"): `base` names a preset
 // whose values are the defaults; every other key sets one number.
 Result<DevicePreset> ReadDeviceYaml(const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    return Status::Invalid(path + ": cannot read the device file (not a preset either; see --list-devices)");
-  } catch (const YAML::Exception& e) {
-    return Status::Invalid(path + ":" + std::to_string(e.mark.line + 1) + ": YAML syntax error: " + e.msg);
-  }
-  if (!root.IsMap()) return Status::Invalid(path + ": a device file is a mapping of keys, e.g. 'base: a100'");
+  ORRERY_PARSE_OR_RETURN(const YAML::Node root,
+                         LoadYamlMapping(path, {"cannot read the device file (not a preset either; see --list-devices)",
+                                                "YAML syntax error",
+                                                "a device file is a mapping of keys, e.g. 'base: a100'"}));
   DevicePreset d;
   d.name = path;
   d.source = "device file " + path;

@@ -55,7 +55,8 @@ std::string GenUsage() {
          "       orrery gen --model=DLRM [--npus=N] [--global-batch=G | --microbatch-size=B (local batch)]\n"
          "         [--embedding-sharding=table|row] [--bucket-mb=25] [--hbm-gb=80] [--out=PREFIX] [--summary]\n"
          "         [--comm-streams=per-group|one] [--precision=bf16|fp16]\n"
-         "       orrery gen ... --device=a100|h100|FILE.yml [--flash-attention] [--efficiency=F] [--system-out=F.json]\n"
+         "       orrery gen ... --device=a100|h100|FILE.yml [--flash-attention] [--efficiency=F] "
+         "[--system-out=F.json]\n"
          "       orrery gen --list-models | --list-devices\n";
 }
 
@@ -77,6 +78,12 @@ Status SetInt(T* out, const std::string& value, const Where& where) {
   ORRERY_PARSE_OR_RETURN(const int64_t v, ParseInt(value, where, Min, Max));
   *out = static_cast<T>(v);
   return Status::Ok();
+}
+
+// A strategy field's flag: an integer in [Min, Max].
+template <auto Field, int64_t Min, int64_t Max>
+Status SetStrategyInt(GenOptions* o, const std::string& value, const Where& where) {
+  return SetInt<Min, Max>(&(o->strategy.*Field), value, where);
 }
 
 Status SetOffload(GenOptions* o, const std::string& value, const Where& where) {
@@ -200,28 +207,18 @@ const std::vector<GenFlag>& Flags() {
          o->model = v;
          return Status::Ok();
        }},
-      {"tp",
-       [](GenOptions* o, const std::string& v, const Where& w) { return SetInt<1, kMaxAxis>(&o->strategy.tp, v, w); }},
-      {"cp",
-       [](GenOptions* o, const std::string& v, const Where& w) { return SetInt<1, kMaxAxis>(&o->strategy.cp, v, w); }},
-      {"ep",
-       [](GenOptions* o, const std::string& v, const Where& w) { return SetInt<1, kMaxAxis>(&o->strategy.ep, v, w); }},
-      {"dp",
-       [](GenOptions* o, const std::string& v, const Where& w) { return SetInt<1, kMaxAxis>(&o->strategy.dp, v, w); }},
-      {"pp",
-       [](GenOptions* o, const std::string& v, const Where& w) { return SetInt<1, kMaxAxis>(&o->strategy.pp, v, w); }},
-      {"npus", [](GenOptions* o, const std::string& v,
-                  const Where& w) { return SetInt<1, kMaxAxis>(&o->strategy.npus, v, w); }},
-      {"microbatches", [](GenOptions* o, const std::string& v,
-                          const Where& w) { return SetInt<1, 1 << 20>(&o->strategy.microbatches, v, w); }},
-      {"microbatch-size", [](GenOptions* o, const std::string& v,
-                             const Where& w) { return SetInt<1, 1 << 20>(&o->strategy.microbatch_size, v, w); }},
-      {"global-batch", [](GenOptions* o, const std::string& v,
-                          const Where& w) { return SetInt<1, int64_t{1} << 30>(&o->strategy.global_batch, v, w); }},
+      {"tp", SetStrategyInt<&Strategy::tp, 1, kMaxAxis>},
+      {"cp", SetStrategyInt<&Strategy::cp, 1, kMaxAxis>},
+      {"ep", SetStrategyInt<&Strategy::ep, 1, kMaxAxis>},
+      {"dp", SetStrategyInt<&Strategy::dp, 1, kMaxAxis>},
+      {"pp", SetStrategyInt<&Strategy::pp, 1, kMaxAxis>},
+      {"npus", SetStrategyInt<&Strategy::npus, 1, kMaxAxis>},
+      {"microbatches", SetStrategyInt<&Strategy::microbatches, 1, 1 << 20>},
+      {"microbatch-size", SetStrategyInt<&Strategy::microbatch_size, 1, 1 << 20>},
+      {"global-batch", SetStrategyInt<&Strategy::global_batch, 1, int64_t{1} << 30>},
       {"schedule", SetSchedule},
       {"recompute", SetRecompute},
-      {"zero",
-       [](GenOptions* o, const std::string& v, const Where& w) { return SetInt<0, 3>(&o->strategy.zero, v, w); }},
+      {"zero", SetStrategyInt<&Strategy::zero, 0, 3>},
       {"order",
        [](GenOptions* o, const std::string& v, const Where&) {
          ORRERY_PARSE_OR_RETURN(o->strategy.order, ParseOrder(v));

@@ -142,16 +142,8 @@ Status ValidateModel(const ModelDesc& m, const std::string& where) {
 namespace {
 
 Result<YAML::Node> LoadModelFile(const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    return Status::Invalid(path + ": cannot read the model file (not a preset either; see --list-models)");
-  } catch (const YAML::Exception& e) {
-    return Status::Invalid(path + ":" + std::to_string(e.mark.line + 1) + ": YAML syntax error: " + e.msg);
-  }
-  if (!root.IsMap()) return Status::Invalid(path + ": a model file is a mapping of keys, e.g. 'layers: 32'");
-  return root;
+  return LoadYamlMapping(path, {"cannot read the model file (not a preset either; see --list-models)",
+                                "YAML syntax error", "a model file is a mapping of keys, e.g. 'layers: 32'"});
 }
 
 // `kind`: transformer (the default) or dlrm.

@@ -188,6 +188,14 @@ class StageGen {
   void Block(const std::string& name, uint64_t ops, uint64_t bytes) {
     Block(name, [&] { Step(g_.Compute(name, ops, bytes, Deps())); });
   }
+  // A block under the kernel model: its element-wise kernels before and after
+  // the TP-split part (`body`, between the block's TP collectives).
+  template <typename Body>
+  void KernelBlock(const std::string& name, const BlockKernels& k, bool backward, Body body) {
+    Kernels(name, k.pre);
+    Block(name, body, backward);
+    Kernels(name, k.post);
+  }
   // The kernel model's kernels, chained.
   void Kernels(const std::string& name, const std::vector<Kernel>& ks) {
     for (const Kernel& k : ks) {
@@ -239,17 +247,11 @@ class StageGen {
   void Attention(const std::string& name, bool backward) {
     if (s_.kernel_model) {
       const BlockKernels& k = backward ? attn_b_ : attn_f_;
-      Kernels(name, k.pre);
-      Block(
-          name,
-          [&] {
-            if (s_.cp > 1) return RingAttention(name, backward);
-            if (backward && s_.recompute == Recompute::kSelective) Kernels(name + ".recompute", core_recompute_);
-            Kernels(name, k.body);
-          },
-          backward);
-      Kernels(name, k.post);
-      return;
+      return KernelBlock(name, k, backward, [&] {
+        if (s_.cp > 1) return RingAttention(name, backward);
+        if (backward && s_.recompute == Recompute::kSelective) Kernels(name + ".recompute", core_recompute_);
+        Kernels(name, k.body);
+      });
     }
     const uint64_t mul = backward ? 2 : 1;
     const uint64_t extra = backward && s_.recompute == Recompute::kSelective ? attn_core_ : 0;
@@ -264,16 +266,10 @@ class StageGen {
     const uint64_t mul = backward ? 2 : 1;
     if (s_.kernel_model) {
       const BlockKernels& k = backward ? mlp_b_ : mlp_f_;
-      Kernels(name, k.pre);
-      Block(
-          name,
-          [&] {
-            if (IsMoeLayer(m_, layer)) return MoeBody(name, backward);
-            Kernels(name, k.body);
-          },
-          backward);
-      Kernels(name, k.post);
-      return;
+      return KernelBlock(name, k, backward, [&] {
+        if (IsMoeLayer(m_, layer)) return MoeBody(name, backward);
+        Kernels(name, k.body);
+      });
     }
     if (!IsMoeLayer(m_, layer)) return Block(name, mul * mlp_fwd_, mul * (mlp_w_bytes_ + 2 * act_bytes_));
     Block(name, [&] { MoeBody(name, backward); });

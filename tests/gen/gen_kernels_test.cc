@@ -298,6 +298,20 @@ TEST(GenKernels, RooflineUsesTheNodesEfficiencies) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("node 0 (rank 0): compute_efficiency = 1.5: out of range"), std::string::npos)
       << bad.status().message();
+
+  // A string is no number: named with its text.
+  orrery::testing::WriteTraces(d, 2, [](int) {
+    auto a = MakeNode(0, ChakraProtoMsg::COMP_NODE);
+    SetAttr(&a, "num_ops", uint64_t{1000});
+    SetAttr(&a, "tensor_size", uint64_t{1000});
+    SetAttr(&a, "memory_efficiency", std::string("high"));
+    return std::vector<ChakraProtoMsg::Node>{a};
+  });
+  auto text = orrery::testing::RunIn(d);
+  ASSERT_FALSE(text.ok());
+  EXPECT_NE(text.status().message().find("memory_efficiency = \"high\": a string, not a number; allowed: a number > 0"),
+            std::string::npos)
+      << text.status().message();
 }
 
 // Gradient widths: bf16 keeps fp32 gradients (DP buckets of 4 bytes a

@@ -6,6 +6,15 @@
 // nobody waiting), by backward-shift deletion, so the table holds only live
 // keys: a few per NPU, which keeps it small and in cache; Sweep() shrinks a
 // table left sparse after a burst.
+//
+// The live keys of one (tag, sub) are also chained in a doubly linked list
+// (a pool of nodes; each slot holds its node's index, which stays put when
+// the slot moves), so a chunk that starts takes its early arrivals in
+// O(its sources), not O(table): a run whose NPUs hold many future chunks'
+// arrivals (MoE all-to-alls, CP rings, deep pipelines) stays linear.
+//
+//   groups_ (tag, sub) -> head ─► node{src} ⇄ node{src} ⇄ ...   (nodes_ pool)
+//   slots_  (tag, sub, src) -> {arrived, waiting, client, cookie, node}
 #pragma once
 #include <cstdint>
 #include <string>
@@ -25,9 +34,12 @@ class MatchTable {
   bool Arrive(uint64_t tag, uint64_t sub, int src, RecvClient** client, uint64_t* cookie);
   void Sweep();
   size_t size() const { return used_; }
+  // Keys chained for (tag, sub) — for tests of the index.
+  size_t GroupSize(uint64_t tag, uint64_t sub) const;
   // Removes every key (tag, sub, *) that holds arrived messages and nobody
-  // waiting, appending (source, count) to `out` (a chunk that starts after
-  // some of its messages came takes them into its Mailbox).
+  // waiting, appending (source, count) to `out` in ascending source order (a
+  // chunk that starts after some of its messages came takes them into its
+  // Mailbox). O(live keys of (tag, sub)).
   void TakeArrived(uint64_t tag, uint64_t sub, std::vector<std::pair<int, uint32_t>>* out);
   template <typename F>
   void ForEachArrived(F f) const {
@@ -49,8 +61,20 @@ class MatchTable {
     int32_t src = -1;  // -1: empty
     uint32_t arrived = 0;
     uint32_t waiting = 0;
+    int32_t node = -1;  // this key's node in nodes_
     RecvClient* client = nullptr;
     uint64_t cookie = 0;
+  };
+  // One (tag, sub) with live keys: the head of its chain of nodes.
+  struct Group {
+    uint64_t tag = 0;
+    uint64_t sub = 0;
+    int32_t head = -1;  // -1: empty slot of groups_
+  };
+  struct Node {
+    int32_t src;
+    int32_t prev;
+    int32_t next;  // -1 ends the chain; a free node's next is the next free one
   };
   struct Overflow {
     uint64_t tag;
@@ -60,8 +84,22 @@ class MatchTable {
     uint64_t cookie;
   };
   Slot& Find(uint64_t tag, uint64_t sub, int src);
+  const Slot* Lookup(uint64_t tag, uint64_t sub, int src) const;  // no insertion
   void Grow();
   void Erase(Slot* s);  // backward-shift deletion of a settled slot
+  // The chains: a key joins its group when its slot is made, leaves when erased.
+  int32_t Link(uint64_t tag, uint64_t sub, int src);
+  void Unlink(uint64_t tag, uint64_t sub, int32_t node);
+  Group* FindGroup(uint64_t tag, uint64_t sub);
+  Group& InsertGroup(uint64_t tag, uint64_t sub);
+  void EraseGroup(Group* g);
+  void RehashGroups(size_t cap);
+  static size_t GroupHash(uint64_t tag, uint64_t sub) {  // a full 64-bit mix (MurmurHash3's finaliser)
+    uint64_t h = tag ^ (sub * 0x9E3779B97F4A7C15ull);
+    h = (h ^ (h >> 33)) * 0xFF51AFD7ED558CCDull;
+    h = (h ^ (h >> 33)) * 0xC4CEB9FE1A85EC53ull;
+    return static_cast<size_t>(h ^ (h >> 33));
+  }
   static size_t Hash(uint64_t tag, uint64_t sub, int src) {
     uint64_t h = (tag ^ (sub * 0xFF51AFD7ED558CCDull)) * 0x9E3779B97F4A7C15ull ^
                  (static_cast<uint64_t>(src) * 0xC2B2AE3D27D4EB4Full);
@@ -70,6 +108,11 @@ class MatchTable {
   std::vector<Slot> slots_;
   size_t used_ = 0;  // every used slot is live: a message or a receive pending
   std::vector<Overflow> overflow_;
+  std::vector<Group> groups_ = std::vector<Group>(8);
+  size_t groups_used_ = 0;
+  std::vector<Node> nodes_;
+  int32_t free_node_ = -1;
+  std::vector<int32_t> taken_;  // TakeArrived's scratch: the sources it takes
 };
 
 // The receives of one collective chunk of a built-in algorithm (ring,

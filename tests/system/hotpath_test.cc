@@ -231,6 +231,65 @@ TEST(HotPathMatch, TableEqualsAModelThroughErasures) {
   }
 }
 
+// TakeArrived against the same kind of model: it returns exactly the keys of
+// (tag, sub) holding arrivals and nobody waiting, in source order, removes
+// them, and the chains stay equal to the live keys of each (tag, sub).
+TEST(HotPathMatch, TakeArrivedEqualsAModel) {
+  struct Model {
+    uint32_t arrived = 0;
+    uint32_t waiting = 0;
+  };
+  MatchTable t;
+  std::map<std::tuple<uint64_t, uint64_t, int>, Model> model;
+  uint64_t x = 4242;
+  auto next = [&x] { return (x = x * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
+  RecvClient* const fake = reinterpret_cast<RecvClient*>(uintptr_t{0x1000});
+  std::vector<std::pair<int, uint32_t>> out;
+  for (int step = 0; step < 100000; ++step) {
+    const uint64_t tag = tags::Chunk(0, next() % 4);
+    const uint64_t sub = next() % 2;
+    const int src = static_cast<int>(next() % 9);
+    const uint64_t op = next() % 8;
+    if (op == 0) {  // a chunk of (tag, sub) starts
+      out.clear();
+      t.TakeArrived(tag, sub, &out);
+      std::vector<std::pair<int, uint32_t>> want;
+      for (auto& [k, m] : model) {
+        if (std::get<0>(k) == tag && std::get<1>(k) == sub && m.arrived > 0 && m.waiting == 0) {
+          want.emplace_back(std::get<2>(k), m.arrived);
+          m.arrived = 0;
+        }
+      }
+      ASSERT_EQ(out, want) << "step " << step;
+    } else if (op % 2) {
+      Model& m = model[{tag, sub, src}];
+      const bool now = t.Post(tag, sub, src, fake, 0);
+      ASSERT_EQ(now, m.arrived > 0) << "step " << step;
+      if (now) {
+        --m.arrived;
+      } else {
+        ++m.waiting;
+      }
+    } else {
+      Model& m = model[{tag, sub, src}];
+      RecvClient* c = nullptr;
+      uint64_t cookie = 0;
+      ASSERT_EQ(t.Arrive(tag, sub, src, &c, &cookie), m.waiting > 0) << "step " << step;
+      if (m.waiting > 0) {
+        --m.waiting;
+      } else {
+        ++m.arrived;
+      }
+    }
+    if (step % 997 == 0) t.Sweep();
+    size_t live_of_key = 0;
+    for (const auto& [k, m] : model) {
+      if (std::get<0>(k) == tag && std::get<1>(k) == sub && (m.arrived > 0 || m.waiting > 0)) ++live_of_key;
+    }
+    ASSERT_EQ(t.GroupSize(tag, sub), live_of_key) << "step " << step;
+  }
+}
+
 // A chunk's mailbox against a model (a count per source, positive: messages
 // here, negative: receives waiting), with up to six live sources so the list
 // spills past its two inline entries and shrinks back.

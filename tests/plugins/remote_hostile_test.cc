@@ -466,6 +466,60 @@ TEST(RemoteHostileClient, ADeliveryPast2To64IsRefused) {
   }
 }
 
+// A run whose message would be delivered past 2^64 ns (18446 days of compute,
+// then 16 TiB over a 0.001 GB/s link): in process an error, and through the
+// reference peer too (the peer used to drop the message and report idle).
+TEST(RemoteHostileClient, ARunWhoseDeliveryPasses2To64) {
+  testing::TempDir d;
+  d.Write("network.yml", testing::NetworkYaml("Ring", 2, 0.001, 500));
+  d.Write("system.json", R"({"preferred-dataset-splits": 1})");
+  constexpr int kDays = 18446;  // 18446 * 1e12 us: 2^64 ns less 7.4e14 ns
+  testing::WriteTraces(d, 2, [](int rank) {
+    std::vector<ChakraProtoMsg::Node> nodes;
+    if (rank == 1) {
+      auto n = testing::MakeNode(0, ChakraProtoMsg::COMM_RECV_NODE);
+      testing::SetAttr(&n, "comm_src", uint64_t{0});
+      testing::SetAttr(&n, "comm_size", uint64_t{1} << 44);
+      testing::SetAttr(&n, "comm_tag", uint64_t{0});
+      return std::vector<ChakraProtoMsg::Node>{n};
+    }
+    for (int i = 0; i < kDays; ++i) {
+      auto n = testing::MakeNode(i, ChakraProtoMsg::COMP_NODE);
+      n.set_duration_micros(1000000000000ull);
+      if (i > 0) n.add_data_deps(i - 1);
+      nodes.push_back(n);
+    }
+    auto send = testing::MakeNode(kDays, ChakraProtoMsg::COMM_SEND_NODE);
+    send.add_data_deps(kDays - 1);
+    testing::SetAttr(&send, "comm_dst", uint64_t{1});
+    testing::SetAttr(&send, "comm_size", uint64_t{1} << 44);
+    testing::SetAttr(&send, "comm_tag", uint64_t{0});
+    nodes.push_back(send);
+    return nodes;
+  });
+  auto local = testing::RunIn(d);
+  ASSERT_FALSE(local.ok());
+  std::thread t;
+  std::promise<std::string> where;
+  auto fut = where.get_future();
+  t = std::thread([&] { ServeRemotePeer("127.0.0.1:0", 1, [&](const std::string& e) { where.set_value(e); }); });
+  RunConfig c;
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
+  c.run.backend = "remote";
+  const std::string ep = fut.get();
+  c.run.backend_params["remote-endpoint"] = ep;
+  auto remote = RunSimulation(c, WithRemote());
+  t.join();
+  ASSERT_FALSE(remote.ok());
+  ExpectPeerError(remote.status(), ep, "could not advance to t=");
+  EXPECT_NE(remote.status().message().find("ns: a delivery (token 0) would fall past 2^64 ns: t="), std::string::npos)
+      << remote.status().message();
+  EXPECT_NE(remote.status().message().find(" ns + a delay of 16384000000000500 ns"), std::string::npos)
+      << remote.status().message() << "\nin process: " << local.status().message();
+}
+
 TEST(RemoteHostileClient, GarbageAndSilenceEndOnlyTheSession) {
   EXPECT_NE(SessionWith({}, std::string("\x03\x00\x00\x00\xff\xff\xff", 7))
                 .status.message()

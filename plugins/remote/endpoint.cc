@@ -1,5 +1,7 @@
 #include "plugins/remote/endpoint.h"
 
+#include <sys/un.h>
+
 #include "core/parse.h"
 
 namespace orrery::remote {
@@ -11,6 +13,16 @@ Result<Endpoint> ParseEndpoint(const std::string& text, const std::string& flag,
     ep.unix_socket = true;
     ep.path = text.substr(5);
     if (ep.path.empty()) return Status::Invalid(what + ": unix: needs a socket path (unix:/path)");
+    // The kernel keeps the path in sockaddr_un::sun_path with its terminating NUL.
+    constexpr size_t kMaxPath = sizeof(sockaddr_un::sun_path) - 1;
+    if (ep.path.size() > kMaxPath) {
+      return Status::Invalid(what + ": the socket path is " + std::to_string(ep.path.size()) +
+                             " bytes long; allowed: at most " + std::to_string(kMaxPath) +
+                             " bytes (sizeof(sockaddr_un::sun_path) - 1); use a shorter path, e.g. in /tmp");
+    }
+    if (ep.path.find('\0') != std::string::npos) {
+      return Status::Invalid(what + ": the socket path contains a NUL byte; allowed: a file path");
+    }
     return ep;
   }
   const size_t colon = text.rfind(':');

@@ -11,11 +11,21 @@
 
 namespace orrery::remote {
 
+// The longest frame either side sends or accepts.
+inline constexpr uint32_t kMaxFrameBytes = 64u << 20;
+
 // Writes one framed message; false on error (filled into `error`).
 template <typename Stream>
 bool WriteFrame(Stream& s, const google::protobuf::Message& m, std::string* error) {
   std::string body;
-  m.SerializeToString(&body);
+  if (!m.SerializeToString(&body)) {
+    *error = "the message does not serialize";
+    return false;
+  }
+  if (body.size() > kMaxFrameBytes) {
+    *error = "a frame of " + std::to_string(body.size()) + " bytes, over the protocol's limit of 64 MiB";
+    return false;
+  }
   const uint32_t n = static_cast<uint32_t>(body.size());
   char head[4] = {static_cast<char>(n & 0xff), static_cast<char>((n >> 8) & 0xff), static_cast<char>((n >> 16) & 0xff),
                   static_cast<char>((n >> 24) & 0xff)};
@@ -48,7 +58,7 @@ ReadResult ReadFrame(boost::asio::io_context& io, Stream& s, google::protobuf::M
     const uint32_t n = static_cast<uint8_t>(head[0]) | (static_cast<uint8_t>(head[1]) << 8) |
                        (static_cast<uint8_t>(head[2]) << 16) |
                        (static_cast<uint32_t>(static_cast<uint8_t>(head[3])) << 24);
-    if (n > (64u << 20)) {
+    if (n > kMaxFrameBytes) {
       too_big = true;
       result = boost::system::error_code();
       return;

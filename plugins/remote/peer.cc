@@ -1,28 +1,33 @@
-// The reference peer: Orrery's own network models served over the remote
-// protocol, so that a run through `--network-backend=remote` can be compared
-// with the same model in process.
-#include <utility>  // before Boost.Asio under C++20
+// The reference peer's sessions: Orrery's own network models served over the
+// remote protocol, so that a run through `--network-backend=remote` can be
+// compared with the same model in process. A client is untrusted input: every
+// field of its hello is checked against the ranges Orrery's own readers use,
+// every advance before the model sees it, and a session that goes wrong ends
+// with its reason (peer_listen.cc logs it and serves on).
+#include "plugins/remote/peer.h"
 
-#include <boost/asio.hpp>
+#include <unistd.h>
 
-#include <chrono>
-#include <cstdint>
 #include <memory>
+#include <new>
 #include <vector>
 
+#include "core/limits.h"
 #include "network/backend.h"
-#include "plugins/remote/endpoint.h"
 #include "plugins/remote/framing.h"
+#include "plugins/remote/peer_text.h"
 #include "plugins/remote/remote.pb.h"
-#include "plugins/remote/remote_backend.h"
 
 namespace orrery {
 
 namespace {
 
+using remote::Printable;
 using remote::ReadFrame;
 using remote::ReadResult;
 using remote::WriteFrame;
+
+constexpr uint32_t kProtocolVersion = 1;
 
 // Records deliveries of the local model.
 struct Recorder : EventHandler {
@@ -35,30 +40,63 @@ struct Recorder : EventHandler {
   }
 };
 
-// The peer waits for Orrery as long as it takes.
-constexpr auto kWaitForOrrery = std::chrono::hours(24);
-
-// The hello's dimensions, each checked (a bad one sets the ack's error); `npus` their product.
-std::vector<Dim> DimsFromHello(const remote::Hello& hello, remote::HelloAck* ack, int64_t* npus) {
-  std::vector<Dim> dims;
-  for (const auto& d : hello.dims()) {
-    Dim x;
-    if (!BlockFromName(d.block(), &x.block)) ack->set_error("unknown building block " + d.block());
-    if (d.npus() < 2 || d.npus() > (1u << 26) || !(d.bandwidth_gbps() > 0) || !(d.bandwidth_gbps() < 1e12) ||
-        !(d.latency_ns() >= 0) || !(d.latency_ns() < 1e15) || d.links_per_npu() > 1024) {
-      ack->set_error("dimension " + std::to_string(dims.size()) + " is out of range (npus 2..2^26, bandwidth > 0, " +
-                     "latency >= 0, links per NPU <= 1024)");
-    }
-    *npus *= std::max<uint32_t>(1, d.npus());
-    if (*npus > (int64_t{1} << 26)) ack->set_error("the network has more than 2^26 NPUs");
-    x.npus = static_cast<int>(d.npus());
-    x.bandwidth_gbps = d.bandwidth_gbps();
-    x.latency_ns = d.latency_ns();
-    x.links_per_npu = static_cast<int>(std::max<uint32_t>(1, d.links_per_npu()));
-    dims.push_back(x);
+// One dimension of the hello, each field in the range Orrery's readers allow.
+Status CheckHelloDim(const remote::Dim& d, size_t i, int64_t* npus, Dim* x) {
+  const std::string at = "hello dims[" + std::to_string(i) + "].";
+  if (!BlockFromName(d.block(), &x->block)) {
+    return ValueError(Where{"", 0, at + "block"}, "\"" + Printable(d.block(), 64) + "\"", "unknown building block",
+                      "Ring, RingUni, Mesh, FullyConnected, Switch");
   }
-  if (dims.empty()) ack->set_error("the hello names no network dimension");
-  return dims;
+  if (d.npus() < 2 || d.npus() > kMaxNpus) {
+    return ValueError(Where{"", 0, at + "npus"}, std::to_string(d.npus()), "out of range",
+                      DescribeIntRange(2, kMaxNpus));
+  }
+  if (!MulWithin(*npus, d.npus(), kMaxNpus, npus)) {
+    return ValueError(Where{"", 0, at + "npus"}, std::to_string(d.npus()),
+                      "the network would have more than " + std::to_string(kMaxNpus) + " NPUs in total",
+                      "a product of the dimensions' NPU counts <= " + std::to_string(kMaxNpus));
+  }
+  ORRERY_RETURN_IF_ERROR(CheckDouble(d.bandwidth_gbps(), Where{"", 0, at + "bandwidth_gbps"}, kBandwidthGBps));
+  ORRERY_RETURN_IF_ERROR(CheckDouble(d.latency_ns(), Where{"", 0, at + "latency_ns"}, kLatencyNs));
+  if (d.links_per_npu() > kMaxLinksPerNpu) {  // 0: not set, one link
+    return ValueError(Where{"", 0, at + "links_per_npu"}, std::to_string(d.links_per_npu()), "out of range",
+                      DescribeIntRange(0, kMaxLinksPerNpu) + " (0: 1)");
+  }
+  x->npus = static_cast<int>(d.npus());
+  x->bandwidth_gbps = d.bandwidth_gbps();
+  x->latency_ns = d.latency_ns();
+  x->links_per_npu = static_cast<int>(std::max<uint32_t>(1, d.links_per_npu()));
+  return Status::Ok();
+}
+
+// The hello's protocol version and dimensions; `npus` their product.
+Status CheckHello(const remote::Hello& hello, std::vector<Dim>* dims, int64_t* npus) {
+  if (hello.protocol_version() != kProtocolVersion) {
+    return ValueError(Where{"", 0, "hello protocol_version"}, std::to_string(hello.protocol_version()),
+                      "not spoken by this peer", std::to_string(kProtocolVersion));
+  }
+  if (hello.dims_size() == 0) return Status::Invalid("the hello names no network dimension; allowed: 1 or more");
+  *npus = 1;
+  for (int i = 0; i < hello.dims_size(); ++i) {
+    Dim x;
+    ORRERY_RETURN_IF_ERROR(CheckHelloDim(hello.dims(i), static_cast<size_t>(i), npus, &x));
+    dims->push_back(x);
+  }
+  return Status::Ok();
+}
+
+// The memory the model's per-link state takes (the congestion-aware model
+// keeps 24 bytes per directed link; the analytical one none).
+uint64_t ModelBytes(const std::vector<Dim>& dims, int64_t npus, const std::string& model) {
+  if (model != "congestion-aware") return 0;
+  uint64_t links = 0;
+  for (const Dim& d : dims) links += static_cast<uint64_t>(npus) * (d.block == Block::kFullyConnected ? d.npus : 2);
+  return links * 24;
+}
+
+uint64_t PhysicalBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+  return pages > 0 && size > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(size) : 0;
 }
 
 // The local network model a session serves, advanced as Orrery asks.
@@ -91,21 +129,25 @@ class LocalModel {
 
   // Injects, runs to the advance's end and replies with the deliveries, the
   // next event and the dimensions' load. Orrery's frames are checked too:
-  // times never go back, NPUs exist.
+  // times never go back, NPUs exist, sizes are in range, and no delivery
+  // falls past 2^64 ns (the reply then says so in its error).
   Status Advance(const remote::Advance& advance, remote::AdvanceReply* reply) {
     recorder_.reply = reply;
     const uint64_t until = advance.until_ns();
     if (until < queue_.Now()) {
-      return Status::Env("peer: asked to advance to t=" + std::to_string(until) +
+      return Status::Env("asked to advance to t=" + std::to_string(until) +
                          " ns, before the current t=" + std::to_string(queue_.Now()) + " ns");
     }
     for (const auto& inj : advance.injected()) {
       if (Status st = CheckInjection(inj, until); !st.ok()) return st;
       queue_.AdvanceTo(inj.time_ns());  // deliveries before the injection happen first
       backend_->Send(static_cast<int>(inj.src()), static_cast<int>(inj.dst()), inj.bytes(), inj.token());
+      if (queue_.overflowed()) return Overflow(" (token " + std::to_string(inj.token()) + ")");
     }
-    queue_.Run(advance.until_ns());
-    queue_.AdvanceTo(advance.until_ns());
+    queue_.Run(until);
+    if (queue_.overflowed()) return Overflow("");
+    if (!failure_.ok()) return Status::Env("the model failed: " + failure_.message());
+    queue_.AdvanceTo(until);
     const Tick next = queue_.NextTime();
     reply->set_next_event_ns(next == kTickMax ? UINT64_MAX : next);
     for (const DimStats& d : backend_->dim_stats()) {
@@ -119,17 +161,30 @@ class LocalModel {
 
  private:
   Status CheckInjection(const remote::Injection& inj, uint64_t until) const {
+    const std::string token = "token " + std::to_string(inj.token());
     if (inj.time_ns() < queue_.Now() || inj.time_ns() > until) {
-      return Status::Env("peer: token " + std::to_string(inj.token()) +
-                         " injected at t=" + std::to_string(inj.time_ns()) +
+      return Status::Env(token + " injected at t=" + std::to_string(inj.time_ns()) +
                          " ns, outside t=" + std::to_string(queue_.Now()) + ".." + std::to_string(until) + " ns");
     }
     if (inj.src() >= static_cast<uint64_t>(npus_) || inj.dst() >= static_cast<uint64_t>(npus_)) {
-      return Status::Env("peer: token " + std::to_string(inj.token()) + " goes from NPU " + std::to_string(inj.src()) +
-                         " to NPU " + std::to_string(inj.dst()) + "; the network has " + std::to_string(npus_) +
-                         " NPUs");
+      return Status::Env(token + " goes from NPU " + std::to_string(inj.src()) + " to NPU " +
+                         std::to_string(inj.dst()) + "; the network has " + std::to_string(npus_) + " NPUs");
+    }
+    if (inj.bytes() > kMaxBytes) {
+      return Status::Env(token + " has bytes = " + std::to_string(inj.bytes()) + "; allowed: at most " +
+                         std::to_string(kMaxBytes) + " (2^48)");
     }
     return Status::Ok();
+  }
+
+  // A delivery the model would make past 2^64 ns: refused with the numbers.
+  Status Overflow(const std::string& token) const {
+    const std::string at = "t=" + std::to_string(queue_.overflow_at()) + " ns";
+    if (queue_.overflow_delay() == kTickMax) {
+      return Status::Env("a delivery" + token + " would fall past 2^64 ns (scheduled at " + at + ")");
+    }
+    return Status::Env("a delivery" + token + " would fall past 2^64 ns: " + at + " + a delay of " +
+                       std::to_string(queue_.overflow_delay()) + " ns");
   }
 
   Topology topology_;
@@ -140,115 +195,125 @@ class LocalModel {
   int64_t npus_;
 };
 
-// After the hello: links and advances until Orrery says bye or closes.
+// Why a frame from the client could not be read.
+Status FrameError(ReadResult r, const std::string& detail, std::chrono::milliseconds timeout,
+                  const std::string& awaited) {
+  switch (r) {
+    case ReadResult::kTimeout:
+      return Status::Env("the client sent no " + awaited.substr(4) + " within " + std::to_string(timeout.count()) +
+                         " ms");
+    case ReadResult::kGarbage: return Status::Env("the client sent " + detail + " as " + awaited);
+    case ReadResult::kClosed: return Status::Env("the client closed the connection before " + awaited);
+    default: return Status::Env("the connection failed while waiting for " + awaited + ": " + detail);
+  }
+}
+
+// After the hello: links and advances until Orrery says bye or closes. An
+// advance the model refuses is answered with the reason, then the session ends.
 template <typename Socket>
-Status ServeRequests(boost::asio::io_context& io, Socket& sock, LocalModel& model) {
+Status ServeRequests(boost::asio::io_context& io, Socket& sock, LocalModel& model,
+                     const remote::SessionLimits& limits) {
   std::string err;
   remote::ToPeer in;
   remote::FromPeer out;
   while (true) {
     in.Clear();
-    const ReadResult r = ReadFrame(io, sock, &in, kWaitForOrrery, &err);
+    const ReadResult r = ReadFrame(io, sock, &in, limits.frame_timeout, &err);
     if (r == ReadResult::kClosed) return Status::Ok();
-    if (r != ReadResult::kOk) return Status::Env("peer: " + err);
+    if (r != ReadResult::kOk) return FrameError(r, err, limits.frame_timeout, "its next request");
     if (in.has_bye()) return Status::Ok();
-    if (in.has_links()) {
-      out.Clear();
-      model.Links(out.mutable_links());  // an empty reply is still a LinksReply
-      if (!WriteFrame(sock, out, &err)) return Status::Env("peer: " + err);
-      continue;
-    }
-    if (!in.has_advance()) return Status::Env("peer: expected an advance");
     out.Clear();
-    if (Status st = model.Advance(in.advance(), out.mutable_reply()); !st.ok()) return st;
-    if (!WriteFrame(sock, out, &err)) return Status::Env("peer: " + err);
+    if (in.has_links()) {
+      model.Links(out.mutable_links());  // an empty reply is still a LinksReply
+    } else if (in.has_advance()) {
+      Status st = model.Advance(in.advance(), out.mutable_reply());
+      if (!st.ok()) {
+        out.Clear();
+        out.mutable_reply()->set_error(st.message());
+        WriteFrame(sock, out, &err);
+        return st;
+      }
+    } else {
+      return Status::Env(in.has_hello() ? "the client sent a second hello"
+                                        : "the client sent neither an advance, a links request nor a bye");
+    }
+    if (!WriteFrame(sock, out, &err)) return Status::Env("writing the answer failed: " + err);
   }
 }
 
-// One connection: the hello answered (or refused), then its requests served.
-template <typename Socket>
-Status Session(boost::asio::io_context& io, Socket& sock) {
-  std::string err;
-  remote::ToPeer in;
-  if (ReadFrame(io, sock, &in, kWaitForOrrery, &err) != ReadResult::kOk || !in.has_hello()) {
-    return Status::Env("peer: expected a hello");
-  }
-  remote::FromPeer out;
-  auto* ack = out.mutable_hello_ack();
-  ack->set_protocol_version(1);
-  ack->set_peer_name("orrery-peer");
+// The model a checked hello asks for, opened; the reason it cannot be served otherwise.
+Status OpenModel(const remote::Hello& hello, const remote::SessionLimits& limits, std::unique_ptr<LocalModel>* local) {
+  std::vector<Dim> dims;
   int64_t npus = 1;
-  const std::vector<Dim> dims = DimsFromHello(in.hello(), ack, &npus);
+  ORRERY_RETURN_IF_ERROR(CheckHello(hello, &dims, &npus));
   BackendRegistry registry;
   RegisterBuiltinBackends(&registry);
-  const std::string model = in.hello().model().empty() ? "analytical" : in.hello().model();
+  const std::string model = hello.model().empty() ? "analytical" : hello.model();
   const BackendRegistry::Entry* entry = registry.Find(model);
-  if (!entry) ack->set_error("this peer serves analytical and congestion-aware, not '" + model + "'");
-  if (!ack->error().empty()) {
-    WriteFrame(sock, out, &err);
-    return Status::Ok();
+  if (!entry) {
+    return ValueError(Where{"", 0, "hello model"}, "\"" + Printable(model, 64) + "\"", "not served by this peer",
+                      "analytical, congestion-aware");
   }
-  LocalModel local(dims, npus);
-  if (Status st = local.Open(*entry); !st.ok()) {
+  const uint64_t budget = limits.max_model_bytes ? limits.max_model_bytes : PhysicalBytes();
+  const uint64_t need = ModelBytes(dims, npus, model);
+  if (budget != 0 && need > budget) {
+    return Status::Invalid("the " + model + " model of this network (" + std::to_string(npus) + " NPUs) needs " +
+                           std::to_string(need >> 20) + " MiB for its links; this peer has " +
+                           std::to_string(budget >> 20) + " MiB");
+  }
+  *local = std::make_unique<LocalModel>(dims, npus);
+  return (*local)->Open(*entry);
+}
+
+// One connection: the hello answered (or refused: the refusal is the
+// session's error), then its requests served.
+template <typename Socket>
+Status Session(boost::asio::io_context& io, Socket& sock, const remote::SessionLimits& limits) {
+  std::string err;
+  remote::ToPeer in;
+  const ReadResult r = ReadFrame(io, sock, &in, limits.hello_timeout, &err);
+  if (r == ReadResult::kClosed) return Status::Env("the client closed the connection before its hello");
+  if (r != ReadResult::kOk) return FrameError(r, err, limits.hello_timeout, "its hello");
+  if (!in.has_hello()) return Status::Env("the client's first message is not a hello");
+  remote::FromPeer out;
+  auto* ack = out.mutable_hello_ack();
+  ack->set_protocol_version(kProtocolVersion);
+  ack->set_peer_name("orrery-peer");
+  std::unique_ptr<LocalModel> local;
+  if (Status st = OpenModel(in.hello(), limits, &local); !st.ok()) {
     ack->set_error(st.message());
     WriteFrame(sock, out, &err);
-    return Status::Ok();
+    return st.Prefixed("refused the hello: ");
   }
-  if (!WriteFrame(sock, out, &err)) return Status::Env("peer: " + err);
-  return ServeRequests(io, sock, local);
+  if (!WriteFrame(sock, out, &err)) return Status::Env("writing the answer failed: " + err);
+  return ServeRequests(io, sock, *local, limits);
+}
+
+// Session with every exception (Boost, protobuf, an allocation) turned into its error.
+template <typename Socket>
+Status GuardedSession(boost::asio::io_context& io, Socket& sock, const remote::SessionLimits& limits) {
+  try {
+    return Session(io, sock, limits);
+  } catch (const std::bad_alloc&) {
+    return Status::Env("out of memory serving the session");
+  } catch (const std::exception& e) {
+    return Status::Env(std::string("an exception: ") + e.what());
+  }
 }
 
 }  // namespace
 
-Status ServeRemotePeer(const std::string& listen, int connections,
-                       const std::function<void(const std::string&)>& on_listening) {
-  boost::asio::io_context io;
-  boost::system::error_code ec;
-  auto where = remote::ParseEndpoint(listen, "--listen", /*allow_port_zero=*/true);
-  if (!where.ok()) return where.status();
-  if (where->unix_socket) {
-    const std::string& path = where->path;
-    ::unlink(path.c_str());
-    const boost::asio::local::stream_protocol::endpoint ep(path);
-    boost::asio::local::stream_protocol::acceptor acc(io);
-    acc.open(ep.protocol(), ec);
-    if (!ec) acc.bind(ep, ec);
-    if (!ec) acc.listen(boost::asio::socket_base::max_listen_connections, ec);
-    if (ec) return Status::Env("peer: cannot listen on " + listen + ": " + ec.message());
-    if (on_listening) on_listening(listen);
-    for (int i = 0; connections <= 0 || i < connections; ++i) {
-      boost::asio::local::stream_protocol::socket sock(io);
-      acc.accept(sock, ec);
-      if (ec) return Status::Env("peer: accept failed: " + ec.message());
-      ORRERY_RETURN_IF_ERROR(Session(io, sock));
-    }
-    return Status::Ok();
-  }
-  boost::asio::ip::tcp::resolver resolver(io);
-  auto resolved = resolver.resolve(where->host, std::to_string(where->port), boost::asio::ip::resolver_base::passive,
-                                   ec);
-  if (ec || resolved.empty()) {
-    return Status::Invalid("--listen = \"" + listen + "\": host \"" + where->host + "\" does not resolve (" +
-                           (ec ? ec.message() : std::string("no address")) + ")");
-  }
-  const boost::asio::ip::tcp::endpoint ep = resolved.begin()->endpoint();
-  boost::asio::ip::tcp::acceptor acc(io);
-  acc.open(ep.protocol(), ec);
-  if (!ec) acc.set_option(boost::asio::ip::tcp::acceptor::reuse_address(true), ec);
-  if (!ec) acc.bind(ep, ec);
-  if (!ec) acc.listen(boost::asio::socket_base::max_listen_connections, ec);
-  if (ec) return Status::Env("peer: cannot listen on " + listen + ": " + ec.message());
-  if (on_listening) {
-    on_listening(listen.substr(0, listen.rfind(':')) + ":" + std::to_string(acc.local_endpoint().port()));
-  }
-  for (int i = 0; connections <= 0 || i < connections; ++i) {
-    boost::asio::ip::tcp::socket sock(io);
-    acc.accept(sock, ec);
-    if (ec) return Status::Env("peer: accept failed: " + ec.message());
-    sock.set_option(boost::asio::ip::tcp::no_delay(true), ec);
-    ORRERY_RETURN_IF_ERROR(Session(io, sock));
-  }
-  return Status::Ok();
+namespace remote {
+
+Status ServePeerSession(boost::asio::io_context& io, boost::asio::local::stream_protocol::socket& sock,
+                        const SessionLimits& limits) {
+  return GuardedSession(io, sock, limits);
 }
+
+Status ServePeerSession(boost::asio::io_context& io, boost::asio::ip::tcp::socket& sock, const SessionLimits& limits) {
+  return GuardedSession(io, sock, limits);
+}
+
+}  // namespace remote
 
 }  // namespace orrery

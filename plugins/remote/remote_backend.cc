@@ -5,6 +5,8 @@
 #include <boost/asio.hpp>
 
 #include <cstdint>
+#include <exception>
+#include <new>
 #include <set>
 #include <unordered_map>
 #include <variant>
@@ -12,12 +14,15 @@
 #include "core/parse.h"
 #include "plugins/remote/endpoint.h"
 #include "plugins/remote/framing.h"
+#include "plugins/remote/peer_checks.h"
+#include "plugins/remote/peer_text.h"
 #include "plugins/remote/remote.pb.h"
 
 namespace orrery {
 
 namespace {
 
+using remote::Printable;
 using remote::ReadFrame;
 using remote::ReadResult;
 using remote::WriteFrame;
@@ -67,7 +72,7 @@ class Connection {
 class RemoteBackend : public NetworkBackend, public EventHandler {
  public:
   RemoteBackend(const BackendContext& ctx, std::chrono::milliseconds timeout)
-      : ctx_(ctx), timeout_(timeout), stats_(ctx.topology->num_dims()) {}
+      : ctx_(ctx), timeout_(timeout), stats_(ctx.topology->num_dims()), checks_(ctx.topology) {}
 
   ~RemoteBackend() override {
     if (connected_) {
@@ -96,7 +101,9 @@ class RemoteBackend : public NetworkBackend, public EventHandler {
     remote::FromPeer reply;
     ORRERY_RETURN_IF_ERROR(Exchange(m, &reply, "the hello"));
     if (!reply.has_hello_ack()) return Status::Env(Who() + "answered the hello with something else");
-    if (!reply.hello_ack().error().empty()) return Status::Invalid(Who() + "refused: " + reply.hello_ack().error());
+    if (!reply.hello_ack().error().empty()) {
+      return Status::Invalid(Who() + "refused: " + Printable(reply.hello_ack().error(), remote::kMaxErrorText));
+    }
     if (reply.hello_ack().protocol_version() != kProtocolVersion) {
       return Status::Env(Who() + "speaks protocol " + std::to_string(reply.hello_ack().protocol_version()) +
                          ", Orrery speaks " + std::to_string(kProtocolVersion));
@@ -116,6 +123,7 @@ class RemoteBackend : public NetworkBackend, public EventHandler {
     // stays as small as the number of messages ever in flight at once.
     in_flight_[token] = true;
     ++in_flight_count_;
+    checks_.Sent(bytes);
     for (int d = 0; !peer_counts_ && d < ctx_.topology->num_dims(); ++d) {
       if (ctx_.topology->Coord(src, d) != ctx_.topology->Coord(dst, d)) {
         stats_[d].messages++;
@@ -130,11 +138,16 @@ class RemoteBackend : public NetworkBackend, public EventHandler {
     const Tick now = ctx_.queue->Now();
     scheduled_.erase(now);
     if (!ctx_.failure->ok()) return;
+    const bool injected = pending_.injected_size() != 0;
     remote::FromPeer reply;
     if (!AdvancePeer(now, &reply)) return;
     const auto& r = reply.reply();
     // Check the whole frame before acting on any of it: a peer is untrusted input.
-    if (!MarkDelivered(r, now) || !CheckDimsAndNext(r, now)) return;
+    if (!CheckRefusal(r, now) || !MarkDelivered(r, now) || !CheckDimsAndNext(r, now) ||
+        !Check(checks_.DimLoads(r, now, Who())) ||
+        !Check(checks_.Progress(r, injected, now, in_flight_count_, Who()))) {
+      return;
+    }
     if (r.dims_size() != 0) peer_counts_ = true;
     if (!CheckNoneLost(r.next_event_ns(), now)) return;
     for (int d = 0; d < r.dims_size(); ++d) {
@@ -161,18 +174,14 @@ class RemoteBackend : public NetworkBackend, public EventHandler {
     if (st.ok() && !reply.has_links()) {
       st = Status::Env(Who() + "answered the request for link statistics with something else");
     }
-    for (const auto& l : reply.links().links()) {
-      if (!st.ok()) break;
-      if (l.dim() >= static_cast<uint32_t>(ctx_.topology->num_dims())) {
-        st = Status::Env(Who() + "reported link \"" + l.name() + "\" on dimension " + std::to_string(l.dim()) +
-                         "; the network has " + std::to_string(ctx_.topology->num_dims()) + " dimension(s)");
-        break;
-      }
-      out.push_back(LinkStat{l.name(), static_cast<int>(l.dim()), l.bytes(), l.busy_ns()});
-    }
+    if (st.ok()) st = checks_.Links(reply.links(), Who());
     if (!st.ok()) {
       *ctx_.failure = st;
-      out.clear();
+      return out;
+    }
+    for (const auto& l : reply.links().links()) {  // names made printable: they reach the report
+      out.push_back(
+          LinkStat{Printable(l.name(), remote::kMaxLinkName), static_cast<int>(l.dim()), l.bytes(), l.busy_ns()});
     }
     return out;
   }
@@ -181,6 +190,10 @@ class RemoteBackend : public NetworkBackend, public EventHandler {
   // A peer that breaks the protocol: the run stops with this error (exit 1: the
   // environment, not the user's inputs, is at fault).
   void Fail(const std::string& message) { *ctx_.failure = Status::Env(message); }
+  bool Check(const Status& st) {
+    if (!st.ok()) *ctx_.failure = st;
+    return st.ok();
+  }
 
   std::string Who() const { return "remote backend peer at " + conn_.endpoint() + " "; }
 
@@ -191,6 +204,7 @@ class RemoteBackend : public NetworkBackend, public EventHandler {
     *m.mutable_advance() = std::move(pending_);
     pending_.Clear();
     m.mutable_advance()->set_until_ns(now);
+    checks_.Reached(now);
     Status st = Exchange(m, reply, "an advance to t=" + std::to_string(now) + " ns");
     if (!st.ok()) {
       *ctx_.failure = st;
@@ -247,6 +261,14 @@ class RemoteBackend : public NetworkBackend, public EventHandler {
     return true;
   }
 
+  // An advance the peer cannot serve (its model refused it): its reason, shown printable.
+  bool CheckRefusal(const remote::AdvanceReply& r, Tick now) {
+    if (r.error().empty()) return true;
+    Fail(Who() + "could not advance to t=" + std::to_string(now) +
+         " ns: " + Printable(r.error(), remote::kMaxErrorText));
+    return false;
+  }
+
   // A peer with nothing pending has delivered every message.
   bool CheckNoneLost(uint64_t next, Tick now) {
     if (next != UINT64_MAX || in_flight_count_ == 0) return true;
@@ -266,7 +288,18 @@ class RemoteBackend : public NetworkBackend, public EventHandler {
     if (scheduled_.insert(t).second) ctx_.queue->ScheduleAt(t, this, kSync, 0);
   }
 
+  // One round trip; an exception (Boost, protobuf, an allocation) is an error too.
   Status Exchange(const remote::ToPeer& m, remote::FromPeer* reply, const std::string& what) const {
+    try {
+      return ExchangeOnce(m, reply, what);
+    } catch (const std::bad_alloc&) {
+      return Status::Env(Who() + "sent more than fits in memory during " + what);
+    } catch (const std::exception& e) {
+      return Status::Env(Who() + "connection failed during " + what + ": " + e.what());
+    }
+  }
+
+  Status ExchangeOnce(const remote::ToPeer& m, remote::FromPeer* reply, const std::string& what) const {
     std::string err;
     if (!conn_.Write(m, &err)) return Status::Env(Who() + "could not be sent " + what + ": " + err);
     switch (conn_.Read(reply, timeout_, &err)) {
@@ -290,6 +323,7 @@ class RemoteBackend : public NetworkBackend, public EventHandler {
   std::vector<DimStats> stats_;
   std::unordered_map<uint64_t, bool> in_flight_;  // token -> sent and not yet delivered
   uint64_t in_flight_count_ = 0;
+  remote::PeerChecks checks_;  // what the peer reports, against what the run sent
   bool peer_counts_ = false;  // the peer reports its own per-dimension statistics
 };
 
@@ -315,7 +349,11 @@ void RegisterRemoteBackend(BackendRegistry* registry) {
                                 int64_t{24} * 3600 * 1000);
         if (!timeout.ok()) return timeout.status();
         auto b = std::make_unique<RemoteBackend>(ctx, std::chrono::milliseconds(timeout.value()));
-        ORRERY_RETURN_IF_ERROR(b->Start(endpoint.value(), text, Param(ctx, "remote-model", "analytical")));
+        try {
+          ORRERY_RETURN_IF_ERROR(b->Start(endpoint.value(), text, Param(ctx, "remote-model", "analytical")));
+        } catch (const std::exception& e) {  // Boost and protobuf: an error, never an abort
+          return Status::Env("remote backend: " + text + ": " + e.what());
+        }
         return std::unique_ptr<NetworkBackend>(std::move(b));
       });
 }

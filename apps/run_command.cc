@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "apps/commands.h"
+#include "core/output_file.h"
 #include "gen/gen_source.h"
 #include "plugins/remote/remote_backend.h"
 #include "run/build.h"
@@ -171,33 +172,26 @@ void ObserveFromFlags(const RunFlags& f, RunConfig* cfg) {
   cfg->run.allow_oversubscription = f.allow_oversubscription;
 }
 
-// --collectives and --links: opened before the run (a bad path fails at
-// once) and written after it; a failed run leaves none behind.
+// --collectives and --links: created before the run (a bad path fails at
+// once) as temporary files, renamed over their paths after it (core/output_file.h);
+// a failed run leaves none behind and changes no file.
 class ExportFiles {
  public:
   Status Open(const RunFlags& f) {
     for (Export& e : exports_) {
       e.path = e.flag == std::string("--links") ? f.links_csv : f.collectives_csv;
       if (!Given(f.app, e.flag)) continue;
-      e.file = e.path.empty() ? nullptr : std::fopen(e.path.c_str(), "wb");
-      if (!e.file) {
-        return Status::Invalid(std::string(e.flag) + " = \"" + e.path + "\": cannot write it (" +
-                               (e.path.empty() ? "empty" : std::strerror(errno)) +
-                               "); allowed: a file path in an existing, writable directory");
-      }
+      ORRERY_PARSE_OR_RETURN(e.file, OutputFile::Create(e.path, e.flag));
     }
     return Status::Ok();
   }
 
   Status Write(const RunReport& report, const std::string& backend) {
     for (Export& e : exports_) {
-      if (!e.file) continue;
+      if (!e.file.is_open()) continue;
       const bool links = e.flag == std::string("--links");
-      const std::string text = links ? FormatLinksCsv(report) : FormatCollectivesCsv(report);
-      const bool ok = std::fwrite(text.data(), 1, text.size(), e.file) == text.size();
-      const bool closed = std::fclose(e.file) == 0;
-      e.file = nullptr;
-      if (!ok || !closed) return Status::Env(std::string(e.flag) + " = \"" + e.path + "\": writing it failed");
+      ORRERY_RETURN_IF_ERROR(e.file.Write(links ? FormatLinksCsv(report) : FormatCollectivesCsv(report)));
+      ORRERY_RETURN_IF_ERROR(e.file.Commit());
       if (links && report.links.empty()) {
         std::fprintf(
             stderr, "orrery: note: --links: %s\n",
@@ -213,14 +207,9 @@ class ExportFiles {
   struct Export {
     const char* flag;
     std::string path;
-    FILE* file = nullptr;
-    ~Export() {
-      if (!file) return;
-      std::fclose(file);
-      std::remove(path.c_str());
-    }
+    OutputFile file;
   };
-  Export exports_[2] = {{"--collectives"}, {"--links"}};
+  Export exports_[2] = {{"--collectives", "", {}}, {"--links", "", {}}};
 };
 
 void PrintReport(const std::string& format, const RunReport& report) {

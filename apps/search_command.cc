@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "apps/commands.h"
+#include "core/output_file.h"
 #include "core/units.h"
 #include "explore/search.h"
 #include "explore/search_run.h"
@@ -170,9 +171,7 @@ int Search(const SearchFlags& f) {
   gen::SearchHeader h{in.model.name, in.npus, in.batch, in.hbm_gb, f.network, f.system};
   std::fputs(gen::FormatSearchText(h, result, sims).c_str(), stdout);
   if (!f.csv.empty()) {
-    std::ofstream csv(f.csv);
-    csv << gen::FormatSearchCsv(result, sims);
-    if (!csv) return Fail(Status::Env(f.csv + ": cannot write the CSV"));
+    if (Status st = WriteFileWhole(f.csv, gen::FormatSearchCsv(result, sims), "--csv"); !st.ok()) return Fail(st);
   }
   return 0;
 }

@@ -16,6 +16,7 @@
 #include <set>
 #include <utility>
 
+#include "core/output_file.h"
 #include "core/parse.h"
 #include "explore/plot_script.h"
 #include "extern/json_util.h"
@@ -480,10 +481,7 @@ Result<PlotFiles> Plot(const PlotOptions& o) {
   for (const auto& [name, text] :
        {std::make_pair(stem + ".gp", &files->gp), std::make_pair(stem + ".dat", &files->dat)}) {
     const std::string path = (dir / name).string();
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    f << *text;
-    f.close();
-    if (!f) return Status::Env("-o = \"" + o.out + "\": cannot write " + path + " (does the folder exist?)");
+    ORRERY_RETURN_IF_ERROR(WriteFileWhole(path, *text).Prefixed("-o = \"" + o.out + "\": "));
   }
   std::error_code ec;
   std::filesystem::remove(out, ec);  // an image left by an earlier run must not pass for this one

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "core/output_file.h"
 #include "core/parse.h"
 #include "core/units.h"
 #include "gen/device.h"
@@ -44,9 +45,7 @@ void ListModels(std::ostream& out) {
 // --system-out=F.json: the device's system JSON.
 Status WriteSystemJson(const gen::GenOptions& o, std::ostream& out) {
   ORRERY_PARSE_OR_RETURN(const gen::DevicePreset d, gen::FindDevice(o.device));
-  std::ofstream f(o.system_out);
-  f << gen::DeviceSystemJson(d, o.efficiency, o.device);
-  if (!f) return Status::Env(o.system_out + ": cannot write the system configuration");
+  ORRERY_RETURN_IF_ERROR(WriteFileWhole(o.system_out, gen::DeviceSystemJson(d, o.efficiency, o.device), "--system-out"));
   out << "wrote " << o.system_out << " (" << o.device << " at " << o.efficiency << " of peak)\n";
   return Status::Ok();
 }

@@ -2,6 +2,7 @@
 
 #include <fstream>
 
+#include "core/output_file.h"
 #include "core/units.h"
 #include "gen/toy_traces.h"
 
@@ -9,12 +10,7 @@ namespace orrery {
 
 std::string ExampleNames() { return "default, data-parallel"; }
 
-static Status WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  if (!out) return Status::Env(path + ": cannot create file");
-  out << text;
-  return Status::Ok();
-}
+static Status WriteFile(const std::string& path, const std::string& text) { return WriteFileWhole(path, text); }
 
 Status WriteExample(const std::string& name, const std::string& dir, RunConfig* config) {
   if (name != "default" && name != "data-parallel") {

@@ -83,6 +83,13 @@ Status ReadSearchFiles(const SearchFlags& f, SearchInputs* in) {
     return Status::Invalid("--npus = " + std::to_string(in->npus) + " but the network (" + f.network + ") has " +
                            std::to_string(network_npus) + " NPUs; they must be equal");
   }
+  // The memory files the simulations read: a bad one ends the search here, not in every candidate.
+  if (!f.memory.empty()) {
+    if (auto m = ReadFlatYaml(f.memory); !m.ok()) return m.status().Prefixed("--memory: ");
+  }
+  if (!f.remote_memory.empty()) {
+    if (auto m = ReadAstraRemoteMemoryJson(f.remote_memory); !m.ok()) return m.status().Prefixed("--remote-memory: ");
+  }
   auto sys = ReadAstraSystemJson(f.system);
   if (!sys.ok()) return sys.status().Prefixed("--system: ");
   in->system = std::move(sys.value());
@@ -161,6 +168,11 @@ int Search(const SearchFlags& f) {
   for (Status st : {RequiredFlags(f), ReadSearchNumbers(f, &in)}) {
     if (!st.ok()) return Fail(st);
   }
+  std::vector<NamedFile> inputs = {{"--model", f.model},   {"--network", f.network},
+                                   {"--system", f.system}, {"--memory", f.memory},
+                                   {"--remote-memory", f.remote_memory}};
+  for (const std::string& plugin : f.plugins) inputs.push_back({"--plugin", plugin});
+  if (Status st = CheckOutputsAreNotInputs({{"--csv", f.csv}}, inputs); !st.ok()) return Fail(st);
   if (Status st = ReadSearchFiles(f, &in); !st.ok()) return Fail(st);
   auto set = BuildRegistrySet(f.plugins);
   if (!set.ok()) return Fail(set.status());

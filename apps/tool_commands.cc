@@ -102,6 +102,10 @@ int Generate(const std::string& network, const std::string& out) {
   std::string base = out;
   if (base.size() > 4 && base.substr(base.size() - 4) == ".yml") base = base.substr(0, base.size() - 4);
   const std::string orrery_path = base + ".orrery.yml";
+  if (Status st = CheckOutputsAreNotInputs({{"--out", out}, {"--out's Orrery YAML", orrery_path}}, {{"NETWORK", network}});
+      !st.ok()) {
+    return Fail(st);
+  }
   std::string astra;
   const bool expressible = WriteAstraSimYaml(dims.value(), &astra);
   if (Status st = WriteFileWhole(orrery_path, WriteOrreryYaml(dims.value())); !st.ok()) return Fail(st);

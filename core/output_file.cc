@@ -192,7 +192,7 @@ Identity IdentityOf(const std::string& path) {
     id.ino = st.st_ino;
   }
   std::error_code ec;
-  const std::filesystem::path c = std::filesystem::weakly_canonical(path, ec);
+  const std::filesystem::path c = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
   id.canonical = ec ? path : c.string();
   return id;
 }
@@ -207,7 +207,9 @@ bool SameFile(const Identity& a, const Identity& b) {
 Status CheckOutputsAreNotInputs(const std::vector<NamedFile>& outputs, const std::vector<NamedFile>& inputs) {
   std::vector<std::pair<const NamedFile*, Identity>> seen;
   for (const NamedFile& in : inputs) {
-    if (!in.path.empty()) seen.emplace_back(&in, IdentityOf(in.path));
+    if (in.path.empty()) continue;
+    Identity id = IdentityOf(in.path);
+    if (id.exists && id.regular) seen.emplace_back(&in, std::move(id));  // what is not there cannot be lost
   }
   const size_t first_output = seen.size();
   for (const NamedFile& out : outputs) {
@@ -217,13 +219,13 @@ Status CheckOutputsAreNotInputs(const std::vector<NamedFile>& outputs, const std
     for (size_t k = 0; k < seen.size(); ++k) {
       if (!SameFile(id, seen[k].second)) continue;
       const NamedFile& other = *seen[k].first;
-      const std::string shown = out.path == other.path ? "" : " (as " + other.path + ")";
+      const std::string same = out.flag + " = \"" + out.path + "\" names the same file as " + other.flag + " (" +
+                               other.path + ")";
       if (k < first_output) {
-        return Status::Invalid(out.flag + " = \"" + out.path + "\" is the file " + other.flag + " reads" + shown +
-                               "; writing it would destroy that input: give " + out.flag + " another path");
+        return Status::Invalid(same + ", an input; writing it would destroy that input: give " + out.flag +
+                               " another path");
       }
-      return Status::Invalid(out.flag + " = \"" + out.path + "\" is also the file " + other.flag + " writes" + shown +
-                             "; one would overwrite the other: give each output its own path");
+      return Status::Invalid(same + ", another output; one would overwrite the other: give each output its own path");
     }
     seen.emplace_back(&out, id);
   }

@@ -63,9 +63,10 @@ struct NamedFile {
 
 // Refuses (exit 2, naming both flags and the path) an output that is one of
 // the inputs, or two outputs that are one file: the same file by device and
-// inode, or, for an output that does not exist yet, the same canonical path.
-// Devices and FIFOs (/dev/stdout for both) are never refused. Empty paths
-// are skipped.
+// inode, or, for outputs that do not exist yet, the same canonical path.
+// Only regular files count: devices and FIFOs (/dev/stdout for both) are never
+// refused, and neither are inputs that do not exist (a preset's name, a
+// topology notation) or empty paths.
 Status CheckOutputsAreNotInputs(const std::vector<NamedFile>& outputs, const std::vector<NamedFile>& inputs);
 
 // The files of a trace set on disk: PREFIX.<rank>.et for every rank present.

@@ -72,8 +72,19 @@ Status Generate(const gen::GenOptions& o, const std::vector<Dim>& dims, std::ost
   return Status::Ok();
 }
 
+// An output naming one of the files the generator reads is refused before anything is written.
+Status CheckOutputsAgainstInputs(const gen::GenOptions& o) {
+  std::vector<NamedFile> outputs = {{"--system-out", o.system_out}};
+  if (!o.out.empty()) {
+    for (const std::string& trace : TraceFilesOf(o.out)) outputs.push_back({"--out", trace});
+    outputs.push_back({"--out", o.out + ".comm_groups.json"});
+  }
+  return CheckOutputsAreNotInputs(outputs, {{"--model", o.model}, {"--device", o.device}, {"--network", o.network}});
+}
+
 Status RunGen(const std::vector<std::string>& args, std::ostream& out) {
   ORRERY_PARSE_OR_RETURN(gen::GenOptions o, gen::ParseGenArgs(args));
+  ORRERY_RETURN_IF_ERROR(CheckOutputsAgainstInputs(o));
   std::vector<Dim> dims;
   ORRERY_RETURN_IF_ERROR(gen::ResolvePlacement(&o, &dims));
   if (o.help) {

@@ -63,6 +63,7 @@ Result<std::string> InspectTrace(const std::string& path) {
 }
 
 Status TraceToJson(const std::string& et_path, const std::string& json_path) {
+  ORRERY_RETURN_IF_ERROR(CheckOutputsAreNotInputs({{"--out", json_path}}, {{"FILE", et_path}}));
   EtReader reader;
   ORRERY_RETURN_IF_ERROR(reader.Open(et_path));
   ORRERY_PARSE_OR_RETURN(OutputFile out, OutputFile::Create(json_path, "--out"));
@@ -88,6 +89,7 @@ Status TraceToJson(const std::string& et_path, const std::string& json_path) {
 }
 
 Status TraceFromJson(const std::string& json_path, const std::string& et_path) {
+  ORRERY_RETURN_IF_ERROR(CheckOutputsAreNotInputs({{"--out", et_path}}, {{"FILE", json_path}}));
   std::ifstream in(json_path);
   if (!in) return Status::Invalid(json_path + ": cannot open file");
   std::string line;

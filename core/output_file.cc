@@ -68,6 +68,7 @@ OutputFile& OutputFile::operator=(OutputFile&& other) noexcept {
   fd_ = std::exchange(other.fd_, -1);
   in_place_ = other.in_place_;
   target_existed_ = other.target_existed_;
+  sync_ = other.sync_;
   path_ = std::move(other.path_);
   label_ = std::move(other.label_);
   target_ = std::move(other.target_);
@@ -86,13 +87,14 @@ void OutputFile::Discard() {
   temp_.clear();
 }
 
-Result<OutputFile> OutputFile::Create(const std::string& path, const std::string& label) {
+Result<OutputFile> OutputFile::Create(const std::string& path, const std::string& label, Sync sync) {
   if (path.empty()) {
     return Status::Invalid(label + " = \"\": empty; allowed: a file path in an existing, writable directory");
   }
   OutputFile f;
   f.path_ = path;
   f.label_ = label;
+  f.sync_ = sync == Sync::kYes;
   f.target_ = Target(path);
   struct stat st;
   const bool exists = ::stat(f.target_.c_str(), &st) == 0;
@@ -153,13 +155,13 @@ Status OutputFile::Commit() {
   if (!error_.ok()) return error_;
   if (fd_ < 0) return Status::Ok();
   ORRERY_RETURN_IF_ERROR(Flush());
-  if (!in_place_ && ::fsync(fd_) != 0) return Failed("writing it to disk", errno);
+  if (!in_place_ && sync_ && ::fsync(fd_) != 0) return Failed("writing it to disk", errno);
   const int fd = std::exchange(fd_, -1);
   if (::close(fd) != 0) return Failed("closing it", errno);
   if (in_place_) return Status::Ok();
   if (::rename(temp_.c_str(), target_.c_str()) != 0) return Failed("replacing it", errno);
   temp_.clear();
-  const int dir = ::open(DirOf(target_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const int dir = sync_ ? ::open(DirOf(target_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
   if (dir >= 0) {  // the rename itself on disk (best effort: some file systems refuse)
     (void)::fsync(dir);
     ::close(dir);

@@ -207,15 +207,10 @@ Status ReadShards(const std::string& dir, std::vector<Shard>* shards, std::vecto
   return Status::Ok();
 }
 
-// The shards are of one sweep, split one way, and their merge replaces no unsharded sweep's rows.
+// The shards are of one sweep, and their merge replaces no unsharded sweep's rows.
 Status CheckOneSweep(const std::string& dir, const std::vector<Shard>& shards) {
   const Shard* with_id = nullptr;
   for (const Shard& sh : shards) {
-    if (sh.count != shards[0].count) {
-      return Status::Invalid(dir + ": " + shards[0].stem + " and " + sh.stem + " split the points differently (" +
-                             std::to_string(shards[0].count) + " and " + std::to_string(sh.count) +
-                             " shards); merge the shards of one --shard=I/N split (move the others to another folder)");
-    }
     if (sh.index >= sh.count) return Status::Invalid(dir + "/" + sh.stem + ".jsonl: shard number beyond the count");
     if (!sh.id) continue;
     if (with_id && with_id->id->identity != sh.id->identity) {
@@ -271,6 +266,12 @@ Result<Summary> MergeShards(const std::string& dir, const MergeOptions& options)
   std::vector<Shard> shards;
   std::vector<FolderLock> locks;
   ORRERY_RETURN_IF_ERROR(ReadShards(dir, &shards, &locks));
+  for (const Shard& sh : shards) {
+    if (sh.count == shards[0].count) continue;
+    return Status::Invalid(dir + ": " + shards[0].stem + " and " + sh.stem + " split the points differently (" +
+                           std::to_string(shards[0].count) + " and " + std::to_string(sh.count) +
+                           " shards); merge the shards of one --shard=I/N split (move the others to another folder)");
+  }
   std::map<uint64_t, std::pair<Row, std::string>> rows;
   std::vector<std::string> axis_paths;
   for (const Shard& sh : shards) {

@@ -80,7 +80,7 @@ Result<bool> EtReader::Next(ChakraProtoMsg::Node* node) {
 
 Status EtWriter::Open(const std::string& path, const ChakraProtoMsg::GlobalMetadata& metadata) {
   path_ = path;
-  ORRERY_PARSE_OR_RETURN(out_, OutputFile::Create(path));
+  ORRERY_PARSE_OR_RETURN(out_, OutputFile::Create(path, "", OutputFile::Sync::kNo));  // a trace per rank: thousands
   return WriteRecord(metadata);
 }
 

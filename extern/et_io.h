@@ -39,7 +39,8 @@ class EtReader {
 };
 
 // Writes a trace whole or not at all (core/output_file.h): Close renames it
-// into place; a writer destroyed before Close leaves no file.
+// into place; a writer destroyed before Close leaves no file. Traces come in
+// sets of one per rank, so Close does not wait for the disk (Sync::kNo).
 class EtWriter {
  public:
   Status Open(const std::string& path, const ChakraProtoMsg::GlobalMetadata& metadata);

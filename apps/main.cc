@@ -98,8 +98,9 @@ int FlushStdout(int code) {
   errno = 0;
   if (std::fflush(stdout) == 0 && std::ferror(stdout) == 0) return code;
   const int err = errno;
-  const int failed = orrery::cli::Fail(orrery::Status::Env(
-      std::string("stdout: writing the output failed") + (err != 0 ? std::string(" (") + std::strerror(err) + ")" : "")));
+  const int failed = orrery::cli::Fail(
+      orrery::Status::Env(std::string("stdout: writing the output failed") +
+                          (err != 0 ? std::string(" (") + std::strerror(err) + ")" : "")));
   return code == 0 ? failed : code;
 }
 

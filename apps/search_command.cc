@@ -168,8 +168,10 @@ int Search(const SearchFlags& f) {
   for (Status st : {RequiredFlags(f), ReadSearchNumbers(f, &in)}) {
     if (!st.ok()) return Fail(st);
   }
-  std::vector<NamedFile> inputs = {{"--model", f.model},   {"--network", f.network},
-                                   {"--system", f.system}, {"--memory", f.memory},
+  std::vector<NamedFile> inputs = {{"--model", f.model},
+                                   {"--network", f.network},
+                                   {"--system", f.system},
+                                   {"--memory", f.memory},
                                    {"--remote-memory", f.remote_memory}};
   for (const std::string& plugin : f.plugins) inputs.push_back({"--plugin", plugin});
   if (Status st = CheckOutputsAreNotInputs({{"--csv", f.csv}}, inputs); !st.ok()) return Fail(st);

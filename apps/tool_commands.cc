@@ -102,7 +102,8 @@ int Generate(const std::string& network, const std::string& out) {
   std::string base = out;
   if (base.size() > 4 && base.substr(base.size() - 4) == ".yml") base = base.substr(0, base.size() - 4);
   const std::string orrery_path = base + ".orrery.yml";
-  if (Status st = CheckOutputsAreNotInputs({{"--out", out}, {"--out's Orrery YAML", orrery_path}}, {{"NETWORK", network}});
+  if (Status st = CheckOutputsAreNotInputs({{"--out", out}, {"--out's Orrery YAML", orrery_path}},
+                                           {{"NETWORK", network}});
       !st.ok()) {
     return Fail(st);
   }

@@ -478,9 +478,10 @@ Result<PlotFiles> Plot(const PlotOptions& o) {
   const std::filesystem::path out(o.out);
   const std::filesystem::path dir = out.parent_path().empty() ? std::filesystem::path(".") : out.parent_path();
   const std::string stem = out.stem().string();
-  ORRERY_RETURN_IF_ERROR(CheckOutputsAreNotInputs(
-      {{"-o", o.out}, {"-o's gnuplot script", (dir / (stem + ".gp")).string()}, {"-o's data", (dir / (stem + ".dat")).string()}},
-      {{"FILE", o.csv}}));
+  ORRERY_RETURN_IF_ERROR(CheckOutputsAreNotInputs({{"-o", o.out},
+                                                   {"-o's gnuplot script", (dir / (stem + ".gp")).string()},
+                                                   {"-o's data", (dir / (stem + ".dat")).string()}},
+                                                  {{"FILE", o.csv}}));
   for (const auto& [name, text] :
        {std::make_pair(stem + ".gp", &files->gp), std::make_pair(stem + ".dat", &files->dat)}) {
     const std::string path = (dir / name).string();

@@ -5,11 +5,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -215,9 +215,12 @@ class RowLog {
 // The files the sweep reads, for refusing an output that is one of them.
 std::vector<NamedFile> SweepInputs(const SweepSpec& spec) {
   const SpecFiles& f = spec.base.files;
-  std::vector<NamedFile> in = {{"the spec", spec.file},           {"base.system", f.system},
-                               {"base.network", f.network},       {"base.memory", f.memory_config},
-                               {"base.remote-memory", f.remote_memory}, {"base.comm-groups", f.comm_groups}};
+  std::vector<NamedFile> in = {{"the spec", spec.file},
+                               {"base.system", f.system},
+                               {"base.network", f.network},
+                               {"base.memory", f.memory_config},
+                               {"base.remote-memory", f.remote_memory},
+                               {"base.comm-groups", f.comm_groups}};
   for (const std::string& trace : TraceFilesOf(f.workload_prefix)) in.push_back({"base.workload", trace});
   return in;
 }
@@ -230,8 +233,9 @@ Result<FolderLock> OpenFolder(const SweepSpec& spec, const Plan& plan, uint64_t 
   std::filesystem::create_directories(o.out_dir, ec);
   if (ec) return Status::Env(o.out_dir + ": cannot create the output folder: " + ec.message());
   const std::string path = o.out_dir + "/" + stem;
-  ORRERY_RETURN_IF_ERROR(CheckOutputsAreNotInputs(
-      {{"--out's " + stem + ".jsonl", path + ".jsonl"}, {"--out's " + stem + ".csv", path + ".csv"}}, SweepInputs(spec)));
+  ORRERY_RETURN_IF_ERROR(CheckOutputsAreNotInputs({{"--out's " + stem + ".jsonl", path + ".jsonl"},
+                                                   {"--out's " + stem + ".csv", path + ".csv"}},
+                                                  SweepInputs(spec)));
   auto lock = FolderLock::Take(o.out_dir, stem + ".jsonl.lock", false);
   if (!lock.ok()) return Status::Env(lock.status().message() + ", or give this sweep another --out");
   FolderIdentity id;
@@ -308,8 +312,9 @@ Result<Summary> RunSweep(const SweepSpec& spec, const Options& o, std::string* d
   for (auto& [i, r] : done) rows.push_back(r);
   const Status wrote = WriteTables(spec.axis_paths, rows, sum.jsonl, sum.csv);
   if (log.error() != 0) {
-    const std::string why = sum.jsonl + ": appending a row failed (" + std::strerror(log.error()) + "); the sweep stopped (" +
-                            std::to_string(sum.ran) + " of " + std::to_string(todo.size()) + " points simulated)";
+    const std::string why = sum.jsonl + ": appending a row failed (" + std::strerror(log.error()) +
+                            "); the sweep stopped (" + std::to_string(sum.ran) + " of " + std::to_string(todo.size()) +
+                            " points simulated)";
     if (!wrote.ok()) {
       return Status::Env(why + " and " + sum.jsonl + " keeps the " + std::to_string(sum.skipped + log.appended()) +
                          " rows written before; writing the tables failed too: " + wrote.message() +

@@ -138,10 +138,11 @@ Status ClaimFolder(const std::string& dir, const FolderIdentity& id) {
   ORRERY_PARSE_OR_RETURN(const auto ids, Identities(dir));
   for (const auto& [stem, other] : ids) {
     if (other.identity == id.identity) continue;
-    return Status::Invalid(dir + " holds the rows of another sweep: " + dir + "/" + stem + ".id names " +
-                           Describe(other) + ", and this sweep is " + Describe(id) +
-                           "; running it here would mix its rows with those or drop them: give this sweep another --out (or remove " + dir +
-                           "/" + stem + ".* to start over)");
+    return Status::Invalid(
+        dir + " holds the rows of another sweep: " + dir + "/" + stem + ".id names " + Describe(other) +
+        ", and this sweep is " + Describe(id) +
+        "; running it here would mix its rows with those or drop them: give this sweep another --out (or remove " +
+        dir + "/" + stem + ".* to start over)");
   }
   return WriteFileWhole(dir + "/" + StemName(id.shard_index, id.shard_count) + ".id", IdentityJson(id));
 }
@@ -214,8 +215,8 @@ Status CheckOneSweep(const std::string& dir, const std::vector<Shard>& shards) {
     if (sh.index >= sh.count) return Status::Invalid(dir + "/" + sh.stem + ".jsonl: shard number beyond the count");
     if (!sh.id) continue;
     if (with_id && with_id->id->identity != sh.id->identity) {
-      return Status::Invalid(dir + ": " + with_id->stem + " and " + sh.stem + " come from different sweeps: " +
-                             Describe(*with_id->id) + " and " + Describe(*sh.id) +
+      return Status::Invalid(dir + ": " + with_id->stem + " and " + sh.stem +
+                             " come from different sweeps: " + Describe(*with_id->id) + " and " + Describe(*sh.id) +
                              "; refusing to merge them (each sweep needs an --out of its own)");
     }
     if (!with_id) with_id = &sh;
@@ -251,11 +252,46 @@ std::vector<std::string> Missing(const std::vector<Shard>& shards) {
   for (const Shard& sh : shards) {
     const uint64_t have = sh.file.rows.size();
     if (sh.id && have < sh.id->rows) {
-      missing.push_back(sh.stem + " has " + std::to_string(have) + " of its " + std::to_string(sh.id->rows) +
-                        " rows" + (sh.file.torn_bytes ? " (and a torn last line)" : "") + ": its sweep has not finished");
+      missing.push_back(sh.stem + " has " + std::to_string(have) + " of its " + std::to_string(sh.id->rows) + " rows" +
+                        (sh.file.torn_bytes ? " (and a torn last line)" : "") + ": its sweep has not finished");
     }
   }
   return missing;
+}
+
+// Every shard of one split: sweep.shard-I-of-N with one N.
+Status CheckOneSplit(const std::string& dir, const std::vector<Shard>& shards) {
+  for (const Shard& sh : shards) {
+    if (sh.count == shards[0].count) continue;
+    return Status::Invalid(dir + ": " + shards[0].stem + " and " + sh.stem + " split the points differently (" +
+                           std::to_string(shards[0].count) + " and " + std::to_string(sh.count) +
+                           " shards); merge the shards of one --shard=I/N split (move the others to another folder)");
+  }
+  return Status::Ok();
+}
+
+// The shards' rows in index order (a point in two shards: an error), and
+// the axis paths in the order rows first name them.
+Result<std::vector<Row>> UnionRows(const std::string& dir, const std::vector<Shard>& shards,
+                                   std::vector<std::string>* axis_paths) {
+  std::map<uint64_t, std::pair<Row, std::string>> rows;
+  for (const Shard& sh : shards) {
+    for (const Row& r : sh.file.rows) {
+      for (const Assignment& a : r.point) {
+        if (std::find(axis_paths->begin(), axis_paths->end(), a.path) == axis_paths->end()) {
+          axis_paths->push_back(a.path);
+        }
+      }
+      auto [it, fresh] = rows.emplace(r.index, std::make_pair(r, dir + "/" + sh.stem + ".jsonl"));
+      if (!fresh) {
+        return Status::Invalid("point " + std::to_string(r.index) + " is in both " + it->second.second + " and " + dir +
+                               "/" + sh.stem + ".jsonl; shards must not overlap (refusing to merge duplicates)");
+      }
+    }
+  }
+  std::vector<Row> all;
+  for (auto& [i, rf] : rows) all.push_back(std::move(rf.first));
+  return all;
 }
 
 }  // namespace
@@ -266,33 +302,16 @@ Result<Summary> MergeShards(const std::string& dir, const MergeOptions& options)
   std::vector<Shard> shards;
   std::vector<FolderLock> locks;
   ORRERY_RETURN_IF_ERROR(ReadShards(dir, &shards, &locks));
-  for (const Shard& sh : shards) {
-    if (sh.count == shards[0].count) continue;
-    return Status::Invalid(dir + ": " + shards[0].stem + " and " + sh.stem + " split the points differently (" +
-                           std::to_string(shards[0].count) + " and " + std::to_string(sh.count) +
-                           " shards); merge the shards of one --shard=I/N split (move the others to another folder)");
-  }
-  std::map<uint64_t, std::pair<Row, std::string>> rows;
+  ORRERY_RETURN_IF_ERROR(CheckOneSplit(dir, shards));
   std::vector<std::string> axis_paths;
-  for (const Shard& sh : shards) {
-    for (const Row& r : sh.file.rows) {
-      for (const Assignment& a : r.point) {
-        if (std::find(axis_paths.begin(), axis_paths.end(), a.path) == axis_paths.end()) axis_paths.push_back(a.path);
-      }
-      auto [it, fresh] = rows.emplace(r.index, std::make_pair(r, dir + "/" + sh.stem + ".jsonl"));
-      if (!fresh) {
-        return Status::Invalid("point " + std::to_string(r.index) + " is in both " + it->second.second + " and " +
-                               dir + "/" + sh.stem + ".jsonl; shards must not overlap (refusing to merge duplicates)");
-      }
-    }
-  }
+  ORRERY_PARSE_OR_RETURN(std::vector<Row> all, UnionRows(dir, shards, &axis_paths));
   ORRERY_RETURN_IF_ERROR(CheckOneSweep(dir, shards));
   Summary sum;
   const std::vector<std::string> missing = Missing(shards);
   const auto id = std::find_if(shards.begin(), shards.end(), [](const Shard& sh) { return sh.id.has_value(); });
   if (id != shards.end()) axis_paths = id->id->axis_paths;  // the spec's column order
-  sum.points = rows.size();
-  if (id != shards.end() && id->id->points > rows.size()) sum.missing = id->id->points - rows.size();
+  sum.points = all.size();
+  if (id != shards.end() && id->id->points > all.size()) sum.missing = id->id->points - all.size();
   if (!missing.empty()) {
     std::string list;
     for (const std::string& m : missing) list += (list.empty() ? "" : "; ") + m;
@@ -304,8 +323,6 @@ Result<Summary> MergeShards(const std::string& dir, const MergeOptions& options)
     sum.notes.push_back("--partial: merged what is there: " + list +
                         (sum.missing ? "; " + std::to_string(sum.missing) + " points missing" : ""));
   }
-  std::vector<Row> all;
-  for (auto& [i, rf] : rows) all.push_back(std::move(rf.first));
   for (const Row& r : all) sum.failed += r.status != "ok";
   sum.jsonl = dir + "/sweep.jsonl";
   sum.csv = dir + "/sweep.csv";

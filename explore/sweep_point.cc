@@ -33,7 +33,8 @@ namespace {
 Status CheckBaseFiles(const SweepSpec& spec) {
   const SpecFiles& f = spec.base.files;
   if (!f.comm_groups.empty()) {
-    if (auto text = ReadTextFile(f.comm_groups); !text.ok()) return text.status().Prefixed(spec.file + ": base.comm-groups: ");
+    if (auto text = ReadTextFile(f.comm_groups); !text.ok())
+      return text.status().Prefixed(spec.file + ": base.comm-groups: ");
   }
   if (!f.workload_prefix.empty() && TraceFilesOf(f.workload_prefix).empty()) {
     return Status::Invalid(spec.file + ": base.workload = \"" + f.workload_prefix + "\": no trace files " +

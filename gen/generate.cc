@@ -45,7 +45,8 @@ void ListModels(std::ostream& out) {
 // --system-out=F.json: the device's system JSON.
 Status WriteSystemJson(const gen::GenOptions& o, std::ostream& out) {
   ORRERY_PARSE_OR_RETURN(const gen::DevicePreset d, gen::FindDevice(o.device));
-  ORRERY_RETURN_IF_ERROR(WriteFileWhole(o.system_out, gen::DeviceSystemJson(d, o.efficiency, o.device), "--system-out"));
+  ORRERY_RETURN_IF_ERROR(
+      WriteFileWhole(o.system_out, gen::DeviceSystemJson(d, o.efficiency, o.device), "--system-out"));
   out << "wrote " << o.system_out << " (" << o.device << " at " << o.efficiency << " of peak)\n";
   return Status::Ok();
 }

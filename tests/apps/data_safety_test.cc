@@ -42,7 +42,8 @@ std::string RunArgs(const TempDir& d) {
 // Runs orrery with stdout sent to `stdout_path` (RunCli keeps its own).
 int RunWithStdout(const std::string& args, const std::string& stdout_path, std::string* err) {
   TempDir d;
-  const int rc = std::system((std::string(ORRERY_BIN) + " " + args + " >" + stdout_path + " 2>" + d.File("err")).c_str());
+  const int rc = std::system(
+      (std::string(ORRERY_BIN) + " " + args + " >" + stdout_path + " 2>" + d.File("err")).c_str());
   *err = ReadFileText(d.File("err"));
   return WEXITSTATUS(rc);
 }
@@ -57,8 +58,8 @@ TEST(DataSafety, AnOutputNamingAnInputIsRefusedBeforeTheRun) {
        "--collectives = \"" + d.File("t.1.et") + "\" names the same file as --workload-configuration (" +
            d.File("t.1.et") + "), an input; writing it would destroy that input: give --collectives another path"},
       {RunArgs(d) + " --links=" + d.path() + "/./sys.json",
-       "--links = \"" + d.path() + "/./sys.json\" names the same file as --system-configuration (" + d.File("sys.json") +
-           "), an input"},
+       "--links = \"" + d.path() + "/./sys.json\" names the same file as --system-configuration (" +
+           d.File("sys.json") + "), an input"},
       {RunArgs(d) + " --timeline=" + d.File("sys.json"), "--timeline = \"" + d.File("sys.json") + "\" names the same"},
       {RunArgs(d) + " --links=" + d.File("a.csv") + " --collectives=" + d.File("a.csv"),
        "--links = \"" + d.File("a.csv") + "\" names the same file as --collectives (" + d.File("a.csv") +
@@ -94,9 +95,9 @@ TEST(DataSafety, AFailedRunLeavesEarlierOutputsAsTheyWere) {
   d.Write("c.csv", "kept\n");
   d.Write("tl.json", "{\"kept\": true}\n");
   std::string err;
-  EXPECT_EQ(RunCli("run --workload-configuration=" + d.File("missing") + " --system-configuration=" +
-                       d.File("sys.json") + " --network-configuration=" + kNet + " --collectives=" + d.File("c.csv") +
-                       " --timeline=" + d.File("tl.json"),
+  EXPECT_EQ(RunCli("run --workload-configuration=" + d.File("missing") +
+                       " --system-configuration=" + d.File("sys.json") + " --network-configuration=" + kNet +
+                       " --collectives=" + d.File("c.csv") + " --timeline=" + d.File("tl.json"),
                    &err),
             2)
       << err;

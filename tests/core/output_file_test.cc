@@ -56,7 +56,7 @@ TEST(OutputFile, CommitReplacesTheFileAndAnAbandonedOneLeavesItAsItWas) {
     ASSERT_TRUE(f.ok()) << f.status().message();
     ASSERT_TRUE(f->Write("half of a new file").ok());
     EXPECT_EQ(ReadFileText(d.File("out.csv")), "old\n");  // nothing shows before the commit
-  }  // destroyed uncommitted: a failed run
+  }                                                       // destroyed uncommitted: a failed run
   EXPECT_EQ(ReadFileText(d.File("out.csv")), "old\n");
   EXPECT_EQ(Names(d.path()), std::vector<std::string>{"out.csv"});  // the temporary file went too
   ASSERT_TRUE(WriteFileWhole(d.File("out.csv"), "new\n").ok());
@@ -121,8 +121,8 @@ TEST(OutputFile, AFolderThatRefusesFilesIsAnError) {
   ASSERT_FALSE(f.ok());
   EXPECT_EQ(f.status().exit_code(), 1);
   EXPECT_EQ(f.status().message(), "--links = \"" + dir +
-                                       "/out.csv\": cannot write it (Permission denied); allowed: a file path in an "
-                                       "existing, writable directory");
+                                      "/out.csv\": cannot write it (Permission denied); allowed: a file path in an "
+                                      "existing, writable directory");
   auto missing = OutputFile::Create(d.File("no-such-dir/out.csv"), "--links");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().exit_code(), 2);
@@ -144,8 +144,8 @@ TEST(OutputFile, AnOutputThatIsAnInputIsRefused) {
            "), an input; writing it would destroy that input: give --collectives another path"},
       {{{"--timeline", d.File("other-name.json")}}, "names the same file as --system-configuration"},  // one inode
       {{{"--timeline", d.path() + "/./sys.json"}}, "names the same file as --system-configuration"},
-      {{{"--links", d.File("a.csv")}, {"--collectives", d.path() + "/../" + d.path().substr(d.path().rfind('/') + 1) +
-                                                           "/a.csv"}},
+      {{{"--links", d.File("a.csv")},
+        {"--collectives", d.path() + "/../" + d.path().substr(d.path().rfind('/') + 1) + "/a.csv"}},
        "another output; one would overwrite the other: give each output its own path"},
       {{{"--links", "/dev/stdout"}, {"--collectives", "/dev/stdout"}}, ""},
       {{{"--links", d.File("new.csv")}}, ""},

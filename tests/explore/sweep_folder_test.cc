@@ -60,7 +60,8 @@ Result<Summary> Sweep(const TempDir& d, const std::string& spec_name, const std:
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> lines;
   size_t pos = 0;
-  for (size_t nl; (nl = text.find('\n', pos)) != std::string::npos; pos = nl + 1) lines.push_back(text.substr(pos, nl - pos));
+  for (size_t nl; (nl = text.find('\n', pos)) != std::string::npos; pos = nl + 1)
+    lines.push_back(text.substr(pos, nl - pos));
   return lines;
 }
 
@@ -93,9 +94,9 @@ TEST(SweepFolder, ASecondSweepOnTheSameOutputExitsOne) {
   auto second = Sweep(d, "a.yml", "out");
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().exit_code(), 1);
-  EXPECT_EQ(second.status().message(), d.File("out") + ": in use by another orrery sweep (pid " +
-                                           std::to_string(getpid()) + "), which holds " + d.File("out") +
-                                           "/sweep.jsonl.lock; wait for it to finish, or give this sweep another --out");
+  EXPECT_EQ(second.status().message(),
+            d.File("out") + ": in use by another orrery sweep (pid " + std::to_string(getpid()) + "), which holds " +
+                d.File("out") + "/sweep.jsonl.lock; wait for it to finish, or give this sweep another --out");
   EXPECT_FALSE(std::filesystem::exists(d.File("out/sweep.jsonl")));
   // Another shard of the same sweep is another output: it runs beside it.
   auto shard = Sweep(d, "a.yml", "out", 0, 2);
@@ -155,8 +156,8 @@ TEST(SweepFolder, AResumeWhoseRewriteFailsKeepsEveryRow) {
   EXPECT_EQ(resumed->skipped, 7u);
   EXPECT_EQ(resumed->ran, 1u);
   ASSERT_EQ(resumed->notes.size(), 1u);
-  EXPECT_EQ(resumed->notes[0], d.File("out/sweep.jsonl") +
-                                   ": its last line was cut off (" + std::to_string(Lines(full).back().size() + 1 - 40) +
+  EXPECT_EQ(resumed->notes[0], d.File("out/sweep.jsonl") + ": its last line was cut off (" +
+                                   std::to_string(Lines(full).back().size() + 1 - 40) +
                                    " bytes: a run killed while writing it); that point runs again");
   EXPECT_EQ(ReadFileText(d.File("out/sweep.jsonl")), full);
 }
@@ -208,8 +209,9 @@ TEST(SweepFolder, MergeRefusesMixedSpecsAndIncompleteShardSets) {
   EXPECT_EQ(partial->points, 3u);
   EXPECT_EQ(partial->missing, 5u);
   ASSERT_EQ(partial->notes.size(), 1u);
-  EXPECT_EQ(partial->notes[0], "--partial: merged what is there: shard(s) 2, 3 of 3 missing (no "
-                               "sweep.shard-2-of-3.jsonl, ...); 5 points missing");
+  EXPECT_EQ(partial->notes[0],
+            "--partial: merged what is there: shard(s) 2, 3 of 3 missing (no "
+            "sweep.shard-2-of-3.jsonl, ...); 5 points missing");
   // A shard of another spec, written elsewhere and copied in: refused, both named.
   ASSERT_TRUE(Sweep(d, "b.yml", "other", 1, 3).ok());
   for (const char* ext : {".jsonl", ".id"}) {
@@ -220,8 +222,9 @@ TEST(SweepFolder, MergeRefusesMixedSpecsAndIncompleteShardSets) {
   auto mixed = MergeShards(d.File("m"), MergeOptions{true});
   ASSERT_FALSE(mixed.ok());
   EXPECT_EQ(mixed.status().exit_code(), 2);
-  EXPECT_NE(mixed.status().message().find("sweep.shard-1-of-3 and sweep.shard-2-of-3 come from different sweeps: spec " +
-                                          d.File("a.yml") + " (identity "),
+  EXPECT_NE(mixed.status().message().find(
+                "sweep.shard-1-of-3 and sweep.shard-2-of-3 come from different sweeps: spec " + d.File("a.yml") +
+                " (identity "),
             std::string::npos)
       << mixed.status().message();
   EXPECT_NE(mixed.status().message().find("spec " + d.File("b.yml")), std::string::npos) << mixed.status().message();
@@ -282,11 +285,11 @@ TEST(SweepFolder, SpecsThatWouldFailEveryPointOrChangeNothingAreRefused) {
   auto cg = Sweep(d, "cg.yml", "out");
   ASSERT_FALSE(cg.ok());
   EXPECT_EQ(cg.status().exit_code(), 2);
-  EXPECT_EQ(cg.status().message(), d.File("cg.yml") + ": base.comm-groups: " + d.File("missing.json") +
-                                       ": cannot open file (does it exist?)");
+  EXPECT_EQ(cg.status().message(),
+            d.File("cg.yml") + ": base.comm-groups: " + d.File("missing.json") + ": cannot open file (does it exist?)");
   EXPECT_FALSE(std::filesystem::exists(d.File("out/sweep.jsonl")));
-  d.Write("nt.yml", "base:\n  network: \"Ring(4,50GB/s,500ns)\"\n  system: sys.json\n  workload: nothing\n" +
-                        std::string(kAxes));
+  d.Write("nt.yml",
+          "base:\n  network: \"Ring(4,50GB/s,500ns)\"\n  system: sys.json\n  workload: nothing\n" + std::string(kAxes));
   auto nt = Sweep(d, "nt.yml", "out");
   ASSERT_FALSE(nt.ok());
   EXPECT_EQ(nt.status().message(), d.File("nt.yml") + ": base.workload = \"" + d.File("nothing") +

@@ -169,8 +169,8 @@ Status OutputFile::Commit() {
   return Status::Ok();
 }
 
-Status WriteFileWhole(const std::string& path, std::string_view text, const std::string& label) {
-  ORRERY_PARSE_OR_RETURN(OutputFile f, OutputFile::Create(path, label));
+Status WriteFileWhole(const std::string& path, std::string_view text, const std::string& label, OutputFile::Sync sync) {
+  ORRERY_PARSE_OR_RETURN(OutputFile f, OutputFile::Create(path, label, sync));
   ORRERY_RETURN_IF_ERROR(f.Write(text));
   return f.Commit();
 }

@@ -59,7 +59,8 @@ class OutputFile {
 };
 
 // `text` written to `path` through an OutputFile.
-Status WriteFileWhole(const std::string& path, std::string_view text, const std::string& label = "");
+Status WriteFileWhole(const std::string& path, std::string_view text, const std::string& label = "",
+                      OutputFile::Sync sync = OutputFile::Sync::kYes);
 
 // A file a command reads or writes, with the flag that names it.
 struct NamedFile {

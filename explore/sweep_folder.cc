@@ -213,7 +213,11 @@ Status CheckOneSweep(const std::string& dir, const std::vector<Shard>& shards) {
   const Shard* with_id = nullptr;
   for (const Shard& sh : shards) {
     if (sh.index >= sh.count) return Status::Invalid(dir + "/" + sh.stem + ".jsonl: shard number beyond the count");
-    if (!sh.id) continue;
+    if (!sh.id) {
+      return Status::Invalid(dir + "/" + sh.stem + ".jsonl has no " + sh.stem +
+                             ".id: which sweep its rows belong to is not known, so it cannot be merged safely; run "
+                             "that shard again (it keeps its rows, runs what is missing and writes the .id)");
+    }
     if (with_id && with_id->id->identity != sh.id->identity) {
       return Status::Invalid(dir + ": " + with_id->stem + " and " + sh.stem +
                              " come from different sweeps: " + Describe(*with_id->id) + " and " + Describe(*sh.id) +

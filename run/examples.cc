@@ -10,7 +10,10 @@ namespace orrery {
 
 std::string ExampleNames() { return "default, data-parallel"; }
 
-static Status WriteFile(const std::string& path, const std::string& text) { return WriteFileWhole(path, text); }
+// Inputs in a temporary folder, gone after the run: not worth waiting for the disk.
+static Status WriteFile(const std::string& path, const std::string& text) {
+  return WriteFileWhole(path, text, "", OutputFile::Sync::kNo);
+}
 
 Status WriteExample(const std::string& name, const std::string& dir, RunConfig* config) {
   if (name != "default" && name != "data-parallel") {

@@ -248,6 +248,16 @@ TEST(SweepFolder, MergeRefusesAShardStillRunningAndAnotherSplit) {
   EXPECT_NE(split.status().message().find("split the points differently (2 and 3 shards)"), std::string::npos)
       << split.status().message();
   std::filesystem::remove(d.File("m/sweep.shard-1-of-3.jsonl"));
+  // A shard without its .id (copied alone, or written before ids existed) may be of any spec: refused.
+  std::filesystem::rename(d.File("m/sweep.shard-2-of-2.id"), d.File("m/kept.id"));
+  auto unknown = MergeShards(d.File("m"));
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().message(),
+            d.File("m") +
+                "/sweep.shard-2-of-2.jsonl has no sweep.shard-2-of-2.id: which sweep its rows belong to is "
+                "not known, so it cannot be merged safely; run that shard again (it keeps its rows, runs "
+                "what is missing and writes the .id)");
+  std::filesystem::rename(d.File("m/kept.id"), d.File("m/sweep.shard-2-of-2.id"));
   auto whole = MergeShards(d.File("m"));
   ASSERT_TRUE(whole.ok()) << whole.status().message();
   EXPECT_EQ(whole->points, 8u);

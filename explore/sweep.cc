@@ -260,8 +260,9 @@ Result<RowsByIndex> ResumeLog(const std::string& jsonl, const Plan& plan, const 
   const size_t lines = file.rows.size();
   RowsByIndex done = KeptRows(std::move(file.rows), plan, mine);
   if (file.torn_bytes > 0) {
-    notes->push_back(jsonl + ": its last line was cut off (" + std::to_string(file.torn_bytes) +
-                     " bytes: a run killed while writing it); that point runs again");
+    notes->push_back(
+        jsonl + ": its last line was cut off (" + std::to_string(file.torn_bytes) +
+        " bytes: a run killed while writing it) and is dropped; its point runs again unless a whole row has it");
   }
   if (file.torn_bytes == 0 && done.size() == lines) return done;
   std::string text;

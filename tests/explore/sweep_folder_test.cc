@@ -156,9 +156,11 @@ TEST(SweepFolder, AResumeWhoseRewriteFailsKeepsEveryRow) {
   EXPECT_EQ(resumed->skipped, 7u);
   EXPECT_EQ(resumed->ran, 1u);
   ASSERT_EQ(resumed->notes.size(), 1u);
-  EXPECT_EQ(resumed->notes[0], d.File("out/sweep.jsonl") + ": its last line was cut off (" +
-                                   std::to_string(Lines(full).back().size() + 1 - 40) +
-                                   " bytes: a run killed while writing it); that point runs again");
+  EXPECT_EQ(resumed->notes[0],
+            d.File("out/sweep.jsonl") + ": its last line was cut off (" +
+                std::to_string(Lines(full).back().size() + 1 - 40) +
+                " bytes: a run killed while writing it) and is dropped; its point runs again unless a "
+                "whole row has it");
   EXPECT_EQ(ReadFileText(d.File("out/sweep.jsonl")), full);
 }
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #endif
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -91,6 +92,18 @@ void StartWithHugePageMalloc(char** argv) {
 #endif
 }
 
+// The report goes to stdout: a failure to write it (a full disk, a closed
+// stdout) is an error of the environment, not a success with a lost report.
+int FlushStdout(int code) {
+  errno = 0;
+  if (std::fflush(stdout) == 0 && std::ferror(stdout) == 0) return code;
+  const int err = errno;
+  const int failed = orrery::cli::Fail(
+      orrery::Status::Env(std::string("stdout: writing the output failed") +
+                          (err != 0 ? std::string(" (") + std::strerror(err) + ")" : "")));
+  return code == 0 ? failed : code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -132,5 +145,5 @@ int main(int argc, char** argv) {
   auto level = orrery::cli::IntFlag("--verbose", verbose, 0, 9);
   if (!level.ok()) return orrery::cli::Fail(level.status());
   FLAGS_v = static_cast<int>(level.value());
-  return action.value()();
+  return FlushStdout(action.value()());
 }

@@ -6,8 +6,11 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <sstream>
 
 #include "apps/commands.h"
+#include "core/output_file.h"
+#include "gen/device.h"
 #include "gen/gen_source.h"
 #include "plugins/remote/remote_backend.h"
 #include "run/build.h"
@@ -171,33 +174,41 @@ void ObserveFromFlags(const RunFlags& f, RunConfig* cfg) {
   cfg->run.allow_oversubscription = f.allow_oversubscription;
 }
 
-// --collectives and --links: opened before the run (a bad path fails at
-// once) and written after it; a failed run leaves none behind.
-class ExportFiles {
+// --generate's --system-out: the system JSON of its --device, as 'orrery gen
+// --system-out' writes it ("" when not asked for).
+Result<std::string> GeneratedSystemJson(const RunFlags& f, std::string* path) {
+  if (!Given(f.app, "--generate")) return std::string();
+  ORRERY_PARSE_OR_RETURN(const gen::GenOptions o, gen::ReadGenerateArguments(f.generate));
+  *path = o.system_out;
+  if (o.system_out.empty()) return std::string();
+  ORRERY_PARSE_OR_RETURN(const gen::DevicePreset d, gen::FindDevice(o.device));
+  return gen::DeviceSystemJson(d, o.efficiency, o.device);
+}
+
+// The files a run writes besides the report — --collectives, --links and
+// --generate's --system-out — created before the run (a bad path fails at
+// once) as temporary files and renamed over their paths after it
+// (core/output_file.h): a failed run leaves none behind and changes no file.
+class RunOutputs {
  public:
   Status Open(const RunFlags& f) {
     for (Export& e : exports_) {
       e.path = e.flag == std::string("--links") ? f.links_csv : f.collectives_csv;
       if (!Given(f.app, e.flag)) continue;
-      e.file = e.path.empty() ? nullptr : std::fopen(e.path.c_str(), "wb");
-      if (!e.file) {
-        return Status::Invalid(std::string(e.flag) + " = \"" + e.path + "\": cannot write it (" +
-                               (e.path.empty() ? "empty" : std::strerror(errno)) +
-                               "); allowed: a file path in an existing, writable directory");
-      }
+      ORRERY_PARSE_OR_RETURN(e.file, OutputFile::Create(e.path, e.flag));
     }
+    ORRERY_PARSE_OR_RETURN(system_json_, GeneratedSystemJson(f, &system_path_));
+    if (system_path_.empty()) return Status::Ok();
+    ORRERY_PARSE_OR_RETURN(system_out_, OutputFile::Create(system_path_, "--system-out"));
     return Status::Ok();
   }
 
   Status Write(const RunReport& report, const std::string& backend) {
     for (Export& e : exports_) {
-      if (!e.file) continue;
+      if (!e.file.is_open()) continue;
       const bool links = e.flag == std::string("--links");
-      const std::string text = links ? FormatLinksCsv(report) : FormatCollectivesCsv(report);
-      const bool ok = std::fwrite(text.data(), 1, text.size(), e.file) == text.size();
-      const bool closed = std::fclose(e.file) == 0;
-      e.file = nullptr;
-      if (!ok || !closed) return Status::Env(std::string(e.flag) + " = \"" + e.path + "\": writing it failed");
+      ORRERY_RETURN_IF_ERROR(e.file.Write(links ? FormatLinksCsv(report) : FormatCollectivesCsv(report)));
+      ORRERY_RETURN_IF_ERROR(e.file.Commit());
       if (links && report.links.empty()) {
         std::fprintf(
             stderr, "orrery: note: --links: %s\n",
@@ -206,6 +217,10 @@ class ExportFiles {
                 : ("backend " + backend + " has no per-link statistics; the file has only its header").c_str());
       }
     }
+    if (!system_out_.is_open()) return Status::Ok();
+    ORRERY_RETURN_IF_ERROR(system_out_.Write(system_json_));
+    ORRERY_RETURN_IF_ERROR(system_out_.Commit());
+    std::fprintf(stderr, "orrery: note: wrote %s (--generate's --system-out)\n", system_path_.c_str());
     return Status::Ok();
   }
 
@@ -213,15 +228,42 @@ class ExportFiles {
   struct Export {
     const char* flag;
     std::string path;
-    FILE* file = nullptr;
-    ~Export() {
-      if (!file) return;
-      std::fclose(file);
-      std::remove(path.c_str());
-    }
+    OutputFile file;
   };
-  Export exports_[2] = {{"--collectives"}, {"--links"}};
+  Export exports_[2] = {{"--collectives", "", {}}, {"--links", "", {}}};
+  std::string system_path_, system_json_;
+  OutputFile system_out_;
 };
+
+// An output flag naming an input file would destroy it: refused before anything is read.
+Status CheckOutputsAgainstInputs(const RunFlags& f) {
+  std::vector<NamedFile> inputs;
+  for (const std::string& trace : TraceFilesOf(f.workload)) inputs.push_back({"--workload-configuration", trace});
+  for (const auto& [flag, path] : {std::pair<const char*, const std::string*>{"--system-configuration", &f.system},
+                                   {"--network-configuration", &f.network},
+                                   {"--remote-memory-configuration", &f.remote_memory},
+                                   {"--memory-configuration", &f.memory},
+                                   {"--comm-group-configuration", &f.comm_group}}) {
+    inputs.push_back({flag, *path});
+  }
+  for (const std::string& plugin : f.plugins) inputs.push_back({"--plugin", plugin});
+  std::istringstream generate(f.generate);  // the files --generate reads: its --model, --device
+  std::string system_out;
+  for (std::string a; generate >> a;) {
+    const size_t eq = a.find('=');
+    if (eq == std::string::npos || a.rfind("--", 0) != 0) continue;
+    if (a.compare(0, eq, "--system-out") == 0) {
+      system_out = a.substr(eq + 1);
+    } else if (std::filesystem::is_regular_file(a.substr(eq + 1))) {
+      inputs.push_back({"--generate's " + a.substr(0, eq), a.substr(eq + 1)});
+    }
+  }
+  const std::vector<NamedFile> outputs = {{"--collectives", f.collectives_csv},
+                                          {"--links", f.links_csv},
+                                          {"--timeline", f.timeline},
+                                          {"--generate's --system-out", system_out}};
+  return CheckOutputsAreNotInputs(outputs, inputs);
+}
 
 void PrintReport(const std::string& format, const RunReport& report) {
   if (format == "json") {
@@ -248,10 +290,11 @@ int Run(const RunFlags& f) {
   }
   RunConfig cfg;
   if (Status st = CheckRunFlags(f, &cfg); !st.ok()) return Fail(st);
+  if (Status st = CheckOutputsAgainstInputs(f); !st.ok()) return Fail(st);
   TempFolder example;
   if (Status st = f.example.empty() ? FileInputs(f, &cfg) : ExampleInputs(f, &cfg, &example); !st.ok()) return Fail(st);
   ObserveFromFlags(f, &cfg);
-  ExportFiles exports;
+  RunOutputs exports;
   if (Status st = exports.Open(f); !st.ok()) return Fail(st);
   if (f.quiet && f.progress) {
     return Fail(

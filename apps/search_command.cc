@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "apps/commands.h"
+#include "core/output_file.h"
 #include "core/units.h"
 #include "explore/search.h"
 #include "explore/search_run.h"
@@ -81,6 +82,13 @@ Status ReadSearchFiles(const SearchFlags& f, SearchInputs* in) {
   if (network_npus != in->npus) {
     return Status::Invalid("--npus = " + std::to_string(in->npus) + " but the network (" + f.network + ") has " +
                            std::to_string(network_npus) + " NPUs; they must be equal");
+  }
+  // The memory files the simulations read: a bad one ends the search here, not in every candidate.
+  if (!f.memory.empty()) {
+    if (auto m = ReadFlatYaml(f.memory); !m.ok()) return m.status().Prefixed("--memory: ");
+  }
+  if (!f.remote_memory.empty()) {
+    if (auto m = ReadAstraRemoteMemoryJson(f.remote_memory); !m.ok()) return m.status().Prefixed("--remote-memory: ");
   }
   auto sys = ReadAstraSystemJson(f.system);
   if (!sys.ok()) return sys.status().Prefixed("--system: ");
@@ -160,6 +168,13 @@ int Search(const SearchFlags& f) {
   for (Status st : {RequiredFlags(f), ReadSearchNumbers(f, &in)}) {
     if (!st.ok()) return Fail(st);
   }
+  std::vector<NamedFile> inputs = {{"--model", f.model},
+                                   {"--network", f.network},
+                                   {"--system", f.system},
+                                   {"--memory", f.memory},
+                                   {"--remote-memory", f.remote_memory}};
+  for (const std::string& plugin : f.plugins) inputs.push_back({"--plugin", plugin});
+  if (Status st = CheckOutputsAreNotInputs({{"--csv", f.csv}}, inputs); !st.ok()) return Fail(st);
   if (Status st = ReadSearchFiles(f, &in); !st.ok()) return Fail(st);
   auto set = BuildRegistrySet(f.plugins);
   if (!set.ok()) return Fail(set.status());
@@ -170,9 +185,7 @@ int Search(const SearchFlags& f) {
   gen::SearchHeader h{in.model.name, in.npus, in.batch, in.hbm_gb, f.network, f.system};
   std::fputs(gen::FormatSearchText(h, result, sims).c_str(), stdout);
   if (!f.csv.empty()) {
-    std::ofstream csv(f.csv);
-    csv << gen::FormatSearchCsv(result, sims);
-    if (!csv) return Fail(Status::Env(f.csv + ": cannot write the CSV"));
+    if (Status st = WriteFileWhole(f.csv, gen::FormatSearchCsv(result, sims), "--csv"); !st.ok()) return Fail(st);
   }
   return 0;
 }

@@ -18,14 +18,19 @@ namespace {
 struct SweepFlags {
   std::vector<std::string> args;
   std::string jobs, shard, out = "sweep-results";
-  bool dry_run = false, quiet = false, critical_path = false, mpi = false;
+  bool dry_run = false, quiet = false, critical_path = false, mpi = false, partial = false;
   std::vector<std::string> plugins;
 };
 
+void PrintNotes(const sweep::Summary& sum) {
+  for (const std::string& note : sum.notes) std::fprintf(stderr, "orrery: note: %s\n", note.c_str());
+}
+
 int RunSweepCommand(const SweepFlags& f) {
   if (f.args.size() == 2 && f.args[0] == "merge") {
-    auto merged = sweep::MergeShards(f.args[1]);
+    auto merged = sweep::MergeShards(f.args[1], sweep::MergeOptions{f.partial});
     if (!merged.ok()) return Fail(merged.status());
+    PrintNotes(merged.value());
     std::printf("merged %llu points (%llu failed) into %s and %s\n", static_cast<unsigned long long>(merged->points),
                 static_cast<unsigned long long>(merged->failed), merged->jsonl.c_str(), merged->csv.c_str());
     return 0;
@@ -33,8 +38,9 @@ int RunSweepCommand(const SweepFlags& f) {
   if (f.args.size() != 1 || f.args[0] == "merge") {
     return Fail(Status::Invalid(
         "usage: orrery sweep SPEC.yml [--jobs=N] [--out=DIR] [--shard=I/N] [--dry-run] [--mpi] [--critical-path], "
-        "or orrery sweep merge DIR"));
+        "or orrery sweep merge DIR [--partial]"));
   }
+  if (f.partial) return Fail(Status::Invalid("--partial is a flag of 'orrery sweep merge DIR' only"));
   sweep::Options o;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   o.jobs = cores;
@@ -67,6 +73,7 @@ int RunSweepCommand(const SweepFlags& f) {
   auto finish = [&](const Result<sweep::Summary>& result, const std::string& dry) {
     if (!result.ok()) return Fail(result.status());
     const sweep::Summary* sum = &result.value();
+    PrintNotes(*sum);
     if (o.dry_run) {
       std::fputs(dry.c_str(), stdout);
       return 0;
@@ -101,6 +108,9 @@ void AddSweepCommand(Commands* commands, CLI::App* root) {
       ->type_name("I/N");
   cmd->add_flag("--dry-run", f->dry_run, "print the number of points and the first ten, run nothing");
   cmd->add_flag("--quiet", f->quiet, "no progress line on stderr");
+  cmd->add_flag("--partial", f->partial,
+                "sweep merge: merge the shards that are there when some are missing or unfinished (a note says "
+                "which), instead of refusing");
   cmd->add_flag("--mpi", f->mpi,
                 "run as one rank of an MPI job (mpirun -n N orrery sweep SPEC --mpi): rank 0 hands out points "
                 "and writes the output, the others simulate (needs an MPI build)");

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "apps/commands.h"
+#include "core/output_file.h"
 #include "core/units.h"
 #include "extern/astra_config.h"
 #include "extern/et_io.h"
@@ -94,13 +95,6 @@ int GenColl(const GenFlags& f) {
   return 0;
 }
 
-bool WriteText(const std::string& path, const std::string& text) {
-  FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) return false;
-  std::fputs(text.c_str(), f);
-  return std::fclose(f) == 0;
-}
-
 int Generate(const std::string& network, const std::string& out) {
   if (out.empty()) return Fail(Status::Invalid("topology generate needs --out=PATH.yml"));
   auto dims = ReadNetworkDims(network);
@@ -108,11 +102,16 @@ int Generate(const std::string& network, const std::string& out) {
   std::string base = out;
   if (base.size() > 4 && base.substr(base.size() - 4) == ".yml") base = base.substr(0, base.size() - 4);
   const std::string orrery_path = base + ".orrery.yml";
+  if (Status st = CheckOutputsAreNotInputs({{"--out", out}, {"--out's Orrery YAML", orrery_path}},
+                                           {{"NETWORK", network}});
+      !st.ok()) {
+    return Fail(st);
+  }
   std::string astra;
   const bool expressible = WriteAstraSimYaml(dims.value(), &astra);
-  if (!WriteText(orrery_path, WriteOrreryYaml(dims.value()))) return Fail(Status::Env(orrery_path + ": cannot write"));
-  if (!WriteText(out, expressible ? astra : WriteOrreryYaml(dims.value()))) {
-    return Fail(Status::Env(out + ": cannot write"));
+  if (Status st = WriteFileWhole(orrery_path, WriteOrreryYaml(dims.value())); !st.ok()) return Fail(st);
+  if (Status st = WriteFileWhole(out, expressible ? astra : WriteOrreryYaml(dims.value()), "--out"); !st.ok()) {
+    return Fail(st);
   }
   if (expressible) {
     std::fprintf(stderr, "wrote %s (ASTRA-sim format) and %s (Orrery format)\n", out.c_str(), orrery_path.c_str());

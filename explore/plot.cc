@@ -16,6 +16,7 @@
 #include <set>
 #include <utility>
 
+#include "core/output_file.h"
 #include "core/parse.h"
 #include "explore/plot_script.h"
 #include "extern/json_util.h"
@@ -477,13 +478,14 @@ Result<PlotFiles> Plot(const PlotOptions& o) {
   const std::filesystem::path out(o.out);
   const std::filesystem::path dir = out.parent_path().empty() ? std::filesystem::path(".") : out.parent_path();
   const std::string stem = out.stem().string();
+  ORRERY_RETURN_IF_ERROR(CheckOutputsAreNotInputs({{"-o", o.out},
+                                                   {"-o's gnuplot script", (dir / (stem + ".gp")).string()},
+                                                   {"-o's data", (dir / (stem + ".dat")).string()}},
+                                                  {{"FILE", o.csv}}));
   for (const auto& [name, text] :
        {std::make_pair(stem + ".gp", &files->gp), std::make_pair(stem + ".dat", &files->dat)}) {
     const std::string path = (dir / name).string();
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    f << *text;
-    f.close();
-    if (!f) return Status::Env("-o = \"" + o.out + "\": cannot write " + path + " (does the folder exist?)");
+    ORRERY_RETURN_IF_ERROR(WriteFileWhole(path, *text).Prefixed("-o = \"" + o.out + "\": "));
   }
   std::error_code ec;
   std::filesystem::remove(out, ec);  // an image left by an earlier run must not pass for this one

@@ -1,9 +1,15 @@
 #include "explore/sweep.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -12,7 +18,9 @@
 #include <thread>
 
 #include "core/fnv.h"
+#include "core/output_file.h"
 #include "core/parse.h"
+#include "explore/sweep_folder.h"
 #include "explore/sweep_metrics.h"
 #include "explore/sweep_point.h"
 #include "explore/sweep_rows.h"
@@ -101,10 +109,12 @@ Row SimulatePoint(const Plan& plan, size_t k) {
 
 namespace {
 
-Status RunOnThreads(const Plan& plan, const std::vector<size_t>& todo, const std::function<void(Row)>& record) {
+// `stop`: set when rows can no longer be saved (a full disk); no point starts after it.
+Status RunOnThreads(const Plan& plan, const std::vector<size_t>& todo, const std::function<void(Row)>& record,
+                    const std::atomic<bool>* stop) {
   std::atomic<size_t> next{0};
   auto work = [&] {
-    for (size_t t; (t = next.fetch_add(1)) < todo.size();) record(SimulatePoint(plan, todo[t]));
+    for (size_t t; !stop->load() && (t = next.fetch_add(1)) < todo.size();) record(SimulatePoint(plan, todo[t]));
   };
   std::vector<std::thread> pool;
   for (int j = 1; j < std::max(1, plan.options.jobs); ++j) pool.emplace_back(work);
@@ -132,17 +142,9 @@ std::string DryRunText(const SweepSpec& spec, const Plan& plan, const std::vecto
   return t.str();
 }
 
-// DIR/sweep, or DIR/sweep.shard-I-of-N for a shard.
-std::string OutputStem(const Options& o) {
-  return o.out_dir + "/sweep" +
-         (o.shard_count > 1 ? ".shard-" + std::to_string(o.shard_index + 1) + "-of-" + std::to_string(o.shard_count)
-                            : std::string());
-}
-
 // The rows of an earlier run kept (resume): those of this shard's points
 // whose inputs are unchanged (the same hash).
-Result<RowsByIndex> KeptRows(const std::string& jsonl, const Plan& plan, const std::vector<uint64_t>& mine) {
-  ORRERY_PARSE_OR_RETURN(std::vector<Row> existing, ReadRows(jsonl));
+RowsByIndex KeptRows(std::vector<Row> existing, const Plan& plan, const std::vector<uint64_t>& mine) {
   RowsByIndex done;
   for (Row& r : existing) {
     const auto it = std::lower_bound(mine.begin(), mine.end(), r.index);
@@ -153,17 +155,19 @@ Result<RowsByIndex> KeptRows(const std::string& jsonl, const Plan& plan, const s
 }
 
 // Appends each finished row to the JSON Lines file as it comes (thread-safe),
-// with a progress line on stderr when asked.
+// one write per row, so a kill loses at most the row being written; with a
+// progress line on stderr when asked. A row that cannot be written (a full
+// disk) is cut off again, and no later row is appended: the file stays whole
+// lines, and `stop` ends the sweep.
 class RowLog {
  public:
-  RowLog(std::FILE* file, RowsByIndex* done, size_t todo, bool progress)
-      : file_(file), done_(done), todo_(todo), progress_(progress) {}
+  RowLog(int fd, uint64_t size, RowsByIndex* done, size_t todo, bool progress)
+      : fd_(fd), size_(size), done_(done), todo_(todo), progress_(progress) {}
 
   void Record(Row row) {
     std::lock_guard<std::mutex> lock(mu_);
     if (row.status != "ok") ++failed_;
-    std::fputs((RowJson(row) + "\n").c_str(), file_);
-    std::fflush(file_);
+    if (error_ == 0) Append(RowJson(row) + "\n");
     (*done_)[row.index] = std::move(row);
     const uint64_t n = ++finished_;
     if (!progress_) return;
@@ -175,16 +179,97 @@ class RowLog {
   }
   uint64_t finished() const { return finished_; }
   uint64_t failed() const { return failed_; }
+  uint64_t appended() const { return appended_; }
+  int error() const { return error_; }  // errno of the first failed append, 0: none
+  const std::atomic<bool>* stop() const { return &stop_; }
 
  private:
-  std::FILE* file_;
+  void Append(const std::string& line) {
+    for (size_t done = 0; done < line.size();) {
+      const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        error_ = n < 0 ? errno : EIO;
+        (void)!::ftruncate(fd_, static_cast<off_t>(size_));  // the part written goes: whole lines only
+        stop_ = true;
+        return;
+      }
+      done += static_cast<size_t>(n);
+    }
+    size_ += line.size();
+    ++appended_;
+  }
+
+  int fd_;
+  uint64_t size_;
   RowsByIndex* done_;
   size_t todo_;
   bool progress_;
   std::mutex mu_;
-  uint64_t finished_ = 0, failed_ = 0;
+  uint64_t finished_ = 0, failed_ = 0, appended_ = 0;
+  int error_ = 0;
+  std::atomic<bool> stop_{false};
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
+
+// The files the sweep reads, for refusing an output that is one of them.
+std::vector<NamedFile> SweepInputs(const SweepSpec& spec) {
+  const SpecFiles& f = spec.base.files;
+  std::vector<NamedFile> in = {{"the spec", spec.file},
+                               {"base.system", f.system},
+                               {"base.network", f.network},
+                               {"base.memory", f.memory_config},
+                               {"base.remote-memory", f.remote_memory},
+                               {"base.comm-groups", f.comm_groups}};
+  for (const std::string& trace : TraceFilesOf(f.workload_prefix)) in.push_back({"base.workload", trace});
+  return in;
+}
+
+// The output folder made, locked for this output (another sweep on it:
+// exit 1) and claimed for this spec (another spec's rows in it: exit 2).
+Result<FolderLock> OpenFolder(const SweepSpec& spec, const Plan& plan, uint64_t rows, const std::string& stem) {
+  const Options& o = plan.options;
+  std::error_code ec;
+  std::filesystem::create_directories(o.out_dir, ec);
+  if (ec) return Status::Env(o.out_dir + ": cannot create the output folder: " + ec.message());
+  const std::string path = o.out_dir + "/" + stem;
+  ORRERY_RETURN_IF_ERROR(CheckOutputsAreNotInputs({{"--out's " + stem + ".jsonl", path + ".jsonl"},
+                                                   {"--out's " + stem + ".csv", path + ".csv"}},
+                                                  SweepInputs(spec)));
+  auto lock = FolderLock::Take(o.out_dir, stem + ".jsonl.lock", false);
+  if (!lock.ok()) return Status::Env(lock.status().message() + ", or give this sweep another --out");
+  FolderIdentity id;
+  id.identity = SpecIdentity(spec, SpecCanonical(plan.base.spec), o.critical_path);
+  id.spec = spec.file;
+  id.axis_paths = spec.axis_paths;
+  id.points = spec.points.size();
+  id.rows = rows;
+  id.shard_index = o.shard_index;
+  id.shard_count = o.shard_count;
+  ORRERY_RETURN_IF_ERROR(ClaimFolder(o.out_dir, id));
+  RemoveStaleTemporaries(o.out_dir, stem);
+  return lock;
+}
+
+// The rows kept from an earlier run (resume). When the log holds anything
+// else — rows of points no longer in the shard, a torn last line — it is
+// rewritten with exactly the kept rows, whole or not at all.
+Result<RowsByIndex> ResumeLog(const std::string& jsonl, const Plan& plan, const std::vector<uint64_t>& mine,
+                              std::vector<std::string>* notes) {
+  ORRERY_PARSE_OR_RETURN(RowFile file, ReadRows(jsonl));
+  const size_t lines = file.rows.size();
+  RowsByIndex done = KeptRows(std::move(file.rows), plan, mine);
+  if (file.torn_bytes > 0) {
+    notes->push_back(
+        jsonl + ": its last line was cut off (" + std::to_string(file.torn_bytes) +
+        " bytes: a run killed while writing it) and is dropped; its point runs again unless a whole row has it");
+  }
+  if (file.torn_bytes == 0 && done.size() == lines) return done;
+  std::string text;
+  for (const auto& [i, r] : done) text += RowJson(r) + "\n";
+  ORRERY_RETURN_IF_ERROR(WriteFileWhole(jsonl, text));
+  return done;
+}
 
 }  // namespace
 
@@ -200,36 +285,48 @@ Result<Summary> RunSweep(const SweepSpec& spec, const Options& o, std::string* d
     *dry_run_text = DryRunText(spec, plan, mine);
     return sum;
   }
-  std::error_code ec;
-  std::filesystem::create_directories(o.out_dir, ec);
-  if (ec) return Status::Env(o.out_dir + ": cannot create the output folder: " + ec.message());
-  const std::string stem = OutputStem(o);
-  sum.jsonl = stem + ".jsonl";
-  sum.csv = stem + ".csv";
-  ORRERY_PARSE_OR_RETURN(RowsByIndex done, KeptRows(sum.jsonl, plan, mine));
+  const std::string stem = StemName(o.shard_index, o.shard_count);
+  ORRERY_PARSE_OR_RETURN(const FolderLock lock, OpenFolder(spec, plan, mine.size(), stem));
+  sum.jsonl = o.out_dir + "/" + stem + ".jsonl";
+  sum.csv = o.out_dir + "/" + stem + ".csv";
+  ORRERY_PARSE_OR_RETURN(RowsByIndex done, ResumeLog(sum.jsonl, plan, mine, &sum.notes));
   std::vector<size_t> todo;
   for (size_t k = 0; k < mine.size(); ++k) {
     if (!done.count(mine[k])) todo.push_back(k);
   }
   sum.skipped = mine.size() - todo.size();
-  // Rows of points already done stay; the file is rewritten with exactly them.
-  {
-    std::ofstream out(sum.jsonl, std::ios::binary | std::ios::trunc);
-    for (const auto& [i, r] : done) out << RowJson(r) << "\n";
+  const int fd = ::open(sum.jsonl.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+  struct stat st;
+  if (fd < 0 || ::fstat(fd, &st) != 0) {
+    if (fd >= 0) ::close(fd);
+    return Status::Env(sum.jsonl + ": cannot append to it (" + std::strerror(errno) + ")");
   }
-  std::FILE* file = std::fopen(sum.jsonl.c_str(), "ab");
-  if (!file) return Status::Env(sum.jsonl + ": cannot append");
-  RowLog log(file, &done, todo.size(), o.progress);
+  RowLog log(fd, static_cast<uint64_t>(st.st_size), &done, todo.size(), o.progress);
   auto record = [&log](Row row) { log.Record(std::move(row)); };
-  const Status ran = runner ? runner(plan, todo, record) : RunOnThreads(plan, todo, record);
-  std::fclose(file);
+  const Status ran = runner ? runner(plan, todo, record) : RunOnThreads(plan, todo, record, log.stop());
+  ::close(fd);
   if (o.progress && !todo.empty()) std::fputs("\n", stderr);
   if (!ran.ok()) return ran;
   sum.ran = log.finished();
   sum.failed = log.failed();
   std::vector<Row> rows;
   for (auto& [i, r] : done) rows.push_back(r);
-  ORRERY_RETURN_IF_ERROR(WriteTables(spec.axis_paths, rows, sum.jsonl, sum.csv));
+  const Status wrote = WriteTables(spec.axis_paths, rows, sum.jsonl, sum.csv);
+  if (log.error() != 0) {
+    const std::string why = sum.jsonl + ": appending a row failed (" + std::strerror(log.error()) +
+                            "); the sweep stopped (" + std::to_string(sum.ran) + " of " + std::to_string(todo.size()) +
+                            " points simulated)";
+    if (!wrote.ok()) {
+      return Status::Env(why + " and " + sum.jsonl + " keeps the " + std::to_string(sum.skipped + log.appended()) +
+                         " rows written before; writing the tables failed too: " + wrote.message() +
+                         "; free space and run the sweep again to finish");
+    }
+    if (sum.ran < todo.size()) {
+      return Status::Env(why + "; the tables hold every row simulated: run the sweep again to finish");
+    }
+    sum.notes.push_back(why + "; the tables hold every row");
+  }
+  ORRERY_RETURN_IF_ERROR(wrote);
   return sum;
 }
 

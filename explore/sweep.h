@@ -47,6 +47,9 @@ struct SweepSpec {
   std::vector<std::vector<Assignment>> points;
   std::vector<uint64_t> indices;
   uint64_t enumerated = 0, filtered = 0;
+  // FNV-1a of the points before filters (part of the output folder's
+  // identity, explore/sweep_folder.h: a filter added later keeps resuming).
+  std::string enumeration;
 };
 
 // Reads and checks the spec: unknown keys, unknown paths (with the valid
@@ -89,7 +92,9 @@ struct Row {
 
 struct Summary {
   uint64_t points = 0, in_shard = 0, skipped = 0, ran = 0, failed = 0;
+  uint64_t missing = 0;    // sweep merge --partial: points no shard has
   std::string jsonl, csv;  // files written
+  std::vector<std::string> notes;  // for stderr: a torn last row dropped, shards missing from a partial merge
 };
 
 // The points of one shard, resolved (every process of an MPI sweep builds the same).
@@ -110,15 +115,23 @@ using Runner =
 Result<Summary> RunSweep(const SweepSpec& spec, const Options& options, std::string* dry_run_text,
                          const Runner& runner = nullptr);
 
-// Unions the shards' JSON Lines in `dir` into sweep.jsonl and sweep.csv;
-// a point present in two shards is an error. (Points no shard has are not
-// known here: scripts/slurm/merge.sh checks the count against the spec.)
-Result<Summary> MergeShards(const std::string& dir);
+struct MergeOptions {
+  // Merge what is there when shards or rows are missing (saying which in
+  // Summary::notes) instead of refusing.
+  bool partial = false;
+};
+
+// Unions the shards' JSON Lines in `dir` into sweep.jsonl and sweep.csv
+// (explore/sweep_folder.cc). Refused: a point in two shards, shards of
+// different specs or shard counts, a shard still being written, and unless
+// `partial`, missing shards or rows (each shard's STEM.id says how many it has).
+Result<Summary> MergeShards(const std::string& dir, const MergeOptions& options = {});
 
 std::string RowJson(const Row& row);
 Result<Row> ParseRowJson(const std::string& line);
-// `dims`: the dimension columns (the most any row has).
+// `dims`: the dimension columns (the most any row has). A row's values go
+// under the header's axis columns (empty where its point assigns no value).
 std::string CsvHeader(const std::vector<std::string>& axis_paths, size_t dims);
-std::string CsvRow(const Row& row, size_t dims);
+std::string CsvRow(const Row& row, const std::vector<std::string>& axis_paths, size_t dims);
 
 }  // namespace orrery::sweep

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/fnv.h"
+#include "core/output_file.h"
 #include "core/parse.h"
 #include "extern/astra_config.h"
 #include "extern/json_util.h"
@@ -25,7 +26,27 @@ std::string ExactNumber(double v) {
   return buf;
 }
 
+namespace {
+
+// The base's files that only a completed point reads, checked once: missing,
+// every point would fail and the sweep still exit 0.
+Status CheckBaseFiles(const SweepSpec& spec) {
+  const SpecFiles& f = spec.base.files;
+  if (!f.comm_groups.empty()) {
+    if (auto text = ReadTextFile(f.comm_groups); !text.ok())
+      return text.status().Prefixed(spec.file + ": base.comm-groups: ");
+  }
+  if (!f.workload_prefix.empty() && TraceFilesOf(f.workload_prefix).empty()) {
+    return Status::Invalid(spec.file + ": base.workload = \"" + f.workload_prefix + "\": no trace files " +
+                           f.workload_prefix + ".<rank>.et; allowed: the prefix of Chakra traces, one per NPU");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<Base> ReadBase(const SweepSpec& spec, const Registries& registries) {
+  ORRERY_RETURN_IF_ERROR(CheckBaseFiles(spec));
   Base b;
   auto inputs = ReadSpecInputs(spec.base, registries);
   if (!inputs.ok()) return inputs.status();
@@ -36,6 +57,11 @@ Result<Base> ReadBase(const SweepSpec& spec, const Registries& registries) {
   if (!spec.generate.empty()) {
     auto options = gen::ReadGenerateArguments(spec.generate);
     if (!options.ok()) return options.status().Prefixed(spec.file + ": generate: ");
+    if (!options->system_out.empty()) {
+      return Status::Invalid(spec.file + ": generate: --system-out=" + options->system_out +
+                             ": a sweep writes no file per point; run 'orrery gen --device=" + options->device +
+                             " --system-out=F.json' once and name F.json in base.system");
+    }
     b.generate = std::move(options.value());
   }
   // Completing the base once fills the Spec's caches (the traces' digest,

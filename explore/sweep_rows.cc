@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/output_file.h"
+#include "core/parse.h"
 #include "core/units.h"
 
 namespace orrery::sweep {
@@ -39,12 +41,11 @@ std::string OptText(const std::optional<uint64_t>& v) { return v ? std::to_strin
 
 }  // namespace
 
-// Reads a JSON Lines file of rows; a last line without its newline (a kill
-// mid-write) is dropped and the file cut back to the last whole line.
-Result<std::vector<Row>> ReadRows(const std::string& path) {
-  std::vector<Row> rows;
+Result<RowFile> ReadRows(const std::string& path) {
+  RowFile file;
+  std::vector<Row>& rows = file.rows;
   std::ifstream in(path, std::ios::binary);
-  if (!in) return rows;
+  if (!in) return file;
   std::stringstream ss;
   ss << in.rdbuf();
   const std::string text = ss.str();
@@ -59,12 +60,8 @@ Result<std::vector<Row>> ReadRows(const std::string& path) {
     rows.push_back(std::move(row.value()));
     pos = good = nl + 1;
   }
-  if (good < text.size()) {
-    std::error_code ec;
-    std::filesystem::resize_file(path, good, ec);
-    if (ec) return Status::Env(path + ": cannot cut off its partial last row: " + ec.message());
-  }
-  return rows;
+  file.torn_bytes = text.size() - good;
+  return file;
 }
 
 Status WriteTables(const std::vector<std::string>& axis_paths, std::vector<Row> rows, const std::string& jsonl,
@@ -73,15 +70,10 @@ Status WriteTables(const std::vector<std::string>& axis_paths, std::vector<Row> 
   size_t dims = 0;
   for (const Row& r : rows) dims = std::max({dims, r.dim_busy_ns.size(), r.dim_exposed_comm_ns.size()});
   for (const auto& [path, text] : {std::make_pair(jsonl, true), std::make_pair(csv, false)}) {
-    const std::string tmp = path + ".tmp";
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!text) out << CsvHeader(axis_paths, dims);
-    for (const Row& r : rows) out << (text ? RowJson(r) + "\n" : CsvRow(r, dims));
-    out.close();
-    if (!out) return Status::Env(tmp + ": cannot write");
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) return Status::Env(path + ": cannot replace: " + ec.message());
+    ORRERY_PARSE_OR_RETURN(OutputFile out, OutputFile::Create(path));
+    if (!text) ORRERY_RETURN_IF_ERROR(out.Write(CsvHeader(axis_paths, dims)));
+    for (const Row& r : rows) ORRERY_RETURN_IF_ERROR(out.Write(text ? RowJson(r) + "\n" : CsvRow(r, axis_paths, dims)));
+    ORRERY_RETURN_IF_ERROR(out.Commit());
   }
   return Status::Ok();
 }
@@ -153,9 +145,12 @@ std::string CsvHeader(const std::vector<std::string>& axis_paths, size_t dims) {
   return h + "\n";
 }
 
-std::string CsvRow(const Row& r, size_t dims) {
+std::string CsvRow(const Row& r, const std::vector<std::string>& axis_paths, size_t dims) {
   std::string s = std::to_string(r.index);
-  for (const Assignment& a : r.point) s += "," + CsvField(a.value.text);
+  for (const std::string& path : axis_paths) {  // the header's order; a path the point does not assign: empty
+    const auto it = std::find_if(r.point.begin(), r.point.end(), [&](const Assignment& a) { return a.path == path; });
+    s += "," + (it == r.point.end() ? std::string() : CsvField(it->value.text));
+  }
   char secs[40];
   std::snprintf(secs, sizeof secs, "%.9f", NsToSeconds(static_cast<double>(r.finished_ns)));
   s += "," + r.hash + "," + CsvField(r.status) + "," + std::to_string(r.finished_ns) + "," + secs + "," +
@@ -171,45 +166,6 @@ std::string CsvRow(const Row& r, size_t dims) {
   }
   s += "," + OptText(r.path_comm_other_ns);
   return s + "\n";
-}
-
-Result<Summary> MergeShards(const std::string& dir) {
-  Summary sum;
-  std::vector<std::string> files;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind("sweep.shard-", 0) == 0 && name.size() > 6 && name.compare(name.size() - 6, 6, ".jsonl") == 0) {
-      files.push_back(e.path().string());
-    }
-  }
-  if (ec) return Status::Invalid(dir + ": cannot list: " + ec.message());
-  if (files.empty()) return Status::Invalid(dir + ": no sweep.shard-I-of-N.jsonl files to merge");
-  std::sort(files.begin(), files.end());
-  std::map<uint64_t, std::pair<Row, std::string>> rows;
-  std::vector<std::string> axis_paths;
-  for (const std::string& f : files) {
-    auto read = ReadRows(f);
-    if (!read.ok()) return read.status();
-    for (Row& r : read.value()) {
-      for (const Assignment& a : r.point) {
-        if (std::find(axis_paths.begin(), axis_paths.end(), a.path) == axis_paths.end()) axis_paths.push_back(a.path);
-      }
-      auto [it, fresh] = rows.emplace(r.index, std::make_pair(r, f));
-      if (!fresh) {
-        return Status::Invalid("point " + std::to_string(r.index) + " is in both " + it->second.second + " and " + f +
-                               "; shards must not overlap (refusing to merge duplicates)");
-      }
-    }
-  }
-  std::vector<Row> all;
-  for (auto& [i, rf] : rows) all.push_back(rf.first);
-  sum.points = all.size();
-  for (const Row& r : all) sum.failed += r.status != "ok";
-  sum.jsonl = dir + "/sweep.jsonl";
-  sum.csv = dir + "/sweep.csv";
-  ORRERY_RETURN_IF_ERROR(WriteTables(axis_paths, all, sum.jsonl, sum.csv));
-  return sum;
 }
 
 }  // namespace orrery::sweep

@@ -8,14 +8,19 @@
 
 namespace orrery::sweep {
 
-// Reads a JSON Lines file of rows (none when it does not exist); a last line
-// without its newline (a kill mid-write) is dropped and the file cut back to
-// the last whole line.
-Result<std::vector<Row>> ReadRows(const std::string& path);
+// A JSON Lines file of rows as read: a last line without its newline (a kill
+// mid-write) is not a row; the file itself is left as it is.
+struct RowFile {
+  std::vector<Row> rows;
+  uint64_t torn_bytes = 0;  // the partial last line's bytes (0: none)
+};
 
-// Writes `rows` sorted by index to `jsonl` and `csv` (each through a
-// temporary file renamed over it); the CSV has as many dimension columns as
-// the row with the most.
+// Reads a JSON Lines file of rows (none when it does not exist).
+Result<RowFile> ReadRows(const std::string& path);
+
+// Writes `rows` sorted by index to `jsonl` and `csv`, each whole or not at
+// all (core/output_file.h); the CSV has a column per axis path, in their
+// order, and as many dimension columns as the row with the most.
 Status WriteTables(const std::vector<std::string>& axis_paths, std::vector<Row> rows, const std::string& jsonl,
                    const std::string& csv);
 

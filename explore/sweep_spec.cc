@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/fnv.h"
 #include "core/parse.h"
 #include "explore/sweep_filter.h"
 #include "explore/sweep_point.h"
@@ -317,6 +318,57 @@ Status ProductPoints(const std::string& path, const Lists& axes, const Lists& zi
   return Status::Ok();
 }
 
+// The points before filters, hashed (SweepSpec::enumeration): the axes and
+// zip lists, or the explicit points, each value with its type.
+std::string EnumerationHash(const Lists& axes, const Lists& zip, const std::vector<std::vector<Assignment>>& points) {
+  uint64_t h = kFnvOffset;
+  auto add = [&h](const std::string& path, const Value& v) {
+    h = Fnv1a(h, path + (v.is_string ? "=s:" : "=n:") + v.text + "\n");
+  };
+  for (const auto& [section, lists] : {std::make_pair("axes", &axes), std::make_pair("zip", &zip)}) {
+    h = Fnv1a(h, std::string(section) + "\n");
+    for (const auto& [p, values] : *lists) {
+      for (const Value& v : values) add(p, v);
+      h = Fnv1a(h, "|\n");
+    }
+  }
+  h = Fnv1a(h, "points\n");
+  for (const std::vector<Assignment>& point : points) {
+    for (const Assignment& a : point) add(a.path, a.value);
+    h = Fnv1a(h, "|\n");
+  }
+  return HexU64(h);
+}
+
+// The line of the spec that assigns `p` first (0: none found).
+int LineOf(const YAML::Node& root, const std::string& p) {
+  for (const char* section : {"axes", "zip"}) {
+    const YAML::Node lists = root[section];
+    if (lists && lists.IsMap() && lists[p]) return lists[p].Mark().line + 1;
+  }
+  const YAML::Node points = root["points"];
+  if (!points || !points.IsSequence()) return 0;
+  for (const auto& point : points) {
+    if (point.IsMap() && point[p]) return point[p].Mark().line + 1;
+  }
+  return 0;
+}
+
+// gen.* paths replace the generator's flags: a base that reads traces has none,
+// and rows labelled with values that changed nothing would pass for results.
+Status CheckGenPathsHaveAGenerator(const std::string& path, const YAML::Node& root, const SweepSpec& spec) {
+  if (!spec.generate.empty()) return Status::Ok();
+  for (const std::string& p : spec.axis_paths) {
+    if (p.rfind("gen.", 0) != 0) continue;
+    const int line = LineOf(root, p);
+    return Status::Invalid(path + (line > 0 ? ":" + std::to_string(line) : "") + ": " + p +
+                           ": the base reads traces (base.workload = \"" + spec.base.files.workload_prefix +
+                           "\"), which no gen.* value changes; allowed: network.*, system.* and run.* paths, or a "
+                           "base with generate: (orrery gen's flags) instead of workload:");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<SweepSpec> ReadSweepSpec(const std::string& path) {
@@ -342,6 +394,8 @@ Result<SweepSpec> ReadSweepSpec(const std::string& path) {
   }
   ORRERY_RETURN_IF_ERROR(points ? ReadExplicitPoints(path, points, ndims, &spec)
                                 : ProductPoints(path, axes, zip, &spec));
+  ORRERY_RETURN_IF_ERROR(CheckGenPathsHaveAGenerator(path, root, spec));
+  spec.enumeration = EnumerationHash(axes, zip, points ? spec.points : std::vector<std::vector<Assignment>>());
   return ApplySpecFilters(root["filters"], dims.value(), std::move(spec));
 }
 

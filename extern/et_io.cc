@@ -80,8 +80,7 @@ Result<bool> EtReader::Next(ChakraProtoMsg::Node* node) {
 
 Status EtWriter::Open(const std::string& path, const ChakraProtoMsg::GlobalMetadata& metadata) {
   path_ = path;
-  out_.open(path, std::ios::binary | std::ios::trunc);
-  if (!out_) return Status::Env(path + ": cannot create trace file");
+  ORRERY_PARSE_OR_RETURN(out_, OutputFile::Create(path, "", OutputFile::Sync::kNo));  // a trace per rank: thousands
   return WriteRecord(metadata);
 }
 
@@ -96,19 +95,13 @@ Status EtWriter::WriteRecord(const google::protobuf::Message& msg) {
     v >>= 7;
   }
   buf[n++] = static_cast<char>(v);
-  out_.write(buf, n);
-  out_.write(body.data(), static_cast<std::streamsize>(body.size()));
-  if (!out_) return Status::Env(path_ + ": write failed");
-  return Status::Ok();
+  ORRERY_RETURN_IF_ERROR(out_.Write(std::string_view(buf, static_cast<size_t>(n))));
+  return out_.Write(body);
 }
 
 Status EtWriter::Write(const ChakraProtoMsg::Node& node) { return WriteRecord(node); }
 
-Status EtWriter::Close() {
-  out_.close();
-  if (!out_) return Status::Env(path_ + ": close failed");
-  return Status::Ok();
-}
+Status EtWriter::Close() { return out_.Commit(); }
 
 const ChakraProtoMsg::AttributeProto* FindAttr(const ChakraProtoMsg::Node& node, const std::string& name) {
   for (const auto& a : node.attr()) {

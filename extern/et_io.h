@@ -11,6 +11,7 @@
 
 #include "core/collective_kind.h"
 #include "core/node_kind.h"
+#include "core/output_file.h"
 #include "core/parse.h"
 #include "core/status.h"
 #include "extern/chakra.pb.h"
@@ -37,6 +38,9 @@ class EtReader {
   uint64_t records_ = 0;
 };
 
+// Writes a trace whole or not at all (core/output_file.h): Close renames it
+// into place; a writer destroyed before Close leaves no file. Traces come in
+// sets of one per rank, so Close does not wait for the disk (Sync::kNo).
 class EtWriter {
  public:
   Status Open(const std::string& path, const ChakraProtoMsg::GlobalMetadata& metadata);
@@ -45,7 +49,7 @@ class EtWriter {
 
  private:
   Status WriteRecord(const google::protobuf::Message& msg);
-  std::ofstream out_;
+  OutputFile out_;
   std::string path_;
 };
 

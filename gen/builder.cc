@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 
+#include "core/output_file.h"
 #include "extern/et_io.h"
 
 namespace orrery::gen {
@@ -331,10 +332,7 @@ Status WriteChakra(const Workload& w, const std::string& prefix, ChakraSpelling 
   }
   if (spelling == ChakraSpelling::kAstraSimExample) return Status::Ok();
   const std::string path = prefix + ".comm_groups.json";
-  std::ofstream f(path);
-  f << CommGroupJson(w.layout);
-  if (!f) return Status::Env(path + ": cannot write the communicator groups");
-  return Status::Ok();
+  return WriteFileWhole(path, CommGroupJson(w.layout));
 }
 
 void RankPeers(const Workload& w, int rank, std::vector<int>* peers) {

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "core/output_file.h"
 #include "core/parse.h"
 #include "core/units.h"
 #include "gen/device.h"
@@ -44,9 +45,8 @@ void ListModels(std::ostream& out) {
 // --system-out=F.json: the device's system JSON.
 Status WriteSystemJson(const gen::GenOptions& o, std::ostream& out) {
   ORRERY_PARSE_OR_RETURN(const gen::DevicePreset d, gen::FindDevice(o.device));
-  std::ofstream f(o.system_out);
-  f << gen::DeviceSystemJson(d, o.efficiency, o.device);
-  if (!f) return Status::Env(o.system_out + ": cannot write the system configuration");
+  ORRERY_RETURN_IF_ERROR(
+      WriteFileWhole(o.system_out, gen::DeviceSystemJson(d, o.efficiency, o.device), "--system-out"));
   out << "wrote " << o.system_out << " (" << o.device << " at " << o.efficiency << " of peak)\n";
   return Status::Ok();
 }
@@ -73,8 +73,19 @@ Status Generate(const gen::GenOptions& o, const std::vector<Dim>& dims, std::ost
   return Status::Ok();
 }
 
+// An output naming one of the files the generator reads is refused before anything is written.
+Status CheckOutputsAgainstInputs(const gen::GenOptions& o) {
+  std::vector<NamedFile> outputs = {{"--system-out", o.system_out}};
+  if (!o.out.empty()) {
+    for (const std::string& trace : TraceFilesOf(o.out)) outputs.push_back({"--out", trace});
+    outputs.push_back({"--out", o.out + ".comm_groups.json"});
+  }
+  return CheckOutputsAreNotInputs(outputs, {{"--model", o.model}, {"--device", o.device}, {"--network", o.network}});
+}
+
 Status RunGen(const std::vector<std::string>& args, std::ostream& out) {
   ORRERY_PARSE_OR_RETURN(gen::GenOptions o, gen::ParseGenArgs(args));
+  ORRERY_RETURN_IF_ERROR(CheckOutputsAgainstInputs(o));
   std::vector<Dim> dims;
   ORRERY_RETURN_IF_ERROR(gen::ResolvePlacement(&o, &dims));
   if (o.help) {

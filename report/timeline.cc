@@ -96,14 +96,7 @@ Result<std::unique_ptr<TimelineWriter>> TimelineWriter::Open(const TimelineOptio
     if (!window.ok()) return window.status();
     w->window_ = window.value();
   }
-  w->path_ = options.path;
-  w->file_ = std::fopen(options.path.c_str(), "wb");
-  if (!w->file_) {
-    return Status::Invalid("--timeline = \"" + options.path + "\": cannot write it (" + std::strerror(errno) +
-                           "); allowed: a file path in an existing, writable directory");
-  }
-  w->buffer_.resize(1 << 20);
-  std::setvbuf(w->file_, w->buffer_.data(), _IOFBF, w->buffer_.size());
+  ORRERY_PARSE_OR_RETURN(w->file_, OutputFile::Create(options.path, "--timeline"));
   w->symmetric_ = symmetric;
   w->ranks_.resize(symmetric ? 1 : w->selected_list_.size());
   if (!symmetric) {
@@ -114,17 +107,14 @@ Result<std::unique_ptr<TimelineWriter>> TimelineWriter::Open(const TimelineOptio
   return w;
 }
 
-// Not closed: the run failed, and half a timeline is removed rather than left behind.
-TimelineWriter::~TimelineWriter() {
-  if (!file_) return;
-  std::fclose(file_);
-  std::remove(path_.c_str());
-}
+// Not closed: the run failed, and the temporary file goes (OutputFile); a file
+// of that name from before is left as it was.
+TimelineWriter::~TimelineWriter() = default;
 
 void TimelineWriter::Write(const std::string& text) {
-  if (!first_) std::fputs(",\n", file_);
+  if (!first_) (void)file_.Write(",\n");
   first_ = false;
-  std::fputs(text.c_str(), file_);
+  (void)file_.Write(text);  // a failure is kept and returned by Close
 }
 
 void TimelineWriter::Meta(int pid, int tid, const char* what, const std::string& value) {
@@ -134,7 +124,7 @@ void TimelineWriter::Meta(int pid, int tid, const char* what, const std::string&
 }
 
 void TimelineWriter::Begin() {
-  std::fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", file_);
+  (void)file_.Write("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
   static const char* kTracks[] = {"compute", "cpu", "communication", "memory"};
   for (int r : selected_list_) {
     Meta(r, 0, "process_name", "rank " + std::to_string(r));
@@ -294,13 +284,9 @@ void TimelineWriter::OnNodeDone(int rank, uint32_t idx, Tick start, Tick end) {
 }
 
 Status TimelineWriter::Close() {
-  if (!file_) return Status::Ok();
-  std::fputs("\n]}\n", file_);
-  const bool failed = std::ferror(file_) != 0;
-  const bool close_failed = std::fclose(file_) != 0;
-  file_ = nullptr;
-  if (failed || close_failed) return Status::Env("--timeline = \"" + path_ + "\": writing the timeline failed");
-  return Status::Ok();
+  if (!file_.is_open()) return file_.status();  // closed already, or a write failed
+  ORRERY_RETURN_IF_ERROR(file_.Write("\n]}\n"));
+  return file_.Commit();
 }
 
 }  // namespace orrery

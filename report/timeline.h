@@ -22,6 +22,7 @@
 #include <tuple>
 #include <vector>
 
+#include "core/output_file.h"
 #include "core/status.h"
 #include "core/tick.h"
 #include "workload/executor.h"
@@ -63,9 +64,7 @@ class TimelineWriter : public NodeObserver, public PhaseObserver {
   int RecvLane(int rank, Tick start, Tick end);
   void WriteCollective(int rank, int stream, const std::string& name, Tick start, Tick end, const std::string& args);
 
-  std::string path_;
-  FILE* file_ = nullptr;
-  std::vector<char> buffer_;
+  OutputFile file_;  // a temporary file until Close renames it (core/output_file.h)
   bool first_ = true;
   bool symmetric_ = false;
   std::vector<uint8_t> selected_;

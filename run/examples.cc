@@ -2,6 +2,7 @@
 
 #include <fstream>
 
+#include "core/output_file.h"
 #include "core/units.h"
 #include "gen/toy_traces.h"
 
@@ -9,11 +10,9 @@ namespace orrery {
 
 std::string ExampleNames() { return "default, data-parallel"; }
 
+// Inputs in a temporary folder, gone after the run: not worth waiting for the disk.
 static Status WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  if (!out) return Status::Env(path + ": cannot create file");
-  out << text;
-  return Status::Ok();
+  return WriteFileWhole(path, text, "", OutputFile::Sync::kNo);
 }
 
 Status WriteExample(const std::string& name, const std::string& dir, RunConfig* config) {

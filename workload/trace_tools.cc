@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "core/output_file.h"
 #include "extern/et_io.h"
 #include "workload/graph.h"
 
@@ -62,17 +63,17 @@ Result<std::string> InspectTrace(const std::string& path) {
 }
 
 Status TraceToJson(const std::string& et_path, const std::string& json_path) {
+  ORRERY_RETURN_IF_ERROR(CheckOutputsAreNotInputs({{"--out", json_path}}, {{"FILE", et_path}}));
   EtReader reader;
   ORRERY_RETURN_IF_ERROR(reader.Open(et_path));
-  std::ofstream out(json_path);
-  if (!out) return Status::Env(json_path + ": cannot create file");
+  ORRERY_PARSE_OR_RETURN(OutputFile out, OutputFile::Create(json_path, "--out"));
   google::protobuf::util::JsonPrintOptions opts;
   opts.preserve_proto_field_names = true;
   std::string line;
   if (!google::protobuf::util::MessageToJsonString(reader.metadata(), &line, opts).ok()) {
     return Status::Env(et_path + ": cannot convert metadata to JSON");
   }
-  out << line << "\n";
+  ORRERY_RETURN_IF_ERROR(out.Write(line + "\n"));
   ChakraProtoMsg::Node n;
   while (true) {
     auto more = reader.Next(&n);
@@ -82,12 +83,13 @@ Status TraceToJson(const std::string& et_path, const std::string& json_path) {
     if (!google::protobuf::util::MessageToJsonString(n, &line, opts).ok()) {
       return Status::Env(et_path + ": cannot convert node " + std::to_string(n.id()) + " to JSON");
     }
-    out << line << "\n";
+    ORRERY_RETURN_IF_ERROR(out.Write(line + "\n"));
   }
-  return Status::Ok();
+  return out.Commit();
 }
 
 Status TraceFromJson(const std::string& json_path, const std::string& et_path) {
+  ORRERY_RETURN_IF_ERROR(CheckOutputsAreNotInputs({{"--out", et_path}}, {{"FILE", json_path}}));
   std::ifstream in(json_path);
   if (!in) return Status::Invalid(json_path + ": cannot open file");
   std::string line;

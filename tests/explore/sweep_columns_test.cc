@@ -285,7 +285,7 @@ TEST(SweepColumns, RowsSurviveAJsonRoundTrip) {
     auto back = ParseRowJson(RowJson(r));
     ASSERT_TRUE(back.ok()) << back.status().message();
     EXPECT_EQ(RowJson(back.value()), RowJson(r));
-    EXPECT_EQ(CsvRow(back.value(), 3), CsvRow(r, 3));
+    EXPECT_EQ(CsvRow(back.value(), {"gen.tp"}, 3), CsvRow(r, {"gen.tp"}, 3));
   }
   EXPECT_EQ(ParseRowJson(RowJson(full))->mfu, full.mfu);
   auto bad = ParseRowJson(R"({"index": 1})");

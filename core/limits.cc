@@ -49,8 +49,9 @@ Result<int64_t> CheckedProduct(const std::vector<Factor>& factors, int64_t limit
     Where at = where;
     if (at.key.empty()) at.key = names;
     if (at.line == 0) at.line = factors[i].line;
-    const std::string what = factors[i].value < 0 ? factors[i].name + " is negative"
-                                                  : "above " + std::to_string(limit) + " from " + factors[i].name + " on";
+    const std::string what = factors[i].value < 0
+                                 ? factors[i].name + " is negative"
+                                 : "above " + std::to_string(limit) + " from " + factors[i].name + " on";
     return ValueError(at, (at.key == names ? "" : names + " = ") + values + " = " + ShownProduct(factors), what,
                       allowed);
   }

@@ -72,7 +72,7 @@ struct Factor {
 // ProductWithin with the names: the product, or one message naming the
 // factors, their values, the product (exact, or about it when it passes
 // int64), the limit and the factor that passed it:
-//   m.yml:4: vocab·hidden = 1099511627776·1099511627776 = about 1.2e+24: above 1125899906842624 from hidden on; allowed: ...
+//   m.yml:4: vocab·hidden = 1099511627776·1099511627776 = about 1.2e+24: above 17592186044416 from hidden on; ...
 // The message's key is where.key, else the factors' names joined by "·";
 // its line is where.line, else the line of the factor that passed the limit.
 Result<int64_t> CheckedProduct(const std::vector<Factor>& factors, int64_t limit, const Where& where,

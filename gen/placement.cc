@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "core/limits.h"
 #include "core/parse.h"
 
 namespace orrery::gen {
@@ -167,7 +168,8 @@ Status CheckDimensionFilled(size_t k, const std::vector<Placed>& placed, const s
       }
       continue;
     }
-    product *= sizes[static_cast<int>(p.axis)];
+    // Past the dimension's NPUs (at most kMaxNpus) it cannot fill it: stop there, nothing overflows.
+    if (!MulWithin(product, sizes[static_cast<int>(p.axis)], kMaxNpus, &product)) product = kMaxNpus + 1;
   }
   if (spanning) {
     if (names.find("·") == std::string::npos) return Status::Ok();
@@ -178,7 +180,8 @@ Status CheckDimensionFilled(size_t k, const std::vector<Placed>& placed, const s
   if (product == dims[k].npus) return Status::Ok();
   return ValueError(w.where, w.spec,
                     DimLabel(dims, k) + " has " + std::to_string(dims[k].npus) + " NPUs but the axes placed on it (" +
-                        (names.empty() ? std::string("none") : names) + ") multiply to " + std::to_string(product),
+                        (names.empty() ? std::string("none") : names) + ") multiply to " +
+                        (product > kMaxNpus ? "more than " + std::to_string(kMaxNpus) : std::to_string(product)),
                     "axes whose sizes multiply to each dimension's NPU count");
 }
 

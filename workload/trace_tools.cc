@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "core/parse.h"
 #include "extern/et_io.h"
 #include "workload/graph.h"
 
@@ -134,7 +135,7 @@ Result<std::vector<std::string>> RemoveStaleRankTraces(const std::string& prefix
     if (digits.size() > 18 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
       continue;
     }
-    const uint64_t rank = std::stoull(digits);
+    const uint64_t rank = ParseUint(digits, Where{name, 0, "rank"}, 0, UINT64_MAX).value();  // 18 digits at most
     if (rank >= static_cast<uint64_t>(npus) && std::to_string(rank) == digits) stale.emplace_back(rank, it->path());
   }
   if (ec) return Status::Env(dir.string() + ": cannot list the folder: " + ec.message());

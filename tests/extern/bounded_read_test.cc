@@ -45,10 +45,11 @@ TEST(BoundedRead, LargeFileIsRefusedBeforeItIsRead) {
   EXPECT_EQ(Message(ReadCsv(csv).status()),
             csv + ": 268435457 bytes, too large to read; allowed: at most 268435456 bytes (256 MiB)");
   const std::string report = SparseFile(d, "big.json", (off_t{1} << 30) + 1);
-  EXPECT_EQ(Message(SummariseReport(report).status()),
-            report +
-                ": 1073741825 bytes, too large to read; allowed: at most 1073741824 bytes (1024 MiB); expected a report "
-                "of 'orrery run --report-format=json'");
+  EXPECT_EQ(
+      Message(SummariseReport(report).status()),
+      report +
+          ": 1073741825 bytes, too large to read; allowed: at most 1073741824 bytes (1024 MiB); expected a report "
+          "of 'orrery run --report-format=json'");
 }
 
 TEST(BoundedRead, FifoWithoutAWriterIsNotWaitedOnForever) {
@@ -56,8 +57,9 @@ TEST(BoundedRead, FifoWithoutAWriterIsNotWaitedOnForever) {
   const std::string fifo = d.File("fifo");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   EXPECT_EQ(Message(ReadTextFile(fifo, 1 << 20, 100).status()),
-            fifo + ": no data for 0.1 s (a pipe or FIFO nobody writes to?); allowed: a file, or a pipe that delivers "
-                   "its data");
+            fifo +
+                ": no data for 0.1 s (a pipe or FIFO nobody writes to?); allowed: a file, or a pipe that delivers "
+                "its data");
   // A writer that comes later is read to its end.
   std::thread writer([&] { std::ofstream(fifo) << "{\"a\": 1}"; });
   auto text = ReadTextFile(fifo, 1 << 20, 60000);

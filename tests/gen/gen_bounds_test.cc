@@ -3,6 +3,7 @@
 // before anything is built, each with a message naming the numbers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "core/limits.h"
@@ -148,6 +149,59 @@ TEST(GenBounds, NodeOperationsAndBytesAreChecked) {
             "--microbatch-size·seq_len/cp·hidden·vocab·2 = 1048576·2048·12288·51200·2 = 2702159776422297600: above "
             "31250000000000000 from vocab on; allowed: at most 31250000000000000 operations in one generated forward "
             "node (1e18/32, room for the backward pass); a smaller --microbatch-size, more --cp, or a smaller model");
+}
+
+// The group's ranks walked one by one: the definition SpannedDims answers.
+uint32_t SpannedByWalking(const std::array<int64_t, kNumAxes>& sizes, const std::array<Axis, kNumAxes>& order,
+                          AxisSet set, const std::vector<Dim>& dims) {
+  Layout layout(sizes, order);
+  uint32_t mask = 0;
+  for (int r : layout.GroupRanks(0, set)) {
+    int64_t rank = r;
+    for (size_t k = 0; k < dims.size(); ++k) {
+      if (rank % dims[k].npus != 0) mask |= 1u << k;
+      rank /= dims[k].npus;
+    }
+  }
+  return mask;
+}
+
+// The closed form (boundaries in a chain of divisors) and the walk (any
+// other placement) agree with the definition on every shape, order and
+// group of 48 and 64 NPUs over several networks.
+TEST(GenBounds, SpannedDimsEqualsWalkingTheGroup) {
+  const std::vector<std::pair<int64_t, std::vector<std::vector<int>>>> cases = {
+      {64, {{64}, {8, 8}, {4, 16}, {2, 4, 8}, {16, 2, 2}}},
+      {48, {{48}, {4, 12}, {6, 8}, {3, 16}, {2, 3, 8}}},
+  };
+  int checked = 0;
+  for (const auto& [npus, networks] : cases) {
+    std::vector<int64_t> divisors;
+    for (int64_t d = 1; d <= npus; ++d) {
+      if (npus % d == 0) divisors.push_back(d);
+    }
+    for (const auto& net : networks) {
+      std::vector<Dim> dims;
+      for (int n : net) dims.push_back(Dim{Block::kRing, n, 100, 500, 1});
+      for (int64_t tp : divisors) {
+        for (int64_t dp : divisors) {
+          if ((npus / tp) % dp != 0) continue;
+          const std::array<int64_t, kNumAxes> sizes{tp, 1, 1, dp, npus / tp / dp};
+          std::array<Axis, kNumAxes> order{Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp, Axis::kPp};
+          do {
+            for (AxisSet set : {Axes(Axis::kTp), Axes(Axis::kDp), Axes(Axis::kPp), kDenseDp,
+                                static_cast<AxisSet>(Axes(Axis::kTp) | Axes(Axis::kPp))}) {
+              ASSERT_EQ(SpannedDims(sizes, order, set, dims), SpannedByWalking(sizes, order, set, dims))
+                  << "tp " << tp << " dp " << dp << " set " << int(set) << " dims " << dims.size();
+              ++checked;
+            }
+          } while (std::next_permutation(order.begin(), order.end(),
+                                         [](Axis a, Axis b) { return static_cast<int>(a) < static_cast<int>(b); }));
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 10000);
 }
 
 std::string WriteModel(const orrery::testing::TempDir& d, const std::string& text) {

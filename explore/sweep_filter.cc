@@ -62,7 +62,8 @@ V FromValue(const Value& v) {
       v.text.find_first_of("xXnN") == std::string::npos) {  // no hex, inf or nan
     // A number as written (a leading '+' allowed), finite; else the value is text.
     const std::string_view t = c == '+' ? std::string_view(v.text).substr(1) : std::string_view(v.text);
-    auto d = ParseDouble(t, Where{"", 0, "value"}, kAnyDouble);
+    static const Where kValue{"", 0, "value"};
+    auto d = ParseDouble(t, kValue, kAnyDouble);
     if (d.ok() && t == Trimmed(t)) {
       out.n = d.value();
       return out;

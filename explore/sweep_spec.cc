@@ -159,6 +159,19 @@ Result<std::unique_ptr<PointFilters>> CompileSpecFilters(const YAML::Node& node,
                                ValidPaths(static_cast<int>(dims.size())));
 }
 
+// The points a spec may keep: limits.points, fewer when each assigns many paths.
+uint64_t MostKept(const SweepSpec& spec, const SweepLimits& limits) {
+  return std::min(limits.points, limits.values / std::max<uint64_t>(1, spec.axis_paths.size()));
+}
+
+Status TooManyKept(const SweepSpec& spec, const SweepLimits& limits, const std::string& when) {
+  return Status::Invalid(spec.file + ": more than " + std::to_string(MostKept(spec, limits)) + " points kept (" + when +
+                         "); allowed: at most " + std::to_string(limits.points) + " points in one spec and " +
+                         std::to_string(limits.values) + " values (" +
+                         std::to_string(std::max<size_t>(1, spec.axis_paths.size())) +
+                         " per point here): split the sweep into several specs, or filter more");
+}
+
 // Keeps point `index` of the enumeration when the filters hold for it; at
 // most limits.points points, and limits.values values over all of them.
 Status Keep(std::vector<Assignment> point, uint64_t index, PointFilters* filters, const SweepLimits& limits,
@@ -168,14 +181,8 @@ Status Keep(std::vector<Assignment> point, uint64_t index, PointFilters* filters
     ORRERY_PARSE_OR_RETURN(keep, filters->Holds(point, index));
     if (!keep) return Status::Ok();
   }
-  const uint64_t paths = std::max<uint64_t>(1, spec->axis_paths.size());
-  const uint64_t most = std::min(limits.points, limits.values / paths);
-  if (spec->points.size() >= most) {
-    return Status::Invalid(
-        spec->file + ": more than " + std::to_string(most) + " points kept (the " + std::to_string(most + 1) +
-        "th is point " + std::to_string(index) + " of the enumeration); allowed: at most " +
-        std::to_string(limits.points) + " points in one spec and " + std::to_string(limits.values) + " values (" +
-        std::to_string(paths) + " per point here): split the sweep into several specs, or filter more");
+  if (spec->points.size() >= MostKept(*spec, limits)) {
+    return TooManyKept(*spec, limits, "reached at point " + std::to_string(index) + " of the enumeration");
   }
   spec->points.push_back(std::move(point));
   spec->indices.push_back(index);
@@ -331,6 +338,9 @@ Result<uint64_t> CountProduct(const std::string& path, const Lists& axes, const 
 Status ProductPoints(const std::string& path, const Lists& axes, const Lists& zip, PointFilters* filters,
                      const SweepLimits& limits, SweepSpec* spec) {
   ORRERY_PARSE_OR_RETURN(const uint64_t total, CountProduct(path, axes, zip, limits.enumerated));
+  if (!filters && total > MostKept(*spec, limits)) {  // every point would be kept: refused before any is made
+    return TooManyKept(*spec, limits, std::to_string(total) + " enumerated, no filters");
+  }
   std::vector<size_t> sizes;
   for (const auto& [p, v] : axes) sizes.push_back(v.size());
   if (!zip.empty()) sizes.push_back(zip[0].second.size());

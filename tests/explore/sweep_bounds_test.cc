@@ -71,14 +71,26 @@ TEST(SweepBounds, KeptPointsAndTheirValuesAreCapped) {
   ASSERT_FALSE(spec.ok());
   EXPECT_EQ(spec.status().message(),
             d.File("sweep.yml") +
-                ": more than 5 points kept (the 6th is point 5 of the enumeration); allowed: at most 5 points in one "
-                "spec and 10000000 values (3 per point here): split the sweep into several specs, or filter more");
+                ": more than 5 points kept (12 enumerated, no filters); allowed: at most 5 points in one spec and "
+                "10000000 values (3 per point here): split the sweep into several specs, or filter more");
   SweepLimits values;
   values.values = 10;  // 3 paths a point: 3 points
   spec = ReadSweepSpec(d.File("sweep.yml"), values);
   ASSERT_FALSE(spec.ok());
-  EXPECT_NE(spec.status().message().find(": more than 3 points kept (the 4th is point 3"), std::string::npos)
+  EXPECT_NE(spec.status().message().find(": more than 3 points kept (12 enumerated"), std::string::npos)
       << spec.status().message();
+  // With a filter the count is known only as points are made: refused at the first one past the cap.
+  WriteBase(d,
+            "axes:\n  network.dim0.bandwidth_gbps: [1, 2, 3]\n  gen.zero: [0, 1]\n  run.iterations: [1, 2]\n"
+            "filters: [\"iterations == 1\"]\n");
+  SweepLimits two;
+  two.points = 2;
+  spec = ReadSweepSpec(d.File("sweep.yml"), two);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.status().message(),
+            d.File("sweep.yml") +
+                ": more than 2 points kept (reached at point 4 of the enumeration); allowed: at most 2 points in one "
+                "spec and 10000000 values (3 per point here): split the sweep into several specs, or filter more");
   // Filtered points are never stored: a filter keeping 4 of the 12 passes the cap of 5.
   WriteBase(d,
             "axes:\n  network.dim0.bandwidth_gbps: [1, 2, 3]\n  gen.zero: [0, 1]\n  run.iterations: [1, 2]\n"

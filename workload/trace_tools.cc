@@ -88,14 +88,42 @@ Status TraceToJson(const std::string& et_path, const std::string& json_path) {
   return Status::Ok();
 }
 
+namespace {
+
+// A node of `trace to-json` is a few hundred bytes; a longer line (an endless
+// input without newlines, /dev/zero) is refused before it fills memory.
+constexpr size_t kMaxJsonLineBytes = size_t{64} << 20;
+
+// The next line of `in` (without its newline) into *line: true, false at the
+// end, or an error past kMaxJsonLineBytes.
+Result<bool> NextLine(std::istream& in, std::string* line, const std::string& path, int64_t lineno) {
+  line->clear();
+  std::streambuf* buf = in.rdbuf();
+  for (int c; (c = buf->sbumpc()) != std::char_traits<char>::eof();) {
+    if (c == '\n') return true;
+    if (line->size() >= kMaxJsonLineBytes) {
+      return Status::Invalid(path + ":" + std::to_string(lineno) + ": a line longer than " +
+                             std::to_string(kMaxJsonLineBytes) +
+                             " bytes (an endless input?); allowed: one JSON object per line, as 'orrery trace to-json' "
+                             "writes");
+    }
+    line->push_back(static_cast<char>(c));
+  }
+  return !line->empty();
+}
+
+}  // namespace
+
 Status TraceFromJson(const std::string& json_path, const std::string& et_path) {
-  std::ifstream in(json_path);
+  std::ifstream in(json_path, std::ios::binary);
   if (!in) return Status::Invalid(json_path + ": cannot open file");
   std::string line;
-  int lineno = 0;
+  int64_t lineno = 0;
   EtWriter w;
   bool have_meta = false;
-  while (std::getline(in, line)) {
+  while (true) {
+    ORRERY_PARSE_OR_RETURN(const bool more, NextLine(in, &line, json_path, lineno + 1));
+    if (!more) break;
     ++lineno;
     if (line.empty()) continue;
     if (!have_meta) {

@@ -14,6 +14,7 @@
 #include "extern/json_util.h"
 #include "report/compare.h"
 #include "tests/test_util.h"
+#include "workload/trace_tools.h"
 
 namespace orrery {
 namespace {
@@ -37,6 +38,13 @@ TEST(BoundedRead, EndlessInputStopsAtTheLimit) {
   // The configuration readers' default.
   EXPECT_EQ(Message(ReadJsonFile("/dev/zero").status()),
             "/dev/zero: more than 268435456 bytes (an endless input?); allowed: at most 268435456 bytes (256 MiB)");
+}
+
+TEST(BoundedRead, JsonLinesReaderBoundsItsLines) {
+  TempDir d;
+  EXPECT_EQ(Message(TraceFromJson("/dev/zero", d.File("out.et"))),
+            "/dev/zero:1: a line longer than 67108864 bytes (an endless input?); allowed: one JSON object per line, as "
+            "'orrery trace to-json' writes");
 }
 
 TEST(BoundedRead, LargeFileIsRefusedBeforeItIsRead) {

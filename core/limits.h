@@ -5,6 +5,9 @@
 // roofline node (kMaxNumOps at 1e-3 TFLOPS) 1e18 ns, both below 2^64 = 1.8e19.
 #pragma once
 #include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
 
 #include "core/parse.h"
 
@@ -51,5 +54,28 @@ inline bool MulWithin(int64_t a, int64_t b, int64_t limit, int64_t* out) {
   *out = p;
   return true;
 }
+
+// The product of `factors` (each >= 0) when it is at most `limit`: every step
+// is checked before it is formed, so nothing overflows. Otherwise -1, and
+// *broke (when given) is the index of the factor that carried the running
+// product past `limit` (or past int64).
+int64_t ProductWithin(std::initializer_list<int64_t> factors, int64_t limit, size_t* broke = nullptr);
+
+// One factor of a named product: how a message names it ("--tp", "hidden")
+// and, for a file, the line it was read from (0: none).
+struct Factor {
+  std::string name;
+  int64_t value = 0;
+  int line = 0;
+};
+
+// ProductWithin with the names: the product, or one message naming the
+// factors, their values, the product (exact, or about it when it passes
+// int64), the limit and the factor that passed it:
+//   m.yml:4: vocab·hidden = 1099511627776·1099511627776 = about 1.2e+24: above 17592186044416 from hidden on; ...
+// The message's key is where.key, else the factors' names joined by "·";
+// its line is where.line, else the line of the factor that passed the limit.
+Result<int64_t> CheckedProduct(const std::vector<Factor>& factors, int64_t limit, const Where& where,
+                               const std::string& allowed);
 
 }  // namespace orrery

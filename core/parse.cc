@@ -87,19 +87,19 @@ Status CheckDouble(double value, const Where& where, DoubleRange range) {
 
 Result<double> ParseDouble(std::string_view text, const Where& where, DoubleRange range) {
   const std::string_view t = Trim(text);
-  const std::string allowed = DescribeRange(range);
-  if (t.empty()) return Bad(where, Quote(text), "empty", allowed);
+  // The message's parts are made only for an error (filters parse every point's values).
+  auto bad = [&](const std::string& what) { return Bad(where, Quote(text), what, DescribeRange(range)); };
+  if (t.empty()) return bad("empty");
   double value = 0;
   const auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
-  if (ptr == t.data()) return Bad(where, Quote(text), "not a number", allowed);
-  if (ec == std::errc::result_out_of_range) return Bad(where, Quote(text), "out of the range of a double", allowed);
+  if (ptr == t.data()) return bad("not a number");
+  if (ec == std::errc::result_out_of_range) return bad("out of the range of a double");
   if (ptr != t.data() + t.size()) {
-    return Bad(where, Quote(text),
-               "not a number (trailing " + Quote(std::string_view(ptr, t.data() + t.size() - ptr)) + ")", allowed);
+    return bad("not a number (trailing " + Quote(std::string_view(ptr, t.data() + t.size() - ptr)) + ")");
   }
-  if (!std::isfinite(value)) return Bad(where, Quote(text), "not a finite number", allowed);
+  if (!std::isfinite(value)) return bad("not a finite number");
   const bool below = range.min_exclusive ? value <= range.min : value < range.min;
-  if (below || value > range.max) return Bad(where, Quote(text), "out of range", allowed);
+  if (below || value > range.max) return bad("out of range");
   return value;
 }
 

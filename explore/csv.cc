@@ -1,6 +1,8 @@
 #include "explore/csv.h"
 
 #include <algorithm>
+#include <string_view>
+#include <unordered_map>
 
 #include "extern/json_util.h"
 
@@ -105,17 +107,19 @@ Result<CsvTable> ParseCsv(std::string_view text, const std::string& path) {
   auto header = lex.Record();
   if (!header.ok()) return header.status();
   t.header = std::move(header.value());
+  // Each name once: one pass with a hash of the names seen (O(columns), not a scan per column).
+  std::unordered_map<std::string_view, size_t> seen;
+  seen.reserve(t.header.size());
   for (size_t i = 0; i < t.header.size(); ++i) {
     const std::string& name = t.header[i];
     if (name.empty()) {
       return Status::Invalid(path + ":1: column " + std::to_string(i + 1) +
                              " of the header has no name; allowed: a non-empty name for every column");
     }
-    for (size_t j = 0; j < i; ++j) {
-      if (t.header[j] == name) {
-        return Status::Invalid(path + ":1: column name \"" + name + "\" appears twice (columns " +
-                               std::to_string(j + 1) + " and " + std::to_string(i + 1) + "); allowed: each name once");
-      }
+    if (auto [first, added] = seen.try_emplace(name, i); !added) {
+      return Status::Invalid(path + ":1: column name \"" + name + "\" appears twice (columns " +
+                             std::to_string(first->second + 1) + " and " + std::to_string(i + 1) +
+                             "); allowed: each name once");
     }
   }
   while (!lex.AtEnd()) {

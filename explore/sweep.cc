@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -54,6 +55,16 @@ Result<std::shared_ptr<const Plan>> MakePlan(const SweepSpec& spec, const Option
     plan->registries = Registries{&plan->builtins, nullptr, nullptr};
   }
   const Registries& registries = plan->registries;
+  // Each planned point holds its resolved Spec: counted before any is made.
+  const uint64_t count = static_cast<uint64_t>(o.shard_count), index = static_cast<uint64_t>(o.shard_index);
+  const uint64_t in_shard = spec.points.size() > index ? (spec.points.size() - index + count - 1) / count : 0;
+  if (in_shard > o.max_plan_points) {
+    return Status::Invalid(spec.file + ": " + std::to_string(in_shard) + " points to plan in this process (" +
+                           std::to_string(spec.points.size()) + " in " + std::to_string(count) +
+                           " shard(s)); allowed: at most " + std::to_string(o.max_plan_points) +
+                           " per process: run it as --shard=I/N with N >= " +
+                           std::to_string((spec.points.size() + o.max_plan_points - 1) / o.max_plan_points));
+  }
   auto base = ReadBase(spec, registries);
   if (!base.ok()) return base.status();
   plan->base = std::move(base.value());
@@ -68,7 +79,9 @@ Result<std::shared_ptr<const Plan>> MakePlan(const SweepSpec& spec, const Option
     if (!p.ok()) return p.status();
     if (o.critical_path) {
       p->spec.observe.critical_path = true;  // not in SpecHash (it observes), but it adds columns
-      p->hash = HexU64(Fnv1a(std::stoull(p->hash, nullptr, 16), "critical-path"));
+      uint64_t seed = 0;                     // the point's hash: 16 hex digits of our own
+      std::from_chars(p->hash.data(), p->hash.data() + p->hash.size(), seed, 16);
+      p->hash = HexU64(Fnv1a(seed, "critical-path"));
     }
     std::shared_ptr<const GenFigures> g;
     if (p->generate && p->error.empty()) {

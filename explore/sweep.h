@@ -52,10 +52,25 @@ struct SweepSpec {
   std::string enumeration;
 };
 
+// Points a spec may enumerate (the product of its axes, counted with checked
+// products before anything is expanded) and keep after its filters (which
+// run point by point, so the points filtered out are never stored), and that
+// one process plans (its shard: each planned point holds its resolved Spec,
+// about 3.5 KB at 64 NPUs and more with more NPUs).
+// The values the kept points hold together (points x the paths they
+// assign) are bounded too.
+inline constexpr uint64_t kMaxSweepEnumerated = 10'000'000;
+inline constexpr uint64_t kMaxSweepPoints = 1'000'000;
+inline constexpr uint64_t kMaxSweepValues = 10'000'000;
+inline constexpr uint64_t kMaxSweepPlanPoints = 200'000;
+struct SweepLimits {
+  uint64_t enumerated = kMaxSweepEnumerated, points = kMaxSweepPoints, values = kMaxSweepValues;
+};
+
 // Reads and checks the spec: unknown keys, unknown paths (with the valid
 // paths near the typo), values of the wrong type, zip lists of unequal
-// length. The base's network is read to know its dimensions.
-Result<SweepSpec> ReadSweepSpec(const std::string& path);
+// length, the counts above. The base's network is read to know its dimensions.
+Result<SweepSpec> ReadSweepSpec(const std::string& path, const SweepLimits& limits = {});
 
 // The paths a spec may assign, for messages and --help.
 std::vector<std::string> ValidPaths(int network_dims);
@@ -72,6 +87,7 @@ struct Options {
   // The backends, algorithms and memories points may name (the command's
   // plugins/registry_set.h, shared by every thread); null: the built-ins.
   const Registries* registries = nullptr;
+  uint64_t max_plan_points = kMaxSweepPlanPoints;  // points this process plans at most
 };
 
 struct Row {

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
-#include <cstdlib>
+#include <limits>
 #include <memory>
 #include <set>
+#include <string_view>
 
 #include "core/parse.h"
 #include "extern/json_util.h"
@@ -37,6 +39,15 @@ struct V {
   bool b = false;
 };
 
+// Every finite double.
+constexpr DoubleRange kAnyDouble{std::numeric_limits<double>::lowest(), std::numeric_limits<double>::max(), false};
+
+std::string_view Trimmed(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
 const char* TypeName(V::Type t) { return t == V::kNumber ? "a number" : t == V::kString ? "a string" : "a boolean"; }
 
 V FromValue(const Value& v) {
@@ -49,10 +60,12 @@ V FromValue(const Value& v) {
   const char c = v.text.empty() ? '\0' : v.text[0];
   if (!v.is_string && (std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '+') &&
       v.text.find_first_of("xXnN") == std::string::npos) {  // no hex, inf or nan
-    char* end = nullptr;
-    const double d = std::strtod(v.text.c_str(), &end);
-    if (end && *end == '\0' && std::isfinite(d)) {
-      out.n = d;
+    // A number as written (a leading '+' allowed), finite; else the value is text.
+    const std::string_view t = c == '+' ? std::string_view(v.text).substr(1) : std::string_view(v.text);
+    static const Where kValue{"", 0, "value"};
+    auto d = ParseDouble(t, kValue, kAnyDouble);
+    if (d.ok() && t == Trimmed(t)) {
+      out.n = d.value();
       return out;
     }
   }
@@ -120,11 +133,18 @@ class Parser {
 
   // Each reads the token that starts at *i into *t and moves *i past it.
   Status LexNumber(size_t* i, Token* t) const {
-    char* end = nullptr;
-    t->number = std::strtod(text_.c_str() + *i, &end);
-    const size_t len = static_cast<size_t>(end - (text_.c_str() + *i));
+    const char* begin = text_.data() + *i;
+    double ignored = 0;
+    const size_t len = static_cast<size_t>(std::from_chars(begin, text_.data() + text_.size(), ignored).ptr - begin);
     t->kind = Tok::kNumber;
     t->text = text_.substr(*i, len);
+    // The literal through core/parse.h: 1e999 is not infinity, it is refused.
+    auto number = ParseDouble(t->text, Where{"", 0, "the number"}, kAnyDouble);
+    if (!number.ok()) {
+      return Error(static_cast<int>(*i) + 1,
+                   "the number " + t->text + " is beyond a double; allowed: a finite number within about 1.8e308");
+    }
+    t->number = number.value();
     *i += len;
     if (*i < text_.size() && (std::isalpha(static_cast<unsigned char>(text_[*i])) || text_[*i] == '_')) {
       return Error(static_cast<int>(*i) + 1, "expected an operator after the number " + t->text + ", found '" +
@@ -548,28 +568,55 @@ Result<bool> Holds(const Compiled& c, const std::vector<Assignment>& point, uint
 
 }  // namespace
 
+struct PointFilters::Impl {
+  std::map<std::string, Value> base;
+  std::vector<std::unique_ptr<Compiled>> compiled;
+  std::vector<V> vars;  // scratch space
+};
+
+PointFilters::PointFilters(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+PointFilters::~PointFilters() = default;
+
+Result<std::unique_ptr<PointFilters>> PointFilters::Compile(const std::string& file,
+                                                            const std::vector<FilterText>& filters,
+                                                            const std::vector<std::string>& axis_paths,
+                                                            std::map<std::string, Value> base,
+                                                            const std::vector<std::string>& valid_paths) {
+  auto impl = std::make_unique<Impl>();
+  impl->base = std::move(base);
+  // Paths that have a value somewhere: the points' and the base's.
+  const std::set<std::string> axis_set(axis_paths.begin(), axis_paths.end());
+  const NameScope scope{valid_paths, axis_set, impl->base};
+  for (size_t f = 0; f < filters.size(); ++f) {
+    impl->compiled.emplace_back();
+    ORRERY_PARSE_OR_RETURN(impl->compiled.back(), orrery::sweep::Compile(file, filters[f], f, scope));
+  }
+  return std::unique_ptr<PointFilters>(new PointFilters(std::move(impl)));
+}
+
+Result<bool> PointFilters::Holds(const std::vector<Assignment>& point, uint64_t index) {
+  for (const auto& c : impl_->compiled) {
+    bool keep = true;
+    ORRERY_PARSE_OR_RETURN(keep, orrery::sweep::Holds(*c, point, index, impl_->base, &impl_->vars));
+    if (!keep) return false;
+  }
+  return true;
+}
+
 Result<std::vector<uint64_t>> FilterPoints(const std::string& file, const std::vector<FilterText>& filters,
                                            const std::vector<std::vector<Assignment>>& points,
                                            const std::map<std::string, Value>& base,
                                            const std::vector<std::string>& valid_paths) {
-  // Paths that have a value somewhere: the points' and the base's.
-  std::set<std::string> axis_set;
+  std::vector<std::string> axis_paths;
   for (const auto& p : points) {
-    for (const Assignment& a : p) axis_set.insert(a.path);
+    for (const Assignment& a : p) axis_paths.push_back(a.path);
   }
-  const NameScope scope{valid_paths, axis_set, base};
-  std::vector<std::unique_ptr<Compiled>> compiled;
-  for (size_t f = 0; f < filters.size(); ++f) {
-    compiled.emplace_back();
-    ORRERY_PARSE_OR_RETURN(compiled.back(), Compile(file, filters[f], f, scope));
-  }
+  ORRERY_PARSE_OR_RETURN(std::unique_ptr<PointFilters> compiled,
+                         PointFilters::Compile(file, filters, axis_paths, base, valid_paths));
   std::vector<uint64_t> kept;
-  std::vector<V> vars;
   for (uint64_t i = 0; i < points.size(); ++i) {
     bool keep = true;
-    for (size_t f = 0; f < compiled.size() && keep; ++f) {
-      ORRERY_PARSE_OR_RETURN(keep, Holds(*compiled[f], points[i], i, base, &vars));
-    }
+    ORRERY_PARSE_OR_RETURN(keep, compiled->Holds(points[i], i));
     if (keep) kept.push_back(i);
   }
   return kept;

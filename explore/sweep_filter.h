@@ -22,6 +22,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,26 @@ namespace orrery::sweep {
 struct FilterText {
   std::string text;
   int line = 0;  // in the spec file
+};
+
+// The filters compiled once and evaluated point by point: a sweep runs its
+// enumeration through them and keeps only the points they hold for, so the
+// points filtered out are never stored. `axis_paths`: every path a point
+// may assign. Errors as FilterPoints's.
+class PointFilters {
+ public:
+  static Result<std::unique_ptr<PointFilters>> Compile(const std::string& file, const std::vector<FilterText>& filters,
+                                                       const std::vector<std::string>& axis_paths,
+                                                       std::map<std::string, Value> base,
+                                                       const std::vector<std::string>& valid_paths);
+  ~PointFilters();
+  // Whether every filter holds at point `index` of the enumeration.
+  Result<bool> Holds(const std::vector<Assignment>& point, uint64_t index);
+
+ private:
+  struct Impl;
+  explicit PointFilters(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
 };
 
 // Keeps the points every filter holds for, returning their positions in

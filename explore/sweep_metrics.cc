@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "core/parse.h"
 #include "core/units.h"
 #include "gen/device.h"
 #include "gen/dlrm.h"
@@ -54,7 +55,9 @@ std::vector<int> PathDims(const std::string& activity) {
     size_t end = pos + 3;
     while (end < activity.size() && std::isdigit(static_cast<unsigned char>(activity[end]))) ++end;
     if (end == pos + 3) break;
-    dims.push_back(std::stoi(activity.substr(pos + 3, end - pos - 3)));
+    auto k = ParseInt(activity.substr(pos + 3, end - pos - 3), Where{"", 0, "dimension"}, 0, 1 << 20);
+    if (!k.ok()) break;
+    dims.push_back(static_cast<int>(k.value()));
     if (end >= activity.size() || activity[end] != '+') break;
     pos = end + 1;
   }

@@ -1,10 +1,12 @@
 #include "explore/sweep_point.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <sstream>
 
 #include "core/fnv.h"
+#include "core/limits.h"
 #include "core/output_file.h"
 #include "core/parse.h"
 #include "extern/astra_config.h"
@@ -104,7 +106,8 @@ void Preparer::GeneratePoint(const std::vector<Assignment>& point, Prepared* p) 
 
 namespace {
 
-// network.notation and network.dimK.FIELD (values checked when the spec was read).
+// network.notation and network.dimK.FIELD (values checked when the spec was
+// read; read again here through core/parse.h, nothing is taken on trust).
 Status SetNetwork(const Assignment& a, const std::string& where, std::vector<Dim>* dims, SpecFiles* files) {
   const std::string& path = a.path;
   if (path == "network.notation") {
@@ -115,40 +118,67 @@ Status SetNetwork(const Assignment& a, const std::string& where, std::vector<Dim
     return Status::Ok();
   }
   const size_t dot = path.find('.', 8);
-  const int k = std::stoi(path.substr(11, dot - 11));
-  if (k >= static_cast<int>(dims->size())) {
+  const Where at{where, 0, path};
+  ORRERY_PARSE_OR_RETURN(const int64_t k, ParseInt(path.substr(11, dot - 11), at, 0, 1 << 20));
+  if (k >= static_cast<int64_t>(dims->size())) {
     return Status::Invalid(where + ": " + path + ": the network has " + std::to_string(dims->size()) + " dimension(s)");
   }
   const std::string field = path.substr(dot + 1);
-  const double v = std::stod(a.value.text);
   Dim& d = (*dims)[k];
-  if (field == "bandwidth_gbps") d.bandwidth_gbps = v;
-  if (field == "latency_ns") d.latency_ns = v;
-  if (field == "npus") d.npus = static_cast<int>(v);
-  if (field == "links_per_npu") d.links_per_npu = static_cast<int>(v);
+  if (field == "bandwidth_gbps") {
+    ORRERY_PARSE_OR_RETURN(d.bandwidth_gbps, ParseDouble(a.value.text, at, kBandwidthGBps));
+  }
+  if (field == "latency_ns") {
+    ORRERY_PARSE_OR_RETURN(d.latency_ns, ParseDouble(a.value.text, at, kLatencyNs));
+  }
+  if (field == "npus" || field == "links_per_npu") {
+    ORRERY_PARSE_OR_RETURN(const int64_t n,
+                           ParseInt(a.value.text, at, 1, field == "npus" ? kMaxNpus : kMaxLinksPerNpu));
+    (field == "npus" ? d.npus : d.links_per_npu) = static_cast<int>(n);
+  }
   return Status::Ok();
 }
 
-// system.KEY into the system document: an *-implementation value applies to every dimension.
-void SetSystemKey(const Assignment& a, size_t dims, nlohmann::json* sys) {
+// The point's NPUs: the dimensions' product within kMaxNpus, checked before it is formed.
+Status CheckNpus(const std::vector<Dim>& dims, const std::string& where) {
+  std::vector<Factor> factors;
+  for (size_t k = 0; k < dims.size(); ++k)
+    factors.push_back({"network.dim" + std::to_string(k) + ".npus", dims[k].npus});
+  return CheckedProduct(factors, kMaxNpus, Where{where, 0, ""}, "NPUs up to " + std::to_string(kMaxNpus) + " (2^26)")
+      .status();
+}
+
+// system.KEY into the system document: an *-implementation value applies to
+// every dimension; a number is an integer when written as one (no . e E) and
+// fits int64, else a double (the system reader checks its range).
+Status SetSystemKey(const Assignment& a, size_t dims, const std::string& where, nlohmann::json* sys) {
   const std::string key = a.path.substr(7);
   nlohmann::json& v = (*sys)[key];
   if (key.size() > 15 && key.compare(key.size() - 15, 15, "-implementation") == 0) {
     v = nlohmann::json::array();
     for (size_t d = 0; d < dims; ++d) v.push_back(a.value.text);
   } else if (!a.value.is_string && IsNumber(a.value.text)) {
-    v = std::stod(a.value.text);
-    if (a.value.text.find_first_of(".eE") == std::string::npos) v = std::stoll(a.value.text);
+    const Where at{where, 0, a.path};
+    auto i = ParseInt(a.value.text, at, INT64_MIN, INT64_MAX);
+    if (a.value.text.find_first_of(".eE") == std::string::npos && i.ok()) {
+      v = i.value();
+    } else {
+      ORRERY_PARSE_OR_RETURN(v, ParseDouble(a.value.text, at, DoubleRange{-1e300, 1e300, false}));
+    }
   } else {
     v = a.value.text;
   }
+  return Status::Ok();
 }
 
 // run.backend, run.iterations, run.symmetry (checked when the spec was read).
-void SetRunOption(const Assignment& a, RunOptions* run) {
+Status SetRunOption(const Assignment& a, const std::string& where, RunOptions* run) {
   if (a.path == "run.backend") run->backend = a.value.text;
-  if (a.path == "run.iterations") run->iterations = std::stoi(a.value.text);
+  if (a.path == "run.iterations") {
+    ORRERY_PARSE_OR_RETURN(run->iterations, ParseInt(a.value.text, Where{where, 0, a.path}, 1, 1000000));
+  }
   if (a.path == "run.symmetry") ParseSymmetry(a.value.text, &run->symmetry);
+  return Status::Ok();
 }
 
 // The point's hash: its resolved inputs (SpecHash), or, for a point that
@@ -171,9 +201,10 @@ Result<Prepared> Preparer::Prepare(uint64_t index, const std::vector<Assignment>
   const std::string where = spec_.file + ": point " + std::to_string(index);
   for (const Assignment& a : point) {
     if (a.path.rfind("network.", 0) == 0) ORRERY_RETURN_IF_ERROR(SetNetwork(a, where, &dims, &c.files));
-    if (a.path.rfind("system.", 0) == 0) SetSystemKey(a, dims.size(), &sys);
-    if (a.path.rfind("run.", 0) == 0) SetRunOption(a, &c.run);
+    if (a.path.rfind("system.", 0) == 0) ORRERY_RETURN_IF_ERROR(SetSystemKey(a, dims.size(), where, &sys));
+    if (a.path.rfind("run.", 0) == 0) ORRERY_RETURN_IF_ERROR(SetRunOption(a, where, &c.run));
   }
+  ORRERY_RETURN_IF_ERROR(CheckNpus(dims, where));
   for (const Dim& d : dims) {
     if (!(d.bandwidth_gbps >= 0.001)) {
       return Status::Invalid(where + ": a dimension's bandwidth_gbps = " + ExactNumber(d.bandwidth_gbps) +

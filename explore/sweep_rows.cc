@@ -9,6 +9,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
+#include <type_traits>
 
 #include "core/output_file.h"
 #include "core/parse.h"
@@ -30,11 +32,42 @@ nlohmann::ordered_json OrNull(const std::optional<T>& v) {
   return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
 }
 
+// A count in a row, checked through core/parse.h: 1e300, -1 and 2.5 are
+// refused (thrown to ParseRowJson's catch), never cast.
+uint64_t RowUint(const nlohmann::ordered_json& v, const std::string& key, uint64_t max = UINT64_MAX) {
+  const Where where{"", 0, key};
+  Result<uint64_t> r{uint64_t{0}};
+  if (v.is_number_unsigned()) {
+    r = v.get<uint64_t>() <= max ? Result<uint64_t>(v.get<uint64_t>())
+                                 : ValueError(where, v.dump(), "out of range", DescribeUintRange(0, max));
+  } else if (v.is_number_integer()) {
+    r = ValueError(where, v.dump(), "negative", DescribeUintRange(0, max));
+  } else if (v.is_number_float()) {
+    r = DoubleToUint(v.get<double>(), where, 0, max);
+  } else {
+    r = ValueError(where, v.dump().substr(0, 40), "not a number", DescribeUintRange(0, max));
+  }
+  if (!r.ok()) throw std::invalid_argument(r.status().message());
+  return r.value();
+}
+
 template <typename T>
 std::optional<T> Optional(const nlohmann::ordered_json& j, const char* key) {
   const auto& v = j.at(key);
   if (v.is_null()) return std::nullopt;
-  return v.get<T>();
+  if constexpr (std::is_same_v<T, uint64_t>) {
+    return RowUint(v, key);
+  } else {
+    return v.get<T>();
+  }
+}
+
+std::vector<uint64_t> RowUints(const nlohmann::ordered_json& j, const char* key) {
+  std::vector<uint64_t> out;
+  const auto& v = j.at(key);
+  if (!v.is_array()) throw std::invalid_argument(std::string(key) + ": not a list");
+  for (size_t i = 0; i < v.size(); ++i) out.push_back(RowUint(v[i], std::string(key) + "[" + std::to_string(i) + "]"));
+  return out;
 }
 
 std::string OptText(const std::optional<uint64_t>& v) { return v ? std::to_string(*v) : ""; }
@@ -107,26 +140,26 @@ Result<Row> ParseRowJson(const std::string& line) {
   Row r;
   try {
     const nlohmann::ordered_json j = nlohmann::ordered_json::parse(line);
-    r.index = j.at("index").get<uint64_t>();
+    r.index = RowUint(j.at("index"), "index", kMaxSweepEnumerated - 1);
     for (auto it = j.at("point").begin(); it != j.at("point").end(); ++it) {
       r.point.push_back({it.key(), Value{it.value().get<std::string>(), false}});
     }
     r.hash = j.at("hash").get<std::string>();
     r.status = j.at("status").get<std::string>();
-    r.finished_ns = j.at("finished_ns").get<uint64_t>();
-    r.compute_ns = j.at("compute_ns").get<uint64_t>();
-    r.exposed_comm_ns = j.at("exposed_comm_ns").get<uint64_t>();
-    r.mem_stall_ns = j.at("mem_stall_ns").get<uint64_t>();
+    r.finished_ns = RowUint(j.at("finished_ns"), "finished_ns");
+    r.compute_ns = RowUint(j.at("compute_ns"), "compute_ns");
+    r.exposed_comm_ns = RowUint(j.at("exposed_comm_ns"), "exposed_comm_ns");
+    r.mem_stall_ns = RowUint(j.at("mem_stall_ns"), "mem_stall_ns");
     // Rows written before the column existed have no peer_wait_ns: 0.
-    r.peer_wait_ns = j.contains("peer_wait_ns") ? j.at("peer_wait_ns").get<uint64_t>() : 0;
-    r.idle_ns = j.at("idle_ns").get<uint64_t>();
+    r.peer_wait_ns = j.contains("peer_wait_ns") ? RowUint(j.at("peer_wait_ns"), "peer_wait_ns") : 0;
+    r.idle_ns = RowUint(j.at("idle_ns"), "idle_ns");
     r.peak_local_bytes = Optional<uint64_t>(j, "peak_local_bytes");
     r.peak_remote_bytes = Optional<uint64_t>(j, "peak_remote_bytes");
     r.gen_memory_bytes = Optional<uint64_t>(j, "gen_memory_bytes");
     r.model_flops = Optional<std::string>(j, "model_flops").value_or("");
     r.mfu = Optional<double>(j, "mfu");
-    r.dim_busy_ns = j.at("dim_busy_ns").get<std::vector<uint64_t>>();
-    r.dim_exposed_comm_ns = j.at("dim_exposed_comm_ns").get<std::vector<uint64_t>>();
+    r.dim_busy_ns = RowUints(j, "dim_busy_ns");
+    r.dim_exposed_comm_ns = RowUints(j, "dim_exposed_comm_ns");
     r.path_comm_other_ns = Optional<uint64_t>(j, "path_comm_other_ns");
   } catch (const std::exception& e) {
     return Status::Invalid(std::string("not a sweep row: ") + e.what());

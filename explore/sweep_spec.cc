@@ -3,10 +3,12 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <memory>
 #include <set>
 #include <sstream>
 
 #include "core/fnv.h"
+#include "core/limits.h"
 #include "core/parse.h"
 #include "explore/sweep_filter.h"
 #include "explore/sweep_point.h"
@@ -68,10 +70,11 @@ Status CheckAssignment(const std::string& file, const YAML::Node& where, const s
                                        : " under '" + prefix + "': " + near));
   }
   const Where at{file, where.Mark().line + 1, path};
-  if (path.rfind("network.dim", 0) == 0) {
+  if (path.rfind("network.dim", 0) == 0) {  // the ranges of a network file (core/limits.h)
     const std::string field = path.substr(path.rfind('.') + 1);
-    if (field == "npus" || field == "links_per_npu") return ParseInt(v.text, at, 1, int64_t{1} << 26).status();
-    return ParseDouble(v.text, at, DoubleRange{0, 1e12, true}).status();
+    if (field == "npus") return ParseInt(v.text, at, 1, kMaxNpus).status();
+    if (field == "links_per_npu") return ParseInt(v.text, at, 1, kMaxLinksPerNpu).status();
+    return ParseDouble(v.text, at, field == "latency_ns" ? kLatencyNs : kBandwidthGBps).status();
   }
   if (path == "run.iterations") return ParseInt(v.text, at, 1, 1000000).status();
   if (path == "run.symmetry" && v.text != "auto" && v.text != "off") {
@@ -137,13 +140,11 @@ std::map<std::string, Value> BaseValues(const SweepSpec& spec, const std::vector
   return base;
 }
 
-// Reads `filters:` and keeps the points they all hold for; every point keeps
-// its index in the enumeration.
-Result<SweepSpec> ApplySpecFilters(const YAML::Node& node, const std::vector<Dim>& dims, SweepSpec spec) {
-  spec.enumerated = spec.points.size();
-  spec.indices.resize(spec.points.size());
-  for (uint64_t i = 0; i < spec.points.size(); ++i) spec.indices[i] = i;
-  if (!node) return spec;
+// Reads and compiles `filters:` (null when there are none); the points
+// enumerated run through them one by one.
+Result<std::unique_ptr<PointFilters>> CompileSpecFilters(const YAML::Node& node, const std::vector<Dim>& dims,
+                                                         const SweepSpec& spec) {
+  if (!node) return std::unique_ptr<PointFilters>();
   const std::string& path = spec.file;
   if (!node.IsSequence()) {
     return SpecError(path, node, "filters: expected a list of conditions, e.g. [\"gen.tp * gen.pp <= 16\"]");
@@ -155,16 +156,38 @@ Result<SweepSpec> ApplySpecFilters(const YAML::Node& node, const std::vector<Dim
     }
     filters.push_back({f.Scalar(), f.Mark().line + 1});
   }
-  auto kept = FilterPoints(path, filters, spec.points, BaseValues(spec, dims),
-                           ValidPaths(static_cast<int>(dims.size())));
-  if (!kept.ok()) return kept.status();
-  std::vector<std::vector<Assignment>> points;
-  points.reserve(kept->size());
-  for (uint64_t k : kept.value()) points.push_back(std::move(spec.points[k]));
-  spec.points = std::move(points);
-  spec.indices = kept.value();
-  spec.filtered = spec.enumerated - spec.points.size();
-  return spec;
+  return PointFilters::Compile(path, filters, spec.axis_paths, BaseValues(spec, dims),
+                               ValidPaths(static_cast<int>(dims.size())));
+}
+
+// The points a spec may keep: limits.points, fewer when each assigns many paths.
+uint64_t MostKept(const SweepSpec& spec, const SweepLimits& limits) {
+  return std::min(limits.points, limits.values / std::max<uint64_t>(1, spec.axis_paths.size()));
+}
+
+Status TooManyKept(const SweepSpec& spec, const SweepLimits& limits, const std::string& when) {
+  return Status::Invalid(spec.file + ": more than " + std::to_string(MostKept(spec, limits)) + " points kept (" + when +
+                         "); allowed: at most " + std::to_string(limits.points) + " points in one spec and " +
+                         std::to_string(limits.values) + " values (" +
+                         std::to_string(std::max<size_t>(1, spec.axis_paths.size())) +
+                         " per point here): split the sweep into several specs, or filter more");
+}
+
+// Keeps point `index` of the enumeration when the filters hold for it; at
+// most limits.points points, and limits.values values over all of them.
+Status Keep(std::vector<Assignment> point, uint64_t index, PointFilters* filters, const SweepLimits& limits,
+            SweepSpec* spec) {
+  if (filters) {
+    bool keep = true;
+    ORRERY_PARSE_OR_RETURN(keep, filters->Holds(point, index));
+    if (!keep) return Status::Ok();
+  }
+  if (spec->points.size() >= MostKept(*spec, limits)) {
+    return TooManyKept(*spec, limits, "reached at point " + std::to_string(index) + " of the enumeration");
+  }
+  spec->points.push_back(std::move(point));
+  spec->indices.push_back(index);
+  return Status::Ok();
 }
 
 }  // namespace
@@ -269,9 +292,15 @@ Status ReadLists(const std::string& path, const YAML::Node& root, const char* se
   return Status::Ok();
 }
 
-// `points`: the explicit list, each point a mapping of path: value.
-Status ReadExplicitPoints(const std::string& path, const YAML::Node& points, int ndims, SweepSpec* spec) {
+// `points`: the explicit list, each point a mapping of path: value (counted before any is read).
+Status ReadExplicitPoints(const std::string& path, const YAML::Node& points, int ndims, uint64_t most, SweepSpec* spec,
+                          std::vector<std::vector<Assignment>>* out) {
   if (!points.IsSequence()) return SpecError(path, points, "points: expected a list of {path: value} mappings");
+  if (points.size() > most) {
+    return SpecError(path, points,
+                     "points: " + std::to_string(points.size()) + " points; allowed: at most " + std::to_string(most) +
+                         " points in one spec: split the sweep into several specs");
+  }
   for (const auto& pt : points) {
     if (!pt.IsMap()) return SpecError(path, pt, "points: each point is a mapping of path: value");
     std::vector<Assignment> point;
@@ -286,35 +315,49 @@ Status ReadExplicitPoints(const std::string& path, const YAML::Node& points, int
         spec->axis_paths.push_back(p);
       }
     }
-    spec->points.push_back(std::move(point));
+    out->push_back(std::move(point));
   }
   return Status::Ok();
 }
 
-// The product of the axes (first slowest), the zipped lists one more axis.
-Status ProductPoints(const std::string& path, const Lists& axes, const Lists& zip, SweepSpec* spec) {
-  for (const auto& [p, v] : axes) spec->axis_paths.push_back(p);
-  for (const auto& [p, v] : zip) spec->axis_paths.push_back(p);
+// The number of points the axes (and the zipped lists, one more axis) give,
+// counted with checked products before any is made.
+Result<uint64_t> CountProduct(const std::string& path, const Lists& axes, const Lists& zip, uint64_t most) {
+  std::vector<Factor> sizes;
+  for (const auto& [p, v] : axes) sizes.push_back({p, static_cast<int64_t>(v.size())});
+  if (!zip.empty()) sizes.push_back({"zip", static_cast<int64_t>(zip[0].second.size())});
+  ORRERY_PARSE_OR_RETURN(
+      const int64_t total,
+      CheckedProduct(sizes, static_cast<int64_t>(most), Where{path, 0, "points"},
+                     "at most " + std::to_string(most) +
+                         " points enumerated by one spec: split the sweep into several specs, or shorten an axis"));
+  return static_cast<uint64_t>(total);
+}
+
+// The product of the axes (first slowest), the zipped lists one more axis,
+// each point through the filters as it is made.
+Status ProductPoints(const std::string& path, const Lists& axes, const Lists& zip, PointFilters* filters,
+                     const SweepLimits& limits, SweepSpec* spec) {
+  ORRERY_PARSE_OR_RETURN(const uint64_t total, CountProduct(path, axes, zip, limits.enumerated));
+  if (!filters && total > MostKept(*spec, limits)) {  // every point would be kept: refused before any is made
+    return TooManyKept(*spec, limits, std::to_string(total) + " enumerated, no filters");
+  }
   std::vector<size_t> sizes;
   for (const auto& [p, v] : axes) sizes.push_back(v.size());
   if (!zip.empty()) sizes.push_back(zip[0].second.size());
-  uint64_t total = 1;
-  for (size_t s : sizes) {
-    total *= s;
-    if (total > 10'000'000) return Status::Invalid(path + ": more than 10,000,000 points; split the sweep");
-  }
+  std::vector<size_t> digit(sizes.size());
   for (uint64_t i = 0; i < total; ++i) {
     std::vector<Assignment> point;
     uint64_t rest = i;
-    std::vector<size_t> digit(sizes.size());
     for (size_t d = sizes.size(); d-- > 0;) {
       digit[d] = rest % sizes[d];
       rest /= sizes[d];
     }
     for (size_t a = 0; a < axes.size(); ++a) point.push_back({axes[a].first, axes[a].second[digit[a]]});
     for (const auto& [p, v] : zip) point.push_back({p, v[digit.back()]});
-    spec->points.push_back(std::move(point));
+    ORRERY_RETURN_IF_ERROR(Keep(std::move(point), i, filters, limits, spec));
   }
+  spec->enumerated = total;
   return Status::Ok();
 }
 
@@ -371,7 +414,7 @@ Status CheckGenPathsHaveAGenerator(const std::string& path, const YAML::Node& ro
 
 }  // namespace
 
-Result<SweepSpec> ReadSweepSpec(const std::string& path) {
+Result<SweepSpec> ReadSweepSpec(const std::string& path, const SweepLimits& limits) {
   SweepSpec spec;
   spec.file = path;
   ORRERY_PARSE_OR_RETURN(const YAML::Node root, LoadSpecYaml(path));
@@ -392,11 +435,27 @@ Result<SweepSpec> ReadSweepSpec(const std::string& path) {
   if (points && (!axes.empty() || !zip.empty())) {
     return SpecError(path, points, "points: give either an explicit list of points or axes/zip, not both");
   }
-  ORRERY_RETURN_IF_ERROR(points ? ReadExplicitPoints(path, points, ndims, &spec)
-                                : ProductPoints(path, axes, zip, &spec));
+  std::vector<std::vector<Assignment>> listed;
+  if (points) {
+    ORRERY_RETURN_IF_ERROR(ReadExplicitPoints(path, points, ndims, limits.points, &spec, &listed));
+  } else {
+    for (const auto& [p, v] : axes) spec.axis_paths.push_back(p);
+    for (const auto& [p, v] : zip) spec.axis_paths.push_back(p);
+  }
   ORRERY_RETURN_IF_ERROR(CheckGenPathsHaveAGenerator(path, root, spec));
-  spec.enumeration = EnumerationHash(axes, zip, points ? spec.points : std::vector<std::vector<Assignment>>());
-  return ApplySpecFilters(root["filters"], dims.value(), std::move(spec));
+  spec.enumeration = EnumerationHash(axes, zip, listed);
+  ORRERY_PARSE_OR_RETURN(std::unique_ptr<PointFilters> filters,
+                         CompileSpecFilters(root["filters"], dims.value(), spec));
+  if (points) {
+    for (uint64_t i = 0; i < listed.size(); ++i) {
+      ORRERY_RETURN_IF_ERROR(Keep(std::move(listed[i]), i, filters.get(), limits, &spec));
+    }
+    spec.enumerated = listed.size();
+  } else {
+    ORRERY_RETURN_IF_ERROR(ProductPoints(path, axes, zip, filters.get(), limits, &spec));
+  }
+  spec.filtered = spec.enumerated - spec.points.size();
+  return spec;
 }
 
 }  // namespace orrery::sweep

@@ -1,6 +1,7 @@
 #include "extern/config_values.h"
 
 #include "extern/json_util.h"
+#include "extern/yaml_map.h"
 
 namespace orrery {
 namespace {
@@ -48,10 +49,8 @@ std::string JsonShown(const nlohmann::json& v) {
 }  // namespace
 
 Result<YAML::Node> LoadYaml(const std::string& path) {
-  Result<std::string> text = ReadTextFile(path);
-  if (!text.ok()) return text.status();
   try {
-    return YAML::Load(text.value());
+    return LoadYamlBounded(path);
   } catch (const YAML::ParserException& e) {
     return Status::Invalid(MarkText(path, e.mark) + ": malformed YAML: " + e.msg);
   } catch (const YAML::Exception& e) {
@@ -141,7 +140,16 @@ Result<uint64_t> JsonUint(const std::string& path, const nlohmann::json& value, 
     if (u < min || u > max) return ValueError(where, JsonShown(value), "out of range", allowed);
     return u;
   }
-  if (value.is_number_integer()) return ValueError(where, JsonShown(value), "negative", allowed);
+  if (value.is_number_integer()) {
+    // A signed integer: what the JSON parser makes of a negative number, and
+    // what a document built in code may hold for any (a sweep's system.* values).
+    const int64_t i = value.get<int64_t>();
+    if (i < 0) return ValueError(where, JsonShown(value), "negative", allowed);
+    if (static_cast<uint64_t>(i) < min || static_cast<uint64_t>(i) > max) {
+      return ValueError(where, JsonShown(value), "out of range", allowed);
+    }
+    return static_cast<uint64_t>(i);
+  }
   if (value.is_number_float()) return DoubleToUint(value.get<double>(), where, min, max);
   return ValueError(where, JsonShown(value), std::string("expected a number, found ") + JsonKind(value), allowed);
 }

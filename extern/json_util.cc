@@ -1,43 +1,100 @@
 #include "extern/json_util.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <set>
+
+#include "core/parse.h"
 
 namespace orrery {
 
+namespace {
+
+// Closes a file descriptor when it goes out of scope.
+struct Fd {
+  int fd;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+std::string Mib(uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
+
+Status TooLarge(const std::string& path, uint64_t max_bytes, const std::string& size) {
+  return Status::Invalid(path + ": " + size + "; allowed: at most " + std::to_string(max_bytes) + " bytes (" +
+                         Mib(max_bytes) + ")");
+}
+
+// Waits up to `idle_ms` for `fd` to have data or its writer to go: false on a timeout.
+Result<bool> WaitReadable(int fd, int idle_ms, const std::string& path) {
+  pollfd p{fd, POLLIN, 0};
+  while (true) {
+    const int r = ::poll(&p, 1, idle_ms);
+    if (r > 0) return true;
+    if (r == 0) return false;
+    if (errno != EINTR) return Status::Env(path + ": cannot wait for data: " + std::strerror(errno));
+  }
+}
+
+std::string Seconds(int ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g s", ms / 1000.0);
+  return buf;
+}
+
+}  // namespace
+
 // A regular file in one read of its size (the trace digest reads every
-// rank's file: through a stringstream that was two copies and most of the
-// time); anything else that can be read (a pipe, /dev/stdin) through the
-// stream to its end. A directory is refused (it opens, and its "size" is
-// huge on some file systems).
-Result<std::string> ReadTextFile(const std::string& path) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (!ec && std::filesystem::is_directory(status)) {
-    return Status::Invalid(path + ": is a directory; a file is expected here");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::Invalid(path + ": cannot open file (does it exist?)");
+// rank's file); anything else that can be read (a pipe, FIFO, /dev/stdin,
+// a device) opened without blocking and read to its end, waiting at most
+// `idle_ms` for each piece. A directory is refused (it opens, and its "size"
+// is huge on some file systems). Either way at most `max_bytes`.
+Result<std::string> ReadTextFile(const std::string& path, uint64_t max_bytes, int idle_ms) {
+  struct stat st {};
+  const bool known = ::stat(path.c_str(), &st) == 0;
+  if (known && S_ISDIR(st.st_mode)) return Status::Invalid(path + ": is a directory; a file is expected here");
+  const bool regular = known && S_ISREG(st.st_mode), fifo = known && S_ISFIFO(st.st_mode);
+  const Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC | (regular ? 0 : O_NONBLOCK))};
+  if (f.fd < 0) return Status::Invalid(path + ": cannot open file (does it exist?)");
   std::string text;
-  if (!ec && std::filesystem::is_regular_file(status)) {
-    const uintmax_t size = std::filesystem::file_size(path, ec);
-    if (!ec && size > 0 && size < text.max_size()) {
-      text.resize(static_cast<size_t>(size));
-      in.read(text.data(), static_cast<std::streamsize>(size));
-      text.resize(static_cast<size_t>(in.gcount()));  // it may have shrunk
-      if (in.bad()) return Status::Invalid(path + ": read error");
-      in.clear();
+  if (regular) {
+    if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+      return TooLarge(path, max_bytes, std::to_string(st.st_size) + " bytes, too large to read");
     }
+    text.reserve(static_cast<size_t>(st.st_size));
   }
-  if (in.peek() != std::char_traits<char>::eof()) {  // a file that grew, or no size: a pipe
-    std::ostringstream rest;
-    rest << in.rdbuf();
-    text += rest.str();
+  std::vector<char> buf(size_t{1} << 16);
+  bool heard = false;  // a FIFO: its writer came (data or its end); before that, 0 bytes is not the end
+  while (true) {
+    const ssize_t n = ::read(f.fd, buf.data(), buf.size());
+    if (n > 0) {
+      if (text.size() + static_cast<uint64_t>(n) > max_bytes) {
+        return TooLarge(path, max_bytes, "more than " + std::to_string(max_bytes) + " bytes (an endless input?)");
+      }
+      text.append(buf.data(), static_cast<size_t>(n));
+      heard = true;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    const bool wait = (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) || (n == 0 && fifo && !heard);
+    if (!wait) {
+      if (n < 0) return Status::Invalid(path + ": read error: " + std::strerror(errno));
+      return text;  // the end
+    }
+    ORRERY_PARSE_OR_RETURN(const bool ready, WaitReadable(f.fd, idle_ms, path));
+    if (!ready) {
+      return Status::Invalid(path + ": no data for " + Seconds(idle_ms) +
+                             " (a pipe or FIFO nobody writes to?); allowed: a file, or a pipe that delivers its data");
+    }
+    heard = true;
   }
-  if (in.bad()) return Status::Invalid(path + ": read error");
-  return text;
 }
 
 namespace {
@@ -63,7 +120,7 @@ Result<nlohmann::json> ReadJsonFile(const std::string& path) {
   if (!text.ok()) return text.status();
   const std::string& s = text.value();
   // A key given twice in one object would silently keep the last value: refused.
-  std::vector<std::vector<std::string>> keys;  // per open object
+  std::vector<std::set<std::string>> keys;  // per open object
   std::string duplicate;
   auto callback = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
     (void)depth;
@@ -72,9 +129,7 @@ Result<nlohmann::json> ReadJsonFile(const std::string& path) {
     if (event == E::object_end && !keys.empty()) keys.pop_back();
     if (event == E::key && !keys.empty() && duplicate.empty()) {
       const std::string k = parsed.get<std::string>();
-      auto& seen = keys.back();
-      if (std::find(seen.begin(), seen.end(), k) != seen.end()) duplicate = k;
-      seen.push_back(k);
+      if (!keys.back().insert(k).second) duplicate = k;
     }
     return true;
   };

@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/limits.h"
 #include "core/parse.h"
 #include "core/units.h"
 #include "extern/json_util.h"
@@ -215,7 +216,7 @@ const std::vector<GenFlag>& Flags() {
       {"npus", SetStrategyInt<&Strategy::npus, 1, kMaxAxis>},
       {"microbatches", SetStrategyInt<&Strategy::microbatches, 1, 1 << 20>},
       {"microbatch-size", SetStrategyInt<&Strategy::microbatch_size, 1, 1 << 20>},
-      {"global-batch", SetStrategyInt<&Strategy::global_batch, 1, int64_t{1} << 30>},
+      {"global-batch", SetStrategyInt<&Strategy::global_batch, 1, kMaxGlobalBatch>},
       {"schedule", SetSchedule},
       {"recompute", SetRecompute},
       {"zero", SetStrategyInt<&Strategy::zero, 0, 3>},
@@ -349,8 +350,12 @@ std::string GenArgsText(const GenOptions& o) {
 
 Status FinishGenOptions(GenOptions* o) {
   Strategy& s = o->strategy;
+  ORRERY_RETURN_IF_ERROR(StrategyNpus(s).status());
   if (s.global_batch != 0 && !o->given.count("microbatches")) {
-    const int64_t per = s.microbatch_size * s.dp * s.ep;
+    ORRERY_PARSE_OR_RETURN(const int64_t per,
+                           CheckedProduct({{"--microbatch-size", s.microbatch_size}, {"--dp", s.dp}, {"--ep", s.ep}},
+                                          kMaxGlobalBatch, Where{},
+                                          "samples per step up to " + std::to_string(kMaxGlobalBatch) + " (2^30)"));
     if (s.global_batch % per != 0) {
       return ValueError(Where{"", 0, "--global-batch"}, std::to_string(s.global_batch),
                         "not divisible by microbatch-size·dp·ep = " + std::to_string(per),
@@ -415,8 +420,8 @@ Status ResolvePlacement(GenOptions* o, std::vector<Dim>* dims) {
   }
   const Strategy& s = o->strategy;
   int64_t npus = 1;
-  for (const Dim& d : *dims) npus *= d.npus;
-  const int64_t product = s.tp * s.cp * s.ep * s.dp * s.pp;
+  for (const Dim& d : *dims) npus *= d.npus;  // the network's reader checked it against kMaxNpus
+  ORRERY_PARSE_OR_RETURN(const int64_t product, StrategyNpus(s));
   if (npus != product) {
     return ValueError(Where{"", 0, "--place"}, o->place,
                       "the network " + o->network + " has " + std::to_string(npus) +

@@ -2,9 +2,11 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 
+#include "core/limits.h"
 #include "core/parse.h"
 #include "extern/json_util.h"
 #include "extern/yaml_map.h"
@@ -160,31 +162,40 @@ Result<bool> IsDlrm(const YAML::Node& root, const std::string& path) {
                     "transformer (the default) or dlrm");
 }
 
-// The keys whose default follows from others: which the file gave.
+// The keys whose default follows from others: which the file gave; and the
+// line of every key given (for the size checks' messages).
 struct GivenKeys {
   bool head_dim = false, kv_heads = false, ffn = false;
+  std::map<std::string, int> lines;
 };
 
+// Each dimension's range: many times any published model (hidden 25,600,
+// vocab 256,000, a million tokens, 256 experts), and small enough that the
+// products the generator forms stay checked (CheckModelSizes).
+constexpr int64_t kMaxModelLayers = int64_t{1} << 16;
+constexpr int64_t kMaxModelWidth = int64_t{1} << 24;  // hidden, ffn, expert_ffn, vocab, seq_len, heads·head_dim
+constexpr int64_t kMaxModelCount = int64_t{1} << 16;  // heads, kv_heads, head_dim, experts, top_k, ...
+
 Status ReadTransformerKeys(const YAML::Node& root, const std::string& path, ModelDesc* m, GivenKeys* given) {
-  const int64_t kMax = int64_t{1} << 40;
   struct IntKey {
     int64_t* field;
-    int64_t min;
+    int64_t min, max;
     bool* set;
   };
-  std::map<std::string, IntKey> ints = {{"layers", {&m->layers, 1, nullptr}},
-                                        {"hidden", {&m->hidden, 1, nullptr}},
-                                        {"ffn", {&m->ffn, 1, &given->ffn}},
-                                        {"heads", {&m->heads, 1, nullptr}},
-                                        {"kv_heads", {&m->kv_heads, 1, &given->kv_heads}},
-                                        {"head_dim", {&m->head_dim, 1, &given->head_dim}},
-                                        {"vocab", {&m->vocab, 1, nullptr}},
-                                        {"seq_len", {&m->seq_len, 1, nullptr}},
-                                        {"experts", {&m->experts, 0, nullptr}},
-                                        {"top_k", {&m->top_k, 0, nullptr}},
-                                        {"shared_experts", {&m->shared_experts, 0, nullptr}},
-                                        {"moe_layer_freq", {&m->moe_layer_freq, 1, nullptr}},
-                                        {"expert_ffn", {&m->expert_ffn, 1, nullptr}}};
+  const int64_t kW = kMaxModelWidth, kC = kMaxModelCount;
+  std::map<std::string, IntKey> ints = {{"layers", {&m->layers, 1, kMaxModelLayers, nullptr}},
+                                        {"hidden", {&m->hidden, 1, kW, nullptr}},
+                                        {"ffn", {&m->ffn, 1, kW, &given->ffn}},
+                                        {"heads", {&m->heads, 1, kC, nullptr}},
+                                        {"kv_heads", {&m->kv_heads, 1, kC, &given->kv_heads}},
+                                        {"head_dim", {&m->head_dim, 1, kC, &given->head_dim}},
+                                        {"vocab", {&m->vocab, 1, kW, nullptr}},
+                                        {"seq_len", {&m->seq_len, 1, kW, nullptr}},
+                                        {"experts", {&m->experts, 0, kC, nullptr}},
+                                        {"top_k", {&m->top_k, 0, kC, nullptr}},
+                                        {"shared_experts", {&m->shared_experts, 0, kC, nullptr}},
+                                        {"moe_layer_freq", {&m->moe_layer_freq, 1, kMaxModelLayers, nullptr}},
+                                        {"expert_ffn", {&m->expert_ffn, 1, kW, nullptr}}};
   std::map<std::string, bool*> bools = {{"gated_ffn", &m->gated_ffn},
                                         {"tied_embeddings", &m->tied_embeddings},
                                         {"biases", &m->biases},
@@ -200,12 +211,13 @@ Status ReadTransformerKeys(const YAML::Node& root, const std::string& path, Mode
     const YAML::Node v = e.value;
     if (!v.IsScalar()) return ValueError(where, "(not a scalar)", "wrong type", "a single value");
     const std::string text = v.Scalar();
+    given->lines[key] = e.line;
     if (key == "kind") {
       continue;  // "transformer", checked before
     } else if (key == "name") {
       m->name = text;
     } else if (auto i = ints.find(key); i != ints.end()) {
-      ORRERY_PARSE_OR_RETURN(*i->second.field, ParseInt(text, where, i->second.min, kMax));
+      ORRERY_PARSE_OR_RETURN(*i->second.field, ParseInt(text, where, i->second.min, i->second.max));
       if (i->second.set) *i->second.set = true;
     } else if (auto b = bools.find(key); b != bools.end()) {
       if (text != "true" && text != "false") return ValueError(where, text, "not a boolean", "true or false");
@@ -215,6 +227,48 @@ Status ReadTransformerKeys(const YAML::Node& root, const std::string& path, Mode
     }
   }
   return Status::Ok();
+}
+
+// The products the generator forms from the dimensions, each checked before
+// it is formed: the attention widths, every weight matrix and the
+// parameters of all layers within kMaxModelParams. A message names the file,
+// the line of the key that passed the limit, the keys and their values.
+Status CheckModelSizes(const ModelDesc& m, const std::string& path, const GivenKeys& given) {
+  // A factor and the line of its key (of `line_key`, for a derived one: ffn's default 4·hidden).
+  auto f = [&](const char* key, int64_t value, const char* line_key = nullptr) {
+    auto it = given.lines.find(key);
+    if (it == given.lines.end() && line_key) it = given.lines.find(line_key);
+    return Factor{key, value, it == given.lines.end() ? 0 : it->second};
+  };
+  const Where at{path, 0, ""};
+  const std::string width = "at most " + std::to_string(kMaxModelWidth) + " (2^24)";
+  const std::string params = "at most " + std::to_string(kMaxModelParams) + " parameters (2^44)";
+  const int64_t mats = m.gated_ffn ? 3 : 2;
+  ORRERY_RETURN_IF_ERROR(
+      CheckedProduct({f("heads", m.heads), f("head_dim", m.head_dim)}, kMaxModelWidth, at, width).status());
+  ORRERY_RETURN_IF_ERROR(
+      CheckedProduct({f("kv_heads", m.kv_heads), f("head_dim", m.head_dim)}, kMaxModelWidth, at, width).status());
+  ORRERY_RETURN_IF_ERROR(
+      CheckedProduct({f("vocab", m.vocab), f("hidden", m.hidden)}, kMaxModelParams, at, params).status());
+  ORRERY_RETURN_IF_ERROR(
+      CheckedProduct({f("seq_len", m.seq_len), f("hidden", m.hidden)}, kMaxModelParams, at, params).status());
+  ORRERY_RETURN_IF_ERROR(CheckedProduct({f("hidden", m.hidden), f("ffn", m.ffn, "hidden"), {"matrices", mats}},
+                                        kMaxModelParams, at, params)
+                             .status());
+  if (m.experts > 0) {
+    ORRERY_RETURN_IF_ERROR(CheckedProduct({f("experts+shared_experts", m.experts + m.shared_experts, "experts"),
+                                           f("hidden", m.hidden),
+                                           f("expert_ffn", m.expert_ffn),
+                                           {"matrices", mats}},
+                                          kMaxModelParams, at, params)
+                               .status());
+  }
+  // Each term of a layer is now within 2^44 (the attention's within 2^50): their sum fits.
+  int64_t per_layer = 0;
+  for (int64_t j = 0; j < std::min(m.layers, m.moe_layer_freq); ++j) per_layer = std::max(per_layer, LayerParams(m, j));
+  const Factor layers = f("layers", m.layers);
+  return CheckedProduct({layers, {"parameters per layer", per_layer, layers.line}}, kMaxModelParams, at, params)
+      .status();
 }
 
 // The required keys, then the defaults that follow from the others.
@@ -250,6 +304,7 @@ Result<ModelDesc> ReadModelYaml(const std::string& path) {
   ORRERY_RETURN_IF_ERROR(ReadTransformerKeys(root, path, &m, &given));
   ORRERY_RETURN_IF_ERROR(CompleteTransformer(root, path, given, &m));
   if (Status st = ValidateModel(m, path); !st.ok()) return st;
+  ORRERY_RETURN_IF_ERROR(CheckModelSizes(m, path, given));
   return m;
 }
 

@@ -13,6 +13,11 @@ namespace orrery::gen {
 
 enum class ModelKind { kTransformer, kDlrm };
 
+// Parameters of a model, and of each of its weight matrices, at most: 2^44
+// (17.6 T, 17 times a 1 T model), so 16 bytes of model state per parameter
+// stay within a message's 2^48 bytes (core/limits.h kMaxBytes).
+inline constexpr int64_t kMaxModelParams = int64_t{1} << 44;
+
 // DLRM interaction of the bottom-MLP output with the pooled embeddings
 // (Naumov et al. 2019 §2.1.3): pairwise dot products without or with the
 // self term (dlrm_s_pytorch.py's arch_interaction_itself), or concatenation.

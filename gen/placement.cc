@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "core/limits.h"
 #include "core/parse.h"
 
 namespace orrery::gen {
@@ -15,8 +16,66 @@ std::string DimLabel(const std::vector<Dim>& dims, size_t k) {
 
 }  // namespace
 
+namespace {
+
+// SpannedDims in closed form, or false when the boundaries do not form a
+// chain of divisors. With boundaries 1 = v_0 | v_1 | ... | v_m = N every rank
+// is a mixed-radix number of digits in [0, v_{i+1}/v_i); each such digit lies
+// inside one axis's range of ranks and one dimension's. The group's ranks are
+// those whose digits outside its axes are 0, the others free: a dimension is
+// spanned when a digit of its range is free.
+bool SpannedDimsClosedForm(const std::array<int64_t, kNumAxes>& sizes, const std::array<Axis, kNumAxes>& order,
+                           AxisSet set, const std::vector<Dim>& dims, uint32_t* spanned) {
+  struct Range {
+    int64_t lo, hi;  // [lo, hi) in ranks: a stride and the next one
+    int id;          // axis index, or 100 + dimension
+  };
+  std::array<Range, kNumAxes + 33> ranges{};
+  size_t n = 0;
+  int64_t next = 1;
+  for (Axis a : order) {
+    const int64_t size = sizes[static_cast<int>(a)];
+    if (size < 1 || next > (int64_t{1} << 40) / size) return false;
+    if (size > 1) ranges[n++] = {next, next * size, static_cast<int>(a)};
+    next *= size;
+  }
+  const int64_t npus = next;
+  next = 1;
+  for (size_t k = 0; k < dims.size(); ++k) {
+    if (k >= 32 || dims[k].npus < 1 || next > npus / dims[k].npus) return false;
+    if (dims[k].npus > 1) ranges[n++] = {next, next * dims[k].npus, 100 + static_cast<int>(k)};
+    next *= dims[k].npus;
+  }
+  if (next != npus) return false;
+  std::array<int64_t, kNumAxes + 34> cuts{};
+  size_t c = 0;
+  for (size_t i = 0; i < n; ++i) cuts[c++] = ranges[i].lo;
+  cuts[c++] = npus;
+  std::sort(cuts.begin(), cuts.begin() + c);
+  for (size_t i = 1; i < c; ++i) {
+    if (cuts[i] % cuts[i - 1] != 0) return false;  // not a chain: the digits carry into each other
+  }
+  *spanned = 0;
+  for (size_t i = 0; i + 1 < c; ++i) {
+    const int64_t lo = cuts[i], hi = cuts[i + 1];
+    if (lo == hi) continue;
+    bool free = false;
+    int dim = -1;
+    for (size_t r = 0; r < n; ++r) {
+      if (ranges[r].lo > lo || hi > ranges[r].hi) continue;
+      if (ranges[r].id >= 100) dim = ranges[r].id - 100;
+      if (ranges[r].id < 100 && (set & Axes(static_cast<Axis>(ranges[r].id)))) free = true;
+    }
+    if (free && dim >= 0) *spanned |= 1u << dim;
+  }
+  return true;
+}
+
+}  // namespace
+
 uint32_t SpannedDims(const std::array<int64_t, kNumAxes>& sizes, const std::array<Axis, kNumAxes>& order, AxisSet set,
                      const std::vector<Dim>& dims) {
+  if (uint32_t spanned = 0; SpannedDimsClosedForm(sizes, order, set, dims, &spanned)) return spanned;
   std::array<int64_t, kNumAxes> stride{}, coord{};
   int64_t next = 1;
   for (Axis a : order) {
@@ -167,7 +226,8 @@ Status CheckDimensionFilled(size_t k, const std::vector<Placed>& placed, const s
       }
       continue;
     }
-    product *= sizes[static_cast<int>(p.axis)];
+    // Past the dimension's NPUs (at most kMaxNpus) it cannot fill it: stop there, nothing overflows.
+    if (!MulWithin(product, sizes[static_cast<int>(p.axis)], kMaxNpus, &product)) product = kMaxNpus + 1;
   }
   if (spanning) {
     if (names.find("·") == std::string::npos) return Status::Ok();
@@ -178,7 +238,8 @@ Status CheckDimensionFilled(size_t k, const std::vector<Placed>& placed, const s
   if (product == dims[k].npus) return Status::Ok();
   return ValueError(w.where, w.spec,
                     DimLabel(dims, k) + " has " + std::to_string(dims[k].npus) + " NPUs but the axes placed on it (" +
-                        (names.empty() ? std::string("none") : names) + ") multiply to " + std::to_string(product),
+                        (names.empty() ? std::string("none") : names) + ") multiply to " +
+                        (product > kMaxNpus ? "more than " + std::to_string(kMaxNpus) : std::to_string(product)),
                     "axes whose sizes multiply to each dimension's NPU count");
 }
 

@@ -22,8 +22,11 @@ std::vector<std::string> DescribePlacement(const Layout& layout, const std::vect
 // The network dimensions the group of rank 0 over `set` spans: bit k is set
 // when two of its ranks differ in their coordinate on dimension k (at most 32
 // dimensions). `sizes` in axis order, `order` innermost first, as for Layout.
-// Walks the group's ranks without allocating (the strategy search calls it
-// for every candidate it ranks).
+// In closed form when every boundary of the axes (their strides) and of the
+// dimensions (their NPU products) divides the next larger one, as with
+// power-of-two sizes: O(axes + dimensions), whatever the group's size (the
+// strategy search calls it for every candidate it ranks). Otherwise it walks
+// the group's ranks, without allocating.
 uint32_t SpannedDims(const std::array<int64_t, kNumAxes>& sizes, const std::array<Axis, kNumAxes>& order, AxisSet set,
                      const std::vector<Dim>& dims);
 

@@ -3,7 +3,10 @@
 #include "gen/kernels.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
+
+#include "core/limits.h"
 
 namespace orrery::gen {
 namespace {
@@ -668,9 +671,104 @@ uint64_t RankParams(const ModelDesc& m, const Strategy& s, int64_t stage) {
   return r.dense + r.expert;
 }
 
+namespace {
+
+// Nodes per microbatch and layer (forward, backward and recomputation) with
+// every option on (MoE, ZeRO-3, offload, full recomputation; measured at most
+// 15 bare, 66 with the kernel model) plus each ring-attention step's with CP
+// (measured 6 to 9.2 per step), per microbatch and virtual stage (pipeline
+// messages, logits), per layer (gradient buckets) and per stage (the step).
+constexpr uint64_t kNodesPerLayerPass = 32, kNodesPerLayerPassKernels = 80, kNodesPerCpStep = 12;
+constexpr uint64_t kNodesPerStagePass = 32, kNodesPerLayer = 16, kNodesPerStage = 128;
+
+// A forward node's operations at most: 1e18 (the trace reader's limit for a
+// node) / 32 leaves room for the backward pass (2x), recomputation and the
+// kernel model's multiples of it within uint64.
+constexpr int64_t kMaxForwardOps = static_cast<int64_t>(kMaxNumOps / 32);
+
+// The products each generated node's operations and bytes are made of, checked before they are formed.
+Status CheckNodeSizes(const ModelDesc& m, const Strategy& s) {
+  const int64_t mats = m.gated_ffn ? 3 : 2, q = m.heads * m.head_dim, kv = m.kv_heads * m.head_dim;
+  const Factor b{"--microbatch-size", s.microbatch_size}, sq{"seq_len/cp", m.seq_len / s.cp}, h{"hidden", m.hidden};
+  const Factor bpv{"bytes per value", static_cast<int64_t>(s.bytes_per_value)};
+  std::vector<std::vector<Factor>> ops = {
+      {b, sq, h, {"vocab", m.vocab}, {"2", 2}},
+      {b, sq, h, {"ffn", m.ffn}, {"2·matrices", 2 * mats}},
+      {b, sq, h, {"(heads+2·kv_heads)·head_dim", q + 2 * kv}, {"2", 2}},
+      {b, sq, {"seq_len", m.seq_len}, {"heads·head_dim", q}, {"4", 4}},
+  };
+  std::vector<std::vector<Factor>> bytes = {{b, sq, h, bpv}, {b, sq, {"(heads+2·kv_heads)·head_dim", q + 2 * kv}, bpv}};
+  if (m.experts > 0) {
+    ops.push_back({b,
+                   sq,
+                   h,
+                   {"expert_ffn", m.expert_ffn},
+                   {"2·matrices", 2 * mats},
+                   {"top_k+shared_experts", m.top_k + m.shared_experts}});
+    ops.push_back({b, sq, h, {"experts", m.experts}, {"2", 2}});
+    bytes.push_back({b, sq, h, {"top_k", m.top_k}, bpv});
+  }
+  const std::string ops_allowed = "at most " + N(kMaxForwardOps) +
+                                  " operations in one generated forward node (1e18/32, room for the backward pass); a "
+                                  "smaller --microbatch-size, more --cp, or a smaller model";
+  const std::string bytes_allowed = "at most " + N(static_cast<int64_t>(kMaxBytes)) +
+                                    " bytes (2^48) in one generated message; a smaller --microbatch-size or more --cp";
+  for (const auto& p : ops) ORRERY_RETURN_IF_ERROR(CheckedProduct(p, kMaxForwardOps, Where{}, ops_allowed).status());
+  for (const auto& p : bytes) {
+    ORRERY_RETURN_IF_ERROR(CheckedProduct(p, static_cast<int64_t>(kMaxBytes), Where{}, bytes_allowed).status());
+  }
+  return Status::Ok();
+}
+
+std::string AboutGiB(uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+  return buf;
+}
+
+// The workload's nodes against kMaxGenNodes, before anything is built.
+Status CheckGraphSize(const ModelDesc& m, const Strategy& s) {
+  const uint64_t nodes = EstimateGenNodes(m, s);
+  if (nodes <= kMaxGenNodes) return Status::Ok();
+  return ValueError(Where{"", 0, "--microbatches·layers"},
+                    N(s.microbatches) + "·" + N(m.layers) + " over " + N(s.pp) + " stage(s)",
+                    "the generated workload would hold about " + std::to_string(nodes) + " nodes (about " +
+                        AboutGiB(nodes * kGenBytesPerNode) + ")",
+                    "at most " + std::to_string(kMaxGenNodes) + " nodes (about " +
+                        AboutGiB(kMaxGenNodes * kGenBytesPerNode) +
+                        "): fewer --microbatches (a smaller global batch) or fewer layers");
+}
+
+}  // namespace
+
+uint64_t EstimateGenNodes(const ModelDesc& m, const Strategy& s) {
+  using U = unsigned __int128;  // the inputs are bounded (flags, model YAML); this cannot overflow either way
+  const U mb = static_cast<U>(std::max<int64_t>(s.microbatches, 0));
+  const int64_t chunks = s.schedule == Schedule::kInterleaved ? std::max<int64_t>(s.chunks, 1) : 1;
+  const U passes = static_cast<U>(std::max<int64_t>(s.pp, 0)) * static_cast<U>(chunks);
+  const U layers = static_cast<U>(std::max<int64_t>(m.layers, 0)), stages = static_cast<U>(std::max<int64_t>(s.pp, 0));
+  const U per_layer = (s.kernel_model ? kNodesPerLayerPassKernels : kNodesPerLayerPass) +
+                      kNodesPerCpStep * static_cast<U>(std::max<int64_t>(s.cp, 1));
+  const U n = mb * (layers * per_layer + passes * kNodesPerStagePass) + layers * kNodesPerLayer +
+              stages * kNodesPerStage;
+  return n > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(n);
+}
+
+Result<int64_t> StrategyNpus(const Strategy& s) {
+  return CheckedProduct({{"--tp", s.tp}, {"--cp", s.cp}, {"--ep", s.ep}, {"--dp", s.dp}, {"--pp", s.pp}}, kMaxNpus,
+                        Where{}, "NPUs up to " + N(kMaxNpus) + " (2^26)");
+}
+
+Result<int64_t> StrategyGlobalBatch(const Strategy& s) {
+  return CheckedProduct(
+      {{"--microbatch-size", s.microbatch_size}, {"--microbatches", s.microbatches}, {"--dp", s.dp}, {"--ep", s.ep}},
+      kMaxGlobalBatch, Where{}, "samples per iteration up to " + N(kMaxGlobalBatch) + " (2^30)");
+}
+
 Status ValidateStrategy(const ModelDesc& m, const Strategy& s) {
   auto bad = [](const std::string& msg) { return Status::Invalid(msg); };
-  const int64_t product = s.tp * s.cp * s.ep * s.dp * s.pp;
+  ORRERY_PARSE_OR_RETURN(const int64_t product, StrategyNpus(s));
+  ORRERY_PARSE_OR_RETURN(const int64_t batch, StrategyGlobalBatch(s));
   if (s.npus != 0 && product != s.npus) {
     return bad("tp·cp·ep·dp·pp = " + N(s.tp) + "·" + N(s.cp) + "·" + N(s.ep) + "·" + N(s.dp) + "·" + N(s.pp) + " = " +
                N(product) + " NPUs, but --npus = " + N(s.npus) + "; allowed: sizes whose product is the NPU count");
@@ -718,10 +816,12 @@ Status ValidateStrategy(const ModelDesc& m, const Strategy& s) {
                  " is not a multiple of --pp = " + N(s.pp) + "; allowed: a multiple of pp (Megatron's rule)");
     }
   }
-  if (s.global_batch != 0 && s.global_batch != s.microbatch_size * s.microbatches * s.dp * s.ep) {
-    return bad("--global-batch = " + N(s.global_batch) + " is not microbatch-size·microbatches·dp·ep = " +
-               N(s.microbatch_size) + "·" + N(s.microbatches) + "·" + N(s.dp) + "·" + N(s.ep) + " = " +
-               N(s.microbatch_size * s.microbatches * s.dp * s.ep) + "; allowed: a multiple of microbatch-size·dp·ep");
+  ORRERY_RETURN_IF_ERROR(CheckNodeSizes(m, s));
+  ORRERY_RETURN_IF_ERROR(CheckGraphSize(m, s));
+  if (s.global_batch != 0 && s.global_batch != batch) {
+    return bad("--global-batch = " + N(s.global_batch) +
+               " is not microbatch-size·microbatches·dp·ep = " + N(s.microbatch_size) + "·" + N(s.microbatches) + "·" +
+               N(s.dp) + "·" + N(s.ep) + " = " + N(batch) + "; allowed: a multiple of microbatch-size·dp·ep");
   }
   return Status::Ok();
 }

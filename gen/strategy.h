@@ -62,7 +62,30 @@ struct Strategy {
   bool fp16 = false;
 };
 
-// Checks the strategy against the model; one message naming the rule and numbers.
+// Samples per iteration at most: --global-batch's range, and the bound of
+// microbatch-size·microbatches·dp·ep.
+inline constexpr int64_t kMaxGlobalBatch = int64_t{1} << 30;
+
+// The strategy's NPUs, tp·cp·ep·dp·pp, or an error naming the flags, their
+// values and the product when it passes kMaxNpus (checked before it is formed).
+Result<int64_t> StrategyNpus(const Strategy& s);
+// Samples per iteration, microbatch-size·microbatches·dp·ep, or an error past kMaxGlobalBatch.
+Result<int64_t> StrategyGlobalBatch(const Strategy& s);
+
+// The generated workload's nodes (all its classes together) at most, and the
+// memory a node takes while generated (GenNode, its name and dependencies):
+// the cap keeps a workload within about 8 GiB. GPT-3 on 16,384 NPUs with 64
+// microbatches makes 254,000 nodes; 1 T on 3,072 NPUs with 512, 3.7 M.
+inline constexpr uint64_t kMaxGenNodes = uint64_t{1} << 25;
+inline constexpr uint64_t kGenBytesPerNode = 256;
+// An upper estimate of the nodes GenerateDense makes for `s`, from the
+// numbers alone (nothing is built): microbatches x layers x the most nodes a
+// layer's forward and backward take, plus each microbatch's and stage's own.
+uint64_t EstimateGenNodes(const ModelDesc& m, const Strategy& s);
+
+// Checks the strategy against the model; one message naming the rule and
+// numbers. Also the sizes: the products a node's operations and bytes come
+// from, and the workload's estimated nodes (EstimateGenNodes, kMaxGenNodes).
 Status ValidateStrategy(const ModelDesc& m, const Strategy& s);
 
 // Layers held by stage k: l/p, the first l mod p stages one more.

@@ -15,6 +15,8 @@
 #include <sstream>
 #include <vector>
 
+#include "extern/json_util.h"
+
 namespace orrery {
 
 namespace {
@@ -126,12 +128,11 @@ Result<json> Load(const std::string& path) {
     return Status::Invalid(path + ": cannot read it (" + std::strerror(errno) + "); expected " + kWhatIsAReport);
   }
   if (S_ISDIR(st.st_mode)) return Status::Invalid(path + ": is a directory; expected " + std::string(kWhatIsAReport));
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (!in) return Status::Invalid(path + ": cannot read it; expected " + std::string(kWhatIsAReport));
+  // At most kMaxReportFileBytes: an endless input (/dev/zero, a pipe) is refused, not read into memory.
+  auto text = ReadTextFile(path, kMaxReportFileBytes);
+  if (!text.ok()) return Status::Invalid(text.status().message() + "; expected " + std::string(kWhatIsAReport));
   try {
-    return json::parse(text.str());
+    return json::parse(text.value());
   } catch (const json::exception& e) {
     std::string what = Printable(e.what());
     const size_t at = what.find("] ");

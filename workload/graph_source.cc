@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <limits>
 
 #include "core/fnv.h"
 #include "core/tick.h"
@@ -44,8 +45,8 @@ class TraceFiles : public GraphSource {
 
   // Comparing bytes is much cheaper than parsing: byte-identical files are equal graphs.
   bool SameInputAsRank0(int rank) const override {
-    const Result<std::string> rank0 = ReadTextFile(Path(0));
-    const Result<std::string> bytes = ReadTextFile(Path(rank));
+    const Result<std::string> rank0 = ReadTrace(Path(0));
+    const Result<std::string> bytes = ReadTrace(Path(rank));
     return rank0.ok() && bytes.ok() && bytes.value() == rank0.value();
   }
 
@@ -54,10 +55,10 @@ class TraceFiles : public GraphSource {
   Result<SourceDigest> Digest(int npus) const override {
     SourceDigest d;
     d.same_as_rank0.assign(npus, false);
-    const Result<std::string> rank0 = ReadTextFile(Path(0));
+    const Result<std::string> rank0 = ReadTrace(Path(0));
     uint64_t all = kFnvOffset;
     for (int r = 0; r < npus; ++r) {
-      const Result<std::string> bytes = r == 0 ? rank0 : ReadTextFile(Path(r));
+      const Result<std::string> bytes = r == 0 ? rank0 : ReadTrace(Path(r));
       const uint64_t h = bytes.ok() ? Fnv1a(kFnvOffset, bytes.value()) : 0;
       all = Fnv1a(all, std::to_string(h) + ";");
       d.same_as_rank0[r] = rank0.ok() && bytes.ok() && (r == 0 || bytes.value() == rank0.value());
@@ -68,6 +69,10 @@ class TraceFiles : public GraphSource {
 
  private:
   std::string Path(int rank) const { return prefix_ + "." + std::to_string(rank) + ".et"; }
+  // A trace file whole, whatever its size (the digest must tell every two files apart).
+  static Result<std::string> ReadTrace(const std::string& path) {
+    return ReadTextFile(path, std::numeric_limits<uint64_t>::max());
+  }
   Status Missing(int rank, int npus, const std::string& network) const {
     std::string what = Path(rank) + ": trace file for rank " + std::to_string(rank) + " does not exist";
     if (npus > 0) {

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/output_file.h"
+#include "core/parse.h"
 #include "extern/et_io.h"
 #include "workload/graph.h"
 
@@ -88,15 +89,43 @@ Status TraceToJson(const std::string& et_path, const std::string& json_path) {
   return out.Commit();
 }
 
+namespace {
+
+// A node of `trace to-json` is a few hundred bytes; a longer line (an endless
+// input without newlines, /dev/zero) is refused before it fills memory.
+constexpr size_t kMaxJsonLineBytes = size_t{64} << 20;
+
+// The next line of `in` (without its newline) into *line: true, false at the
+// end, or an error past kMaxJsonLineBytes.
+Result<bool> NextLine(std::istream& in, std::string* line, const std::string& path, int64_t lineno) {
+  line->clear();
+  std::streambuf* buf = in.rdbuf();
+  for (int c; (c = buf->sbumpc()) != std::char_traits<char>::eof();) {
+    if (c == '\n') return true;
+    if (line->size() >= kMaxJsonLineBytes) {
+      return Status::Invalid(path + ":" + std::to_string(lineno) + ": a line longer than " +
+                             std::to_string(kMaxJsonLineBytes) +
+                             " bytes (an endless input?); allowed: one JSON object per line, as 'orrery trace to-json' "
+                             "writes");
+    }
+    line->push_back(static_cast<char>(c));
+  }
+  return !line->empty();
+}
+
+}  // namespace
+
 Status TraceFromJson(const std::string& json_path, const std::string& et_path) {
   ORRERY_RETURN_IF_ERROR(CheckOutputsAreNotInputs({{"--out", et_path}}, {{"FILE", json_path}}));
-  std::ifstream in(json_path);
+  std::ifstream in(json_path, std::ios::binary);
   if (!in) return Status::Invalid(json_path + ": cannot open file");
   std::string line;
-  int lineno = 0;
+  int64_t lineno = 0;
   EtWriter w;
   bool have_meta = false;
-  while (std::getline(in, line)) {
+  while (true) {
+    ORRERY_PARSE_OR_RETURN(const bool more, NextLine(in, &line, json_path, lineno + 1));
+    if (!more) break;
     ++lineno;
     if (line.empty()) continue;
     if (!have_meta) {
@@ -136,7 +165,7 @@ Result<std::vector<std::string>> RemoveStaleRankTraces(const std::string& prefix
     if (digits.size() > 18 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
       continue;
     }
-    const uint64_t rank = std::stoull(digits);
+    const uint64_t rank = ParseUint(digits, Where{name, 0, "rank"}, 0, UINT64_MAX).value();  // 18 digits at most
     if (rank >= static_cast<uint64_t>(npus) && std::to_string(rank) == digits) stale.emplace_back(rank, it->path());
   }
   if (ec) return Status::Env(dir.string() + ": cannot list the folder: " + ec.message());

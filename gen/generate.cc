@@ -41,13 +41,16 @@ void ListModels(std::ostream& out) {
   }
 }
 
-// --system-out=F.json: the device's system JSON.
-Status WriteSystemJson(const gen::GenOptions& o, std::ostream& out) {
+// --system-out=F.json: the device's system JSON, with an algorithm per
+// dimension of --network when given.
+Status WriteSystemJson(const gen::GenOptions& o, int dims, std::ostream& out) {
   ORRERY_PARSE_OR_RETURN(const gen::DevicePreset d, gen::FindDevice(o.device));
   std::ofstream f(o.system_out);
-  f << gen::DeviceSystemJson(d, o.efficiency, o.device);
+  f << gen::DeviceSystemJson(d, {o.efficiency, o.device, dims, o.group_collective_model});
   if (!f) return Status::Env(o.system_out + ": cannot write the system configuration");
-  out << "wrote " << o.system_out << " (" << o.device << " at " << o.efficiency << " of peak)\n";
+  out << "wrote " << o.system_out << " (" << o.device << " at " << o.efficiency << " of peak";
+  if (dims == 0) out << "; no algorithm lists: ASTRA-sim needs them, give --network to write ring per dimension";
+  out << ")\n";
   return Status::Ok();
 }
 
@@ -86,7 +89,7 @@ Status RunGen(const std::vector<std::string>& args, std::ostream& out) {
     return Status::Ok();
   }
   if (!o.system_out.empty()) {
-    ORRERY_RETURN_IF_ERROR(WriteSystemJson(o, out));
+    ORRERY_RETURN_IF_ERROR(WriteSystemJson(o, static_cast<int>(dims.size()), out));
     if (o.model.empty()) return Status::Ok();
   }
   if (o.list_models) {

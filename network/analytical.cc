@@ -1,7 +1,8 @@
 // Congestion-unaware analytical backend: a message between NPUs that differ in
 // one dimension takes hops * latency + bytes / bandwidth on that dimension,
 // truncated to whole ns (ASTRA-sim's formula). Messages that differ in several
-// dimensions pay each dimension in turn (dimension-order routing).
+// dimensions pay each dimension in turn (dimension-order routing), or, as
+// ASTRA-sim does, the lowest of them only (SetChargeLowestDimOnly).
 #include <unordered_map>
 
 #include "network/backend.h"
@@ -55,7 +56,7 @@ class AnalyticalBackend : public NetworkBackend, public FixedDelayBackend {
       stats_[d].messages++;
       stats_[d].bytes += bytes;
       stats_[d].busy_ns = SatAdd(stats_[d].busy_ns, m.busy);
-      return true;
+      return !lowest_only_;
     });
     return delay;
   }
@@ -70,7 +71,7 @@ class AnalyticalBackend : public NetworkBackend, public FixedDelayBackend {
       }
       crossed = d;
       hops = t.Hops(d, a, b);
-      return true;
+      return !lowest_only_;  // charged on the lowest dimension only: its route
     });
     if (several || crossed < 0) return nullptr;  // two dimensions or none
     // Made on first use (a sender asks once per peer): at most one per
@@ -83,6 +84,7 @@ class AnalyticalBackend : public NetworkBackend, public FixedDelayBackend {
     }
     return &it->second;
   }
+  void SetChargeLowestDimOnly(bool lowest_only) override { lowest_only_ = lowest_only; }
   const std::vector<DimStats>& dim_stats() const override { return stats_; }
 
  private:
@@ -113,6 +115,7 @@ class AnalyticalBackend : public NetworkBackend, public FixedDelayBackend {
   std::vector<DimStats> stats_;
   std::vector<Recent> recent_;
   std::vector<FastDiv> radix_;                       // per dimension: its size
+  bool lowest_only_ = false;                         // SetChargeLowestDimOnly
   std::unordered_map<uint64_t, FixedRoute> routes_;  // (dim << 32 | hops): one-dimension routes (RouteOf)
 };
 

@@ -5,6 +5,7 @@
 
 #include "core/units.h"
 #include "memory/backend.h"
+#include "network/fixed_delay.h"
 #include "run/rank_classes.h"
 #include "run/run_budget.h"
 #include "run/symmetry.h"
@@ -177,6 +178,10 @@ Status Simulation::BuildBackend(const Registries& registries) {
   auto backend = registries.backends->Find(s.run.backend)->factory(ctx);
   if (!backend.ok()) return backend.status();
   backend_ = std::move(backend.value());
+  // The analytical backend charges a message across several dimensions as the group-collective model says.
+  if (auto* fixed = dynamic_cast<FixedDelayBackend*>(backend_.get())) {
+    fixed->SetChargeLowestDimOnly(!s.options.hierarchical_groups);
+  }
   engine_->SetBackend(backend_.get());
   return Status::Ok();
 }

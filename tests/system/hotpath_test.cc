@@ -328,6 +328,7 @@ class WrappedAnalytical : public NetworkBackend, public FixedDelayBackend {
     if (r) ++*routes_;
     return r;
   }
+  void SetChargeLowestDimOnly(bool lowest_only) override { fixed()->SetChargeLowestDimOnly(lowest_only); }
   const std::vector<DimStats>& dim_stats() const override { return inner_->dim_stats(); }
 
  private:

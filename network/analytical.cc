@@ -2,7 +2,7 @@
 // one dimension takes hops * latency + bytes / bandwidth on that dimension,
 // truncated to whole ns (ASTRA-sim's formula). Messages that differ in several
 // dimensions pay each dimension in turn (dimension-order routing), or, as
-// ASTRA-sim does, the lowest of them only (SetChargeLowestDimOnly).
+// ASTRA-sim does, the lowest of them only (kMultiDimChargeParam = "lowest").
 #include <unordered_map>
 
 #include "network/backend.h"
@@ -30,6 +30,10 @@ class AnalyticalBackend : public NetworkBackend, public FixedDelayBackend {
   explicit AnalyticalBackend(const BackendContext& ctx)
       : ctx_(ctx), stats_(ctx.topology->num_dims()), recent_(ctx.topology->num_dims()) {
     for (const Dim& d : ctx.topology->dims()) radix_.emplace_back(static_cast<uint32_t>(d.npus));
+    if (ctx.params) {
+      auto it = ctx.params->find(kMultiDimChargeParam);
+      lowest_only_ = it != ctx.params->end() && it->second == "lowest";
+    }
   }
 
   void Send(int src, int dst, uint64_t bytes, uint64_t token) override {
@@ -84,7 +88,6 @@ class AnalyticalBackend : public NetworkBackend, public FixedDelayBackend {
     }
     return &it->second;
   }
-  void SetChargeLowestDimOnly(bool lowest_only) override { lowest_only_ = lowest_only; }
   const std::vector<DimStats>& dim_stats() const override { return stats_; }
 
  private:
@@ -115,7 +118,7 @@ class AnalyticalBackend : public NetworkBackend, public FixedDelayBackend {
   std::vector<DimStats> stats_;
   std::vector<Recent> recent_;
   std::vector<FastDiv> radix_;                       // per dimension: its size
-  bool lowest_only_ = false;                         // SetChargeLowestDimOnly
+  bool lowest_only_ = false;                         // kMultiDimChargeParam = "lowest"
   std::unordered_map<uint64_t, FixedRoute> routes_;  // (dim << 32 | hops): one-dimension routes (RouteOf)
 };
 

@@ -63,12 +63,6 @@ class FixedDelayBackend {
   // message never reaches Delay, so Charge must count and price it exactly
   // as Delay(src, dst, bytes) would.
   virtual FixedRoute* RouteOf(int src, int dst) = 0;
-  // How a message between NPUs that differ in several dimensions is charged:
-  // on each of them in turn, dimension 0 first (false, the default: dimension-
-  // order routing), or on the lowest of them only (true: ASTRA-sim's
-  // congestion-unaware backend, docs/parity.md "Communicator groups"). With
-  // true, RouteOf gives the lowest dimension's route for such a pair.
-  virtual void SetChargeLowestDimOnly(bool lowest_only) = 0;
 
  protected:
   ~FixedDelayBackend() = default;

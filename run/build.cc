@@ -5,7 +5,6 @@
 
 #include "core/units.h"
 #include "memory/backend.h"
-#include "network/fixed_delay.h"
 #include "run/rank_classes.h"
 #include "run/run_budget.h"
 #include "run/symmetry.h"
@@ -173,15 +172,14 @@ Status Simulation::BuildBackend(const Registries& registries) {
   ctx.topology = &topology_;
   ctx.sink = engine_.get();
   ctx.delivered_kind = CollectiveEngine::kDelivered;
-  ctx.params = &s.run.backend_params;
+  // The analytical backend charges a message across several dimensions as the group-collective model says.
+  backend_params_ = s.run.backend_params;
+  backend_params_[kMultiDimChargeParam] = s.options.hierarchical_groups ? "every" : "lowest";
+  ctx.params = &backend_params_;
   ctx.failure = &backend_failure_;
   auto backend = registries.backends->Find(s.run.backend)->factory(ctx);
   if (!backend.ok()) return backend.status();
   backend_ = std::move(backend.value());
-  // The analytical backend charges a message across several dimensions as the group-collective model says.
-  if (auto* fixed = dynamic_cast<FixedDelayBackend*>(backend_.get())) {
-    fixed->SetChargeLowestDimOnly(!s.options.hierarchical_groups);
-  }
   engine_->SetBackend(backend_.get());
   return Status::Ok();
 }

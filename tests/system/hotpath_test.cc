@@ -718,7 +718,7 @@ TEST(HotPathArena, PlacementChangesNoResult) {
       ASSERT_TRUE(placed.ok()) << placed.status().message();
       const RunReport& a = pooled.value();
       const RunReport& b = placed.value();
-      const std::string where = model + " " + algo + " splits " + std::to_string(splits);
+      const std::string where = std::string(algo) + " splits " + std::to_string(splits);
       EXPECT_GT(testing::MaxFinished(a), Tick{0}) << where;
       EXPECT_EQ(a.messages, b.messages) << where;
       EXPECT_EQ(a.events, b.events) << where;

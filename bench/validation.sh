@@ -25,7 +25,10 @@ what="${1:-all}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-"$orrery" gen --device=a100 --system-out="$tmp/a100.json" > /dev/null
+# Orrery's hierarchical group-collective model: a ring step between nodes pays the
+# InfiniBand link (ASTRA-sim's model would price it at NVSwitch; docs/parity.md,
+# "Communicator groups").
+"$orrery" gen --device=a100 --group-collective-model=hierarchical --system-out="$tmp/a100.json" > /dev/null
 
 # DGX A100 (NVIDIA DGX A100 user guide): 8 GPUs on NVSwitch, NVLink 3 at
 # 300 GB/s per direction of which NCCL gets 82 % (the ~20 % protocol overhead

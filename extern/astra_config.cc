@@ -42,7 +42,8 @@ const std::vector<std::string>& SystemKeys() {
                                                 "g",
                                                 "G",
                                                 "in-switch-reduction-bw",
-                                                "device"};
+                                                "device",
+                                                "group-collective-model"};
   return keys;
 }
 
@@ -221,6 +222,18 @@ Status ReadDimensionScheduling(const SystemJson& f, AstraSystemConfig* cfg) {
   return Status::Ok();
 }
 
+// Orrery extension: how collectives on communicator groups run and how a
+// message across several dimensions is charged.
+Status ReadGroupCollectiveModel(const SystemJson& f, AstraSystemConfig* cfg) {
+  ORRERY_RETURN_IF_ERROR(f.String("group-collective-model", &cfg->group_collective_model, "astra-sim, hierarchical"));
+  if (cfg->group_collective_model != "astra-sim" && cfg->group_collective_model != "hierarchical") {
+    return Status::Invalid(f.path + ": \"group-collective-model\" = \"" + cfg->group_collective_model +
+                           "\": valid values are astra-sim (ASTRA-sim's rules, the default), hierarchical (Orrery's "
+                           "per-dimension model)");
+  }
+  return Status::Ok();
+}
+
 // "memory-type" (required): the kind, and its name as given into `type`.
 Status ReadMemoryType(const nlohmann::json& j, const std::string& path, std::string* type,
                       AstraRemoteMemoryConfig* cfg) {
@@ -314,6 +327,7 @@ Result<AstraSystemConfig> ParseAstraSystemJson(const nlohmann::json& j, const st
                            ": \"roofline-enabled\" needs both \"peak-perf\" (TFLOPS) and \"local-mem-bw\" (GB/s)");
   }
   ORRERY_RETURN_IF_ERROR(ReadDimensionScheduling(f, &cfg));
+  ORRERY_RETURN_IF_ERROR(ReadGroupCollectiveModel(f, &cfg));
   return cfg;
 }
 

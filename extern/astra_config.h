@@ -60,6 +60,9 @@ struct AstraSystemConfig {
   bool roofline_enabled = false;
   double peak_perf_tflops = 0;
   std::string device;  // Orrery extension: "device", the accelerator preset (gen/device.h); "" none
+  // Orrery extension "group-collective-model" (docs/parity.md, "Communicator
+  // groups"): "astra-sim" (default) or "hierarchical".
+  std::string group_collective_model = "astra-sim";
   std::string intra_dimension_scheduling = "FIFO";
   std::string inter_dimension_scheduling = "baseline";
 };

@@ -123,15 +123,29 @@ Result<DevicePreset> FindDevice(const std::string& name) {
                     JoinStrings(names, ", ") + " or a device YAML file");
 }
 
-std::string DeviceSystemJson(const DevicePreset& d, double efficiency, const std::string& device) {
+std::string DeviceSystemJson(const DevicePreset& d, const SystemJsonOptions& o) {
   nlohmann::ordered_json j;
   j["roofline-enabled"] = 1;
-  j["peak-perf"] = d.peak_tflops * efficiency;
+  j["peak-perf"] = d.peak_tflops * o.efficiency;
   j["local-mem-bw"] = d.hbm_gbps;
   j["preferred-dataset-splits"] = 4;
   // The report's model FLOPs utilisation divides by this device's peak: a YAML
   // device by its file (its name may be its base preset's, with other figures).
-  j["device"] = device.empty() ? d.name : device;
+  j["device"] = o.device.empty() ? d.name : o.device;
+  // Orrery's defaults, written out: ASTRA-sim has no usable default for some
+  // (no algorithm list: no rank finishes; no splits: it divides by zero).
+  j["scheduling-policy"] = "LIFO";
+  j["endpoint-delay"] = 10;
+  j["active-chunks-per-dimension"] = 1;
+  j["collective-optimization"] = "baseline";
+  if (o.dims > 0) {
+    const std::vector<std::string> ring(static_cast<size_t>(o.dims), "ring");
+    for (const char* key : {"all-reduce-implementation", "all-gather-implementation", "reduce-scatter-implementation",
+                            "all-to-all-implementation"}) {
+      j[key] = ring;
+    }
+  }
+  j["group-collective-model"] = o.group_collective_model;
   return j.dump(2) + "\n";
 }
 

@@ -34,10 +34,20 @@ struct DevicePreset {
 const std::vector<DevicePreset>& DevicePresets();
 Result<DevicePreset> FindDevice(const std::string& name);
 
+// What `orrery gen --system-out` writes besides the device's figures.
+struct SystemJsonOptions {
+  double efficiency = 1.0;  // "peak-perf" = efficiency x peak
+  std::string device;       // "device": the preset's name or the device YAML file as given ("": d's name)
+  int dims = 0;             // the network's dimensions: one "ring" per dimension in each *-implementation (0: none)
+  std::string group_collective_model = "astra-sim";  // "group-collective-model"
+};
+
 // An ASTRA-sim system JSON that times generated compute nodes on `d` with the
 // roofline: "peak-perf" = efficiency x peak, "local-mem-bw" = HBM bandwidth,
-// and "device" = `device`, the preset's name or the device YAML file as given
-// to --device (the run's MFU takes the device's peak from it; "": d's name).
-std::string DeviceSystemJson(const DevicePreset& d, double efficiency, const std::string& device = "");
+// and "device" (the run's MFU takes the device's peak from it). It spells out
+// every key ASTRA-sim reads with Orrery's defaults (scheduling, endpoint delay,
+// chunks, collective optimization, and with `dims` the algorithm lists), so
+// that both simulators run it alike, and Orrery's "group-collective-model".
+std::string DeviceSystemJson(const DevicePreset& d, const SystemJsonOptions& o);
 
 }  // namespace orrery::gen

@@ -57,7 +57,8 @@ std::string GenUsage() {
          "         [--embedding-sharding=table|row] [--bucket-mb=25] [--hbm-gb=80] [--out=PREFIX] [--summary]\n"
          "         [--comm-streams=per-group|one] [--precision=bf16|fp16]\n"
          "       orrery gen ... --device=a100|h100|FILE.yml [--flash-attention] [--efficiency=F] "
-         "[--system-out=F.json]\n"
+         "[--system-out=F.json\n"
+         "         [--network=NET.yml|NOTATION] [--group-collective-model=astra-sim|hierarchical]]\n"
          "       orrery gen --list-models | --list-devices\n";
 }
 
@@ -259,6 +260,15 @@ const std::vector<GenFlag>& Flags() {
          o->system_out = v;
          return Status::Ok();
        }},
+      {"group-collective-model",
+       [](GenOptions* o, const std::string& v, const Where& w) {
+         if (v != "astra-sim" && v != "hierarchical") {
+           return ValueError(w, v, "unknown group-collective model",
+                             "astra-sim (ASTRA-sim's rules) or hierarchical (Orrery's per-dimension model)");
+         }
+         o->group_collective_model = v;
+         return Status::Ok();
+       }},
       {"grad-reduce", SetGradReduce},
       {"grad-accumulation", SetGradAccumulation},
       {"comm-streams", SetCommStreams},
@@ -383,6 +393,11 @@ Status FinishGenOptions(GenOptions* o) {
   if (!o->system_out.empty() && o->device.empty()) {
     return ValueError(Where{"", 0, "--system-out"}, o->system_out, "needs a device",
                       "--system-out together with --device");
+  }
+  if (o->given.count("group-collective-model") && o->system_out.empty()) {
+    return ValueError(Where{"", 0, "--group-collective-model"}, o->group_collective_model,
+                      "names the model in the system JSON --system-out writes, and there is none",
+                      "--group-collective-model together with --system-out=F.json");
   }
   if (!o->list_models && !o->list_devices && !o->help && o->model.empty() && o->system_out.empty()) {
     return Status::Invalid("gen: --model is required (a preset, see --list-models, or a YAML file)\n" + GenUsage());

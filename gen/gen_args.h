@@ -28,6 +28,8 @@ struct GenOptions {
   std::string device;       // --device=a100|h100: HBM capacity (unless --hbm-gb) and --system-out's figures
   double efficiency = 1.0;  // --efficiency: achieved fraction of the device's peak FLOP/s
   std::string system_out;   // --system-out=F.json: the system JSON for the device
+  // --group-collective-model=astra-sim|hierarchical: the model --system-out's file names.
+  std::string group_collective_model = "astra-sim";
   bool list_devices = false;
   std::string network;  // --network: YAML or notation; the summary shows where the axes fall
   std::string place;    // --place=tp:0,dp:1,...: the order from a placement on `network`

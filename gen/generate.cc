@@ -42,12 +42,15 @@ void ListModels(std::ostream& out) {
   }
 }
 
-// --system-out=F.json: the device's system JSON.
-Status WriteSystemJson(const gen::GenOptions& o, std::ostream& out) {
+// --system-out=F.json: the device's system JSON, with an algorithm per
+// dimension of --network when given.
+Status WriteSystemJson(const gen::GenOptions& o, int dims, std::ostream& out) {
   ORRERY_PARSE_OR_RETURN(const gen::DevicePreset d, gen::FindDevice(o.device));
-  ORRERY_RETURN_IF_ERROR(
-      WriteFileWhole(o.system_out, gen::DeviceSystemJson(d, o.efficiency, o.device), "--system-out"));
-  out << "wrote " << o.system_out << " (" << o.device << " at " << o.efficiency << " of peak)\n";
+  ORRERY_RETURN_IF_ERROR(WriteFileWhole(
+      o.system_out, gen::DeviceSystemJson(d, {o.efficiency, o.device, dims, o.group_collective_model}), "--system-out"));
+  out << "wrote " << o.system_out << " (" << o.device << " at " << o.efficiency << " of peak";
+  if (dims == 0) out << "; no algorithm lists: ASTRA-sim needs them, give --network to write ring per dimension";
+  out << ")\n";
   return Status::Ok();
 }
 
@@ -97,7 +100,7 @@ Status RunGen(const std::vector<std::string>& args, std::ostream& out) {
     return Status::Ok();
   }
   if (!o.system_out.empty()) {
-    ORRERY_RETURN_IF_ERROR(WriteSystemJson(o, out));
+    ORRERY_RETURN_IF_ERROR(WriteSystemJson(o, static_cast<int>(dims.size()), out));
     if (o.model.empty()) return Status::Ok();
   }
   if (o.list_models) {

@@ -1,7 +1,8 @@
 // Congestion-unaware analytical backend: a message between NPUs that differ in
 // one dimension takes hops * latency + bytes / bandwidth on that dimension,
 // truncated to whole ns (ASTRA-sim's formula). Messages that differ in several
-// dimensions pay each dimension in turn (dimension-order routing).
+// dimensions pay each dimension in turn (dimension-order routing), or, as
+// ASTRA-sim does, the lowest of them only (kMultiDimChargeParam = "lowest").
 #include <unordered_map>
 
 #include "network/backend.h"
@@ -29,6 +30,10 @@ class AnalyticalBackend : public NetworkBackend, public FixedDelayBackend {
   explicit AnalyticalBackend(const BackendContext& ctx)
       : ctx_(ctx), stats_(ctx.topology->num_dims()), recent_(ctx.topology->num_dims()) {
     for (const Dim& d : ctx.topology->dims()) radix_.emplace_back(static_cast<uint32_t>(d.npus));
+    if (ctx.params) {
+      auto it = ctx.params->find(kMultiDimChargeParam);
+      lowest_only_ = it != ctx.params->end() && it->second == "lowest";
+    }
   }
 
   void Send(int src, int dst, uint64_t bytes, uint64_t token) override {
@@ -55,7 +60,7 @@ class AnalyticalBackend : public NetworkBackend, public FixedDelayBackend {
       stats_[d].messages++;
       stats_[d].bytes += bytes;
       stats_[d].busy_ns = SatAdd(stats_[d].busy_ns, m.busy);
-      return true;
+      return !lowest_only_;
     });
     return delay;
   }
@@ -70,7 +75,7 @@ class AnalyticalBackend : public NetworkBackend, public FixedDelayBackend {
       }
       crossed = d;
       hops = t.Hops(d, a, b);
-      return true;
+      return !lowest_only_;  // charged on the lowest dimension only: its route
     });
     if (several || crossed < 0) return nullptr;  // two dimensions or none
     // Made on first use (a sender asks once per peer): at most one per
@@ -113,6 +118,7 @@ class AnalyticalBackend : public NetworkBackend, public FixedDelayBackend {
   std::vector<DimStats> stats_;
   std::vector<Recent> recent_;
   std::vector<FastDiv> radix_;                       // per dimension: its size
+  bool lowest_only_ = false;                         // kMultiDimChargeParam = "lowest"
   std::unordered_map<uint64_t, FixedRoute> routes_;  // (dim << 32 | hops): one-dimension routes (RouteOf)
 };
 

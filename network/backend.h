@@ -23,12 +23,20 @@ struct BackendContext {
   const Topology* topology = nullptr;
   EventHandler* sink = nullptr;
   uint32_t delivered_kind = 0;
-  // Backend-specific settings (e.g. "remote-endpoint"), from the command line.
+  // Backend-specific settings (e.g. "remote-endpoint"), from the command line,
+  // and kMultiDimChargeParam from the system configuration.
   const std::map<std::string, std::string>* params = nullptr;
   // A backend that fails mid-run (a remote peer going away) stores why here;
   // the run stops at the next event and reports it.
   Status* failure = nullptr;
 };
+
+// How the analytical backend charges a message between NPUs that differ in
+// several dimensions: "every" (each of them in turn, dimension 0 first: the
+// default) or "lowest" (the lowest of them only: ASTRA-sim's congestion-unaware
+// backend). A run sets it from the system JSON's group-collective-model
+// (docs/parity.md, "Communicator groups").
+inline constexpr const char* kMultiDimChargeParam = "multi-dim-charge";
 
 struct DimStats {
   uint64_t messages = 0;

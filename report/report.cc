@@ -241,6 +241,7 @@ std::string HeaderText(const RunReport& r) {
   } else if (!r.symmetry_note.empty()) {
     out += "symmetric run: " + std::string(r.symmetric ? "" : "off \u2014 ") + r.symmetry_note + "\n";
   }
+  if (!r.group_collectives.empty()) out += "group collectives: " + r.group_collectives + "\n";
   return out;
 }
 
@@ -469,6 +470,7 @@ nlohmann::ordered_json ReportTree(const RunReport& r) {
   j["symmetric"] = r.symmetric;
   j["symmetry"] = r.symmetry_note;
   j["rank_classes"] = r.rank_classes;
+  if (!r.group_collectives.empty()) j["group_collectives"] = r.group_collectives;
   Tick finished = 0;
   for (const auto& n : r.per_npu) finished = std::max(finished, n.finished_ns);
   j["finished_ns"] = finished;

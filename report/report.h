@@ -97,6 +97,10 @@ struct RunReport {
   bool symmetric = false;      // rank 0 was simulated as the representative of every rank
   std::string symmetry_note;   // why the run was (or was not) symmetric, or its rank classes
   int rank_classes = 0;        // > 0: one representative per rank class was simulated (run/rank_classes.h)
+  // The group-collective model that ran and the first communicator group
+  // across dimensions; "" when the two models cannot differ (one dimension, or
+  // no group between one rank and the whole network).
+  std::string group_collectives;
   CriticalPath critical_path;  // with RunConfig::critical_path (rank -1 otherwise)
   GeneratedReport generated;   // a generated workload's figures
   // With RunConfig::all_collectives: every simulated rank's collectives by rank, then

@@ -172,7 +172,10 @@ Status Simulation::BuildBackend(const Registries& registries) {
   ctx.topology = &topology_;
   ctx.sink = engine_.get();
   ctx.delivered_kind = CollectiveEngine::kDelivered;
-  ctx.params = &s.run.backend_params;
+  // The analytical backend charges a message across several dimensions as the group-collective model says.
+  backend_params_ = s.run.backend_params;
+  backend_params_[kMultiDimChargeParam] = s.options.hierarchical_groups ? "every" : "lowest";
+  ctx.params = &backend_params_;
   ctx.failure = &backend_failure_;
   auto backend = registries.backends->Find(s.run.backend)->factory(ctx);
   if (!backend.ok()) return backend.status();

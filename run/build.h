@@ -87,6 +87,8 @@ class Simulation {
   Forward mem_sink_;
   std::unique_ptr<MemoryBackend> memory_;
   Status backend_failure_;
+  std::map<std::string, std::string>
+      backend_params_;  // the run's backend settings: --backend flags and kMultiDimChargeParam
   std::unique_ptr<NetworkBackend> backend_;
   std::unique_ptr<NodeRecorder> recorder_;
   std::unique_ptr<TimelineWriter> timeline_;

@@ -47,7 +47,9 @@ int64_t Distance(const Topology& t, int a, int b) {
   for (int d = 0; d < t.num_dims(); ++d) out = out * (t.dims()[d].npus + 2) + t.Hops(d, t.Coord(a, d), t.Coord(b, d));
   return out;
 }
-std::vector<GroupShape> Shapes(const Topology& t, const std::vector<std::vector<int>>& groups) {
+// `hierarchical`: the group-collective model; under ASTRA-sim's a group of
+// several whole dimensions that is not the network runs as a flat ring too.
+std::vector<GroupShape> Shapes(const Topology& t, const std::vector<std::vector<int>>& groups, bool hierarchical) {
   std::vector<GroupShape> out(groups.size());
   std::map<std::tuple<size_t, uint32_t, bool>, int> keys;
   for (size_t g = 0; g < groups.size(); ++g) {
@@ -70,8 +72,9 @@ std::vector<GroupShape> Shapes(const Topology& t, const std::vector<std::vector<
     }
     const bool flat_ok = vary_dims == 1 &&
                          (t.dims()[dim].block == Block::kSwitch || t.dims()[dim].block == Block::kFullyConnected);
-    out[g].uniform = aligned || flat_ok || ranks.size() <= 1;
-    out[g].flat = !aligned && ranks.size() > 1;
+    const bool flat_aligned = aligned && !hierarchical && vary_dims > 1 && ranks.size() < static_cast<size_t>(t.npus());
+    out[g].uniform = (aligned && !flat_aligned) || flat_ok || ranks.size() <= 1;
+    out[g].flat = (!aligned || flat_aligned) && ranks.size() > 1;
     out[g].key =
         keys.emplace(std::make_tuple(ranks.size(), varies, aligned), static_cast<int>(keys.size())).first->second;
   }
@@ -155,7 +158,7 @@ ClassDecider::ClassDecider(const ClassInputs& in)
     : in_(in),
       t_(*in.topology),
       npus_(in.topology->npus()),
-      shapes_(Shapes(*in.topology, *in.groups)),
+      shapes_(Shapes(*in.topology, *in.groups, in.spec && in.spec->options.hierarchical_groups)),
       declared_(in.source->DeclaredClasses()),
       peer_begin_(npus_ + 1, 0),
       group_used_(in.groups->size(), 0),

@@ -73,6 +73,39 @@ Result<RunReport> Simulation::Report() {
   return rep;
 }
 
+namespace {
+
+// The report's group-collectives line (docs/report.md): the model that ran
+// and the first communicator group whose ranks differ in several dimensions;
+// "" when the models cannot differ (one dimension, or no group larger than
+// one rank and smaller than the network).
+std::string GroupCollectivesNote(const SystemOptions& o, const CollectiveEngine& engine, const Topology& t) {
+  if (t.num_dims() < 2) return "";
+  bool partial = false;
+  const CommGroup* across = nullptr;
+  for (int g = 0; g < engine.num_groups(); ++g) {
+    const CommGroup& group = engine.group(g);
+    const int n = static_cast<int>(group.ranks.size());
+    if (n <= 1 || n >= t.npus()) continue;
+    partial = true;
+    if (!across && std::count(group.dims.begin(), group.dims.end(), true) > 1) across = &group;
+  }
+  if (!partial) return "";
+  std::string note = o.hierarchical_groups
+                         ? "hierarchical (a group of whole dimensions runs per dimension; a message across several "
+                           "dimensions is charged on each)"
+                         : "astra-sim (a group smaller than the network runs as one flat ring; a message across "
+                           "several dimensions is charged on the lowest)";
+  if (!across) return note + "; no group spans several dimensions";
+  note += "; first group across dimensions: \"" + across->name + "\" = {";
+  const size_t shown = std::min<size_t>(across->ranks.size(), 8);
+  for (size_t i = 0; i < shown; ++i) note += (i ? ", " : "") + std::to_string(across->ranks[i]);
+  if (shown < across->ranks.size()) note += ", ... (" + std::to_string(across->ranks.size()) + " ranks)";
+  return note + "}";
+}
+
+}  // namespace
+
 // A symmetric run's totals stand for every rank.
 uint64_t Simulation::TotalsScale() const { return symmetric_ ? static_cast<uint64_t>(spec_.npus) : 1; }
 
@@ -99,6 +132,7 @@ RunReport Simulation::ReportTotals() const {
   rep.memory_bytes = memory.stats().bytes * k;
   rep.memory_wait_ns = memory.stats().wait_ns * k;
   rep.symmetry_note = symmetry_note_;
+  rep.group_collectives = GroupCollectivesNote(spec_.options, *engine_, topology_);
   rep.config_hash = SpecHash(spec_);
   rep.config_json = SpecConfigJson(spec_);
   return rep;

@@ -112,6 +112,7 @@ Status DeriveSystemOptions(Spec* s, const Registries& reg) {
   so.smallest_first = sys.intra_dimension_scheduling == "SmallestFirst";
   so.local_mem_bw = sys.local_mem_bw;
   so.in_switch_reduction_bw = sys.in_switch_reduction_bw;
+  so.hierarchical_groups = sys.group_collective_model == "hierarchical";
   so.all_reduce = MapImpls(sys.all_reduce, reg.algorithms);
   so.all_gather = MapImpls(sys.all_gather, reg.algorithms);
   so.reduce_scatter = MapImpls(sys.reduce_scatter, reg.algorithms);

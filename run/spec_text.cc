@@ -88,6 +88,8 @@ nlohmann::ordered_json SystemJson(const Spec& s) {
   if (!c.device.empty()) j["device"] = c.device;
   j["intra-dimension-scheduling"] = c.intra_dimension_scheduling;
   j["inter-dimension-scheduling"] = c.inter_dimension_scheduling;
+  // Only a network of several dimensions can tell the two models apart.
+  if (s.dims.size() > 1) j["group-collective-model"] = c.group_collective_model;
   return j;
 }
 
@@ -127,6 +129,8 @@ std::string SpecCanonical(const Spec& s) {
   }
   line("system.intra-dimension-scheduling", s.system.intra_dimension_scheduling);
   line("system.inter-dimension-scheduling", s.system.inter_dimension_scheduling);
+  // Absent on one dimension, where both models simulate alike (and hashes stay as they were).
+  if (s.dims.size() > 1) line("system.group-collective-model", s.system.group_collective_model);
   const MemorySpec& m = s.memory;
   line("memory.backend", m.backend);
   for (const auto& [k, v] : m.params) line("memory.param." + k, v);

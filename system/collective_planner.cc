@@ -70,10 +70,13 @@ Status CheckImplementations(ComType type, const std::vector<AlgoSpec>& impl, con
   return Status::Ok();
 }
 
-// The ring over a communicator group that is not a set of whole dimensions:
-// the first configured algorithm when it is direct, else ring.
-AlgoSpec FlatGroupAlgo(const AlgoSpec& first) {
-  AlgoSpec flat = first;
+// The algorithm of a flat ring over a communicator group: the first
+// configured algorithm when it is direct (its window kept), else ring. Under
+// ASTRA-sim's model a list of several algorithms is replaced by ring first
+// (its CommunicatorGroup::get_collective_plan), so direct survives only as
+// the single entry of a one-dimensional network's list or a one* variant.
+AlgoSpec FlatGroupAlgo(const std::vector<AlgoSpec>& impl, bool hierarchical) {
+  AlgoSpec flat = hierarchical || impl.size() == 1 ? impl[0] : AlgoSpec{};
   if (flat.kind == AlgoKind::kHalvingDoubling || flat.kind == AlgoKind::kDoubleBinaryTree) flat = AlgoSpec{};
   flat.name = "ring(flat group)";
   if (flat.kind != AlgoKind::kDirect) flat.kind = AlgoKind::kRing;
@@ -166,8 +169,11 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
 
 Status CollectiveEngine::Planner::SetDims(const std::vector<AlgoSpec>& impl, const std::vector<bool>& involved) {
   const Topology& t = *e_.topology_;
-  if (group_ && !group_->aligned) {
-    flat_ = FlatGroupAlgo(impl[0]);
+  // A flat ring: under ASTRA-sim's model every group smaller than the
+  // network, under the hierarchical one a group that is not whole dimensions.
+  const bool hierarchical = e_.options_.hierarchical_groups;
+  if (group_ && (hierarchical ? !group_->aligned : static_cast<int>(group_->ranks.size()) < t.npus())) {
+    flat_ = FlatGroupAlgo(impl, hierarchical);
     dims_.push_back(LogicalDim{static_cast<int>(group_->ranks.size()), &flat_, 0, -1});
     return Status::Ok();
   }

@@ -36,6 +36,12 @@ struct SystemOptions {
   bool smallest_first = false;        // intra-dimension-scheduling: SmallestFirst (else FIFO)
   double local_mem_bw = 0;            // bytes per ns for the reduction cost (0: no cost)
   double in_switch_reduction_bw = 0;  // bytes per ns a reduction-capable switch combines (inSwitch algorithm)
+  // group-collective-model (docs/parity.md, "Communicator groups"): false,
+  // ASTRA-sim's: a collective on a group smaller than the network is one flat
+  // ring over its ranks (ring forced where a list names several algorithms);
+  // true, Orrery's hierarchical: a group of whole dimensions runs their
+  // per-dimension algorithms, any other group a flat ring.
+  bool hierarchical_groups = false;
   // Per collective type, one algorithm per dimension.
   std::vector<AlgoSpec> all_reduce, all_gather, reduce_scatter, all_to_all;
   const std::vector<AlgoSpec>& ImplFor(ComType t) const {

@@ -91,5 +91,67 @@ TEST(GenDevice, DeviceFilesOverrideAPresetAndNameTheirErrors) {
   EXPECT_NE(missing.status().message().find("cannot read the device file"), std::string::npos);
 }
 
+// With --network the file names every key ASTRA-sim reads (issue 32: without
+// algorithm lists ASTRA-sim finishes no rank), one ring per dimension, and the
+// group-collective model (--group-collective-model, astra-sim by default).
+TEST(GenDevice, SystemOutWritesEveryKeyAstraSimNeeds) {
+  orrery::testing::TempDir d;
+  std::ostringstream out, err;
+  ASSERT_EQ(orrery::RunGenCommand({"--device=a100", "--network=Ring(8,200GB/s,500ns)_Switch(8,25GB/s,2us)",
+                                   "--system-out=" + d.File("sys.json")},
+                                  out, err),
+            0)
+      << err.str();
+  auto j = nlohmann::json::parse(orrery::testing::ReadFileText(d.File("sys.json")));
+  for (const char* key :
+       {"scheduling-policy", "endpoint-delay", "active-chunks-per-dimension", "preferred-dataset-splits",
+        "collective-optimization", "local-mem-bw", "roofline-enabled", "peak-perf"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  for (const char* key : {"all-reduce-implementation", "all-gather-implementation", "reduce-scatter-implementation",
+                          "all-to-all-implementation"}) {
+    EXPECT_EQ(j[key], nlohmann::json::parse(R"(["ring", "ring"])")) << key;
+  }
+  EXPECT_EQ(j["group-collective-model"], "astra-sim");
+  auto sys = ReadAstraSystemJson(d.File("sys.json"), {});
+  ASSERT_TRUE(sys.ok()) << sys.status().message();
+  EXPECT_EQ(sys->all_to_all.size(), 2u);
+  EXPECT_EQ(sys->active_chunks_per_dimension, 1);
+  EXPECT_FALSE(sys->local_bw_aware);
+
+  std::ostringstream out2, err2;
+  ASSERT_EQ(orrery::RunGenCommand({"--device=a100", "--network=Ring(8,200GB/s,500ns)_Switch(8,25GB/s,2us)",
+                                   "--group-collective-model=hierarchical", "--system-out=" + d.File("h.json")},
+                                  out2, err2),
+            0)
+      << err2.str();
+  auto h = ReadAstraSystemJson(d.File("h.json"), {});
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  EXPECT_EQ(h->group_collective_model, "hierarchical");
+
+  // Without --network there is no dimension count: no lists, and the line says so.
+  std::ostringstream out3, err3;
+  ASSERT_EQ(orrery::RunGenCommand({"--device=a100", "--system-out=" + d.File("n.json")}, out3, err3), 0);
+  EXPECT_NE(out3.str().find("no algorithm lists: ASTRA-sim needs them, give --network to write ring per dimension"),
+            std::string::npos)
+      << out3.str();
+  EXPECT_FALSE(
+      nlohmann::json::parse(orrery::testing::ReadFileText(d.File("n.json"))).contains("all-reduce-implementation"));
+}
+
+TEST(GenDevice, BadGroupCollectiveModelFlags) {
+  auto bad = ParseGenArgs({"--device=a100", "--system-out=s.json", "--group-collective-model=flat"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--group-collective-model = flat: unknown group-collective model; allowed: "
+                                        "astra-sim (ASTRA-sim's rules) or hierarchical (Orrery's per-dimension model)"),
+            std::string::npos)
+      << bad.status().message();
+  auto alone = ParseGenArgs({"--model=gpt3-175b", "--group-collective-model=hierarchical"});
+  ASSERT_FALSE(alone.ok());
+  EXPECT_NE(alone.status().message().find("--group-collective-model together with --system-out=F.json"),
+            std::string::npos)
+      << alone.status().message();
+}
+
 }  // namespace
 }  // namespace orrery::gen

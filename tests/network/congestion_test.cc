@@ -48,8 +48,14 @@ TEST(CongestionAware, TwoFlowsCompeteForALinkOnTwoDimensions) {
   EXPECT_EQ(a->per_npu[0].finished_ns, b_ser + a_hop);
   auto u = RunNet(d, net, "analytical");
   ASSERT_TRUE(u.ok());
-  // No contention modelled; the two dimensions are crossed one after the other.
-  EXPECT_EQ(u->per_npu[0].finished_ns, 2 * T(500 + mib / bpns));
+  // No contention modelled. ASTRA-sim's rule (the default): 0 -> 5 differs in
+  // dimensions 0 and 1 and is charged on dimension 0 only, one hop.
+  EXPECT_EQ(u->per_npu[0].finished_ns, T(500 + mib / bpns));
+  // Orrery's hierarchical model: the two dimensions are crossed one after the other.
+  d.Write("system.json", R"({"preferred-dataset-splits": 1, "group-collective-model": "hierarchical"})");
+  auto h = RunNet(d, net, "analytical");
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->per_npu[0].finished_ns, 2 * T(500 + mib / bpns));
 }
 
 TEST(CongestionAware, AgreesWithAnalyticalWhenNothingIsShared) {

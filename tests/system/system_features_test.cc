@@ -213,7 +213,7 @@ namespace {
 TEST(OneVariants, OneRingSpansEveryNpuOfAllDimensions) {
   testing::TempDir d;
   d.Write("system.json", R"({"endpoint-delay": 10, "preferred-dataset-splits": 1, "local-mem-bw": 1600,
-    "all-reduce-implementation": ["oneRing"]})");
+    "all-reduce-implementation": ["oneRing"], "group-collective-model": "hierarchical"})");
   const uint64_t S = 1 << 20;
   ASSERT_TRUE(WriteSingleCollectiveTraces(8, CollectiveKind::kAllReduce, S, d.File("trace")).ok());
   RunConfig c;
@@ -232,6 +232,12 @@ TEST(OneVariants, OneRingSpansEveryNpuOfAllDimensions) {
   const Tick one = static_cast<Tick>(500 + msg / GiBpsToBytesPerNs(50));
   const Tick red = 3 * static_cast<Tick>(msg / 1600.0);
   EXPECT_EQ(testing::MaxFinished(r.value()), 10 + 7 * (2 * one) + 7 * one + 14 * 10 + 7 * red);
+  // ASTRA-sim's model charges a two-dimension crossing on dimension 0 only: 14 one-hop steps.
+  d.Write("system.json", R"({"endpoint-delay": 10, "preferred-dataset-splits": 1, "local-mem-bw": 1600,
+    "all-reduce-implementation": ["oneRing"], "group-collective-model": "astra-sim"})");
+  auto a = RunSimulation(c, DefaultBackends());
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(testing::MaxFinished(a.value()), 10 + 14 * one + 14 * 10 + 7 * red);
 }
 
 }  // namespace

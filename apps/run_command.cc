@@ -182,7 +182,8 @@ Result<std::string> GeneratedSystemJson(const RunFlags& f, std::string* path) {
   *path = o.system_out;
   if (o.system_out.empty()) return std::string();
   ORRERY_PARSE_OR_RETURN(const gen::DevicePreset d, gen::FindDevice(o.device));
-  return gen::DeviceSystemJson(d, o.efficiency, o.device);
+  // No algorithm lists (dims 0), as `orrery gen --system-out` without --network writes.
+  return gen::DeviceSystemJson(d, {o.efficiency, o.device, 0, o.group_collective_model});
 }
 
 // The files a run writes besides the report — --collectives, --links and

@@ -1,41 +1,91 @@
 #include "extern/yaml_map.h"
 
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
+
+#include <algorithm>
 #include <map>
+#include <sstream>
 
 #include "core/parse.h"
 #include "extern/json_util.h"
 
 namespace orrery {
 
-Status CheckYamlNodes(const YAML::Node& root, const std::string& path, uint64_t limit) {
-  std::vector<YAML::Node> todo = {root};
-  uint64_t nodes = 0;
-  while (!todo.empty()) {
-    const YAML::Node n = todo.back();
-    todo.pop_back();
-    if (++nodes > limit) {
-      return Status::Invalid(path + ": more than " + std::to_string(limit) +
-                             " YAML nodes with its aliases expanded (an alias counts as a copy of what it names); "
-                             "allowed: at most " +
-                             std::to_string(limit) + " nodes");
-    }
-    if (n.IsMap()) {
-      for (auto it = n.begin(); it != n.end(); ++it) {
-        todo.push_back(it->first);
-        todo.push_back(it->second);
-      }
-    } else if (n.IsSequence()) {
-      for (auto it = n.begin(); it != n.end(); ++it) todo.push_back(*it);
-    }
+namespace {
+
+// Counts a document's nodes from the parser's events, each alias as the
+// nodes of what it names (known when that node ended), saturating past
+// `limit`: O(the file's size), whatever it stands for.
+class ExpandedCounter : public YAML::EventHandler {
+ public:
+  explicit ExpandedCounter(uint64_t limit) : limit_(limit) {}
+  uint64_t total() const { return total_; }
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t anchor) override { Leaf(anchor); }
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t anchor, const std::string&) override {
+    Leaf(anchor);
   }
-  return Status::Ok();
+  void OnAlias(const YAML::Mark&, YAML::anchor_t anchor) override {
+    auto it = anchors_.find(anchor);
+    Add(it == anchors_.end() ? 1 : it->second);  // an alias to a node still open: refused by yaml-cpp
+  }
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    open_.push_back({1, anchor});
+  }
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t anchor, YAML::EmitterStyle::value) override {
+    open_.push_back({1, anchor});
+  }
+  void OnSequenceEnd() override { Close(); }
+  void OnMapEnd() override { Close(); }
+
+ private:
+  struct Open {
+    uint64_t nodes;
+    YAML::anchor_t anchor;
+  };
+  void Leaf(YAML::anchor_t anchor) {
+    if (anchor != YAML::NullAnchor) anchors_[anchor] = 1;
+    Add(1);
+  }
+  void Close() {
+    if (open_.empty()) return;
+    const Open done = open_.back();
+    open_.pop_back();
+    if (done.anchor != YAML::NullAnchor) anchors_[done.anchor] = done.nodes;
+    Add(done.nodes);
+  }
+  void Add(uint64_t n) {
+    uint64_t& to = open_.empty() ? total_ : open_.back().nodes;
+    to = std::min(to + std::min(n, limit_ + 1), limit_ + 1);  // both at most limit + 1: no overflow
+  }
+  uint64_t limit_;
+  uint64_t total_ = 0;
+  std::vector<Open> open_;
+  std::map<YAML::anchor_t, uint64_t> anchors_;
+};
+
+}  // namespace
+
+Status CheckYamlNodes(const std::string& text, const std::string& path, uint64_t limit) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  ExpandedCounter counter(limit);
+  parser.HandleNextDocument(counter);  // the first document, the one YAML::Load reads
+  if (counter.total() <= limit) return Status::Ok();
+  return Status::Invalid(path + ": more than " + std::to_string(limit) +
+                         " YAML nodes with its aliases expanded (an alias counts as a copy of what it names); "
+                         "allowed: at most " +
+                         std::to_string(limit) + " nodes");
 }
 
 Result<YAML::Node> LoadYamlBounded(const std::string& path) {
   ORRERY_PARSE_OR_RETURN(const std::string text, ReadTextFile(path, kMaxYamlBytes));
-  YAML::Node root = YAML::Load(text);
-  ORRERY_RETURN_IF_ERROR(CheckYamlNodes(root, path));
-  return root;
+  ORRERY_RETURN_IF_ERROR(CheckYamlNodes(text, path));
+  return YAML::Load(text);
 }
 
 Result<YAML::Node> LoadYamlMapping(const std::string& path, const YamlFileText& text) {

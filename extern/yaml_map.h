@@ -17,15 +17,16 @@ namespace orrery {
 // (extern/config_values.h): at most kMaxYamlBytes, and at most kMaxYamlNodes
 // nodes with every alias expanded. An alias is a second copy to every reader
 // that walks the tree, so a file of a few lines ("billion laughs") stands for
-// 10^9 nodes; counting stops at the limit, so the count costs at most that.
+// 10^9 nodes; the count takes one pass over the text, whatever it stands for.
 inline constexpr uint64_t kMaxYamlBytes = uint64_t{64} << 20;
 inline constexpr uint64_t kMaxYamlNodes = uint64_t{1} << 24;
 
 // The YAML text of `path` parsed (a bounded read), its expanded nodes
-// counted. Throws yaml-cpp's exceptions on syntax errors, as YAML::Load does.
+// counted first. Throws yaml-cpp's exceptions on syntax errors, as YAML::Load does.
 Result<YAML::Node> LoadYamlBounded(const std::string& path);
-// The nodes of `root` with every alias expanded, up to kMaxYamlNodes: an error past it.
-Status CheckYamlNodes(const YAML::Node& root, const std::string& path, uint64_t limit = kMaxYamlNodes);
+// The nodes of `text`'s first document with every alias expanded, counted
+// from the parser's events in one pass over the text: an error past `limit`.
+Status CheckYamlNodes(const std::string& text, const std::string& path, uint64_t limit = kMaxYamlNodes);
 
 // What a reader says of its file when it cannot be read, does not parse, or
 // is not a mapping: "<path>: <unreadable>", "<path>:<line>: <syntax>: <what>",

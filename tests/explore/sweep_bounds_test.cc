@@ -146,13 +146,16 @@ TEST(SweepBounds, AliasAmplificationIsRefused) {
   EXPECT_EQ(spec.status().message(), d.File("sweep.yml") +
                                          ": more than 16777216 YAML nodes with its aliases expanded (an alias counts "
                                          "as a copy of what it names); allowed: at most 16777216 nodes");
-  // The count stops at the limit, whatever the file stands for.
-  const YAML::Node small = YAML::Load("a: &a [1, 2, 3]\nb: [*a, *a, *a]\n");
+  // Counted from the text in one pass, whatever it stands for.
+  const std::string small = "a: &a [1, 2, 3]\nb: [*a, *a, *a]\n";
   // 1 mapping + 2 keys + [1, 2, 3] (4 nodes) + three copies of it in a list (13).
   EXPECT_TRUE(CheckYamlNodes(small, "f.yml", 20).ok());
   EXPECT_EQ(Message(CheckYamlNodes(small, "f.yml", 19)),
             "f.yml: more than 19 YAML nodes with its aliases expanded (an alias counts as a copy of what it names); "
             "allowed: at most 19 nodes");
+  // 1 + 2 keys + {k: 1} (3) + a list of two copies of it (7).
+  EXPECT_TRUE(CheckYamlNodes("x: &m {k: 1}\ny: [*m, *m]\n", "f.yml", 13).ok());
+  EXPECT_FALSE(CheckYamlNodes("x: &m {k: 1}\ny: [*m, *m]\n", "f.yml", 12).ok());
 }
 
 TEST(SweepBounds, SystemValuesGoThroughTheParser) {

@@ -216,9 +216,19 @@ void ReadDims(Reader& rd, const json& j, ReportSummary& s) {
   }
 }
 
-// The collectives' count and time, over every rank.
+// The collectives' count and time over every rank: a report's collective_totals;
+// a report written before them lists every rank's collectives (or, a symmetric
+// run, rank 0's, which are every rank's), and those are summed.
 void ReadCollectives(Reader& rd, const json& j, ReportSummary& s) {
   const json* colls = rd.ok() ? rd.Array(j, "", "collectives", "collective objects") : nullptr;
+  const json* totals = rd.ok() ? rd.Member(
+                                     j, "", "collective_totals", [](const json& v) { return v.is_object(); },
+                                     "an object with count and duration_ns", true)
+                               : nullptr;
+  if (totals) {
+    s.collectives = rd.Uint(*totals, "collective_totals", "count");
+    s.collective_ns = rd.Uint(*totals, "collective_totals", "duration_ns", "nanoseconds");
+  }
   for (size_t i = 0; rd.ok() && i < colls->size(); ++i) {
     const std::string at = "collectives[" + std::to_string(i) + "]";
     const json* c = rd.Object(at, (*colls)[i], "an object with start_ns and end_ns");
@@ -227,11 +237,14 @@ void ReadCollectives(Reader& rd, const json& j, ReportSummary& s) {
     if (rd.ok() && end < start) {
       rd.Fail(at + ".end_ns", &c->at("end_ns"), "at least start_ns = " + c->at("start_ns").dump());
     }
+    if (totals) continue;
     s.collectives += 1;
     s.collective_ns += end - start;
   }
-  // A symmetric run lists the representative's collectives, which are every rank's.
-  if (rd.ok() && j.contains("collectives_note")) {
+  // Before collective_totals: a symmetric run listed the representative's collectives, which are
+  // every rank's (a run by rank classes listed every rank's, with a note too).
+  const auto symmetric = j.find("symmetric");
+  if (rd.ok() && !totals && j.contains("collectives_note") && symmetric != j.end() && *symmetric == true) {
     s.collectives *= s.npus;
     s.collective_ns *= s.npus;
   }

@@ -362,6 +362,14 @@ TEST(ReportCompare, BadInputsNameTheFileTheFieldAndWhatWasExpected) {
       {"collective order", [](json& j) { j["collectives"][0]["end_ns"] = 50; }, "",
        "bad.json: field \"collectives[0].end_ns\" is 50 (an integer); expected at least start_ns = 100"},
       {"memory", [](json& j) { j.erase("memory"); }, "", "bad.json: field \"memory\" is missing; expected an object"},
+      {"collective entry", [](json& j) { j["collectives"].push_back(7); }, "",
+       "bad.json: field \"collectives[1]\" is 7 (an integer); expected an object with start_ns and end_ns"},
+      {"collective time",
+       [](json& j) {
+         j["collectives"].push_back(j["collectives"][0]);
+         j["collectives"][1].erase("start_ns");
+       },
+       "", "bad.json: field \"collectives[1].start_ns\" is missing; expected a non-negative integer (nanoseconds)"},
       {"totals type", [](json& j) { j["collective_totals"] = 5; }, "",
        "bad.json: field \"collective_totals\" is 5 (an integer); expected an object with count and duration_ns"},
       {"totals count",

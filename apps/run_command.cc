@@ -208,7 +208,11 @@ class RunOutputs {
     for (Export& e : exports_) {
       if (!e.file.is_open()) continue;
       const bool links = e.flag == std::string("--links");
-      ORRERY_RETURN_IF_ERROR(e.file.Write(links ? FormatLinksCsv(report) : FormatCollectivesCsv(report)));
+      if (links) {
+        ORRERY_RETURN_IF_ERROR(e.file.Write(FormatLinksCsv(report)));
+      } else {  // streamed: block by block into the file
+        ORRERY_RETURN_IF_ERROR(WriteCollectivesCsv(report, [&e](std::string_view text) { return e.file.Write(text); }));
+      }
       ORRERY_RETURN_IF_ERROR(e.file.Commit());
       if (links && report.links.empty()) {
         std::fprintf(

@@ -51,50 +51,104 @@ std::string Seconds(int ms) {
 
 }  // namespace
 
-// A regular file in one read of its size (the trace digest reads every
-// rank's file); anything else that can be read (a pipe, FIFO, /dev/stdin,
-// a device) opened without blocking and read to its end, waiting at most
-// `idle_ms` for each piece. A directory is refused (it opens, and its "size"
-// is huge on some file systems). Either way at most `max_bytes`.
-Result<std::string> ReadTextFile(const std::string& path, uint64_t max_bytes, int idle_ms) {
+// A regular file is checked against the limit by its size first (the trace
+// digest reads every rank's file); anything else that can be read (a pipe,
+// FIFO, /dev/stdin, a device) is opened without blocking and read to its end,
+// waiting at most `idle_ms` for each piece. A directory is refused (it opens,
+// and its "size" is huge on some file systems). Either way at most `max_bytes`.
+Result<BoundedFileReader> BoundedFileReader::Open(const std::string& path, uint64_t max_bytes, int idle_ms) {
   struct stat st {};
   const bool known = ::stat(path.c_str(), &st) == 0;
   if (known && S_ISDIR(st.st_mode)) return Status::Invalid(path + ": is a directory; a file is expected here");
-  const bool regular = known && S_ISREG(st.st_mode), fifo = known && S_ISFIFO(st.st_mode);
-  const Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC | (regular ? 0 : O_NONBLOCK))};
-  if (f.fd < 0) return Status::Invalid(path + ": cannot open file (does it exist?)");
-  std::string text;
+  const bool regular = known && S_ISREG(st.st_mode);
+  BoundedFileReader r;
+  r.path_ = path;
+  r.max_bytes_ = max_bytes;
+  r.idle_ms_ = idle_ms;
+  r.fifo_ = known && S_ISFIFO(st.st_mode);
+  r.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | (regular ? 0 : O_NONBLOCK));
+  if (r.fd_ < 0) return Status::Invalid(path + ": cannot open file (does it exist?)");
   if (regular) {
     if (static_cast<uint64_t>(st.st_size) > max_bytes) {
       return TooLarge(path, max_bytes, std::to_string(st.st_size) + " bytes, too large to read");
     }
-    text.reserve(static_cast<size_t>(st.st_size));
+    r.size_hint_ = static_cast<uint64_t>(st.st_size);
   }
-  std::vector<char> buf(size_t{1} << 16);
-  bool heard = false;  // a FIFO: its writer came (data or its end); before that, 0 bytes is not the end
+  return Result<BoundedFileReader>(std::move(r));
+}
+
+BoundedFileReader::BoundedFileReader(BoundedFileReader&& o) noexcept { *this = std::move(o); }
+
+BoundedFileReader& BoundedFileReader::operator=(BoundedFileReader&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    path_ = std::move(o.path_);
+    fd_ = o.fd_;
+    o.fd_ = -1;
+    max_bytes_ = o.max_bytes_;
+    read_ = o.read_;
+    size_hint_ = o.size_hint_;
+    idle_ms_ = o.idle_ms_;
+    fifo_ = o.fifo_;
+    heard_ = o.heard_;
+  }
+  return *this;
+}
+
+BoundedFileReader::~BoundedFileReader() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Result<size_t> BoundedFileReader::Read(char* buf, size_t n) {
   while (true) {
-    const ssize_t n = ::read(f.fd, buf.data(), buf.size());
-    if (n > 0) {
-      if (text.size() + static_cast<uint64_t>(n) > max_bytes) {
-        return TooLarge(path, max_bytes, "more than " + std::to_string(max_bytes) + " bytes (an endless input?)");
+    const ssize_t got = ::read(fd_, buf, n);
+    if (got > 0) {
+      if (read_ + static_cast<uint64_t>(got) > max_bytes_) {
+        return TooLarge(path_, max_bytes_, "more than " + std::to_string(max_bytes_) + " bytes (an endless input?)");
       }
-      text.append(buf.data(), static_cast<size_t>(n));
-      heard = true;
-      continue;
+      read_ += static_cast<uint64_t>(got);
+      heard_ = true;
+      return static_cast<size_t>(got);
     }
-    if (n < 0 && errno == EINTR) continue;
-    const bool wait = (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) || (n == 0 && fifo && !heard);
+    if (got < 0 && errno == EINTR) continue;
+    // A FIFO: before its writer came (data or its end), 0 bytes is not the end.
+    const bool wait = (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) || (got == 0 && fifo_ && !heard_);
     if (!wait) {
-      if (n < 0) return Status::Invalid(path + ": read error: " + std::strerror(errno));
-      return text;  // the end
+      if (got < 0) return Status::Invalid(path_ + ": read error: " + std::strerror(errno));
+      return size_t{0};  // the end
     }
-    ORRERY_PARSE_OR_RETURN(const bool ready, WaitReadable(f.fd, idle_ms, path));
+    ORRERY_PARSE_OR_RETURN(const bool ready, WaitReadable(fd_, idle_ms_, path_));
     if (!ready) {
-      return Status::Invalid(path + ": no data for " + Seconds(idle_ms) +
+      return Status::Invalid(path_ + ": no data for " + Seconds(idle_ms_) +
                              " (a pipe or FIFO nobody writes to?); allowed: a file, or a pipe that delivers its data");
     }
-    heard = true;
+    heard_ = true;
   }
+}
+
+Result<std::string> ReadTextFile(const std::string& path, uint64_t max_bytes, int idle_ms) {
+  ORRERY_PARSE_OR_RETURN(BoundedFileReader reader, BoundedFileReader::Open(path, max_bytes, idle_ms));
+  std::string text;
+  text.reserve(static_cast<size_t>(reader.size_hint()));
+  std::vector<char> buf(size_t{1} << 16);
+  while (true) {
+    ORRERY_PARSE_OR_RETURN(const size_t n, reader.Read(buf.data(), buf.size()));
+    if (n == 0) return text;
+    text.append(buf.data(), n);
+  }
+}
+
+BoundedStreamBuf::int_type BoundedStreamBuf::underflow() {
+  if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+  if (!status_.ok()) return traits_type::eof();
+  Result<size_t> n = reader_->Read(buf_.data(), buf_.size());
+  if (!n.ok()) {
+    status_ = n.status();
+    return traits_type::eof();
+  }
+  if (n.value() == 0) return traits_type::eof();
+  setg(buf_.data(), buf_.data(), buf_.data() + n.value());
+  return traits_type::to_int_type(*gptr());
 }
 
 namespace {

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <streambuf>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,46 @@ Result<nlohmann::json> ReadJsonFile(const std::string& path);
 // at a time. The message names the file and the limit.
 Result<std::string> ReadTextFile(const std::string& path, uint64_t max_bytes = kMaxTextFileBytes,
                                  int idle_ms = kReadIdleMs);
+
+// The same bounds, piece by piece, for a reader that streams (a report
+// parsed as it is read keeps only what it folds, not the file's text).
+class BoundedFileReader {
+ public:
+  static Result<BoundedFileReader> Open(const std::string& path, uint64_t max_bytes = kMaxTextFileBytes,
+                                        int idle_ms = kReadIdleMs);
+  BoundedFileReader(BoundedFileReader&& o) noexcept;
+  BoundedFileReader& operator=(BoundedFileReader&& o) noexcept;
+  ~BoundedFileReader();
+  // Up to `n` bytes into `buf`: how many, 0 at the end; an error past the limit, on a read error, or
+  // when a pipe stays silent for the idle time.
+  Result<size_t> Read(char* buf, size_t n);
+  // A regular file's size (0 otherwise): what a whole read reserves.
+  uint64_t size_hint() const { return size_hint_; }
+
+ private:
+  BoundedFileReader() = default;
+  std::string path_;
+  int fd_ = -1;
+  uint64_t max_bytes_ = 0, read_ = 0, size_hint_ = 0;
+  int idle_ms_ = kReadIdleMs;
+  bool fifo_ = false, heard_ = false;
+};
+
+// A std::streambuf over a BoundedFileReader: an error ends the stream, and
+// status() says why (check it when a parse of the stream fails or ends early).
+class BoundedStreamBuf : public std::streambuf {
+ public:
+  explicit BoundedStreamBuf(BoundedFileReader* reader) : reader_(reader), buf_(size_t{1} << 16) {}
+  const Status& status() const { return status_; }
+
+ protected:
+  int_type underflow() override;
+
+ private:
+  BoundedFileReader* reader_;
+  std::vector<char> buf_;
+  Status status_;
+};
 
 // "unknown key 'x' (did you mean 'y'?); valid keys: a, b, c"
 std::string UnknownKeyMessage(const std::string& key, const std::vector<std::string>& valid);

@@ -459,6 +459,53 @@ nlohmann::ordered_json GeneratedJson(const GeneratedReport& g) {
   return j;
 }
 
+// Per simulated rank: its collectives' count and summed duration.
+class SimulatedSums {
+ public:
+  explicit SimulatedSums(const AllCollectives& all) {
+    for (const CollectiveReport& c : all.simulated) {
+      auto& [count, ns] = sums_[c.rank];
+      count += 1;
+      ns += c.end_ns - c.start_ns;
+    }
+  }
+  std::pair<uint64_t, Tick> Of(int rank) const {
+    auto it = sums_.find(rank);
+    return it == sums_.end() ? std::pair<uint64_t, Tick>{0, 0} : it->second;
+  }
+
+ private:
+  std::map<int, std::pair<uint64_t, Tick>> sums_;
+};
+
+// What the collectives array holds (rank 0's) and every rank's totals.
+void AddCollectiveTotals(const RunReport& r, const SimulatedSums& sums, nlohmann::ordered_json& j) {
+  j["collectives_note"] = r.symmetric ? "symmetric run: rank 0's collectives are every rank's"
+                                      : "rank 0's collectives; every rank's: orrery run --collectives=FILE.csv";
+  uint64_t count = 0;
+  Tick ns = 0;
+  for (int32_t from : r.all_collectives.source) {
+    count += sums.Of(from).first;
+    ns += sums.Of(from).second;
+  }
+  j["collective_totals"] = {{"count", count}, {"duration_ns", ns}};
+}
+
+// With rank classes: each class, and its representative's collectives when recorded.
+void AddClasses(const RunReport& r, const SimulatedSums& sums, nlohmann::ordered_json& j) {
+  auto& classes = j["classes"] = nlohmann::ordered_json::array();
+  for (const RankClassReport& k : r.classes) {
+    classes.push_back({{"class", k.id},
+                       {"representative", k.representative},
+                       {"members", k.members},
+                       {"ranks", k.ranks},
+                       {"finished_ns", k.finished_ns}});
+    if (!r.all_collectives.recorded()) continue;
+    classes.back()["collectives"] = sums.Of(k.representative).first;
+    classes.back()["collective_ns"] = sums.Of(k.representative).second;
+  }
+}
+
 // The report's tree, with a mark where the per-rank arrays go.
 nlohmann::ordered_json ReportTree(const RunReport& r) {
   nlohmann::ordered_json j;
@@ -479,11 +526,9 @@ nlohmann::ordered_json ReportTree(const RunReport& r) {
   // straight to text below, in dump(1)'s layout; here they hold a mark.
   j["npus"] = kArrayMark;
   j["collectives"] = kArrayMark;
-  if (!r.all_collectives.empty() && r.symmetric)
-    j["collectives_note"] = "symmetric run: rank 0's collectives are every rank's";
-  if (!r.all_collectives.empty() && r.rank_classes > 0) {
-    j["collectives_note"] = "rank classes: each rank's collectives are its class representative's (with its node ids)";
-  }
+  const SimulatedSums sums(r.all_collectives);
+  if (r.all_collectives.recorded()) AddCollectiveTotals(r, sums, j);
+  if (!r.classes.empty()) AddClasses(r, sums, j);
   j["memory"] = MemoryJson(r);
   j["dims"] = DimsJson(r);
   if (r.critical_path.rank >= 0) j["critical_path"] = CriticalPathJson(r.critical_path);
@@ -518,7 +563,7 @@ RecordArray NpuRecords(const RunReport& r) {
 
 RecordArray CollectiveRecords(const RunReport& r) {
   RecordArray colls;
-  for (const auto& c : r.all_collectives.empty() ? r.collectives : r.all_collectives) {
+  for (const auto& c : r.collectives) {
     colls.Open();
     colls.Field("rank", c.rank);
     colls.Field("node_id", c.node_id);
@@ -571,27 +616,79 @@ std::string FormatReportCsv(const RunReport& r) {
   return out;
 }
 
-std::string FormatCollectivesCsv(const RunReport& r) {
-  std::string out = "rank,node_id,name,type,bytes,algorithm,start_ns,end_ns,duration_ns\n";
-  auto quote = [](const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string q = "\"";
-    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return q + "\"";
-  };
-  auto row = [&](int rank, const CollectiveReport& c) {
-    out += std::to_string(rank) + "," + std::to_string(c.node_id) + "," + quote(c.name) + "," + c.type + "," +
-           std::to_string(c.bytes) + "," + quote(c.algorithm) + "," + std::to_string(c.start_ns) + "," +
-           std::to_string(c.end_ns) + "," + std::to_string(c.end_ns - c.start_ns) + "\n";
-  };
-  if (r.symmetric) {
-    for (int rank = 0; rank < r.npus; ++rank) {
-      for (const auto& c : r.all_collectives) row(rank, c);
-    }
-  } else {
-    for (const auto& c : r.all_collectives) row(c.rank, c);
+namespace {
+
+std::string CsvQuote(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+// A collectives CSV row after its rank: ",node_id,name,...,duration_ns\n".
+void AppendRowTail(const CollectiveReport& c, std::string* out) {
+  *out += "," + std::to_string(c.node_id) + "," + CsvQuote(c.name) + "," + c.type + "," + std::to_string(c.bytes) +
+          "," + CsvQuote(c.algorithm) + "," + std::to_string(c.start_ns) + "," + std::to_string(c.end_ns) + "," +
+          std::to_string(c.end_ns - c.start_ns) + "\n";
+}
+
+// The simulated ranks' collectives: where each rank's begin in `simulated`.
+std::map<int32_t, std::pair<size_t, size_t>> SimulatedRanges(const AllCollectives& all) {
+  std::map<int32_t, std::pair<size_t, size_t>> at;
+  for (size_t i = 0; i < all.simulated.size(); ++i) {
+    auto [it, added] = at.try_emplace(all.simulated[i].rank, i, i);
+    it->second.second = i + 1;
   }
-  return out;
+  return at;
+}
+
+}  // namespace
+
+void ForEachRankCollective(const RunReport& r, const std::function<void(int, const CollectiveReport&)>& each) {
+  const auto at = SimulatedRanges(r.all_collectives);
+  for (size_t rank = 0; rank < r.all_collectives.source.size(); ++rank) {
+    auto it = at.find(r.all_collectives.source[rank]);
+    if (it == at.end()) continue;
+    for (size_t i = it->second.first; i < it->second.second; ++i) {
+      each(static_cast<int>(rank), r.all_collectives.simulated[i]);
+    }
+  }
+}
+
+Status WriteCollectivesCsv(const RunReport& r, const std::function<Status(std::string_view)>& write) {
+  constexpr size_t kBlock = 1 << 20;
+  const AllCollectives& all = r.all_collectives;
+  const auto at = SimulatedRanges(all);
+  std::map<int32_t, int> copies;  // per simulated rank: the ranks that have its collectives
+  for (int32_t from : all.source) ++copies[from];
+  // The rows after the rank column of a simulated rank that several ranks copy
+  // (a class's representative), formatted once: O(the simulated ranks' collectives).
+  std::map<int32_t, std::vector<std::string>> shared;
+  std::string block = "rank,node_id,name,type,bytes,algorithm,start_ns,end_ns,duration_ns\n";
+  for (size_t rank = 0; rank < all.source.size(); ++rank) {
+    const auto it = at.find(all.source[rank]);
+    if (it == at.end()) continue;
+    const auto [begin, end] = it->second;
+    std::vector<std::string>* tails = nullptr;
+    if (copies[it->first] > 1) {
+      auto [s, added] = shared.try_emplace(it->first);
+      tails = &s->second;
+      for (size_t i = begin; added && i < end; ++i) AppendRowTail(all.simulated[i], &tails->emplace_back());
+    }
+    const std::string prefix = std::to_string(rank);
+    for (size_t i = begin; i < end; ++i) {
+      block += prefix;
+      if (tails) {
+        block += (*tails)[i - begin];
+      } else {
+        AppendRowTail(all.simulated[i], &block);
+      }
+      if (block.size() < kBlock) continue;
+      ORRERY_RETURN_IF_ERROR(write(block));
+      block.clear();
+    }
+  }
+  return write(block);
 }
 
 std::string FormatLinksCsv(const RunReport& r) {

@@ -3,10 +3,12 @@
 // A value: run/ fills it, report/report_reader.cc reads the JSON back.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -42,6 +44,26 @@ struct CollectiveReport {
   std::string algorithm;
   Tick start_ns = 0;
   Tick end_ns = 0;
+};
+
+// Every rank's collectives, kept once per simulated rank (RunConfig::all_collectives):
+// a symmetric run simulates rank 0 for all, a run by rank classes one
+// representative per class, a full run every rank. Rank r's collectives are
+// those of `source[r]`, with r as their rank: memory grows with the simulated
+// ranks' collectives, not with ranks x collectives.
+struct AllCollectives {
+  std::vector<CollectiveReport> simulated;  // by simulated rank, then issue order
+  std::vector<int32_t> source;              // per rank: the simulated rank whose collectives are its own
+  bool recorded() const { return !source.empty(); }
+};
+
+// One rank class of a run by rank classes (run/rank_classes.h).
+struct RankClassReport {
+  int id = 0;
+  int representative = 0;  // the simulated rank
+  uint64_t members = 0;
+  std::string ranks;  // the members as ranges, "0-7,64-71" (the notation of --timeline-ranks)
+  Tick finished_ns = 0;
 };
 
 struct DimReport {
@@ -103,9 +125,9 @@ struct RunReport {
   std::string group_collectives;
   CriticalPath critical_path;  // with RunConfig::critical_path (rank -1 otherwise)
   GeneratedReport generated;   // a generated workload's figures
-  // With RunConfig::all_collectives: every simulated rank's collectives by rank, then
-  // issue order (in a symmetric run rank 0's, which are every rank's).
-  std::vector<CollectiveReport> all_collectives;
+  std::vector<RankClassReport> classes;  // with rank classes: one per class, by id
+  // With RunConfig::all_collectives: every rank's collectives (the simulated ranks' once).
+  AllCollectives all_collectives;
   // What produced the report (run/spec.h): SpecHash, and the "config"
   // object of the JSON report (SpecConfigJson).
   std::string config_hash;
@@ -115,9 +137,16 @@ struct RunReport {
 std::string FormatReportText(const RunReport& r);
 std::string FormatReportJson(const RunReport& r);
 std::string FormatReportCsv(const RunReport& r);
-// --collectives=FILE.csv: one row per collective of every rank (a symmetric run's
-// representative stands for each rank); needs RunConfig::all_collectives.
-std::string FormatCollectivesCsv(const RunReport& r);
+// --collectives=FILE.csv: one row per collective of every rank, by rank then
+// issue order (a rank copies its representative's rows); needs
+// RunConfig::all_collectives. Streamed: `write` gets the text a block of about
+// 1 MiB at a time, built rank by rank from the simulated ranks' collectives, so
+// memory stays O(simulated ranks' collectives) however many ranks there are;
+// the first error `write` returns stops it and is returned.
+Status WriteCollectivesCsv(const RunReport& r, const std::function<Status(std::string_view)>& write);
+// Calls `each(rank, collective)` for every rank's collectives in the CSV's
+// order; `collective.rank` is the simulated rank's, `rank` the rank's own.
+void ForEachRankCollective(const RunReport& r, const std::function<void(int, const CollectiveReport&)>& each);
 // --links=FILE.csv: one row per link the backend reports; needs RunConfig::collect_links.
 std::string FormatLinksCsv(const RunReport& r);
 

@@ -9,10 +9,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
+#include <istream>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <vector>
 
 #include "extern/json_util.h"
@@ -106,6 +105,10 @@ class Reader {
     return Member(
         obj, at, key, [](const json& j) { return j.is_array(); }, "an array of " + of, optional);
   }
+  // An error found elsewhere (CollectiveFold), kept if it is the first.
+  void Adopt(const Status& st) {
+    if (status_.ok()) status_ = st;
+  }
   const json* Object(const std::string& field, const json& v, const std::string& what) {
     if (v.is_object()) return &v;
     Fail(field, &v, what);
@@ -122,18 +125,84 @@ class Reader {
 constexpr int kSplit = 5;
 constexpr const char* kSplitKeys[kSplit] = {"compute_ns", "exposed_comm_ns", "mem_stall_ns", "peer_wait_ns", "idle_ns"};
 
-Result<json> Load(const std::string& path) {
+// The entries of the top-level "collectives" array, checked and summed while
+// the file is parsed and then dropped: a report that lists every rank's
+// collectives (hundreds of MB before collective_totals) is never held whole.
+class CollectiveFold {
+ public:
+  explicit CollectiveFold(const std::string& file) : file_(file) {}
+  // nlohmann's parser callback: false drops the value just parsed.
+  bool Event(int depth, json::parse_event_t event, json& parsed) {
+    using E = json::parse_event_t;
+    if (depth == 1 && event == E::key) key_ = parsed.get<std::string>();
+    if (depth == 1 && event == E::array_start && key_ == "collectives") {
+      *this = CollectiveFold(file_);  // a second "collectives" replaces the first, as in the tree
+      in_array_ = true;
+    } else if (depth == 1 && (event == E::array_end || event == E::object_end)) {
+      in_array_ = false;
+    }
+    if (!in_array_ || depth != 2 || (event != E::object_end && event != E::array_end && event != E::value)) {
+      return true;
+    }
+    Add(parsed);
+    return false;
+  }
+  const Status& status() const { return status_; }
+  double count() const { return count_; }
+  double ns() const { return ns_; }
+
+ private:
+  void Add(const json& entry) {
+    const size_t index = index_++;
+    if (entry.is_object()) {  // the common case, without building a message
+      const auto start = entry.find("start_ns"), end = entry.find("end_ns");
+      if (start != entry.end() && end != entry.end() && start->is_number_unsigned() && end->is_number_unsigned() &&
+          end->get<uint64_t>() >= start->get<uint64_t>()) {
+        count_ += 1;
+        ns_ += static_cast<double>(end->get<uint64_t>()) - static_cast<double>(start->get<uint64_t>());
+        return;
+      }
+    }
+    Reader rd(file_);
+    const std::string at = "collectives[" + std::to_string(index) + "]";
+    const json* c = rd.Object(at, entry, "an object with start_ns and end_ns");
+    const double start = c ? rd.Uint(*c, at, "start_ns", "nanoseconds") : 0;
+    const double end = c ? rd.Uint(*c, at, "end_ns", "nanoseconds") : 0;
+    if (rd.ok() && end < start) {
+      rd.Fail(at + ".end_ns", &c->at("end_ns"), "at least start_ns = " + c->at("start_ns").dump());
+    }
+    if (status_.ok()) status_ = rd.status();
+    count_ += 1;
+    ns_ += end - start;
+  }
+  std::string file_, key_;
+  bool in_array_ = false;
+  size_t index_ = 0;
+  double count_ = 0, ns_ = 0;
+  Status status_;
+};
+
+// The report parsed, its collectives folded into `fold`.
+Result<json> Load(const std::string& path, CollectiveFold* fold) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
     return Status::Invalid(path + ": cannot read it (" + std::strerror(errno) + "); expected " + kWhatIsAReport);
   }
   if (S_ISDIR(st.st_mode)) return Status::Invalid(path + ": is a directory; expected " + std::string(kWhatIsAReport));
-  // At most kMaxReportFileBytes: an endless input (/dev/zero, a pipe) is refused, not read into memory.
-  auto text = ReadTextFile(path, kMaxReportFileBytes);
-  if (!text.ok()) return Status::Invalid(text.status().message() + "; expected " + std::string(kWhatIsAReport));
+  // Parsed as it is read (the collectives are folded, not kept), at most kMaxReportFileBytes: an
+  // endless input (/dev/zero, a pipe) is refused once that much is read.
+  auto reader = BoundedFileReader::Open(path, kMaxReportFileBytes);
+  if (!reader.ok()) return Status::Invalid(reader.status().message() + "; expected " + std::string(kWhatIsAReport));
+  BoundedStreamBuf buf(&reader.value());
+  std::istream in(&buf);
   try {
-    return json::parse(text.value());
+    json j = json::parse(in, [fold](int depth, json::parse_event_t event, json& parsed) {
+      return fold->Event(depth, event, parsed);
+    });
+    if (!buf.status().ok()) return Status::Invalid(buf.status().message() + "; expected " + std::string(kWhatIsAReport));
+    return j;
   } catch (const json::exception& e) {
+    if (!buf.status().ok()) return Status::Invalid(buf.status().message() + "; expected " + std::string(kWhatIsAReport));
     std::string what = Printable(e.what());
     const size_t at = what.find("] ");
     if (at != std::string::npos) what = what.substr(at + 2);
@@ -217,22 +286,27 @@ void ReadDims(Reader& rd, const json& j, ReportSummary& s) {
   }
 }
 
-// The collectives' count and time, over every rank.
-void ReadCollectives(Reader& rd, const json& j, ReportSummary& s) {
-  const json* colls = rd.ok() ? rd.Array(j, "", "collectives", "collective objects") : nullptr;
-  for (size_t i = 0; rd.ok() && i < colls->size(); ++i) {
-    const std::string at = "collectives[" + std::to_string(i) + "]";
-    const json* c = rd.Object(at, (*colls)[i], "an object with start_ns and end_ns");
-    if (!c) return;
-    const double start = rd.Uint(*c, at, "start_ns", "nanoseconds"), end = rd.Uint(*c, at, "end_ns", "nanoseconds");
-    if (rd.ok() && end < start) {
-      rd.Fail(at + ".end_ns", &c->at("end_ns"), "at least start_ns = " + c->at("start_ns").dump());
-    }
-    s.collectives += 1;
-    s.collective_ns += end - start;
+// The collectives' count and time over every rank: a report's collective_totals;
+// a report written before them lists every rank's collectives (or, a symmetric
+// run, rank 0's, which are every rank's), and those are summed (`fold`, while parsing).
+void ReadCollectives(Reader& rd, const json& j, const CollectiveFold& fold, ReportSummary& s) {
+  if (rd.ok()) rd.Array(j, "", "collectives", "collective objects");
+  const json* totals = rd.ok() ? rd.Member(
+                                     j, "", "collective_totals", [](const json& v) { return v.is_object(); },
+                                     "an object with count and duration_ns", true)
+                               : nullptr;
+  if (totals) {
+    s.collectives = rd.Uint(*totals, "collective_totals", "count");
+    s.collective_ns = rd.Uint(*totals, "collective_totals", "duration_ns", "nanoseconds");
   }
-  // A symmetric run lists the representative's collectives, which are every rank's.
-  if (rd.ok() && j.contains("collectives_note")) {
+  rd.Adopt(fold.status());
+  if (!rd.ok() || totals) return;
+  s.collectives = fold.count();
+  s.collective_ns = fold.ns();
+  // Before collective_totals: a symmetric run listed the representative's collectives, which are
+  // every rank's (a run by rank classes listed every rank's, with a note too).
+  const auto symmetric = j.find("symmetric");
+  if (j.contains("collectives_note") && symmetric != j.end() && *symmetric == true) {
     s.collectives *= s.npus;
     s.collective_ns *= s.npus;
   }
@@ -267,7 +341,8 @@ void ReadConfigHash(Reader& rd, const json& j, ReportSummary& s) {
 }  // namespace
 
 Result<ReportSummary> SummariseReport(const std::string& path) {
-  auto loaded = Load(path);
+  CollectiveFold fold(path);
+  auto loaded = Load(path, &fold);
   if (!loaded.ok()) return loaded.status();
   const json& j = loaded.value();
   if (Status st = CheckTopLevel(path, j); !st.ok()) return st;
@@ -279,7 +354,7 @@ Result<ReportSummary> SummariseReport(const std::string& path) {
   ReadCriticalPath(rd, j, s);
   ReadDims(rd, j, s);
   if (rd.ok()) s.messages = rd.Uint(j, "", "messages");
-  ReadCollectives(rd, j, s);
+  ReadCollectives(rd, j, fold, s);
   ReadMemory(rd, j, s);
   ReadConfigHash(rd, j, s);
   if (!rd.ok()) return rd.status();

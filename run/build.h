@@ -67,6 +67,7 @@ class Simulation {
   DimReport ReportDim(int d, Tick finished) const;
   GeneratedReport ReportGenerated(Tick finished) const;
   void AddAllCollectives(RunReport& rep) const;
+  void AddClasses(RunReport& rep) const;
   Status ReportLinks(RunReport* rep);
 
   int RanksFinished() const;

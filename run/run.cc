@@ -66,6 +66,7 @@ Result<RunReport> Simulation::Report() {
   for (int d = 0; d < topology_.num_dims(); ++d) rep.dims.push_back(ReportDim(d, finished));
   rep.generated = ReportGenerated(finished);
   AddAllCollectives(rep);
+  AddClasses(rep);
   rep.link_stats = spec_.observe.link_stats;
   if (spec_.observe.link_stats || spec_.observe.collect_links) {
     if (Status st = ReportLinks(&rep); !st.ok()) return st;
@@ -237,29 +238,50 @@ DimReport Simulation::ReportDim(int d, Tick finished) const {
   return dr;
 }
 
-// Every simulated rank's collectives, by rank; with rank classes, each rank's.
+// Every simulated rank's collectives, by rank, and which simulated rank each rank copies.
 void Simulation::AddAllCollectives(RunReport& rep) const {
+  if (!spec_.observe.all_collectives) return;
   const Executor& exec = *exec_;
+  std::vector<CollectiveReport>& out = rep.all_collectives.simulated;
+  out.reserve(exec.all_collectives().size());
   for (const RankCollective& c : exec.all_collectives()) {
     const WorkNode& n = exec.npus()[c.rank].graph.nodes[c.idx];
-    rep.all_collectives.push_back(CollectiveReport{c.rank, n.id, n.name, CollectiveName(n.collective), n.comm_size,
-                                                   exec.algorithms()[c.algorithm], c.start, c.end});
+    out.push_back(CollectiveReport{c.rank, n.id, n.name, CollectiveName(n.collective), n.comm_size,
+                                   exec.algorithms()[c.algorithm], c.start, c.end});
   }
-  std::stable_sort(rep.all_collectives.begin(), rep.all_collectives.end(),
+  std::stable_sort(out.begin(), out.end(),
                    [](const CollectiveReport& a, const CollectiveReport& b) { return a.rank < b.rank; });
-  if (classes_.use && !rep.all_collectives.empty()) {
-    // Each rank's collectives are its representative's.
-    std::vector<CollectiveReport> mine;
-    for (int r = 0; r < spec_.npus; ++r) {
-      const int from = classes_.map.RepOf(r);
-      auto first = std::lower_bound(rep.all_collectives.begin(), rep.all_collectives.end(), from,
-                                    [](const CollectiveReport& c, int k) { return c.rank < k; });
-      for (auto it = first; it != rep.all_collectives.end() && it->rank == from; ++it) {
-        mine.push_back(*it);
-        mine.back().rank = r;
-      }
+  std::vector<int32_t>& source = rep.all_collectives.source;
+  source.resize(spec_.npus);
+  for (int r = 0; r < spec_.npus; ++r) source[r] = symmetric_ ? 0 : classes_.use ? classes_.map.RepOf(r) : r;
+}
+
+// With rank classes: each class's representative, members (as ranges) and finished time.
+void Simulation::AddClasses(RunReport& rep) const {
+  if (!classes_.use) return;
+  const RankClassMap& map = classes_.map;
+  rep.classes.resize(map.num_classes());
+  std::vector<int> from(map.num_classes(), -1), last(map.num_classes(), -1);  // the range being built
+  auto close = [&](int c) {
+    if (from[c] < 0) return;
+    std::string& s = rep.classes[c].ranks;
+    s += (s.empty() ? "" : ",") + std::to_string(from[c]) + (last[c] > from[c] ? "-" + std::to_string(last[c]) : "");
+  };
+  for (int r = 0; r < static_cast<int>(map.class_of.size()); ++r) {
+    const int c = map.class_of[r];
+    if (last[c] != r - 1 || from[c] < 0) {
+      close(c);
+      from[c] = r;
     }
-    rep.all_collectives = std::move(mine);
+    last[c] = r;
+  }
+  for (int c = 0; c < map.num_classes(); ++c) {
+    close(c);
+    RankClassReport& k = rep.classes[c];
+    k.id = c;
+    k.representative = map.rep[c];
+    k.members = map.size[c];
+    k.finished_ns = exec_->npus()[map.rep[c]].finish;
   }
 }
 

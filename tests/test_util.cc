@@ -1,5 +1,7 @@
 #include "tests/test_util.h"
 
+#include <gtest/gtest.h>
+
 #include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
@@ -131,6 +133,25 @@ Tick MaxFinished(const RunReport& r) {
   Tick m = 0;
   for (const auto& n : r.per_npu) m = std::max(m, n.finished_ns);
   return m;
+}
+
+std::vector<CollectiveReport> EveryRankCollectives(const RunReport& r) {
+  std::vector<CollectiveReport> out;
+  ForEachRankCollective(r, [&](int rank, const CollectiveReport& c) {
+    out.push_back(c);
+    out.back().rank = rank;
+  });
+  return out;
+}
+
+std::string CollectivesCsv(const RunReport& r) {
+  std::string out;
+  const Status st = WriteCollectivesCsv(r, [&](std::string_view text) {
+    out += text;
+    return Status::Ok();
+  });
+  EXPECT_TRUE(st.ok()) << st.message();
+  return out;
 }
 
 int RunCli(const std::string& args, std::string* err, const std::string& env) {

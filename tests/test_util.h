@@ -55,6 +55,11 @@ Result<RunReport> RunIn(const TempDir& dir, const std::string& backend = "analyt
 // The same with the communicator groups of dir/groups.json.
 Result<RunReport> RunInWithGroups(const TempDir& dir);
 Tick MaxFinished(const RunReport& r);
+// Every rank's collectives, each with its own rank (ForEachRankCollective), in
+// the order of --collectives=FILE.csv: small runs only.
+std::vector<CollectiveReport> EveryRankCollectives(const RunReport& r);
+// --collectives=FILE.csv's text (WriteCollectivesCsv into a string).
+std::string CollectivesCsv(const RunReport& r);
 // The report without what produced it (RunReport::config_hash, config_json):
 // for comparing runs of different inputs that must simulate the same.
 inline RunReport WithoutConfig(RunReport r) {

@@ -1,5 +1,5 @@
-// Every rank's collectives (JSON report, --collectives=FILE.csv) and the
-// per-link export (--links=FILE.csv).
+// Every rank's collectives (the JSON report's rank 0 list and totals,
+// --collectives=FILE.csv streamed) and the per-link export (--links=FILE.csv).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -42,18 +42,26 @@ TEST(Exports, EveryRanksCollectivesInJsonAndCsv) {
   c.observe.all_collectives = true;
   auto r = RunSimulation(c, DefaultBackends());
   ASSERT_TRUE(r.ok()) << r.status().message();
-  ASSERT_EQ(r->all_collectives.size(), 4u);
+  const std::vector<CollectiveReport> all = testing::EveryRankCollectives(r.value());
+  ASSERT_EQ(all.size(), 4u);
   for (int k = 0; k < 4; ++k) {
-    const CollectiveReport& x = r->all_collectives[k];
+    const CollectiveReport& x = all[k];
     EXPECT_EQ(x.rank, k);
     EXPECT_EQ(x.start_ns, k == 2 ? 30000u : 10000u);
     EXPECT_GT(x.end_ns, 30000u);
     EXPECT_EQ(x.bytes, 1024u);
   }
   EXPECT_EQ(r->collectives.size(), 1u);  // the text report's table stays rank 0's
+  // The JSON report lists rank 0's and counts every rank's (4 all-reduces, their durations summed).
   const std::string json = FormatReportJson(r.value());
-  EXPECT_NE(json.find("\"rank\": 3,\n   \"node_id\": 2"), std::string::npos) << json;
-  const auto rows = Lines(FormatCollectivesCsv(r.value()));
+  EXPECT_EQ(json.find("\"rank\": 3,\n   \"node_id\": 2"), std::string::npos) << json;
+  Tick total = 0;
+  for (const CollectiveReport& x : all) total += x.end_ns - x.start_ns;
+  EXPECT_NE(json.find("\"collective_totals\": {\n  \"count\": 4,\n  \"duration_ns\": " + std::to_string(total) +
+                      "\n }"),
+            std::string::npos)
+      << json;
+  const auto rows = Lines(testing::CollectivesCsv(r.value()));
   ASSERT_EQ(rows.size(), 5u);
   EXPECT_EQ(rows[0], "rank,node_id,name,type,bytes,algorithm,start_ns,end_ns,duration_ns");
   EXPECT_EQ(rows[3].rfind("2,2,\"grad, \"\"all\"\"\",ALL_REDUCE,1024,ALL_REDUCE:ring,30000,", 0), 0u) << rows[3];
@@ -72,7 +80,7 @@ TEST(Exports, SymmetricCollectivesForEveryRankAndLinks) {
   c.run.backend = "congestion-aware";
   auto r = RunSimulation(c, DefaultBackends());
   ASSERT_TRUE(r.ok()) << r.status().message();
-  const auto rows = Lines(FormatCollectivesCsv(r.value()));
+  const auto rows = Lines(testing::CollectivesCsv(r.value()));
   ASSERT_EQ(rows.size(), 1u + 8u);
   for (int k = 0; k < 8; ++k) EXPECT_EQ(rows[1 + k].rfind(std::to_string(k) + ",0,", 0), 0u) << rows[1 + k];
   const auto links = Lines(FormatLinksCsv(r.value()));
@@ -101,6 +109,40 @@ TEST(Exports, BadPathsExitTwoAndAnalyticalLinksSaySo) {
   std::stringstream ss;
   ss << in.rdbuf();
   EXPECT_EQ(ss.str(), "link,dim,bytes,busy_ns\n");
+}
+
+// WriteCollectivesCsv streams: 20,000 ranks copying one simulated rank's
+// collective give blocks of about 1 MiB (never the whole table at once), whose
+// concatenation is the table; a failing writer stops it with its own error.
+TEST(Exports, CollectivesCsvIsWrittenInBlocks) {
+  RunReport r;
+  r.npus = 20000;
+  r.all_collectives.simulated.push_back(CollectiveReport{0, 7, "ar", "ALL_REDUCE", 4096, "ALL_REDUCE:ring", 100, 350});
+  r.all_collectives.source.assign(r.npus, 0);
+  std::string want = "rank,node_id,name,type,bytes,algorithm,start_ns,end_ns,duration_ns\n";
+  for (int rank = 0; rank < r.npus; ++rank)
+    want += std::to_string(rank) + ",7,ar,ALL_REDUCE,4096,ALL_REDUCE:ring,100,350,250\n";
+  ASSERT_GT(want.size(), 1u << 20);
+  std::vector<size_t> blocks;
+  std::string got;
+  ASSERT_TRUE(WriteCollectivesCsv(r, [&](std::string_view text) {
+                got += text;
+                blocks.push_back(text.size());
+                return Status::Ok();
+              }).ok());
+  EXPECT_EQ(got, want);
+  ASSERT_EQ(blocks.size(), 2u);
+  EXPECT_LT(blocks[0], (1u << 20) + 100);
+  int calls = 0;
+  const Status st = WriteCollectivesCsv(r, [&](std::string_view) {
+    ++calls;
+    return Status::Env("--collectives = \"x.csv\": disk full");
+  });
+  EXPECT_EQ(st.message(), "--collectives = \"x.csv\": disk full");
+  EXPECT_EQ(calls, 1);
+  // Nothing recorded: the header alone.
+  EXPECT_EQ(testing::CollectivesCsv(RunReport{}),
+            "rank,node_id,name,type,bytes,algorithm,start_ns,end_ns,duration_ns\n");
 }
 
 }  // namespace

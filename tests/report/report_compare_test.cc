@@ -225,6 +225,38 @@ TEST(ReportCompare, CategoryOrderMissingCategoriesAndHashes) {
       << *no_path;
 }
 
+// Every rank's collectives, counted and summed, from each form a report has
+// had: collective_totals (now: the collectives array is rank 0's); every rank's
+// listed (a full run, and a run by rank classes, which also had a note);
+// rank 0's listed for every rank with a note (a symmetric run). The hand
+// report's two ranks: rank 0's all-reduce 100 -> 400, rank 1's 150 -> 400.
+TEST(ReportCompare, CollectivesOfEveryRankFromNewAndOldReports) {
+  TempDir d;
+  const json rank1 = json::parse(R"J({"rank": 1, "node_id": 1, "name": "", "type": "ALL_REDUCE", "bytes": 8,
+      "algorithm": "ALL_REDUCE:ring", "start_ns": 150, "end_ns": 400})J");
+  json now = HandReport();
+  now["collectives_note"] = "rank 0's collectives; every rank's: orrery run --collectives=FILE.csv";
+  now["collective_totals"] = {{"count", 2}, {"duration_ns", 550}};
+  json full = HandReport();
+  full["collectives"].push_back(rank1);
+  json classes = full;
+  classes["rank_classes"] = 2;
+  classes["collectives_note"] =
+      "rank classes: each rank's collectives are its class representative's (with its node ids)";
+  json symmetric = HandReport();
+  symmetric["symmetric"] = true;
+  symmetric["collectives_note"] = "symmetric run: rank 0's collectives are every rank's";
+  const std::string a = Write(d, "now.json", now);
+  const std::pair<json, double> old[] = {{full, 550}, {classes, 550}, {symmetric, 600}};
+  for (const auto& [report, ns] : old) {
+    auto out = CompareReports(CompareOptions{a, Write(d, "old.json", report), "json"});
+    ASSERT_TRUE(out.ok()) << out.status().message();
+    const json cmp = json::parse(out.value());
+    ExpectRow(cmp, "collectives (all ranks)", 2, 2);
+    ExpectRow(cmp, "collective time (all ranks, ns)", 550, ns);
+  }
+}
+
 // Waiting on peers is a row of the slowest rank's and the mean rank's split. A
 // report written before that category existed has no peer_wait_ns: it reads as
 // 0. Here b's slowest rank (rank 1) waits 150 of the 250 ns a called exposed
@@ -330,6 +362,27 @@ TEST(ReportCompare, BadInputsNameTheFileTheFieldAndWhatWasExpected) {
       {"collective order", [](json& j) { j["collectives"][0]["end_ns"] = 50; }, "",
        "bad.json: field \"collectives[0].end_ns\" is 50 (an integer); expected at least start_ns = 100"},
       {"memory", [](json& j) { j.erase("memory"); }, "", "bad.json: field \"memory\" is missing; expected an object"},
+      {"collective entry", [](json& j) { j["collectives"].push_back(7); }, "",
+       "bad.json: field \"collectives[1]\" is 7 (an integer); expected an object with start_ns and end_ns"},
+      {"collective time",
+       [](json& j) {
+         j["collectives"].push_back(j["collectives"][0]);
+         j["collectives"][1].erase("start_ns");
+       },
+       "", "bad.json: field \"collectives[1].start_ns\" is missing; expected a non-negative integer (nanoseconds)"},
+      {"totals type", [](json& j) { j["collective_totals"] = 5; }, "",
+       "bad.json: field \"collective_totals\" is 5 (an integer); expected an object with count and duration_ns"},
+      {"totals count",
+       [](json& j) {
+         j["collective_totals"] = {{"count", "3"}, {"duration_ns", 1}};
+       },
+       "", "bad.json: field \"collective_totals.count\" is \"3\" (a string); expected a non-negative integer"},
+      {"totals time",
+       [](json& j) {
+         j["collective_totals"] = {{"count", 3}};
+       },
+       "",
+       "bad.json: field \"collective_totals.duration_ns\" is missing; expected a non-negative integer (nanoseconds)"},
       {"hash",
        [](json& j) {
          j["config"] = {{"hash", 5}};

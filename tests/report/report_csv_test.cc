@@ -1,8 +1,9 @@
 // The CSV exports say what the JSON report says: the per-rank table
 // (--report-format=csv) has one row per rank with the numbers of the JSON's
 // `npus` entries, --collectives=FILE.csv has one row per collective of every
-// rank (a symmetric run: the representative's list for each rank) equal to the
-// JSON's `collectives`, and --links=FILE.csv the JSON's `links`. The CSV files
+// rank, rank 0's equal to the JSON's `collectives` and as many as its
+// `collective_totals` count (a symmetric run: rank 0's list for each rank), and
+// --links=FILE.csv the JSON's `links`. The CSV files
 // are read back with the strict reader of explore/csv.h.
 #include <gtest/gtest.h>
 
@@ -11,6 +12,7 @@
 #include <sstream>
 
 #include "explore/csv.h"
+#include "report/timeline.h"
 #include "tests/test_util.h"
 
 namespace orrery {
@@ -82,22 +84,40 @@ void ExpectCsvEqualsJson(const Exports& e, const std::string& what) {
                                       "remote_mem_ns", "mem_stall_ns", "peer_wait_ns"}));
   ASSERT_EQ(j.at("npus").size(), static_cast<size_t>(npus)) << what;
   ExpectRowsEqual(e.per_rank, j.at("npus").get<std::vector<json>>(), what + ", per rank");
-  // Collectives: a symmetric run's JSON lists the representative's, which stand for every rank.
-  std::vector<json> colls;
-  if (j.contains("collectives_note")) {
-    for (int rank = 0; rank < npus; ++rank) {
-      for (json c : j.at("collectives")) {
-        EXPECT_EQ(c.at("rank"), 0);
-        c["rank"] = rank;
-        colls.push_back(c);
-      }
-    }
-  } else {
-    colls = j.at("collectives").get<std::vector<json>>();
-  }
+  // Collectives: the JSON lists rank 0's and counts every rank's; the CSV has
+  // every rank's, each rank's equal to those of the rank it copies (every rank
+  // rank 0 in a symmetric run; its class's representative with rank classes).
   EXPECT_EQ(e.collectives.header, (std::vector<std::string>{"rank", "node_id", "name", "type", "bytes", "algorithm",
                                                             "start_ns", "end_ns", "duration_ns"}));
-  ExpectRowsEqual(e.collectives, colls, what + ", collectives");
+  std::vector<json> colls = j.at("collectives").get<std::vector<json>>();
+  for (const json& c : colls) EXPECT_EQ(c.at("rank"), 0) << what;
+  std::vector<int> source(npus);
+  for (int rank = 0; rank < npus; ++rank) source[rank] = j.at("symmetric").get<bool>() ? 0 : rank;
+  for (const json& k : j.value("classes", json::array())) {
+    // The members in --timeline-ranks' notation.
+    auto members = ParseRankSelection(k.at("ranks").get<std::string>(), npus);
+    ASSERT_TRUE(members.ok()) << members.status().message();
+    for (int rank = 0; rank < npus; ++rank) {
+      if (members.value()[rank]) source[rank] = k.at("representative");
+    }
+  }
+  std::vector<std::vector<std::vector<std::string>>> rows_of(npus);  // the CSV's rows by rank, rank column dropped
+  uint64_t duration = 0;
+  for (const auto& row : e.collectives.rows) {
+    rows_of.at(std::stoi(row[0])).emplace_back(row.begin() + 1, row.end());
+    duration += std::stoull(row.back());
+  }
+  EXPECT_EQ(e.collectives.rows.size(), j.at("collective_totals").at("count").get<size_t>()) << what;
+  EXPECT_EQ(duration, j.at("collective_totals").at("duration_ns").get<uint64_t>()) << what;
+  CsvTable rank0;
+  rank0.header = e.collectives.header;
+  for (size_t i = 0; i < e.collectives.rows.size() && e.collectives.rows[i][0] == "0"; ++i) {
+    rank0.rows.push_back(e.collectives.rows[i]);
+  }
+  ExpectRowsEqual(rank0, colls, what + ", rank 0's collectives");
+  for (int rank = 0; rank < npus; ++rank) {
+    EXPECT_EQ(rows_of[rank], rows_of[source[rank]]) << what << ": rank " << rank << " against " << source[rank];
+  }
   EXPECT_EQ(e.links.header, (std::vector<std::string>{"link", "dim", "bytes", "busy_ns"}));
   ExpectRowsEqual(e.links, j.contains("links") ? j.at("links").get<std::vector<json>>() : std::vector<json>{},
                   what + ", links");
@@ -132,6 +152,22 @@ TEST(ReportCsv, DataParallelExampleFullRun) {
   ExpectCsvEqualsJson(e, "data-parallel");
 }
 
+// A generated pipeline run by rank classes (2 stages): each rank's rows are
+// its stage representative's, as the JSON's classes say.
+TEST(ReportCsv, RankClassesGiveEachRankItsRepresentativesRows) {
+  TempDir d;
+  d.Write("sys.json",
+          R"({"preferred-dataset-splits": 2, "roofline-enabled": 1, "peak-perf": 1000, "local-mem-bw": 1600})");
+  const Exports e = RunAndExport(
+      "--generate=\"--model=llama3-8b --tp=2 --pp=2 --dp=2 --microbatches=2 "
+      "--allow-over-capacity\" --system-configuration=" +
+      d.File("sys.json") + " --network-configuration=\"Ring(2,300GB/s,500ns)_Switch(4,50GB/s,2us)\"");
+  ASSERT_EQ(e.report.at("rank_classes"), 2);
+  ASSERT_EQ(e.report.at("classes").size(), 2u);
+  EXPECT_GT(e.collectives.rows.size(), 8u);
+  ExpectCsvEqualsJson(e, "generated pipeline");
+}
+
 // Ranks that differ (rank 2 is late; not symmetric), two collectives each, one
 // named with a comma and quotes (quoted in the CSV, plain in the JSON).
 TEST(ReportCsv, DifferentRanksAndQuotedNames) {
@@ -153,7 +189,7 @@ TEST(ReportCsv, DifferentRanksAndQuotedNames) {
                              " --system-configuration=" + d.File("system.json");
   for (const std::string backend : {"analytical", "congestion-aware --link-stats"}) {
     const Exports e = RunAndExport(inputs + " --network-backend=" + backend);
-    EXPECT_FALSE(e.report.contains("collectives_note"));
+    EXPECT_EQ(e.report.at("collectives_note"), "rank 0's collectives; every rank's: orrery run --collectives=FILE.csv");
     ASSERT_EQ(e.collectives.rows.size(), 8u);  // 2 collectives x 4 ranks
     EXPECT_EQ(e.collectives.rows[4][0], "2");
     EXPECT_EQ(e.collectives.rows[4][2], "grad, \"all\"");

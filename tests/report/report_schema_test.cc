@@ -186,7 +186,9 @@ TEST(ReportSchema, GeneratedWorkload) {
   const std::string run = std::string("--generate=\"--model=megatron-22b --tp=2 --pp=2 --dp=2 --microbatches=2 ") +
                           "--schedule=gpipe --allow-over-capacity\" --system-configuration=" + d.File("sys.json") +
                           " --network-configuration=\"Ring(2,300GB/s,500ns)_Switch(4,50GB/s,2us)\"";
-  EXPECT_VALID(RunJson(run), "generated");
+  const std::string classed = RunJson(run);
+  EXPECT_NE(classed.find("\"classes\": [\n  {\n   \"class\": 0,"), std::string::npos) << classed.substr(0, 2000);
+  EXPECT_VALID(classed, "generated");
   EXPECT_VALID(RunJson(run + " --critical-path --symmetry=off"), "generated, path");
   // With a device: MFU and HFU are numbers; a DLRM has no tokens and no closed-form memory (nulls).
   d.Write(
@@ -285,7 +287,8 @@ json* Broken::good_ = nullptr;
 TEST_F(Broken, TheUnchangedReportValidates) {
   ASSERT_TRUE(good_->contains("critical_path"));
   ASSERT_TRUE(good_->contains("links"));
-  ASSERT_GT(good_->at("collectives").size(), 1u);
+  ASSERT_EQ(good_->at("collectives").size(), 1u);  // rank 0's
+  ASSERT_EQ(good_->at("collective_totals").at("count"), 8);
   EXPECT_EQ(Schema().Violations(*good_), "");
 }
 
@@ -298,6 +301,7 @@ TEST_F(Broken, MissingFields) {
   ExpectRejected([](json& j) { j["dims"][0].erase("busy_ns"); }, "busy_ns");
   ExpectRejected([](json& j) { j["critical_path"]["segments"][0].erase("category"); }, "category");
   ExpectRejected([](json& j) { j["links"][0].erase("link"); }, "link");
+  ExpectRejected([](json& j) { j["collective_totals"].erase("duration_ns"); }, "duration_ns");
 }
 
 TEST_F(Broken, WrongTypesAndRanges) {
@@ -328,6 +332,35 @@ TEST_F(Broken, UnknownFieldsInClosedObjects) {
   ExpectRejected([](json& j) { j["npus"][0]["gpu_ns"] = 1; }, "gpu_ns");
   ExpectRejected([](json& j) { j["collectives"][0]["phases"] = json::array(); }, "phases");
   ExpectRejected([](json& j) { j["critical_path"]["extra"] = true; }, "extra");
+}
+
+// The rank classes' summaries of a run by rank classes (a generated pipeline).
+TEST(ReportSchema, RankClassEntriesAreChecked) {
+  TempDir d;
+  d.Write("sys.json",
+          R"({"preferred-dataset-splits": 2, "roofline-enabled": 1, "peak-perf": 1000, "local-mem-bw": 1600})");
+  json good = json::parse(
+      RunJson("--generate=\"--model=llama3-8b --tp=2 --pp=2 --dp=2 --microbatches=2 --allow-over-capacity\" "
+              "--system-configuration=" +
+              d.File("sys.json") + " --network-configuration=\"Ring(2,300GB/s,500ns)_Switch(4,50GB/s,2us)\""));
+  ASSERT_EQ(good.at("rank_classes"), 2) << good.at("symmetry");
+  ASSERT_EQ(good.at("classes").size(), 2u);
+  EXPECT_EQ(Schema().Violations(good), "");
+  const std::pair<std::function<void(json&)>, std::string> broken[] = {
+      {[](json& j) { j["classes"][1]["ranks"] = "4-"; }, "[ranks]"},
+      {[](json& j) { j["classes"][1]["ranks"] = "4-7;"; }, "[ranks]"},
+      {[](json& j) { j["classes"][0]["members"] = 0; }, "[members]"},
+      {[](json& j) { j["classes"][0].erase("representative"); }, "representative"},
+      {[](json& j) { j["classes"][0]["weight"] = 1; }, "weight"},
+      {[](json& j) { j["classes"] = json::array(); }, "[classes]"},
+      {[](json& j) { j["collective_totals"]["count"] = -1; }, "[count]"},
+  };
+  for (const auto& [change, where] : broken) {
+    json j = good;
+    change(j);
+    const std::string v = Schema().Violations(j);
+    EXPECT_NE(v.find(where), std::string::npos) << where << ": " << v;
+  }
 }
 
 TEST_F(Broken, NotAReport) {

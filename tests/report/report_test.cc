@@ -210,7 +210,7 @@ TEST(Report, JsonArraysWrittenAsTextEqualTheTreeDump) {
     for (bool empty_collectives : {false, true}) {
       r.capacity_tracked = capacity;
       r.per_npu.clear();
-      r.all_collectives.clear();
+      r.collectives.clear();
       for (int i = 0; i < 3; ++i) {
         NpuReport n;
         n.rank = i;
@@ -228,7 +228,7 @@ TEST(Report, JsonArraysWrittenAsTextEqualTheTreeDump) {
         c.algorithm = "ring";
         c.start_ns = 1;
         c.end_ns = 2;
-        r.all_collectives.push_back(c);
+        r.collectives.push_back(c);
       }
       // The tree the report used to build, dumped as a whole.
       nlohmann::ordered_json want = nlohmann::ordered_json::parse(FormatReportJson(r));
@@ -246,7 +246,7 @@ TEST(Report, JsonArraysWrittenAsTextEqualTheTreeDump) {
         if (capacity) npus.back()["peak_local_bytes"] = n.peak_local_bytes;
       }
       auto& colls = want["collectives"] = nlohmann::ordered_json::array();
-      for (const CollectiveReport& c : r.all_collectives) {
+      for (const CollectiveReport& c : r.collectives) {
         colls.push_back({{"rank", c.rank},
                          {"node_id", c.node_id},
                          {"name", c.name},

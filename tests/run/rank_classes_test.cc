@@ -4,6 +4,8 @@
 // field for every rank: the class path must change nothing but the speed.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "extern/chakra.pb.h"
 #include "gen/gen_source.h"
 #include "tests/test_util.h"
@@ -43,10 +45,12 @@ void ExpectSameAsFull(const RunReport& classes, const RunReport& full, bool same
     EXPECT_EQ(classes.dims[d].bytes, full.dims[d].bytes) << "dim " << d;
     EXPECT_EQ(classes.dims[d].busy_ns, full.dims[d].busy_ns) << "dim " << d;
   }
-  ASSERT_EQ(classes.all_collectives.size(), full.all_collectives.size());
-  for (size_t i = 0; i < full.all_collectives.size(); ++i) {
-    const CollectiveReport& a = classes.all_collectives[i];
-    const CollectiveReport& b = full.all_collectives[i];
+  const std::vector<CollectiveReport> all_classes = testing::EveryRankCollectives(classes);
+  const std::vector<CollectiveReport> all_full = testing::EveryRankCollectives(full);
+  ASSERT_EQ(all_classes.size(), all_full.size());
+  for (size_t i = 0; i < all_full.size(); ++i) {
+    const CollectiveReport& a = all_classes[i];
+    const CollectiveReport& b = all_full[i];
     EXPECT_EQ(a.rank, b.rank);
     if (same_ids) EXPECT_EQ(a.node_id, b.node_id);
     EXPECT_EQ(a.type, b.type);
@@ -409,6 +413,86 @@ TEST(RankClasses, CongestionAwareBackendFallsBack) {
   EXPECT_EQ(r->rank_classes, 0);
   EXPECT_NE(r->symmetry_note.find("rank classes: backend congestion-aware is not symmetric"), std::string::npos)
       << r->symmetry_note;
+}
+
+// The JSON report's class summaries, by hand: the two stages of the pipeline
+// traces (ranks 0-3 and 4-7, one all-reduce each), then the straggler's four
+// classes {0, 2, 3}, {1}, {4, 6, 7}, {5} (no collectives); finished times and
+// collective durations are the full engine's.
+TEST(RankClasses, JsonReportSummarisesEachClass) {
+  TempDir d;
+  WritePipelineTraces(d, true);
+  auto [with, off] = RunBoth(TraceConfig(d, true));
+  ASSERT_EQ(with.rank_classes, 2) << with.symmetry_note;
+  const nlohmann::json j = nlohmann::json::parse(FormatReportJson(with));
+  const std::vector<CollectiveReport> full = testing::EveryRankCollectives(off);
+  ASSERT_EQ(full.size(), 8u);  // one all-reduce per rank
+  auto ns = [&](int rank) { return full[rank].end_ns - full[rank].start_ns; };
+  const nlohmann::json want = {{{"class", 0},
+                                {"representative", 0},
+                                {"members", 4},
+                                {"ranks", "0-3"},
+                                {"finished_ns", off.per_npu[0].finished_ns},
+                                {"collectives", 1},
+                                {"collective_ns", ns(0)}},
+                               {{"class", 1},
+                                {"representative", 4},
+                                {"members", 4},
+                                {"ranks", "4-7"},
+                                {"finished_ns", off.per_npu[4].finished_ns},
+                                {"collectives", 1},
+                                {"collective_ns", ns(4)}}};
+  EXPECT_EQ(j.at("classes"), want);
+  EXPECT_EQ(j.at("collective_totals"), nlohmann::json({{"count", 8}, {"duration_ns", 4 * ns(0) + 4 * ns(4)}}));
+  EXPECT_EQ(j.at("collectives").size(), 1u);  // rank 0's
+  EXPECT_FALSE(nlohmann::json::parse(FormatReportJson(off)).contains("classes"));
+
+  TempDir s;
+  WritePipelineTraces(s, false, /*slow=*/1, /*slow_us=*/12);
+  auto [split, split_off] = RunBoth(TraceConfig(s, false));
+  ASSERT_EQ(split.rank_classes, 4) << split.symmetry_note;
+  const nlohmann::json k = nlohmann::json::parse(FormatReportJson(split)).at("classes");
+  ASSERT_EQ(k.size(), 4u);
+  const char* ranks[] = {"0,2-3", "1", "4,6-7", "5"};
+  const int reps[] = {0, 1, 4, 5}, members[] = {3, 1, 3, 1};
+  for (int c = 0; c < 4; ++c) {
+    EXPECT_EQ(k[c].at("ranks"), ranks[c]) << c;
+    EXPECT_EQ(k[c].at("representative"), reps[c]) << c;
+    EXPECT_EQ(k[c].at("members"), members[c]) << c;
+    EXPECT_EQ(k[c].at("finished_ns"), split_off.per_npu[reps[c]].finished_ns) << c;
+    EXPECT_EQ(k[c].at("collectives"), 0) << c;
+  }
+}
+
+// --collectives=FILE.csv of a run by classes, streamed from the two
+// representatives' records, equals the table written out by hand: each rank
+// the rows of its stage's representative (rank 0 for 0-3, rank 4 for 4-7),
+// with its own rank and the representative's node id.
+TEST(RankClasses, CollectivesCsvGivesEachRankItsRepresentativesRows) {
+  TempDir d;
+  WritePipelineTraces(d, true);
+  auto [with, off] = RunBoth(TraceConfig(d, true));
+  ASSERT_EQ(with.rank_classes, 2) << with.symmetry_note;
+  ASSERT_EQ(with.all_collectives.simulated.size(), 2u);  // the representatives' only
+  const CollectiveReport& a = with.all_collectives.simulated[0];
+  const CollectiveReport& b = with.all_collectives.simulated[1];
+  ASSERT_EQ(a.rank, 0);
+  ASSERT_EQ(b.rank, 4);
+  std::string want = "rank,node_id,name,type,bytes,algorithm,start_ns,end_ns,duration_ns\n";
+  for (int r = 0; r < 8; ++r) {
+    const CollectiveReport& c = r < 4 ? a : b;
+    want += std::to_string(r) + "," + std::to_string(c.node_id) + ",,ALL_REDUCE,8388608," + c.algorithm + "," +
+            std::to_string(c.start_ns) + "," + std::to_string(c.end_ns) + "," + std::to_string(c.end_ns - c.start_ns) +
+            "\n";
+  }
+  EXPECT_EQ(testing::CollectivesCsv(with), want);
+  // The node ids are the representatives' (rank 0 numbers from 1000, rank 4 from 1148); the times every rank's own.
+  EXPECT_EQ(a.node_id, 1000u + 8);
+  EXPECT_EQ(b.node_id, 1000u + 37 * 4 + 8);
+  for (const CollectiveReport& c : testing::EveryRankCollectives(off)) {
+    EXPECT_EQ(c.start_ns, (c.rank < 4 ? a : b).start_ns) << "rank " << c.rank;
+    EXPECT_EQ(c.end_ns, (c.rank < 4 ? a : b).end_ns) << "rank " << c.rank;
+  }
 }
 
 }  // namespace

@@ -358,6 +358,7 @@ Result<WorkNode> ToWorkNode(const Workload& w, int rank, uint32_t i, const GenNo
     case GenKind::kComp:
       n.kind = NodeKind::kComp;
       n.num_ops = s.num_ops;
+      n.has_num_ops = !s.timed;  // as WriteChakra spells it: a timed node has no num_ops
       n.tensor_size = s.tensor_size;
       n.output_bytes = s.output_bytes;
       n.duration_micros = s.duration_micros;

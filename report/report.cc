@@ -241,6 +241,7 @@ std::string HeaderText(const RunReport& r) {
   } else if (!r.symmetry_note.empty()) {
     out += "symmetric run: " + std::string(r.symmetric ? "" : "off \u2014 ") + r.symmetry_note + "\n";
   }
+  for (const std::string& note : r.notes) out += "note: " + note + "\n";
   return out;
 }
 
@@ -468,6 +469,7 @@ nlohmann::ordered_json ReportTree(const RunReport& r) {
   j["iterations"] = r.iterations;
   j["symmetric"] = r.symmetric;
   j["symmetry"] = r.symmetry_note;
+  if (!r.notes.empty()) j["notes"] = r.notes;
   j["rank_classes"] = r.rank_classes;
   Tick finished = 0;
   for (const auto& n : r.per_npu) finished = std::max(finished, n.finished_ns);

@@ -96,6 +96,10 @@ struct RunReport {
   std::vector<std::string> warnings;
   bool symmetric = false;      // rank 0 was simulated as the representative of every rank
   std::string symmetry_note;   // why the run was (or was not) symmetric, or its rank classes
+  // How the inputs were read, one sentence each (the communicator groups'
+  // origin, how compute nodes were timed, rooted collectives without a root,
+  // control edges dropped): the text report's "notes", JSON "notes" (absent when empty).
+  std::vector<std::string> notes;
   int rank_classes = 0;        // > 0: one representative per rank class was simulated (run/rank_classes.h)
   CriticalPath critical_path;  // with RunConfig::critical_path (rank -1 otherwise)
   GeneratedReport generated;   // a generated workload's figures

@@ -7,6 +7,7 @@
 #include "memory/backend.h"
 #include "report/critical_path.h"
 #include "run/build.h"
+#include "workload/load_notes.h"
 #include "workload/progress.h"
 
 namespace orrery {
@@ -99,6 +100,8 @@ RunReport Simulation::ReportTotals() const {
   rep.memory_bytes = memory.stats().bytes * k;
   rep.memory_wait_ns = memory.stats().wait_ns * k;
   rep.symmetry_note = symmetry_note_;
+  if (!spec_.groups_note.empty()) rep.notes.push_back("communicator groups: " + spec_.groups_note);
+  for (std::string& note : GraphNotes(exec, *engine_, spec_.system.roofline_enabled)) rep.notes.push_back(note);
   rep.config_hash = SpecHash(spec_);
   rep.config_json = SpecConfigJson(spec_);
   return rep;

@@ -190,6 +190,7 @@ std::string SpecConfigJson(const Spec& s) {
   for (const auto& [name, ranks] : s.comm_groups) groups[name] = ranks;
   j["comm_groups"] = {{"from", s.groups_from_file      ? "file"
                                : s.comm_groups.empty() ? "none"
+                               : s.groups_source       ? "trace"
                                                        : "workload"},
                       {"groups", groups}};
   nlohmann::ordered_json bparams = nlohmann::ordered_json::object();

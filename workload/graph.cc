@@ -68,6 +68,7 @@ Status ReadComputeFields(const NodeReader& r, WorkNode* w) {
   ORRERY_PARSE_OR_RETURN(const std::optional<uint64_t> output_bytes, r.Read("output_bytes", kMaxBytes));
   ORRERY_PARSE_OR_RETURN(const std::optional<uint64_t> tensor_size, r.Read("tensor_size", kMaxBytes));
   w->num_ops = num_ops.value_or(0);
+  w->has_num_ops = num_ops.has_value();
   w->output_bytes = output_bytes.value_or(0);
   w->tensor_size = tensor_size.value_or(0);
   ORRERY_PARSE_OR_RETURN(w->compute_efficiency, r.ReadFraction("compute_efficiency"));
@@ -155,15 +156,35 @@ Status ReadPeerFields(const NodeReader& r, const GraphLoadOptions& options, Work
   return Status::Ok();
 }
 
-// Any node: pg_name, when communicator groups are configured.
+// Any node: pg_name. With no communicator groups at all, a collective's
+// pg_name is an error (it would otherwise run over every NPU); other kinds
+// need no group and keep their pg_name unread.
 Status ReadGroup(const NodeReader& r, const GraphLoadOptions& options, WorkNode* w) {
   const auto* a = r.Find("pg_name");
-  if (!a || !options.groups || options.groups->empty()) return Status::Ok();
+  if (!a) return Status::Ok();
   auto name = AttrString(*a);
   if (!name || name->empty()) return Status::Ok();
+  if (!options.groups || options.groups->empty()) {
+    if (w->kind != NodeKind::kColl) return Status::Ok();
+    return Status::Invalid(r.Here() + ": pg_name \"" + *name +
+                           "\" names a process group, but none is defined: the traces have no process-group metadata "
+                           "(a METADATA node \"## process_group:init ##\") and no --comm-group-configuration is "
+                           "given; give the groups (ASTRA-sim's comm-group JSON) or drop the attribute to run over "
+                           "every NPU");
+  }
   auto it = options.groups->find(*name);
   if (it == options.groups->end()) {
-    return Status::Invalid(r.Here() + ": pg_name \"" + *name + "\" is not in the communicator group configuration");
+    std::string known;
+    size_t listed = 0;
+    for (const auto& [g, index] : *options.groups) {
+      if (listed++ == 8) {
+        known += " and " + std::to_string(options.groups->size() - 8) + " more";
+        break;
+      }
+      known += (known.empty() ? "" : ", ") + ("\"" + g + "\"");
+    }
+    return Status::Invalid(r.Here() + ": pg_name \"" + *name +
+                           "\" is not in the communicator group configuration (groups: " + known + ")");
   }
   w->group = it->second;
   return Status::Ok();
@@ -344,6 +365,10 @@ Result<NpuGraph> LoadNpuGraph(const std::string& path, int rank, const GraphLoad
     ORRERY_PARSE_OR_RETURN(const bool more, reader.Next(&n));
     if (!more) break;
     ORRERY_PARSE_OR_RETURN(WorkNode w, ReadNode(n, path, rank, options, &g.involved));
+    if (w.comm_root < 0 && IsRooted(w.collective) && w.collective != CollectiveKind::kBarrier &&
+        g.notes.rootless++ == 0) {
+      g.notes.first_rootless = w.id;
+    }
     ORRERY_RETURN_IF_ERROR(AppendDependencies(n, path, w.id, rank, &deps));
     g.nodes.push_back(std::move(w));
   }

@@ -17,6 +17,9 @@ struct WorkNode {
   uint64_t id = 0;
   NodeKind kind = NodeKind::kInvalid;
   bool is_cpu = false;
+  // COMP: the node gives num_ops. With the roofline on, a GPU node without it
+  // but with a duration_micros takes its measured duration (docs/formats.md).
+  bool has_num_ops = false;
   uint64_t duration_micros = 0;
   uint64_t num_ops = 0;
   uint64_t tensor_size = 0;
@@ -34,12 +37,23 @@ struct WorkNode {
   int comm_src = -1;
   int comm_dst = -1;
   uint64_t comm_tag = 0;
-  int comm_root = 0;      // rooted collectives: attribute 'root', else 'comm_src', else 0
+  // Rooted collectives: attribute 'root', else 'comm_src', else -1: the first
+  // rank of the collective's group (0 without a group; docs/formats.md).
+  int comm_root = -1;
   int group = -1;         // communicator group index, -1 = all NPUs
   int involved = -1;      // index into NpuGraph::involved, -1 = all dimensions
   uint32_t num_deps = 0;  // unresolved parents at start
   uint32_t child_begin = 0, child_end = 0;
   std::string name;
+};
+
+// What the loader did besides reading, for the report's notes.
+struct GraphLoadNotes {
+  uint32_t rootless = 0;        // rooted collectives (not barriers) with neither 'root' nor 'comm_src'
+  uint64_t first_rootless = 0;  // the first one's node id
+  // Control edges dropped (GraphLoadOptions::repair_ctrl_deps): to a node not in
+  // the trace, to the node itself, on a dependency cycle.
+  uint64_t ctrl_dangling = 0, ctrl_self = 0, ctrl_cyclic = 0;
 };
 
 struct NpuGraph {
@@ -48,6 +62,7 @@ struct NpuGraph {
   std::vector<WorkNode> nodes;  // sorted by id
   std::vector<uint32_t> children;
   std::vector<std::vector<bool>> involved;
+  GraphLoadNotes notes;
 };
 
 struct GraphLoadOptions {

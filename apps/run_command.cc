@@ -26,6 +26,7 @@ struct RunFlags {
   std::vector<std::string> plugins;
   std::string remote_endpoint, remote_model = "analytical", remote_timeout_ms = "10000";
   bool allow_oversubscription = false;
+  std::string ctrl_deps = "strict";
   std::string report_format = "text";
   bool link_stats = false;
   bool critical_path = false;
@@ -78,6 +79,7 @@ Status AstraSimFlags(const RunFlags& f, RunConfig* cfg) {
 Status CheckRunFlags(const RunFlags& f, RunConfig* cfg) {
   ORRERY_RETURN_IF_ERROR(EnumFlag("--report-format", f.report_format, {"text", "json", "csv"}));
   ORRERY_RETURN_IF_ERROR(EnumFlag("--symmetry", f.symmetry, {"auto", "off"}));
+  ORRERY_RETURN_IF_ERROR(EnumFlag("--ctrl-deps", f.ctrl_deps, {"strict", "repair"}));
   ParseSymmetry(f.symmetry, &cfg->run.symmetry);
   ORRERY_PARSE_OR_RETURN(const int64_t iterations, IntFlag("--iterations", f.iterations, 1, 1000000));
   cfg->run.iterations = static_cast<int>(iterations);
@@ -169,6 +171,7 @@ void ObserveFromFlags(const RunFlags& f, RunConfig* cfg) {
   cfg->observe.all_collectives = f.report_format == "json" || !f.collectives_csv.empty();
   cfg->observe.collect_links = !f.links_csv.empty();
   cfg->run.allow_oversubscription = f.allow_oversubscription;
+  cfg->run.repair_ctrl_deps = f.ctrl_deps == "repair";
 }
 
 // --collectives and --links: opened before the run (a bad path fails at
@@ -294,6 +297,12 @@ void AddRunInputsFlags(CLI::App* run, RunFlags* f) {
   run->add_option("--comm-group-configuration", f->comm_group,
                   "communicator groups JSON {\"<name>\": [ranks...]} (optional)")
       ->type_name("F.json")
+      ->group(group);
+  run->add_option("--ctrl-deps", f->ctrl_deps,
+                  "strict: a trace's dangling, self or cyclic control edge (ctrl_deps) is an error; repair: "
+                  "drop them and say how many per rank (operator-tree ctrl_deps of early Chakra converters)")
+      ->type_name("MODE")
+      ->capture_default_str()
       ->group(group);
   run->add_option("--example", f->example,
                   "run an embedded example instead of input files: " + ExampleNames() +

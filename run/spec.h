@@ -63,6 +63,8 @@ struct RunOptions {
   // ASTRA-sim's --injection-scale: a given endpoint-delay x scale, truncated to whole ns as ASTRA-sim does.
   double injection_scale = 1.0;
   bool allow_oversubscription = false;  // over-capacity memory is a warning, not an error
+  // --ctrl-deps=repair: drop the traces' dangling, self and cyclic control edges (GraphLoadOptions).
+  bool repair_ctrl_deps = false;
 };
 
 // What the run records besides its totals; none of it changes simulated times,

@@ -65,11 +65,30 @@ struct NpuGraph {
   GraphLoadNotes notes;
 };
 
+// `orrery trace check`: every problem of a trace, not only the first.
+struct TraceProblems {
+  size_t limit = 100;  // messages kept; the rest are only counted
+  uint64_t count = 0;  // problems found
+  std::vector<std::string> messages;
+  void Add(std::string message) {
+    if (messages.size() < limit) messages.push_back(std::move(message));
+    ++count;
+  }
+};
+
 struct GraphLoadOptions {
   int num_npus = 0;
   int num_dims = 0;
   // pg_name -> group index; empty when no communicator groups are configured.
   const std::map<std::string, int>* groups = nullptr;
+  // --ctrl-deps=repair: control edges (ctrl_deps) to a node not in the trace,
+  // to the node itself or on a dependency cycle are dropped (and counted in
+  // NpuGraph::notes) instead of refused; data edges stay strict.
+  bool repair_ctrl_deps = false;
+  // Set: each problem is added here and the load goes on where the graph
+  // allows (one problem per node; dependencies after every node is read); the
+  // load then fails with a count. Null: the first problem is the error.
+  TraceProblems* problems = nullptr;
 };
 
 Result<NpuGraph> LoadNpuGraph(const std::string& path, int rank, const GraphLoadOptions& options);

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "extern/trace_sniff.h"
+
 namespace orrery {
 
 using google::protobuf::io::CodedInputStream;
@@ -33,6 +35,16 @@ Status EtReader::Open(const std::string& path) {
   if (impl_->fd < 0) {
     if (errno == ENOENT) return Status::Invalid(path + ": trace file does not exist");
     return Status::Env(path + ": cannot open trace file: " + std::strerror(errno));
+  }
+  // A text file given as a trace (a PyTorch or Kineto JSON trace, ...) is named for what it is.
+  std::string head(4096, '\0');
+  ssize_t got = pread(impl_->fd, head.data(), head.size(), 0);
+  head.resize(got > 0 ? static_cast<size_t>(got) : 0);
+  if (DescribeNotATrace(head, path)) {
+    head.resize(kSniffBytes);
+    got = pread(impl_->fd, head.data(), head.size(), 0);
+    head.resize(got > 0 ? static_cast<size_t>(got) : 0);
+    if (std::optional<std::string> what = DescribeNotATrace(head, path)) return Status::Invalid(path + ": " + *what);
   }
   impl_->file = std::make_unique<FileInputStream>(impl_->fd);
   Result<bool> r = ReadRecord(&metadata_, "GlobalMetadata");

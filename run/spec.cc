@@ -271,10 +271,6 @@ Status CompleteSpec(Spec* s, const Registries& reg) {
   if (!s->source) return Status::Invalid("--workload-configuration is required (trace prefix)");
   Topology topology(s->dims);
   s->npus = topology.npus();
-  if (s->npus < 2) {
-    return Status::Invalid(s->files.network + ": the network has " + std::to_string(s->npus) +
-                           " NPU(s); at least 2 are needed");
-  }
   ORRERY_RETURN_IF_ERROR(DeriveSystemOptions(s, reg));
   // Communicator groups: from the JSON file, or defined by the source.
   std::map<std::string, std::vector<int>> source_groups = s->source->CommGroups();

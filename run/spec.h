@@ -65,6 +65,8 @@ struct RunOptions {
   bool allow_oversubscription = false;  // over-capacity memory is a warning, not an error
   // --ctrl-deps=repair: drop the traces' dangling, self and cyclic control edges (GraphLoadOptions).
   bool repair_ctrl_deps = false;
+  // --host-collectives=replay: host-side COMM_COLL nodes run as CPU ops (GraphLoadOptions).
+  bool replay_host_collectives = false;
 };
 
 // What the run records besides its totals; none of it changes simulated times,

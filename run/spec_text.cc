@@ -150,6 +150,7 @@ std::string SpecCanonical(const Spec& s) {
   line("iterations", std::to_string(s.run.iterations));
   line("symmetry", SymmetryName(s.run.symmetry));
   if (s.run.repair_ctrl_deps) line("ctrl_deps", "repair");  // absent: the hashes made before it existed
+  if (s.run.replay_host_collectives) line("host_collectives", "replay");
   // --injection-scale enters through system.endpoint-delay-ns: it scales only
   // a given delay, and a run it does not change hashes as without it.
   return t;
@@ -202,6 +203,7 @@ std::string SpecConfigJson(const Spec& s) {
   j["iterations"] = s.run.iterations;
   j["symmetry"] = SymmetryName(s.run.symmetry);
   if (s.run.repair_ctrl_deps) j["ctrl_deps"] = "repair";
+  if (s.run.replay_host_collectives) j["host_collectives"] = "replay";
   j["injection_scale"] = s.run.injection_scale;
   return j.dump();
 }

@@ -114,6 +114,29 @@ Status ReadCollectiveKind(const NodeReader& r, WorkNode* w) {
   return Status::Ok();
 }
 
+// A COMM_COLL node marked is_cpu_op with neither comm_type nor comm_size: the
+// host-side call of a collective (c10d::allreduce_) that converters of early
+// 2024 wrote beside the GPU kernel. Refused, or with --host-collectives=replay
+// a CPU op of its duration (counted in the graph's notes).
+bool IsHostCollective(const NodeReader& r) {
+  const auto* cpu = r.Find("is_cpu_op");
+  return cpu && AttrBool(*cpu).value_or(false) && !r.Find("comm_type") && !r.Find("comm_size");
+}
+
+Status ReadHostCollective(const NodeReader& r, const GraphLoadOptions& options, WorkNode* w, GraphLoadNotes* notes) {
+  if (!options.replay_host_collectives) {
+    return Status::Invalid(r.Here() +
+                           ": a host-side collective (COMM_COLL_NODE with is_cpu_op true and neither comm_type nor "
+                           "comm_size): the CPU call of a collective as converters of early 2024 wrote it, not the "
+                           "collective; --host-collectives=replay runs such nodes as CPU ops of their duration "
+                           "(the trace's GPU collective nodes, if any, carry the communication)");
+  }
+  w->kind = NodeKind::kComp;
+  w->is_cpu = true;
+  ++notes->host_collectives;
+  return Status::Ok();
+}
+
 // COMM_COLL: comm_type, comm_size, the root ('root', else 'comm_src') and involved_dim.
 Status ReadCollectiveFields(const NodeReader& r, const GraphLoadOptions& options, WorkNode* w,
                             std::vector<std::vector<bool>>* involved) {
@@ -161,7 +184,7 @@ Status ReadPeerFields(const NodeReader& r, const GraphLoadOptions& options, Work
 // pg_name is an error (it would otherwise run over every NPU); other kinds
 // need no group and keep their pg_name unread.
 Status ReadGroup(const NodeReader& r, const GraphLoadOptions& options, WorkNode* w) {
-  const auto* a = r.Find("pg_name");
+  const auto* a = options.ignore_groups ? nullptr : r.Find("pg_name");
   if (!a) return Status::Ok();
   auto name = AttrString(*a);
   if (!name || name->empty()) return Status::Ok();
@@ -206,7 +229,7 @@ Status ReadCommStream(const NodeReader& r, WorkNode* w) {
 // types that use them; producers attach others freely. On an error `w` still
 // holds the node's id, name and kind (INVALID for an unknown type).
 Status ReadNode(ChakraProtoMsg::Node& n, const std::string& path, int rank, const GraphLoadOptions& options,
-                std::vector<std::vector<bool>>* involved, WorkNode* out) {
+                NpuGraph* g, WorkNode* out) {
   WorkNode& w = *out;
   w.id = n.id();
   w.name = std::move(*n.mutable_name());  // `n` is parsed afresh for the next node
@@ -227,7 +250,13 @@ Status ReadNode(ChakraProtoMsg::Node& n, const std::string& path, int rank, cons
     case NodeKind::kComp: ORRERY_RETURN_IF_ERROR(ReadComputeFields(r, &w)); break;
     case NodeKind::kMemLoad:
     case NodeKind::kMemStore: ORRERY_RETURN_IF_ERROR(ReadMemoryFields(r, &w)); break;
-    case NodeKind::kColl: ORRERY_RETURN_IF_ERROR(ReadCollectiveFields(r, options, &w, involved)); break;
+    case NodeKind::kColl:
+      if (IsHostCollective(r)) {
+        ORRERY_RETURN_IF_ERROR(ReadHostCollective(r, options, &w, &g->notes));
+      } else {
+        ORRERY_RETURN_IF_ERROR(ReadCollectiveFields(r, options, &w, &g->involved));
+      }
+      break;
     case NodeKind::kSend:
     case NodeKind::kRecv: ORRERY_RETURN_IF_ERROR(ReadPeerFields(r, options, &w)); break;
     case NodeKind::kInvalid:
@@ -251,7 +280,7 @@ bool ReadNodes(EtReader* reader, int rank, const GraphLoadOptions& options, NpuG
     }
     if (!more.value()) return true;
     WorkNode w;
-    if (Status st = ReadNode(n, g->path, rank, options, &g->involved, &w); !st.ok() && !sink->Take(std::move(st))) {
+    if (Status st = ReadNode(n, g->path, rank, options, g, &w); !st.ok() && !sink->Take(std::move(st))) {
       return false;
     }
     if (w.comm_root < 0 && IsRooted(w.collective) && w.collective != CollectiveKind::kBarrier &&

@@ -54,6 +54,8 @@ struct GraphLoadNotes {
   // Control edges dropped (GraphLoadOptions::repair_ctrl_deps): to a node not in
   // the trace, to the node itself, on a dependency cycle.
   uint64_t ctrl_dangling = 0, ctrl_self = 0, ctrl_cyclic = 0;
+  // Host-side COMM_COLL nodes run as CPU ops (GraphLoadOptions::replay_host_collectives).
+  uint64_t host_collectives = 0;
 };
 
 struct NpuGraph {
@@ -85,6 +87,12 @@ struct GraphLoadOptions {
   // to the node itself or on a dependency cycle are dropped (and counted in
   // NpuGraph::notes) instead of refused; data edges stay strict.
   bool repair_ctrl_deps = false;
+  // --host-collectives=replay: a COMM_COLL node with is_cpu_op true and neither
+  // comm_type nor comm_size (the host call of a collective) runs as a CPU op of
+  // its duration instead of being refused.
+  bool replay_host_collectives = false;
+  // `trace inspect` of one file: pg_name is not read (the groups are checked by run and trace check).
+  bool ignore_groups = false;
   // Set: each problem is added here and the load goes on where the graph
   // allows (one problem per node; dependencies after every node is read); the
   // load then fails with a count. Null: the first problem is the error.

@@ -76,6 +76,17 @@ std::vector<std::string> CtrlNotes(const Executor& exec) {
                   std::to_string(n.ctrl_self) + " to the node itself, " + std::to_string(n.ctrl_cyclic) +
                   " on dependency cycles");
   });
+  uint64_t host = 0, host_ranks = 0;
+  ForSimulated(exec, [&](const NpuGraph& g) {
+    host += g.notes.host_collectives;
+    host_ranks += g.notes.host_collectives > 0;
+  });
+  if (host > 0) {
+    out.push_back("host collectives: " + std::to_string(host) +
+                  " COMM_COLL node(s) with is_cpu_op and neither "
+                  "comm_type nor comm_size ran as CPU ops of their duration, on " +
+                  std::to_string(host_ranks) + " simulated rank(s)");
+  }
   if (ranks > 8) {
     out.push_back("ctrl_deps: " + std::to_string(ranks) + " simulated ranks dropped " + std::to_string(total) +
                   " control edge(s) in all");

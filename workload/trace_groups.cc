@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "extern/et_io.h"
-#include "extern/process_groups.h"
 
 namespace orrery {
 
@@ -46,20 +45,14 @@ Result<std::vector<int>> ResolveRanks(const ProcessGroupEntry& e, const std::str
   return ranks;
 }
 
-// Adds one node's table to `table`; a name given again must have the same ranks.
-Status AddTable(const ChakraProtoMsg::Node& n, const std::string& path, int rank, int npus, TraceGroupTable* table) {
-  const std::string here = NodeHere(path, n.id(), rank);
-  ORRERY_PARSE_OR_RETURN(const std::vector<ProcessGroupEntry> entries,
-                         ParseProcessGroupTable(n.inputs().values(), here));
-  for (const ProcessGroupEntry& e : entries) {
-    ORRERY_PARSE_OR_RETURN(std::vector<int> ranks, ResolveRanks(e, here, npus));
-    auto [it, added] = table->groups.emplace(e.name, ranks);
-    if (!added && it->second != ranks) {
-      return Status::Invalid(here + ": process group \"" + e.name + "\" is given twice, as " + RankListText(ranks) +
-                             " and as " + RankListText(it->second));
-    }
+// Adds one entry to `table`; a name given again must have the same ranks.
+Status AddEntry(const ProcessGroupEntry& e, const std::string& here, int npus, TraceGroupTable* table) {
+  ORRERY_PARSE_OR_RETURN(std::vector<int> ranks, ResolveRanks(e, here, npus));
+  auto [it, added] = table->groups.emplace(e.name, ranks);
+  if (!added && it->second != ranks) {
+    return Status::Invalid(here + ": process group \"" + e.name + "\" is given twice, as " + RankListText(ranks) +
+                           " and as " + RankListText(it->second));
   }
-  if (table->origin.empty()) table->origin = path + " node " + std::to_string(n.id());
   return Status::Ok();
 }
 
@@ -95,19 +88,32 @@ std::string RankListText(const std::vector<int>& ranks) {
   return out + "]";
 }
 
-Result<std::optional<TraceGroupTable>> ReadRankGroupTable(const std::string& path, int rank, int npus) {
+Result<std::optional<RawGroupTable>> ReadRawGroupTable(const std::string& path, int rank) {
   EtReader reader;
   ORRERY_RETURN_IF_ERROR(reader.Open(path));
   ChakraProtoMsg::Node n;
-  std::optional<TraceGroupTable> table;
+  std::optional<RawGroupTable> table;
   while (true) {
     ORRERY_PARSE_OR_RETURN(const bool more, reader.NextOfType(ChakraProtoMsg::METADATA_NODE, &n));
     if (!more) break;
     if (!IsProcessGroupNode(n)) continue;
-    if (!table) table.emplace();
-    ORRERY_RETURN_IF_ERROR(AddTable(n, path, rank, npus, &*table));
+    ORRERY_PARSE_OR_RETURN(std::vector<ProcessGroupEntry> entries,
+                           ParseProcessGroupTable(n.inputs().values(), NodeHere(path, n.id(), rank)));
+    if (!table) table.emplace().origin = path + " node " + std::to_string(n.id());
+    for (ProcessGroupEntry& e : entries) table->entries.emplace_back(n.id(), std::move(e));
   }
   return table;
+}
+
+Result<std::optional<TraceGroupTable>> ReadRankGroupTable(const std::string& path, int rank, int npus) {
+  ORRERY_PARSE_OR_RETURN(const std::optional<RawGroupTable> raw, ReadRawGroupTable(path, rank));
+  if (!raw) return std::optional<TraceGroupTable>();
+  TraceGroupTable table;
+  table.origin = raw->origin;
+  for (const auto& [node, entry] : raw->entries) {
+    ORRERY_RETURN_IF_ERROR(AddEntry(entry, NodeHere(path, node, rank), npus, &table));
+  }
+  return std::optional<TraceGroupTable>(std::move(table));
 }
 
 Result<TraceGroupTable> ReadTraceGroupTables(const std::vector<std::string>& paths,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "extern/process_groups.h"
 
 namespace orrery {
 
@@ -17,6 +18,14 @@ struct TraceGroupTable {
   std::map<std::string, std::vector<int>> groups;  // pg_name -> ranks, sorted
   std::string origin;                              // where rank 0's table is: "t.0.et node 3" ("" when none)
 };
+
+// One file's table as written, unresolved (for `trace inspect`): each entry
+// with the id of the node that holds it; nullopt when the file has none.
+struct RawGroupTable {
+  std::vector<std::pair<uint64_t, ProcessGroupEntry>> entries;
+  std::string origin;  // "t.0.et node 3": the first such node
+};
+Result<std::optional<RawGroupTable>> ReadRawGroupTable(const std::string& path, int rank);
 
 // One rank's file: its table (several such nodes are merged), nullopt when it
 // has none. Ranks are checked against the network's `npus` NPUs.

@@ -163,12 +163,13 @@ std::vector<NpuReport> Simulation::ReportNpus(Tick* finished) const {
     n.remote_mem_ns = s.mem;
     n.peak_local_bytes = s.local_peak;
     // compute + exposed_comm + mem_stall + peer_wait + idle = finished (docs/report.md).
-    ORRERY_CHECK(s.compute + s.mem_stall <= s.busy && s.busy + s.peer_wait <= s.finish,
+    ORRERY_CHECK(s.compute + s.mem_stall <= s.busy && s.busy + s.peer_wait + s.cpu <= s.finish,
                  "time categories of a rank overlap");
     n.mem_stall_ns = s.mem_stall;
     n.exposed_comm_ns = s.busy - s.compute - s.mem_stall;
     n.peer_wait_ns = s.peer_wait;
-    n.idle_ns = s.finish - s.busy - s.peer_wait;
+    n.cpu_ns = s.cpu;
+    n.idle_ns = s.finish - s.busy - s.peer_wait - s.cpu;
     *finished = std::max(*finished, n.finished_ns);
     out.push_back(n);
   }

@@ -227,10 +227,10 @@ Status DeriveGroups(Spec* s, std::map<std::string, std::vector<int>> source_grou
       s->groups_npus = s->npus;
       s->groups_source = nullptr;
     }
-    // Said in the report only when the traces carry process groups of their own.
+    // Said in the report only when the traces carry other process groups of their own.
     s->groups_note.clear();
     Result<SourceGroups> traced = s->source->ProcessGroups(s->npus, s->graphs, /*rank0_only=*/true);
-    if (!traced.ok() || !traced->groups.empty()) {
+    if (!traced.ok() || (!traced->groups.empty() && traced->groups != s->comm_groups)) {
       s->groups_note = std::to_string(s->comm_groups.size()) + " from --comm-group-configuration " +
                        s->files.comm_groups + "; it overrides the traces' process-group metadata (" +
                        (traced.ok() ? std::to_string(traced->groups.size()) + " group(s), " + traced->origin

@@ -154,6 +154,10 @@ void Executor::TrackStall(NpuState& s) {
   if (waiting && !s.peer_waiting) s.wait_since = queue_->Now();
   if (!waiting && s.peer_waiting) s.peer_wait += queue_->Now() - s.wait_since;
   s.peer_waiting = waiting;
+  const bool cpu = s.slot_busy[kSlotCpu] && s.active == 0 && !waiting;
+  if (cpu && !s.cpu_exposed) s.cpu_since = queue_->Now();
+  if (!cpu && s.cpu_exposed) s.cpu += queue_->Now() - s.cpu_since;
+  s.cpu_exposed = cpu;
 }
 
 // A receive is posted: communication (in ASTRA-sim's comm time from now on),
@@ -248,6 +252,7 @@ inline void Executor::IssueCompute(int rank, uint32_t idx) {
   if (!runtime) return;
   if (n.is_cpu) {
     s.slot_busy[kSlotCpu] = true;
+    TrackStall(s);
   } else {
     s.slot_busy[kSlotGpu] = true;
     s.compute += *runtime;
@@ -421,6 +426,7 @@ inline void Executor::EndActivity(int rank, NpuState& s, const WorkNode& n) {
     case NodeKind::kComp:
       if (n.is_cpu) {
         s.slot_busy[kSlotCpu] = false;
+        TrackStall(s);
       } else {
         s.slot_busy[kSlotGpu] = false;
         ActiveDown(s);

@@ -3,6 +3,7 @@
 // of real traces write), and the report counts each kind.
 #include <gtest/gtest.h>
 
+#include "report/report.h"
 #include "run/run.h"
 #include "tests/test_util.h"
 
@@ -56,6 +57,36 @@ TEST(ComputeTiming, WithoutTheRooflineEveryNodeReplays) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->per_npu[0].finished_ns, 5000u + 999000u + 2000u);
   EXPECT_TRUE(r->notes.empty());
+}
+
+// A CPU op while nothing else runs is the `cpu` share, not idle; shown only when some rank has any.
+TEST(ComputeTiming, CpuOpsAreNotIdle) {
+  TempDir d;
+  WriteMixed(d);
+  auto r = testing::RunIn(d);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  for (const auto& n : r->per_npu) {
+    EXPECT_EQ(n.cpu_ns, 2000u) << n.rank;
+    EXPECT_EQ(n.idle_ns, 0u) << n.rank;
+  }
+  const std::string text = FormatReportText(r.value());
+  EXPECT_NE(text.find("waiting on peers 0.0%, CPU ops 11.8%, idle 0.0%)"), std::string::npos) << text;
+  EXPECT_NE(text.find("     peer_wait           cpu          idle\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("            0          2000             0\n"), std::string::npos) << text;
+  EXPECT_NE(FormatReportJson(r.value()).find("\"cpu_ns\": 2000,"), std::string::npos);
+  EXPECT_EQ(
+      FormatReportCsv(r.value()).substr(0, FormatReportCsv(r.value()).find('\n')),
+      "rank,finished_ns,compute_ns,comm_ns,exposed_comm_ns,idle_ns,remote_mem_ns,mem_stall_ns,peer_wait_ns,cpu_ns");
+  // No CPU op: the report is as it always was.
+  testing::WriteTraces(d, 2, [](int) {
+    auto n = testing::MakeNode(1, ChakraProtoMsg::COMP_NODE);
+    n.set_duration_micros(3);
+    return std::vector<ChakraProtoMsg::Node>{n};
+  });
+  auto plain = testing::RunIn(d);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(FormatReportText(plain.value()).find("cpu"), std::string::npos);
+  EXPECT_EQ(FormatReportJson(plain.value()).find("cpu_ns"), std::string::npos);
 }
 
 }  // namespace

@@ -29,6 +29,8 @@ struct RunFlags {
   std::vector<std::string> plugins;
   std::string remote_endpoint, remote_model = "analytical", remote_timeout_ms = "10000";
   bool allow_oversubscription = false;
+  std::string ctrl_deps = "strict";
+  std::string host_collectives = "refuse";
   std::string report_format = "text";
   bool link_stats = false;
   bool critical_path = false;
@@ -81,6 +83,8 @@ Status AstraSimFlags(const RunFlags& f, RunConfig* cfg) {
 Status CheckRunFlags(const RunFlags& f, RunConfig* cfg) {
   ORRERY_RETURN_IF_ERROR(EnumFlag("--report-format", f.report_format, {"text", "json", "csv"}));
   ORRERY_RETURN_IF_ERROR(EnumFlag("--symmetry", f.symmetry, {"auto", "off"}));
+  ORRERY_RETURN_IF_ERROR(EnumFlag("--ctrl-deps", f.ctrl_deps, {"strict", "repair"}));
+  ORRERY_RETURN_IF_ERROR(EnumFlag("--host-collectives", f.host_collectives, {"refuse", "replay"}));
   ParseSymmetry(f.symmetry, &cfg->run.symmetry);
   ORRERY_PARSE_OR_RETURN(const int64_t iterations, IntFlag("--iterations", f.iterations, 1, 1000000));
   cfg->run.iterations = static_cast<int>(iterations);
@@ -172,6 +176,8 @@ void ObserveFromFlags(const RunFlags& f, RunConfig* cfg) {
   cfg->observe.all_collectives = f.report_format == "json" || !f.collectives_csv.empty();
   cfg->observe.collect_links = !f.links_csv.empty();
   cfg->run.allow_oversubscription = f.allow_oversubscription;
+  cfg->run.repair_ctrl_deps = f.ctrl_deps == "repair";
+  cfg->run.replay_host_collectives = f.host_collectives == "replay";
 }
 
 // --generate's --system-out: the system JSON of its --device, as 'orrery gen
@@ -342,6 +348,18 @@ void AddRunInputsFlags(CLI::App* run, RunFlags* f) {
   run->add_option("--comm-group-configuration", f->comm_group,
                   "communicator groups JSON {\"<name>\": [ranks...]} (optional)")
       ->type_name("F.json")
+      ->group(group);
+  run->add_option("--ctrl-deps", f->ctrl_deps,
+                  "strict: a trace's dangling, self or cyclic control edge (ctrl_deps) is an error; repair: "
+                  "drop them and say how many per rank (operator-tree ctrl_deps of early Chakra converters)")
+      ->type_name("MODE")
+      ->capture_default_str()
+      ->group(group);
+  run->add_option("--host-collectives", f->host_collectives,
+                  "refuse: a COMM_COLL node with is_cpu_op and neither comm_type nor comm_size (a collective's "
+                  "host call, as early Chakra converters wrote it) is an error; replay: run it as a CPU op")
+      ->type_name("MODE")
+      ->capture_default_str()
       ->group(group);
   run->add_option("--example", f->example,
                   "run an embedded example instead of input files: " + ExampleNames() +

@@ -162,29 +162,69 @@ int Peer(const std::string& listen, const std::string& connections_text) {
   return st.ok() ? 0 : Fail(st);
 }
 
+// --ctrl-deps and --host-collectives of the trace tools, as `orrery run` takes them.
+struct TraceReadFlags {
+  std::string ctrl_deps = "strict", host_collectives = "refuse";
+  void Add(CLI::App* app) {
+    app->add_option("--ctrl-deps", ctrl_deps, "strict or repair: as orrery run --ctrl-deps")
+        ->type_name("MODE")
+        ->capture_default_str();
+    app->add_option("--host-collectives", host_collectives, "refuse or replay: as orrery run --host-collectives")
+        ->type_name("MODE")
+        ->capture_default_str();
+  }
+  Result<TraceReadOptions> Options() const {
+    ORRERY_RETURN_IF_ERROR(EnumFlag("--ctrl-deps", ctrl_deps, {"strict", "repair"}));
+    ORRERY_RETURN_IF_ERROR(EnumFlag("--host-collectives", host_collectives, {"refuse", "replay"}));
+    return TraceReadOptions{ctrl_deps == "repair", host_collectives == "replay"};
+  }
+};
+
 }  // namespace
 
 void AddTraceCommands(Commands* commands, CLI::App* root) {
   CLI::App* trace = commands->AddGroup(root, "trace", "inspect, convert and generate Chakra traces");
   auto file = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
-  CLI::App* inspect = commands->AddLeaf(trace, "inspect",
-                                        "node counts by type, collectives by type and bytes, dependency depth", [file] {
-                                          auto r = InspectTrace(*file);
-                                          if (!r.ok()) return Fail(r.status());
-                                          std::fputs(r.value().c_str(), stdout);
-                                          return 0;
-                                        });
+  auto read = std::make_shared<TraceReadFlags>();
+  CLI::App* inspect = commands->AddLeaf(
+      trace, "inspect", "node counts by type, GPU and CPU compute, collectives, process groups, dependency depth",
+      [file, read] {
+        const Result<TraceReadOptions> options = read->Options();
+        if (!options.ok()) return Fail(options.status());
+        auto r = InspectTrace(*file, options.value());
+        if (!r.ok()) return Fail(r.status());
+        std::fputs(r.value().c_str(), stdout);
+        return 0;
+      });
   inspect->add_option("FILE", *file, "the .et trace")->required();
-  CLI::App* to_json = commands->AddLeaf(trace, "to-json", "one JSON object per line: the metadata, then each node",
+  read->Add(inspect);
+  auto limit = std::make_shared<std::string>("100");
+  CLI::App* check = commands->AddLeaf(trace, "check",
+                                      "every problem of the traces PREFIX.<rank>.et (up to --limit), as run reads them",
+                                      [file, read, limit] {
+                                        const Result<TraceReadOptions> options = read->Options();
+                                        if (!options.ok()) return Fail(options.status());
+                                        const Result<int64_t> n = IntFlag("--limit", *limit, 1, 1000000);
+                                        if (!n.ok()) return Fail(n.status());
+                                        auto r = CheckTraces(*file, static_cast<size_t>(n.value()), options.value());
+                                        if (!r.ok()) return Fail(r.status());
+                                        std::fputs(r->text.c_str(), stdout);
+                                        return r->problems ? 2 : 0;
+                                      });
+  check->add_option("PREFIX", *file, "the traces' prefix (or one of its files, PREFIX.<rank>.et)")->required();
+  check->add_option("--limit", *limit, "problems listed at most (all are counted)")
+      ->type_name("N")
+      ->capture_default_str();
+  read->Add(check);
+  CLI::App* to_json = commands->AddLeaf(trace, "to-json",
+                                        "one JSON object per line: the metadata, then each node (stdout by default)",
                                         [file, out] {
-                                          if (out->empty())
-                                            return Fail(Status::Invalid("trace to-json needs --out=PATH"));
                                           auto st = TraceToJson(*file, *out);
                                           return st.ok() ? 0 : Fail(st);
                                         });
   to_json->add_option("FILE", *file, "the .et trace")->required();
-  to_json->add_option("--out", *out, "the JSON-lines file to write")->type_name("F.jsonl");
+  to_json->add_option("--out", *out, "the JSON-lines file to write (default: stdout)")->type_name("F.jsonl");
   CLI::App* from_json = commands->AddLeaf(trace, "from-json", "the inverse of to-json (byte-exact round trip)",
                                           [file, out] {
                                             if (out->empty())

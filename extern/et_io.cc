@@ -2,11 +2,14 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/wire_format_lite.h>
 
 #include <fcntl.h>
 #include <unistd.h>
 #include <cerrno>
 #include <cstring>
+
+#include "extern/trace_sniff.h"
 
 namespace orrery {
 
@@ -33,6 +36,16 @@ Status EtReader::Open(const std::string& path) {
     if (errno == ENOENT) return Status::Invalid(path + ": trace file does not exist");
     return Status::Env(path + ": cannot open trace file: " + std::strerror(errno));
   }
+  // A text file given as a trace (a PyTorch or Kineto JSON trace, ...) is named for what it is.
+  std::string head(4096, '\0');
+  ssize_t got = pread(impl_->fd, head.data(), head.size(), 0);
+  head.resize(got > 0 ? static_cast<size_t>(got) : 0);
+  if (DescribeNotATrace(head, path)) {
+    head.resize(kSniffBytes);
+    got = pread(impl_->fd, head.data(), head.size(), 0);
+    head.resize(got > 0 ? static_cast<size_t>(got) : 0);
+    if (std::optional<std::string> what = DescribeNotATrace(head, path)) return Status::Invalid(path + ": " + *what);
+  }
   impl_->file = std::make_unique<FileInputStream>(impl_->fd);
   Result<bool> r = ReadRecord(&metadata_, "GlobalMetadata");
   if (!r.ok()) return r.status();
@@ -40,35 +53,67 @@ Status EtReader::Open(const std::string& path) {
   return Status::Ok();
 }
 
-Result<bool> EtReader::ReadRecord(google::protobuf::Message* msg, const char* what) {
-  CodedInputStream in(impl_->file.get());
-  const int64_t offset = impl_->file->ByteCount();
+namespace {
+
+// The type of a serialised Node (field 3), read without parsing the rest: -1
+// when the bytes are not a well-formed message. A node without the field is
+// INVALID_NODE (0), as protobuf reads it.
+int64_t NodeTypeOf(const std::string& body) {
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(body.data()),
+                                            static_cast<int>(body.size()));
+  using google::protobuf::internal::WireFormatLite;
+  int64_t type = 0;
+  while (const uint32_t tag = in.ReadTag()) {
+    if (tag == WireFormatLite::MakeTag(3, WireFormatLite::WIRETYPE_VARINT)) {
+      uint64_t v = 0;
+      if (!in.ReadVarint64(&v)) return -1;
+      type = static_cast<int64_t>(static_cast<int32_t>(v));  // an enum is an int32 on the wire
+    } else if (!WireFormatLite::SkipField(&in, tag)) {
+      return -1;
+    }
+  }
+  return in.ConsumedEntireMessage() ? type : -1;
+}
+
+}  // namespace
+
+std::string EtReader::RecordText(const char* what) const {
+  return std::string(what) + " record " + std::to_string(records_) + " at byte " + std::to_string(pos_);
+}
+
+// The framing of the next record: its length, or nullopt at a clean end of file.
+Result<std::optional<uint32_t>> EtReader::ReadLength(CodedInputStream* in, const char* what) {
   const void* peek;
   int avail = 0;
-  if (!in.GetDirectBufferPointer(&peek, &avail)) return false;  // clean end of file
+  if (!in->GetDirectBufferPointer(&peek, &avail)) return std::optional<uint32_t>();  // clean end of file
   uint32_t size = 0;
-  if (!in.ReadVarint32(&size)) {
-    return Status::Invalid(path_ + ": truncated trace: the length of " + what + " record " + std::to_string(records_) +
-                           " at byte " + std::to_string(offset) + " is cut off or malformed");
+  if (!in->ReadVarint32(&size)) {
+    return Status::Invalid(path_ + ": truncated trace: the length of " + RecordText(what) + " is cut off or malformed");
   }
   if (size > (256u << 20)) {
-    return Status::Invalid(path_ + ": corrupt trace: record " + std::to_string(records_) + " at byte " +
-                           std::to_string(offset) + " claims " + std::to_string(size) +
+    return Status::Invalid(path_ + ": corrupt trace: " + RecordText(what) + " claims " + std::to_string(size) +
                            " bytes (over 256 MiB); is this a Chakra .et file?");
   }
-  auto limit = in.PushLimit(static_cast<int>(size));
+  return std::optional<uint32_t>(size);
+}
+
+Result<bool> EtReader::ReadRecord(google::protobuf::Message* msg, const char* what) {
+  CodedInputStream in(impl_->file.get());
+  ORRERY_PARSE_OR_RETURN(const std::optional<uint32_t> size, ReadLength(&in, what));
+  if (!size) return false;
+  const int header = in.CurrentPosition();
+  auto limit = in.PushLimit(static_cast<int>(*size));
   const bool parsed = msg->ParseFromCodedStream(&in);
   const bool complete = in.ConsumedEntireMessage() && in.BytesUntilLimit() == 0;
   in.PopLimit(limit);
   if (!parsed || !complete) {
-    if (in.CurrentPosition() < static_cast<int>(size)) {
-      return Status::Invalid(path_ + ": truncated trace: " + what + " record " + std::to_string(records_) +
-                             " at byte " + std::to_string(offset) + " needs " + std::to_string(size) +
+    if (in.CurrentPosition() - header < static_cast<int>(*size)) {
+      return Status::Invalid(path_ + ": truncated trace: " + RecordText(what) + " needs " + std::to_string(*size) +
                              " bytes but the file ends first");
     }
-    return Status::Invalid(path_ + ": corrupt trace: " + what + " record " + std::to_string(records_) + " at byte " +
-                           std::to_string(offset) + " is not a valid Chakra " + what);
+    return Status::Invalid(path_ + ": corrupt trace: " + RecordText(what) + " is not a valid Chakra " + what);
   }
+  pos_ += static_cast<uint64_t>(in.CurrentPosition());
   ++records_;
   return true;
 }
@@ -76,6 +121,26 @@ Result<bool> EtReader::ReadRecord(google::protobuf::Message* msg, const char* wh
 Result<bool> EtReader::Next(ChakraProtoMsg::Node* node) {
   node->Clear();
   return ReadRecord(node, "Node");
+}
+
+Result<bool> EtReader::NextOfType(int type, ChakraProtoMsg::Node* node) {
+  std::string body;
+  while (true) {
+    CodedInputStream in(impl_->file.get());
+    ORRERY_PARSE_OR_RETURN(const std::optional<uint32_t> size, ReadLength(&in, "Node"));
+    if (!size) return false;
+    if (!in.ReadString(&body, static_cast<int>(*size))) {
+      return Status::Invalid(path_ + ": truncated trace: " + RecordText("Node") + " needs " + std::to_string(*size) +
+                             " bytes but the file ends first");
+    }
+    const int64_t t = NodeTypeOf(body);
+    if (t < 0 || (t == type && !node->ParseFromString(body))) {
+      return Status::Invalid(path_ + ": corrupt trace: " + RecordText("Node") + " is not a valid Chakra Node");
+    }
+    pos_ += static_cast<uint64_t>(in.CurrentPosition());
+    ++records_;
+    if (t == type) return true;
+  }
 }
 
 Status EtWriter::Open(const std::string& path, const ChakraProtoMsg::GlobalMetadata& metadata) {

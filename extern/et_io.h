@@ -16,6 +16,10 @@
 #include "core/status.h"
 #include "extern/chakra.pb.h"
 
+namespace google::protobuf::io {
+class CodedInputStream;
+}
+
 namespace orrery {
 
 class EtReader {
@@ -27,15 +31,23 @@ class EtReader {
   const ChakraProtoMsg::GlobalMetadata& metadata() const { return metadata_; }
   // Reads the next node. Returns false at a clean end of file.
   Result<bool> Next(ChakraProtoMsg::Node* node);
+  // Reads on to the next node of Chakra NodeType `type`, parsing only that
+  // one (the others are skipped once their type is read); false at a clean end.
+  Result<bool> NextOfType(int type, ChakraProtoMsg::Node* node);
   const std::string& path() const { return path_; }
+  // The byte where the next record starts (exact, whatever was buffered).
+  uint64_t position() const { return pos_; }
 
  private:
   Result<bool> ReadRecord(google::protobuf::Message* msg, const char* what);
+  Result<std::optional<uint32_t>> ReadLength(google::protobuf::io::CodedInputStream* in, const char* what);
+  std::string RecordText(const char* what) const;  // "Node record 12 at byte 345"
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::string path_;
   ChakraProtoMsg::GlobalMetadata metadata_;
   uint64_t records_ = 0;
+  uint64_t pos_ = 0;  // bytes of the records read so far
 };
 
 // Writes a trace whole or not at all (core/output_file.h): Close renames it

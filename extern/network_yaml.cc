@@ -15,15 +15,20 @@ namespace {
 
 std::string Index(const std::string& key, size_t i) { return key + "[" + std::to_string(i) + "]"; }
 
-// An NPU count of one dimension: an integer 2..kMaxNpus.
-Result<int> DimNpus(const std::string& path, const YAML::Node& node, const std::string& key) {
-  auto n = YamlInt(path, node, key, 2, kMaxNpus);
+// An NPU count of one dimension: an integer 2..kMaxNpus, or 1 when it is the
+// network's only dimension (a single NPU: a one-rank trace).
+Result<int> DimNpus(const std::string& path, const YAML::Node& node, const std::string& key, bool only_dim) {
+  const int64_t min = only_dim ? 1 : 2;
+  auto n = YamlInt(path, node, key, min, kMaxNpus);
   if (n.ok()) return static_cast<int>(n.value());
   // A whole number outside the range gets a message that says why.
   const Where where = YamlWhere(path, node, key);
-  const std::string allowed = DescribeIntRange(2, kMaxNpus);
-  if (auto low = YamlInt(path, node, key, INT64_MIN, 1); low.ok()) {
-    return ValueError(where, std::to_string(low.value()), "a dimension needs at least 2 NPUs (drop a dimension of 1)",
+  const std::string allowed = DescribeIntRange(min, kMaxNpus);
+  if (auto low = YamlInt(path, node, key, INT64_MIN, min - 1); low.ok()) {
+    return ValueError(where, std::to_string(low.value()),
+                      only_dim ? "a network needs at least 1 NPU"
+                               : "a dimension needs at least 2 NPUs (drop a dimension of 1; a network of one NPU "
+                                 "is a single dimension of 1)",
                       allowed);
   }
   if (auto high = YamlInt(path, node, key, kMaxNpus + 1, INT64_MAX); high.ok()) {
@@ -89,7 +94,7 @@ Result<AstraNetworkConfig> ReadOrreryNetwork(const std::string& path, const YAML
     AstraNetworkDim x;
     ORRERY_PARSE_OR_RETURN(x.block, YamlString(path, d["block"], at + ".block"));
     ORRERY_RETURN_IF_ERROR(CheckBlock(path, d["block"], at + ".block", x.block, blocks));
-    ORRERY_PARSE_OR_RETURN(x.npus, DimNpus(path, d["npus"], at + ".npus"));
+    ORRERY_PARSE_OR_RETURN(x.npus, DimNpus(path, d["npus"], at + ".npus", dims.size() == 1));
     ORRERY_PARSE_OR_RETURN(x.bandwidth_gbps,
                            YamlDouble(path, d["bandwidth_gbps"], at + ".bandwidth_gbps", kBandwidthGBps));
     ORRERY_PARSE_OR_RETURN(x.latency_ns, YamlDouble(path, d["latency_ns"], at + ".latency_ns", kLatencyNs));
@@ -144,7 +149,7 @@ Result<AstraNetworkConfig> ReadAstraNetworkYaml(const std::string& path) {
     AstraNetworkDim x;
     ORRERY_PARSE_OR_RETURN(x.block, YamlString(path, topo[i], Index("topology", i)));
     ORRERY_RETURN_IF_ERROR(CheckBlock(path, topo[i], Index("topology", i), x.block, blocks));
-    ORRERY_PARSE_OR_RETURN(x.npus, DimNpus(path, npus[i], Index("npus_count", i)));
+    ORRERY_PARSE_OR_RETURN(x.npus, DimNpus(path, npus[i], Index("npus_count", i), npus.size() == 1));
     ORRERY_PARSE_OR_RETURN(x.bandwidth_gbps, YamlDouble(path, bw[i], Index("bandwidth", i), kBandwidthGBps));
     ORRERY_PARSE_OR_RETURN(x.latency_ns, YamlDouble(path, lat[i], Index("latency", i), kLatencyNs));
     ORRERY_RETURN_IF_ERROR(AddToTotal(path, npus[i], Index("npus_count", i), x.npus, &total));

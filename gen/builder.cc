@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 
 #include "core/output_file.h"
 #include "extern/et_io.h"
+#include "extern/process_groups.h"
 
 namespace orrery::gen {
 
@@ -230,24 +232,34 @@ int Peer(const Layout& l, int rank, const GenNode& n) {
   return static_cast<int>(l.With(rank, n.axis, c));
 }
 
+// Attributes in the fields Chakra's own tools write them (its converter and
+// generator; the feeder ASTRA-sim reads them through): is_cpu_op a bool,
+// num_ops, comm_type and comm_size int64, tensor_size uint64, comm_src,
+// comm_dst and comm_tag int32 (int64 beyond 2^31 - 1); Orrery's own
+// (output_bytes, comm_stream) uint64.
 void Attr(ChakraProtoMsg::Node* node, const char* name, uint64_t v) {
   auto* a = node->add_attr();
   a->set_name(name);
   a->set_uint64_val(v);
 }
 
-// comm_type and comm_size: int64 in ASTRA-sim's example spelling.
-void CommAttr(ChakraProtoMsg::Node* node, const char* name, uint64_t v, ChakraSpelling spelling) {
-  if (spelling == ChakraSpelling::kGenerated) return Attr(node, name, v);
+void Int64Attr(ChakraProtoMsg::Node* node, const char* name, uint64_t v) {
   auto* a = node->add_attr();
   a->set_name(name);
-  a->set_int64_val(static_cast<int64_t>(v));
+  a->set_int64_val(static_cast<int64_t>(v));  // every value the generator makes is below 2^63
+}
+
+void Int32Attr(ChakraProtoMsg::Node* node, const char* name, uint64_t v) {
+  if (v > static_cast<uint64_t>(INT32_MAX)) return Int64Attr(node, name, v);
+  auto* a = node->add_attr();
+  a->set_name(name);
+  a->set_int32_val(static_cast<int32_t>(v));
 }
 
 void SetComp(const GenNode& g, ChakraProtoMsg::Node* n) {
   n->set_type(ChakraProtoMsg::COMP_NODE);
   if (!g.timed) {
-    Attr(n, "num_ops", g.num_ops);
+    Int64Attr(n, "num_ops", g.num_ops);
     Attr(n, "tensor_size", g.tensor_size);
   }
   if (g.output_bytes) Attr(n, "output_bytes", g.output_bytes);
@@ -263,20 +275,20 @@ void SetComp(const GenNode& g, ChakraProtoMsg::Node* n) {
 
 void SetColl(const Layout& l, int rank, const GenNode& g, ChakraSpelling spelling, ChakraProtoMsg::Node* n) {
   n->set_type(ChakraProtoMsg::COMM_COLL_NODE);
-  CommAttr(n, "comm_type", static_cast<uint64_t>(g.coll), spelling);
-  CommAttr(n, "comm_size", g.bytes, spelling);
+  Int64Attr(n, "comm_type", static_cast<uint64_t>(g.coll));
+  Int64Attr(n, "comm_size", g.bytes);
   if (spelling == ChakraSpelling::kAstraSimExample) return;
   auto* a = n->add_attr();
   a->set_name("pg_name");
   a->set_string_val(l.GroupName(rank, g.group));
 }
 
-void SetSendRecv(const Layout& l, int rank, const GenNode& g, ChakraSpelling spelling, ChakraProtoMsg::Node* n) {
+void SetSendRecv(const Layout& l, int rank, const GenNode& g, ChakraProtoMsg::Node* n) {
   const bool send = g.kind == GenKind::kSend;
   n->set_type(send ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE);
-  Attr(n, send ? "comm_dst" : "comm_src", static_cast<uint64_t>(Peer(l, rank, g)));
-  CommAttr(n, "comm_size", g.bytes, spelling);
-  Attr(n, "comm_tag", g.tag);
+  Int32Attr(n, send ? "comm_dst" : "comm_src", static_cast<uint64_t>(Peer(l, rank, g)));
+  Int64Attr(n, "comm_size", g.bytes);
+  Int32Attr(n, "comm_tag", g.tag);
 }
 
 ChakraProtoMsg::Node ToChakra(const Layout& l, int rank, uint32_t id, const GenNode& g, ChakraSpelling spelling,
@@ -286,16 +298,14 @@ ChakraProtoMsg::Node ToChakra(const Layout& l, int rank, uint32_t id, const GenN
   n.set_name(g.name);
   for (NodeRef d : g.deps) n.add_data_deps(d);
   for (NodeRef d : g.ctrl_deps) n.add_ctrl_deps(d);
-  if (spelling == ChakraSpelling::kAstraSimExample) {
-    auto* a = n.add_attr();
-    a->set_name("is_cpu_op");
-    a->set_bool_val(false);
-  }
+  auto* cpu = n.add_attr();  // every generated node runs on the GPU (Chakra's feeder reads an absent one as a CPU op)
+  cpu->set_name("is_cpu_op");
+  cpu->set_bool_val(false);
   switch (g.kind) {
     case GenKind::kComp: SetComp(g, &n); break;
     case GenKind::kColl: SetColl(l, rank, g, spelling, &n); break;
     case GenKind::kSend:
-    case GenKind::kRecv: SetSendRecv(l, rank, g, spelling, &n); break;
+    case GenKind::kRecv: SetSendRecv(l, rank, g, &n); break;
     case GenKind::kMemLoad:
     case GenKind::kMemStore:
       n.set_type(g.kind == GenKind::kMemLoad ? ChakraProtoMsg::MEM_LOAD_NODE : ChakraProtoMsg::MEM_STORE_NODE);
@@ -309,6 +319,25 @@ ChakraProtoMsg::Node ToChakra(const Layout& l, int rank, uint32_t id, const GenN
   return n;
 }
 
+// The process-group table as Chakra's converter carries PyTorch's: a METADATA
+// node "## process_group:init ##" whose inputs.values is a Python list of one
+// string, the JSON table (extern/process_groups.h reads it). The last node:
+// its id follows the graph's, which stay as they are in memory.
+ChakraProtoMsg::Node ProcessGroupNode(const Layout& layout, uint32_t id) {
+  nlohmann::ordered_json table = nlohmann::ordered_json::array();
+  for (const auto& [name, ranks] : layout.AllGroups()) {
+    table.push_back({{"pg_name", name}, {"ranks", ranks}, {"group_size", ranks.size()}});
+  }
+  ChakraProtoMsg::Node n;
+  n.set_id(id);
+  n.set_name(kProcessGroupNodeName);
+  n.set_type(ChakraProtoMsg::METADATA_NODE);
+  n.mutable_inputs()->set_values("['" + table.dump() + "']");  // names are digits: no quote to escape
+  n.mutable_inputs()->set_shapes("[[]]");
+  n.mutable_inputs()->set_types("['String']");
+  return n;
+}
+
 }  // namespace
 
 std::string CommGroupJson(const Layout& layout) {
@@ -318,6 +347,10 @@ std::string CommGroupJson(const Layout& layout) {
 }
 
 Status WriteChakra(const Workload& w, const std::string& prefix, ChakraSpelling spelling) {
+  std::optional<ChakraProtoMsg::Node> pg_table;  // the same in every rank's file, after its nodes
+  if (spelling == ChakraSpelling::kGenerated && w.pg_metadata && !w.layout.AllGroups().empty()) {
+    pg_table = ProcessGroupNode(w.layout, 0);
+  }
   for (int r = 0; r < w.layout.npus(); ++r) {
     const GraphBuilder& g = w.classes[w.class_of_rank[r]];
     EtWriter out;
@@ -327,6 +360,10 @@ Status WriteChakra(const Workload& w, const std::string& prefix, ChakraSpelling 
     ORRERY_RETURN_IF_ERROR(out.Open(path, meta));
     for (uint32_t i = 0; i < g.nodes().size(); ++i) {
       ORRERY_RETURN_IF_ERROR(out.Write(ToChakra(w.layout, r, i, g.nodes()[i], spelling, w.comm_streams)));
+    }
+    if (pg_table) {
+      pg_table->set_id(g.nodes().size());
+      ORRERY_RETURN_IF_ERROR(out.Write(*pg_table));
     }
     ORRERY_RETURN_IF_ERROR(out.Close());
   }
@@ -356,6 +393,7 @@ Result<WorkNode> ToWorkNode(const Workload& w, int rank, uint32_t i, const GenNo
     case GenKind::kComp:
       n.kind = NodeKind::kComp;
       n.num_ops = s.num_ops;
+      n.has_num_ops = !s.timed;  // as WriteChakra spells it: a timed node has no num_ops
       n.tensor_size = s.tensor_size;
       n.output_bytes = s.output_bytes;
       n.duration_micros = s.duration_micros;

@@ -142,6 +142,10 @@ struct Workload {
   // --comm-streams: per-group (true: each node on its GenNode::stream) or one
   // (false: every node on stream 0 and no comm_stream written, ASTRA-sim's single slot).
   bool comm_streams = true;
+  // Spelled kGenerated: the process-group table as a last METADATA node in every
+  // file (`orrery gen --pg-metadata`). Off by default: ASTRA-sim (518bd51)
+  // aborts on a METADATA node in its statistics; it reads PREFIX.comm_groups.json.
+  bool pg_metadata = false;
 };
 
 // Node `n`'s communication stream under `layout` (0 for compute and receives).
@@ -153,17 +157,18 @@ Result<NpuGraph> ToNpuGraph(const Workload& w, int rank, const std::map<std::str
 // The point-to-point peers of `rank`'s sends and receives, in node order,
 // without building its graph (rank classes check them for every rank).
 void RankPeers(const Workload& w, int rank, std::vector<int>* peers);
-// How WriteChakra spells the nodes. kGenerated (`orrery gen`): uint64
-// attributes and each collective's pg_name, with PREFIX.comm_groups.json.
-// kAstraSimExample (the toy traces of `orrery trace gen-dp` / `gen-coll`):
-// as ASTRA-sim's example traces, every node first marked is_cpu_op = false,
-// comm_type and comm_size int64, no pg_name and no groups file — so every
-// collective must span all NPUs.
+// What WriteChakra writes besides the nodes. Both spell every attribute the
+// same way, as Chakra's own tools do (is_cpu_op false on every node, num_ops,
+// comm_type and comm_size int64, tensor_size uint64, comm_src, comm_dst and
+// comm_tag int32; docs/generator.md, "Trace files"). kGenerated (`orrery gen`):
+// each collective's pg_name, comm_stream (with Workload::comm_streams), with
+// Workload::pg_metadata the process-group table as a last METADATA node
+// "## process_group:init ##" as Chakra's converter writes it, and
+// PREFIX.comm_groups.json (ASTRA-sim's format). kAstraSimExample (`orrery trace gen-dp` / `gen-coll`): none of
+// these, so every collective spans all NPUs.
 enum class ChakraSpelling { kGenerated, kAstraSimExample };
-// Writes PREFIX.<rank>.et for every rank (spelled kGenerated with
-// w.comm_streams: comm_stream on the collectives, sends and memory nodes off
-// stream 0) and, spelled kGenerated, PREFIX.comm_groups.json (when any axis has a group smaller than all NPUs...
-// always, for simplicity).
+// Writes PREFIX.<rank>.et for every rank and, spelled kGenerated,
+// PREFIX.comm_groups.json (always, for simplicity).
 Status WriteChakra(const Workload& w, const std::string& prefix, ChakraSpelling spelling = ChakraSpelling::kGenerated);
 std::string CommGroupJson(const Layout& layout);
 

@@ -52,10 +52,10 @@ std::string GenUsage() {
          "         [--bucket-mb=25] [--hbm-gb=80] [--allow-over-capacity] [--out=PREFIX] [--summary]\n"
          "         [--network=NET.yml|NOTATION [--place=tp:0,dp:1,pp:2]] [--offload=activations,optimizer]\n"
          "         [--grad-reduce=overlap|after-flush] [--grad-accumulation=fused|unfused]\n"
-         "         [--comm-streams=per-group|one] [--precision=bf16|fp16]\n"
+         "         [--comm-streams=per-group|one] [--precision=bf16|fp16] [--pg-metadata]\n"
          "       orrery gen --model=DLRM [--npus=N] [--global-batch=G | --microbatch-size=B (local batch)]\n"
          "         [--embedding-sharding=table|row] [--bucket-mb=25] [--hbm-gb=80] [--out=PREFIX] [--summary]\n"
-         "         [--comm-streams=per-group|one] [--precision=bf16|fp16]\n"
+         "         [--comm-streams=per-group|one] [--precision=bf16|fp16] [--pg-metadata]\n"
          "       orrery gen ... --device=a100|h100|FILE.yml [--flash-attention] [--efficiency=F] "
          "[--system-out=F.json\n"
          "         [--network=NET.yml|NOTATION] [--group-collective-model=astra-sim|hierarchical]]\n"
@@ -280,6 +280,7 @@ const std::vector<GenFlag>& Flags() {
       {"list-devices", nullptr},
       {"help", nullptr},
       {"allow-over-capacity", nullptr},
+      {"pg-metadata", nullptr},
   };
   return f;
 }
@@ -291,6 +292,7 @@ bool* SwitchField(GenOptions* o, const std::string& name) {
   if (name == "list-models") return &o->list_models;
   if (name == "list-devices") return &o->list_devices;
   if (name == "help") return &o->help;
+  if (name == "pg-metadata") return &o->pg_metadata;
   return &o->allow_over_capacity;
 }
 
@@ -458,7 +460,7 @@ Status CheckFlagsForModel(const GenOptions& o, const ModelDesc& m) {
                                " (kind dlrm: data-parallel MLPs, model-parallel embeddings); allowed for a DLRM: "
                                "--npus (or --dp), --global-batch or --microbatch-size (the local batch), "
                                "--embedding-sharding, --bucket-mb, --hbm-gb, --allow-over-capacity, --out, --summary, "
-                               "--comm-streams");
+                               "--comm-streams, --pg-metadata");
       }
     }
   } else if (o.given.count("embedding-sharding")) {

@@ -37,6 +37,8 @@ struct GenOptions {
   // --comm-streams=per-group|one: a communication stream per communicator kind
   // (gen/builder.h, CommStreamOf) or one for all (ASTRA-sim's single slot).
   bool comm_streams = true;
+  // --pg-metadata: each trace file also carries the process-group table (gen/builder.h, WriteChakra).
+  bool pg_metadata = false;
   std::set<std::string> given;  // the flags on the command line, without "--"
   // The flags as given, in order (a flag SetGenFlag replaces moves last): the
   // options' identity in a run's configuration hash (gen/gen_source.cc).

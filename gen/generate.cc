@@ -71,6 +71,7 @@ Status Generate(const gen::GenOptions& o, const std::vector<Dim>& dims, std::ost
   }
   if (o.out.empty()) return Status::Ok();
   w.comm_streams = o.comm_streams;
+  w.pg_metadata = o.pg_metadata;
   ORRERY_RETURN_IF_ERROR(gen::WriteChakra(w, o.out));
   out << "wrote " << w.layout.npus() << " traces " << o.out << ".<rank>.et and " << o.out << ".comm_groups.json\n";
   return Status::Ok();

@@ -34,6 +34,11 @@ class Parser {
       if (t_[i_] != '_') return Error(i_, "expected '_' between dimensions or the end of the notation");
       ++i_;
     }
+    if (one_npu_at_ != std::string::npos && dims.size() > 1) {
+      return Error(one_npu_at_,
+                   "a dimension needs at least 2 NPUs (drop a dimension of 1; a network of one NPU is "
+                   "a single dimension of 1)");
+    }
     return dims;
   }
 
@@ -97,10 +102,14 @@ class Parser {
     return Status::Ok();
   }
 
-  // The block's dimension (two for a 2D one), each of at least 2 NPUs, within the NPU limit.
+  // The block's dimension (two for a 2D one), each of at least 2 NPUs (1 in
+  // a network of that one dimension: Parse checks), within the NPU limit.
   Status AddDims(const std::string& name, size_t start, const Args& args, std::vector<Dim>* dims) {
     auto add = [&](Block blk, int64_t n) -> Status {
-      if (n < 2) return Error(start, "a dimension needs at least 2 NPUs, '" + name + "' has " + std::to_string(n));
+      if (n < 2 && (n < 1 || TwoD(name) || !dims->empty())) {
+        return Error(start, "a dimension needs at least 2 NPUs, '" + name + "' has " + std::to_string(n));
+      }
+      if (n == 1) one_npu_at_ = start;
       if (!MulWithin(total_, n, kMaxNpus, &total_)) {
         return Error(start, "the network would have more than " + std::to_string(kMaxNpus) +
                                 " NPUs in total; allowed: a product of all dimensions' NPU counts <= " +
@@ -207,6 +216,7 @@ class Parser {
   const std::string& t_;
   size_t i_ = 0;
   int64_t total_ = 1;  // NPUs so far, at most kMaxNpus
+  size_t one_npu_at_ = std::string::npos;  // where a dimension of 1 NPU starts (allowed only alone)
 };
 
 std::string Num(double v) {

@@ -76,13 +76,18 @@ class RecordArray {
 
 std::string Pad(const std::string& s, size_t w) { return s.size() >= w ? s : std::string(w - s.size(), ' ') + s; }
 
-std::string Row(const NpuReport& n) {
+// Some rank ran CPU ops: the `cpu` share is shown (else every report stays as it was before it existed).
+bool HasCpu(const RunReport& r) {
+  return std::any_of(r.per_npu.begin(), r.per_npu.end(), [](const NpuReport& n) { return n.cpu_ns > 0; });
+}
+
+std::string Row(const NpuReport& n, bool cpu) {
   std::string out = Pad(std::to_string(n.rank), 6);
-  for (Tick v :
-       {n.finished_ns, n.compute_ns, n.comm_ns, n.exposed_comm_ns, n.mem_stall_ns, n.peer_wait_ns, n.idle_ns}) {
+  for (Tick v : {n.finished_ns, n.compute_ns, n.comm_ns, n.exposed_comm_ns, n.mem_stall_ns, n.peer_wait_ns}) {
     out += Pad(std::to_string(v), 14);
   }
-  return out + "\n";
+  if (cpu) out += Pad(std::to_string(n.cpu_ns), 14);
+  return out + Pad(std::to_string(n.idle_ns), 14) + "\n";
 }
 
 double Percent(Tick part, Tick whole) {
@@ -93,21 +98,21 @@ double Percent(Tick part, Tick whole) {
 // largest of the five categories the slowest NPU's time splits into; waiting
 // on peers is the pipeline bubble.
 std::string BottleneckLine(const NpuReport& n) {
-  const std::pair<const char*, Tick> parts[] = {{"compute", n.compute_ns},
-                                                {"communication", n.exposed_comm_ns},
-                                                {"memory", n.mem_stall_ns},
-                                                {"pipeline bubble", n.peer_wait_ns},
-                                                {"idle", n.idle_ns}};
+  const std::pair<const char*, Tick> parts[] = {{"compute", n.compute_ns},  {"communication", n.exposed_comm_ns},
+                                                {"memory", n.mem_stall_ns}, {"pipeline bubble", n.peer_wait_ns},
+                                                {"CPU ops", n.cpu_ns},      {"idle", n.idle_ns}};
   size_t top = 0;
   for (size_t i = 1; i < std::size(parts); ++i) {
     if (parts[i].second > parts[top].second) top = i;
   }
-  char line[320];
+  char cpu[48] = "";
+  if (n.cpu_ns > 0) std::snprintf(cpu, sizeof(cpu), "CPU ops %.1f%%, ", Percent(n.cpu_ns, n.finished_ns));
+  char line[360];
   std::snprintf(line, sizeof(line),
                 "bottleneck: %s (of the slowest NPU's time: compute %.1f%%, exposed communication %.1f%%, "
-                "memory stall %.1f%%, waiting on peers %.1f%%, idle %.1f%%)\n",
+                "memory stall %.1f%%, waiting on peers %.1f%%, %sidle %.1f%%)\n",
                 parts[top].first, Percent(n.compute_ns, n.finished_ns), Percent(n.exposed_comm_ns, n.finished_ns),
-                Percent(n.mem_stall_ns, n.finished_ns), Percent(n.peer_wait_ns, n.finished_ns),
+                Percent(n.mem_stall_ns, n.finished_ns), Percent(n.peer_wait_ns, n.finished_ns), cpu,
                 Percent(n.idle_ns, n.finished_ns));
   return line;
 }
@@ -242,6 +247,7 @@ std::string HeaderText(const RunReport& r) {
     out += "symmetric run: " + std::string(r.symmetric ? "" : "off \u2014 ") + r.symmetry_note + "\n";
   }
   if (!r.group_collectives.empty()) out += "group collectives: " + r.group_collectives + "\n";
+  for (const std::string& note : r.notes) out += "note: " + note + "\n";
   return out;
 }
 
@@ -297,17 +303,16 @@ std::string GeneratedText(const RunReport& r) {
 
 // Every rank up to 64; beyond, the first and last four.
 std::string PerNpuText(const RunReport& r) {
+  const bool cpu = HasCpu(r);
   std::string out = "\nper NPU (ns)\n" + Pad("rank", 6);
-  for (const char* h : {"finished", "compute", "comm", "exposed_comm", "mem_stall", "peer_wait", "idle"}) {
-    out += Pad(h, 14);
-  }
-  out += "\n";
+  for (const char* h : {"finished", "compute", "comm", "exposed_comm", "mem_stall", "peer_wait"}) out += Pad(h, 14);
+  out += (cpu ? Pad("cpu", 14) : "") + Pad("idle", 14) + "\n";
   if (r.per_npu.size() <= 64) {
-    for (const auto& n : r.per_npu) out += Row(n);
+    for (const auto& n : r.per_npu) out += Row(n, cpu);
   } else {
-    for (size_t i = 0; i < 4; ++i) out += Row(r.per_npu[i]);
+    for (size_t i = 0; i < 4; ++i) out += Row(r.per_npu[i], cpu);
     out += "   ... " + std::to_string(r.per_npu.size() - 8) + " more (use --report-format=json or csv for all)\n";
-    for (size_t i = r.per_npu.size() - 4; i < r.per_npu.size(); ++i) out += Row(r.per_npu[i]);
+    for (size_t i = r.per_npu.size() - 4; i < r.per_npu.size(); ++i) out += Row(r.per_npu[i], cpu);
   }
   return out;
 }
@@ -516,6 +521,7 @@ nlohmann::ordered_json ReportTree(const RunReport& r) {
   j["iterations"] = r.iterations;
   j["symmetric"] = r.symmetric;
   j["symmetry"] = r.symmetry_note;
+  if (!r.notes.empty()) j["notes"] = r.notes;
   j["rank_classes"] = r.rank_classes;
   if (!r.group_collectives.empty()) j["group_collectives"] = r.group_collectives;
   Tick finished = 0;
@@ -544,6 +550,7 @@ nlohmann::ordered_json ReportTree(const RunReport& r) {
 }
 
 RecordArray NpuRecords(const RunReport& r) {
+  const bool cpu = HasCpu(r);
   RecordArray npus;
   for (const auto& n : r.per_npu) {
     npus.Open();
@@ -555,6 +562,7 @@ RecordArray NpuRecords(const RunReport& r) {
     npus.Field("mem_stall_ns", n.mem_stall_ns);
     npus.Field("peer_wait_ns", n.peer_wait_ns);
     npus.Field("remote_mem_ns", n.remote_mem_ns);
+    if (cpu) npus.Field("cpu_ns", n.cpu_ns);
     npus.Field("idle_ns", n.idle_ns);
     if (r.capacity_tracked) npus.Field("peak_local_bytes", n.peak_local_bytes);
   }
@@ -605,13 +613,15 @@ std::string FormatReportJson(const RunReport& r) {
 
 std::string FormatReportCsv(const RunReport& r) {
   // New columns go last, so a reader by position keeps working.
+  const bool cpu = HasCpu(r);
   std::string out =
-      "rank,finished_ns,compute_ns,comm_ns,exposed_comm_ns,idle_ns,remote_mem_ns,mem_stall_ns,peer_wait_ns\n";
+      "rank,finished_ns,compute_ns,comm_ns,exposed_comm_ns,idle_ns,remote_mem_ns,mem_stall_ns,peer_wait_ns" +
+      std::string(cpu ? ",cpu_ns" : "") + "\n";
   for (const auto& n : r.per_npu) {
     out += std::to_string(n.rank) + "," + std::to_string(n.finished_ns) + "," + std::to_string(n.compute_ns) + "," +
            std::to_string(n.comm_ns) + "," + std::to_string(n.exposed_comm_ns) + "," + std::to_string(n.idle_ns) + "," +
            std::to_string(n.remote_mem_ns) + "," + std::to_string(n.mem_stall_ns) + "," +
-           std::to_string(n.peer_wait_ns) + "\n";
+           std::to_string(n.peer_wait_ns) + (cpu ? "," + std::to_string(n.cpu_ns) : "") + "\n";
   }
   return out;
 }

@@ -25,13 +25,17 @@ struct NpuReport {
   Tick comm_ns = 0;               // union of collective, send and receive intervals (ASTRA-sim's "Comm time")
   Tick remote_mem_ns = 0;         // union of MEM_LOAD / MEM_STORE intervals
   uint64_t peak_local_bytes = 0;  // with capacity tracking (memory configuration)
-  // The finished time split five ways (they sum to finished_ns): GPU compute;
-  // communication while not computing; memory accesses while neither computing
-  // nor communicating; a receive waiting for its peer's send to start while
-  // none of these; nothing (docs/report.md, "What a report holds").
+  // The finished time split five ways, six with CPU ops (they sum to
+  // finished_ns): GPU compute; communication while not computing; memory
+  // accesses while neither computing nor communicating; a receive waiting for
+  // its peer's send to start while none of these; a CPU op while none of these;
+  // nothing (docs/report.md, "What a report holds").
   Tick exposed_comm_ns = 0;
   Tick mem_stall_ns = 0;
   Tick peer_wait_ns = 0;
+  // A CPU op (is_cpu_op) running while none of the four above: CPU work is not
+  // idle. Shown (text column, JSON cpu_ns, CSV's last column) only when some rank has any.
+  Tick cpu_ns = 0;
   Tick idle_ns = 0;
 };
 
@@ -118,6 +122,10 @@ struct RunReport {
   std::vector<std::string> warnings;
   bool symmetric = false;      // rank 0 was simulated as the representative of every rank
   std::string symmetry_note;   // why the run was (or was not) symmetric, or its rank classes
+  // How the inputs were read, one sentence each (the communicator groups'
+  // origin, how compute nodes were timed, rooted collectives without a root,
+  // control edges dropped): the text report's "notes", JSON "notes" (absent when empty).
+  std::vector<std::string> notes;
   int rank_classes = 0;        // > 0: one representative per rank class was simulated (run/rank_classes.h)
   // The group-collective model that ran and the first communicator group
   // across dimensions; "" when the two models cannot differ (one dimension, or

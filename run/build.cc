@@ -27,6 +27,8 @@ Status Simulation::BuildParts(const Registries& registries) {
   GraphLoadOptions lo;
   lo.num_npus = spec_.npus;
   lo.num_dims = topology_.num_dims();
+  lo.repair_ctrl_deps = spec_.run.repair_ctrl_deps;
+  lo.replay_host_collectives = spec_.run.replay_host_collectives;
   std::vector<NpuGraph> graphs;
   graphs.reserve(spec_.npus);
   if (Status st = DecideRanksToSimulate(lo, &graphs); !st.ok()) return st;

@@ -7,6 +7,7 @@
 #include "memory/backend.h"
 #include "report/critical_path.h"
 #include "run/build.h"
+#include "workload/load_notes.h"
 #include "workload/progress.h"
 
 namespace orrery {
@@ -134,6 +135,8 @@ RunReport Simulation::ReportTotals() const {
   rep.memory_wait_ns = memory.stats().wait_ns * k;
   rep.symmetry_note = symmetry_note_;
   rep.group_collectives = GroupCollectivesNote(spec_.options, *engine_, topology_);
+  if (!spec_.groups_note.empty()) rep.notes.push_back("communicator groups: " + spec_.groups_note);
+  for (std::string& note : GraphNotes(exec, *engine_, spec_.system.roofline_enabled)) rep.notes.push_back(note);
   rep.config_hash = SpecHash(spec_);
   rep.config_json = SpecConfigJson(spec_);
   return rep;
@@ -195,12 +198,13 @@ std::vector<NpuReport> Simulation::ReportNpus(Tick* finished) const {
     n.remote_mem_ns = s.mem;
     n.peak_local_bytes = s.local_peak;
     // compute + exposed_comm + mem_stall + peer_wait + idle = finished (docs/report.md).
-    ORRERY_CHECK(s.compute + s.mem_stall <= s.busy && s.busy + s.peer_wait <= s.finish,
+    ORRERY_CHECK(s.compute + s.mem_stall <= s.busy && s.busy + s.peer_wait + s.cpu <= s.finish,
                  "time categories of a rank overlap");
     n.mem_stall_ns = s.mem_stall;
     n.exposed_comm_ns = s.busy - s.compute - s.mem_stall;
     n.peer_wait_ns = s.peer_wait;
-    n.idle_ns = s.finish - s.busy - s.peer_wait;
+    n.cpu_ns = s.cpu;
+    n.idle_ns = s.finish - s.busy - s.peer_wait - s.cpu;
     *finished = std::max(*finished, n.finished_ns);
     out.push_back(n);
   }

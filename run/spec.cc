@@ -216,6 +216,50 @@ Status DeriveMemory(Spec* s, const Registries& reg) {
   return Status::Ok();
 }
 
+// Communicator groups: --comm-group-configuration, else the generator's, else
+// the process groups the traces carry (the file overrides the traces').
+Status DeriveGroups(Spec* s, std::map<std::string, std::vector<int>> source_groups) {
+  s->groups_from_file = !s->files.comm_groups.empty();
+  if (s->groups_from_file) {
+    if (s->groups_npus != s->npus || s->groups_source) {
+      auto groups = ReadCommGroupJson(s->files.comm_groups, s->npus);
+      if (!groups.ok()) return groups.status();
+      s->comm_groups = std::move(groups.value());
+      s->groups_npus = s->npus;
+      s->groups_source = nullptr;
+    }
+    // Said in the report only when the traces carry other process groups of their own.
+    s->groups_note.clear();
+    Result<SourceGroups> traced = s->source->ProcessGroups(s->npus, s->graphs, /*rank0_only=*/true);
+    if (!traced.ok() || (!traced->groups.empty() && traced->groups != s->comm_groups)) {
+      s->groups_note = std::to_string(s->comm_groups.size()) + " from --comm-group-configuration " +
+                       s->files.comm_groups + "; it overrides the traces' process-group metadata (" +
+                       (traced.ok() ? std::to_string(traced->groups.size()) + " group(s), " + traced->origin
+                                    : "unusable: " + traced.status().message()) +
+                       ")";
+    }
+    return Status::Ok();
+  }
+  if (!source_groups.empty()) {
+    s->comm_groups = std::move(source_groups);
+    s->groups_npus = -1;
+    s->groups_source = nullptr;
+    s->groups_note = "";  // the generator's groups: its summary names them
+    return Status::Ok();
+  }
+  if (s->groups_npus != s->npus || s->groups_source != s->source.get()) {
+    ORRERY_PARSE_OR_RETURN(SourceGroups traced, s->source->ProcessGroups(s->npus, s->graphs, false));
+    s->comm_groups = std::move(traced.groups);
+    s->groups_note = s->comm_groups.empty()
+                         ? ""
+                         : std::to_string(s->comm_groups.size()) + " from the traces' process-group metadata (" +
+                               traced.origin + ", the same in every rank's trace)";
+    s->groups_npus = s->npus;
+    s->groups_source = s->source.get();
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status CheckBackendName(const std::string& backend, const Registries& reg) {
@@ -228,10 +272,6 @@ Status CompleteSpec(Spec* s, const Registries& reg) {
   if (!s->source) return Status::Invalid("--workload-configuration is required (trace prefix)");
   Topology topology(s->dims);
   s->npus = topology.npus();
-  if (s->npus < 2) {
-    return Status::Invalid(s->files.network + ": the network has " + std::to_string(s->npus) +
-                           " NPU(s); at least 2 are needed");
-  }
   ORRERY_RETURN_IF_ERROR(DeriveSystemOptions(s, reg));
   // Communicator groups: from the JSON file, or defined by the source.
   std::map<std::string, std::vector<int>> source_groups = s->source->CommGroups();
@@ -249,18 +289,7 @@ Status CompleteSpec(Spec* s, const Registries& reg) {
     s->graphs_npus = s->npus;
     s->graphs_source = s->source.get();
   }
-  s->groups_from_file = !s->files.comm_groups.empty();
-  if (s->groups_from_file) {
-    if (s->groups_npus != s->npus) {
-      auto groups = ReadCommGroupJson(s->files.comm_groups, s->npus);
-      if (!groups.ok()) return groups.status();
-      s->comm_groups = std::move(groups.value());
-      s->groups_npus = s->npus;
-    }
-  } else {
-    s->comm_groups = std::move(source_groups);
-    s->groups_npus = -1;
-  }
+  ORRERY_RETURN_IF_ERROR(DeriveGroups(s, std::move(source_groups)));
   return DeriveMemory(s, reg);
 }
 

@@ -63,6 +63,10 @@ struct RunOptions {
   // ASTRA-sim's --injection-scale: a given endpoint-delay x scale, truncated to whole ns as ASTRA-sim does.
   double injection_scale = 1.0;
   bool allow_oversubscription = false;  // over-capacity memory is a warning, not an error
+  // --ctrl-deps=repair: drop the traces' dangling, self and cyclic control edges (GraphLoadOptions).
+  bool repair_ctrl_deps = false;
+  // --host-collectives=replay: host-side COMM_COLL nodes run as CPU ops (GraphLoadOptions).
+  bool replay_host_collectives = false;
 };
 
 // What the run records besides its totals; none of it changes simulated times,
@@ -129,11 +133,15 @@ struct Spec {
   MemorySpec memory;
   std::map<std::string, std::vector<int>> comm_groups;  // from the file or the source
   bool groups_from_file = false;
+  // Where the groups came from, for the report ("" when there are none):
+  // --comm-group-configuration, the traces' process-group metadata, or the generator.
+  std::string groups_note;
   SourceDigest graphs;
   uint64_t trace0_bytes = 0, trace_bytes = 0;  // the inputs' sizes, for the memory estimate
   // Caches keyed by what they depend on, so a sweep point reads no file again.
   int groups_npus = -1, graphs_npus = -1, custom_npus = -1, custom_dims = -1;
   const GraphSource* graphs_source = nullptr;
+  const GraphSource* groups_source = nullptr;  // the source whose process groups comm_groups holds
   std::map<std::string, std::shared_ptr<const std::vector<CustomGraph>>> custom;  // by prefix
 };
 

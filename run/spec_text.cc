@@ -153,6 +153,8 @@ std::string SpecCanonical(const Spec& s) {
   }
   line("iterations", std::to_string(s.run.iterations));
   line("symmetry", SymmetryName(s.run.symmetry));
+  if (s.run.repair_ctrl_deps) line("ctrl_deps", "repair");  // absent: the hashes made before it existed
+  if (s.run.replay_host_collectives) line("host_collectives", "replay");
   // --injection-scale enters through system.endpoint-delay-ns: it scales only
   // a given delay, and a run it does not change hashes as without it.
   return t;
@@ -194,6 +196,7 @@ std::string SpecConfigJson(const Spec& s) {
   for (const auto& [name, ranks] : s.comm_groups) groups[name] = ranks;
   j["comm_groups"] = {{"from", s.groups_from_file      ? "file"
                                : s.comm_groups.empty() ? "none"
+                               : s.groups_source       ? "trace"
                                                        : "workload"},
                       {"groups", groups}};
   nlohmann::ordered_json bparams = nlohmann::ordered_json::object();
@@ -203,6 +206,8 @@ std::string SpecConfigJson(const Spec& s) {
   j["backend"] = {{"name", s.run.backend}, {"params", bparams}};
   j["iterations"] = s.run.iterations;
   j["symmetry"] = SymmetryName(s.run.symmetry);
+  if (s.run.repair_ctrl_deps) j["ctrl_deps"] = "repair";
+  if (s.run.replay_host_collectives) j["host_collectives"] = "replay";
   j["injection_scale"] = s.run.injection_scale;
   return j.dump();
 }

@@ -14,6 +14,10 @@ namespace orrery {
 namespace {
 constexpr uint32_t kNodeDone = 1;
 
+// A GPU COMP node without num_ops but with a measured duration_micros (what
+// converters of real traces write): the roofline leaves it its measured time.
+bool Measured(const WorkNode& n) { return !n.has_num_ops && n.duration_micros > 0; }
+
 // Collectives, sends and memory accesses take their stream's communication slot.
 int SlotOf(const WorkNode& n) {
   switch (n.kind) {
@@ -150,6 +154,10 @@ void Executor::TrackStall(NpuState& s) {
   if (waiting && !s.peer_waiting) s.wait_since = queue_->Now();
   if (!waiting && s.peer_waiting) s.peer_wait += queue_->Now() - s.wait_since;
   s.peer_waiting = waiting;
+  const bool cpu = s.slot_busy[kSlotCpu] && s.active == 0 && !waiting;
+  if (cpu && !s.cpu_exposed) s.cpu_since = queue_->Now();
+  if (!cpu && s.cpu_exposed) s.cpu += queue_->Now() - s.cpu_since;
+  s.cpu_exposed = cpu;
 }
 
 // A receive is posted: communication (in ASTRA-sim's comm time from now on),
@@ -233,7 +241,7 @@ void Executor::Issue(int rank, uint32_t idx) {
 inline void Executor::IssueCompute(int rank, uint32_t idx) {
   NpuState& s = npus_[rank];
   const WorkNode& n = s.graph.nodes[idx];
-  if (compute_.roofline && !n.is_cpu && n.tensor_size == 0) {
+  if (compute_.roofline && !n.is_cpu && n.tensor_size == 0 && !Measured(n)) {
     // No tensor: done at once, holding the GPU for no time.
     s.slot_busy[kSlotGpu] = true;
     ActiveUp(s);
@@ -244,6 +252,7 @@ inline void Executor::IssueCompute(int rank, uint32_t idx) {
   if (!runtime) return;
   if (n.is_cpu) {
     s.slot_busy[kSlotCpu] = true;
+    TrackStall(s);
   } else {
     s.slot_busy[kSlotGpu] = true;
     s.compute += *runtime;
@@ -257,7 +266,7 @@ inline void Executor::IssueCompute(int rank, uint32_t idx) {
 // the trace's duration. Nullopt, after failing the run, when the node would
 // end past 2^64 ns.
 inline std::optional<Tick> Executor::ComputeTime(int rank, const WorkNode& n) {
-  if (compute_.roofline && !n.is_cpu) {
+  if (compute_.roofline && !n.is_cpu && !Measured(n)) {
     // No work: ASTRA-sim divides 0 by 0 here (undefined); Orrery takes 1 ns, as for a
     // replayed COMP of duration 0 (README, "Input formats").
     if (n.num_ops == 0) return 1;
@@ -296,10 +305,12 @@ void Executor::IssueCollective(int rank, uint32_t idx) {
   // Before the engine starts it: the collective's first phase marks come from the call below.
   if (hooks_.recorder) hooks_.recorder->CollectiveIssued(rank, idx, n.group, n.comm_stream);
   const std::optional<RootedKind> rooted = ToRootedKind(n.collective);
-  const Status st = rooted ? engine_->IssueRooted(rank, *rooted, n.comm_size, n.comm_root, n.group, this,
-                                                  Key(rank, idx), &algo)
-                           : engine_->IssueCollective(rank, ToComType(n.collective).value_or(ComType::kAllReduce),
-                                                      n.comm_size, involved, n.group, this, Key(rank, idx), &algo);
+  // No root given: the group's first rank (its ranks are sorted), rank 0 without a group.
+  const int root = n.comm_root >= 0 ? n.comm_root : n.group >= 0 ? engine_->group(n.group).ranks.front() : 0;
+  const Status st = rooted
+                        ? engine_->IssueRooted(rank, *rooted, n.comm_size, root, n.group, this, Key(rank, idx), &algo)
+                        : engine_->IssueCollective(rank, ToComType(n.collective).value_or(ComType::kAllReduce),
+                                                   n.comm_size, involved, n.group, this, Key(rank, idx), &algo);
   if (!st.ok()) {
     Fail(Status::Invalid(s.graph.path + ": node " + std::to_string(n.id) + " (rank " + std::to_string(rank) +
                          "): " + st.message()));
@@ -415,6 +426,7 @@ inline void Executor::EndActivity(int rank, NpuState& s, const WorkNode& n) {
     case NodeKind::kComp:
       if (n.is_cpu) {
         s.slot_busy[kSlotCpu] = false;
+        TrackStall(s);
       } else {
         s.slot_busy[kSlotGpu] = false;
         ActiveDown(s);

@@ -114,6 +114,11 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
     bool peer_waiting = false;
     Tick wait_since = 0;
     Tick peer_wait = 0;
+    // A CPU op running while none of the above (no GPU compute, communication,
+    // memory or peer wait): the report's `cpu` share, taken out of idle.
+    bool cpu_exposed = false;
+    Tick cpu_since = 0;
+    Tick cpu = 0;
     // With all_collectives: per stream, its collective in flight (one at a time: the stream's slot).
     uint32_t open_coll[kMaxCommStreams] = {};
   };

@@ -5,6 +5,7 @@
 #include "core/limits.h"
 #include "core/parse.h"
 #include "extern/et_io.h"
+#include "workload/graph_links.h"
 
 namespace orrery {
 
@@ -68,6 +69,7 @@ Status ReadComputeFields(const NodeReader& r, WorkNode* w) {
   ORRERY_PARSE_OR_RETURN(const std::optional<uint64_t> output_bytes, r.Read("output_bytes", kMaxBytes));
   ORRERY_PARSE_OR_RETURN(const std::optional<uint64_t> tensor_size, r.Read("tensor_size", kMaxBytes));
   w->num_ops = num_ops.value_or(0);
+  w->has_num_ops = num_ops.has_value();
   w->output_bytes = output_bytes.value_or(0);
   w->tensor_size = tensor_size.value_or(0);
   ORRERY_PARSE_OR_RETURN(w->compute_efficiency, r.ReadFraction("compute_efficiency"));
@@ -109,6 +111,29 @@ Status ReadCollectiveKind(const NodeReader& r, WorkNode* w) {
                            " is not a Chakra CollectiveCommType; valid: " + valid);
   }
   w->collective = *kind;
+  return Status::Ok();
+}
+
+// A COMM_COLL node marked is_cpu_op with neither comm_type nor comm_size: the
+// host-side call of a collective (c10d::allreduce_) that converters of early
+// 2024 wrote beside the GPU kernel. Refused, or with --host-collectives=replay
+// a CPU op of its duration (counted in the graph's notes).
+bool IsHostCollective(const NodeReader& r) {
+  const auto* cpu = r.Find("is_cpu_op");
+  return cpu && AttrBool(*cpu).value_or(false) && !r.Find("comm_type") && !r.Find("comm_size");
+}
+
+Status ReadHostCollective(const NodeReader& r, const GraphLoadOptions& options, WorkNode* w, GraphLoadNotes* notes) {
+  if (!options.replay_host_collectives) {
+    return Status::Invalid(r.Here() +
+                           ": a host-side collective (COMM_COLL_NODE with is_cpu_op true and neither comm_type nor "
+                           "comm_size): the CPU call of a collective as converters of early 2024 wrote it, not the "
+                           "collective; --host-collectives=replay runs such nodes as CPU ops of their duration "
+                           "(the trace's GPU collective nodes, if any, carry the communication)");
+  }
+  w->kind = NodeKind::kComp;
+  w->is_cpu = true;
+  ++notes->host_collectives;
   return Status::Ok();
 }
 
@@ -155,15 +180,35 @@ Status ReadPeerFields(const NodeReader& r, const GraphLoadOptions& options, Work
   return Status::Ok();
 }
 
-// Any node: pg_name, when communicator groups are configured.
+// Any node: pg_name. With no communicator groups at all, a collective's
+// pg_name is an error (it would otherwise run over every NPU); other kinds
+// need no group and keep their pg_name unread.
 Status ReadGroup(const NodeReader& r, const GraphLoadOptions& options, WorkNode* w) {
-  const auto* a = r.Find("pg_name");
-  if (!a || !options.groups || options.groups->empty()) return Status::Ok();
+  const auto* a = options.ignore_groups ? nullptr : r.Find("pg_name");
+  if (!a) return Status::Ok();
   auto name = AttrString(*a);
   if (!name || name->empty()) return Status::Ok();
+  if (!options.groups || options.groups->empty()) {
+    if (w->kind != NodeKind::kColl) return Status::Ok();
+    return Status::Invalid(r.Here() + ": pg_name \"" + *name +
+                           "\" names a process group, but none is defined: the traces have no process-group metadata "
+                           "(a METADATA node \"## process_group:init ##\") and no --comm-group-configuration is "
+                           "given; give the groups (ASTRA-sim's comm-group JSON) or drop the attribute to run over "
+                           "every NPU");
+  }
   auto it = options.groups->find(*name);
   if (it == options.groups->end()) {
-    return Status::Invalid(r.Here() + ": pg_name \"" + *name + "\" is not in the communicator group configuration");
+    std::string known;
+    size_t listed = 0;
+    for (const auto& [g, index] : *options.groups) {
+      if (listed++ == 8) {
+        known += " and " + std::to_string(options.groups->size() - 8) + " more";
+        break;
+      }
+      known += (known.empty() ? "" : ", ") + ("\"" + g + "\"");
+    }
+    return Status::Invalid(r.Here() + ": pg_name \"" + *name +
+                           "\" is not in the communicator group configuration (groups: " + known + ")");
   }
   w->group = it->second;
   return Status::Ok();
@@ -180,11 +225,12 @@ Status ReadCommStream(const NodeReader& r, WorkNode* w) {
   return Status::Ok();
 }
 
-// One node, checked. Attributes are read (and checked) on the node types that
-// use them; producers attach others freely.
-Result<WorkNode> ReadNode(ChakraProtoMsg::Node& n, const std::string& path, int rank, const GraphLoadOptions& options,
-                          std::vector<std::vector<bool>>* involved) {
-  WorkNode w;
+// One node, checked, into `w`. Attributes are read (and checked) on the node
+// types that use them; producers attach others freely. On an error `w` still
+// holds the node's id, name and kind (INVALID for an unknown type).
+Status ReadNode(ChakraProtoMsg::Node& n, const std::string& path, int rank, const GraphLoadOptions& options,
+                NpuGraph* g, WorkNode* out) {
+  WorkNode& w = *out;
   w.id = n.id();
   w.name = std::move(*n.mutable_name());  // `n` is parsed afresh for the next node
   const int type = static_cast<int>(n.type());
@@ -204,7 +250,13 @@ Result<WorkNode> ReadNode(ChakraProtoMsg::Node& n, const std::string& path, int 
     case NodeKind::kComp: ORRERY_RETURN_IF_ERROR(ReadComputeFields(r, &w)); break;
     case NodeKind::kMemLoad:
     case NodeKind::kMemStore: ORRERY_RETURN_IF_ERROR(ReadMemoryFields(r, &w)); break;
-    case NodeKind::kColl: ORRERY_RETURN_IF_ERROR(ReadCollectiveFields(r, options, &w, involved)); break;
+    case NodeKind::kColl:
+      if (IsHostCollective(r)) {
+        ORRERY_RETURN_IF_ERROR(ReadHostCollective(r, options, &w, &g->notes));
+      } else {
+        ORRERY_RETURN_IF_ERROR(ReadCollectiveFields(r, options, &w, &g->involved));
+      }
+      break;
     case NodeKind::kSend:
     case NodeKind::kRecv: ORRERY_RETURN_IF_ERROR(ReadPeerFields(r, options, &w)); break;
     case NodeKind::kInvalid:
@@ -212,147 +264,56 @@ Result<WorkNode> ReadNode(ChakraProtoMsg::Node& n, const std::string& path, int 
   }
   ORRERY_RETURN_IF_ERROR(ReadGroup(r, options, &w));
   ORRERY_RETURN_IF_ERROR(ReadCommStream(r, &w));
-  return w;
-}
-
-// Every node's dependencies (data and control, sorted, without repeats) in one
-// array: node k's are [begin[k], begin[k + 1]), in read order.
-struct DependencyLists {
-  std::vector<uint64_t> ids;
-  std::vector<uint32_t> begin{0};
-};
-
-Status AppendDependencies(const ChakraProtoMsg::Node& n, const std::string& path, uint64_t id, int rank,
-                          DependencyLists* deps) {
-  std::vector<uint64_t>& ids = deps->ids;
-  const size_t first = ids.size();
-  ids.insert(ids.end(), n.data_deps().begin(), n.data_deps().end());
-  ids.insert(ids.end(), n.ctrl_deps().begin(), n.ctrl_deps().end());
-  std::sort(ids.begin() + first, ids.end());
-  ids.erase(std::unique(ids.begin() + first, ids.end()), ids.end());
-  if (ids.size() >= UINT32_MAX) {
-    return Status::Invalid(NodeWhere(path, id, rank) + ": the trace names more than " + std::to_string(UINT32_MAX - 1) +
-                           " dependencies in all; allowed: fewer");
-  }
-  deps->begin.push_back(static_cast<uint32_t>(ids.size()));
   return Status::Ok();
 }
 
-// Sorts the nodes by id (issue order; a trace is usually written in id order
-// already). Returns each sorted position's read position.
-std::vector<uint32_t> SortById(NpuGraph* g) {
-  const size_t count = g->nodes.size();
-  std::vector<uint32_t> order(count);
-  for (uint32_t i = 0; i < count; ++i) order[i] = i;
-  auto by_id = [](const WorkNode& a, const WorkNode& b) { return a.id < b.id; };
-  if (!std::is_sorted(g->nodes.begin(), g->nodes.end(), by_id)) {
-    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return by_id(g->nodes[a], g->nodes[b]); });
-    std::vector<WorkNode> sorted;
-    sorted.reserve(count);
-    for (uint32_t i : order) sorted.push_back(std::move(g->nodes[i]));
-    g->nodes = std::move(sorted);
-  }
-  return order;
-}
-
-// Sorted, a repeated id is next to its twin; the smallest one is reported.
-Status CheckUniqueIds(const NpuGraph& g) {
-  for (size_t i = 1; i < g.nodes.size(); ++i) {
-    if (g.nodes[i].id == g.nodes[i - 1].id) {
-      return Status::Invalid(g.path + ": node id " + std::to_string(g.nodes[i].id) + " appears twice (rank " +
-                             std::to_string(g.rank) + ")");
+// Every node of the file, checked, with its dependencies as read; false when
+// the load must stop (a record that does not read ends the file's nodes).
+bool ReadNodes(EtReader* reader, int rank, const GraphLoadOptions& options, NpuGraph* g, DependencyLists* deps,
+               ProblemSink* sink) {
+  ChakraProtoMsg::Node n;
+  while (true) {
+    Result<bool> more = reader->Next(&n);
+    if (!more.ok()) {
+      sink->Take(more.status());
+      return false;
     }
-  }
-  return Status::Ok();
-}
-
-// Each (node, dependency) pair in sorted node order: the parent's index; counts
-// the node's dependencies. Ids are found by binary search (sorted).
-Result<std::vector<uint32_t>> ResolveParents(NpuGraph* g, const std::vector<uint32_t>& order,
-                                             const DependencyLists& deps) {
-  std::vector<uint32_t> parent_of;
-  parent_of.reserve(deps.ids.size());
-  for (uint32_t i = 0; i < g->nodes.size(); ++i) {
-    const uint32_t k = order[i];
-    for (uint32_t e = deps.begin[k]; e < deps.begin[k + 1]; ++e) {
-      const uint64_t dep = deps.ids[e];
-      auto it = std::lower_bound(g->nodes.begin(), g->nodes.end(), dep,
-                                 [](const WorkNode& a, uint64_t id) { return a.id < id; });
-      if (it == g->nodes.end() || it->id != dep) {
-        return Status::Invalid(NodeWhere(g->path, g->nodes[i].id, g->rank) + " depends on node " + std::to_string(dep) +
-                               ", which is not in the trace");
-      }
-      if (dep == g->nodes[i].id)
-        return Status::Invalid(NodeWhere(g->path, g->nodes[i].id, g->rank) + " depends on itself");
-      parent_of.push_back(static_cast<uint32_t>(it - g->nodes.begin()));
-      g->nodes[i].num_deps++;
+    if (!more.value()) return true;
+    WorkNode w;
+    if (Status st = ReadNode(n, g->path, rank, options, g, &w); !st.ok() && !sink->Take(std::move(st))) {
+      return false;
     }
-  }
-  return parent_of;
-}
-
-// Children in compressed rows: a parent's children in increasing index, the
-// order in which the nodes name it.
-void LinkChildren(NpuGraph* g, const std::vector<uint32_t>& parent_of) {
-  const size_t count = g->nodes.size();
-  std::vector<uint32_t> kid_count(count + 1, 0);
-  for (uint32_t p : parent_of) ++kid_count[p + 1];
-  for (size_t i = 0; i < count; ++i) kid_count[i + 1] += kid_count[i];
-  g->children.assign(parent_of.size(), 0);
-  for (size_t i = 0; i < count; ++i) g->nodes[i].child_begin = g->nodes[i].child_end = kid_count[i];
-  size_t pair = 0;
-  for (uint32_t i = 0; i < count; ++i) {
-    for (uint32_t d = 0; d < g->nodes[i].num_deps; ++d) g->children[g->nodes[parent_of[pair++]].child_end++] = i;
-  }
-}
-
-// Cycle check (Kahn).
-Status CheckAcyclic(const NpuGraph& g) {
-  std::vector<uint32_t> pending(g.nodes.size());
-  std::vector<uint32_t> stack;
-  for (uint32_t i = 0; i < g.nodes.size(); ++i) {
-    pending[i] = g.nodes[i].num_deps;
-    if (pending[i] == 0) stack.push_back(i);
-  }
-  size_t seen = 0;
-  while (!stack.empty()) {
-    const uint32_t i = stack.back();
-    stack.pop_back();
-    ++seen;
-    for (uint32_t c = g.nodes[i].child_begin; c < g.nodes[i].child_end; ++c) {
-      if (--pending[g.children[c]] == 0) stack.push_back(g.children[c]);
+    if (w.comm_root < 0 && IsRooted(w.collective) && w.collective != CollectiveKind::kBarrier &&
+        g->notes.rootless++ == 0) {
+      g->notes.first_rootless = w.id;
     }
+    if (Status st = AppendDependencies(n, NodeWhere(g->path, w.id, rank), deps); !st.ok()) {
+      sink->Take(std::move(st));
+      return false;
+    }
+    g->nodes.push_back(std::move(w));
   }
-  if (seen == g.nodes.size()) return Status::Ok();
-  const auto stuck = std::find_if(pending.begin(), pending.end(), [](uint32_t p) { return p > 0; });
-  return Status::Invalid(g.path + ": dependency cycle through node " +
-                         std::to_string(g.nodes[stuck - pending.begin()].id) + " (rank " + std::to_string(g.rank) +
-                         "); " + std::to_string(g.nodes.size() - seen) + " node(s) can never run");
 }
 
 }  // namespace
 
 Result<NpuGraph> LoadNpuGraph(const std::string& path, int rank, const GraphLoadOptions& options) {
-  EtReader reader;
-  ORRERY_RETURN_IF_ERROR(reader.Open(path));
+  ProblemSink sink(options.problems);
+  const uint64_t before = sink.listed();
   NpuGraph g;
   g.rank = rank;
   g.path = path;
+  EtReader reader;
   DependencyLists deps;
-  ChakraProtoMsg::Node n;
-  while (true) {
-    ORRERY_PARSE_OR_RETURN(const bool more, reader.Next(&n));
-    if (!more) break;
-    ORRERY_PARSE_OR_RETURN(WorkNode w, ReadNode(n, path, rank, options, &g.involved));
-    ORRERY_RETURN_IF_ERROR(AppendDependencies(n, path, w.id, rank, &deps));
-    g.nodes.push_back(std::move(w));
+  if (Status st = reader.Open(path); !st.ok()) {
+    if (!sink.Take(st)) return sink.status();
+  } else if (ReadNodes(&reader, rank, options, &g, &deps, &sink)) {
+    // Listing, the edges are checked even after a node's problem (the node is kept as far as it was read).
+    if (LinkGraph(&g, deps, options, &sink) && sink.listed() == before) return g;
   }
-  const std::vector<uint32_t> order = SortById(&g);
-  ORRERY_RETURN_IF_ERROR(CheckUniqueIds(g));
-  ORRERY_PARSE_OR_RETURN(const std::vector<uint32_t> parent_of, ResolveParents(&g, order, deps));
-  LinkChildren(&g, parent_of);
-  ORRERY_RETURN_IF_ERROR(CheckAcyclic(g));
-  return g;
+  if (!options.problems) return sink.status();
+  return Status::Invalid(path + ": " + std::to_string(sink.listed() - before) + " problem(s) (rank " +
+                         std::to_string(rank) + ")");
 }
 
 }  // namespace orrery

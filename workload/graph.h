@@ -17,6 +17,9 @@ struct WorkNode {
   uint64_t id = 0;
   NodeKind kind = NodeKind::kInvalid;
   bool is_cpu = false;
+  // COMP: the node gives num_ops. With the roofline on, a GPU node without it
+  // but with a duration_micros takes its measured duration (docs/formats.md).
+  bool has_num_ops = false;
   uint64_t duration_micros = 0;
   uint64_t num_ops = 0;
   uint64_t tensor_size = 0;
@@ -34,12 +37,25 @@ struct WorkNode {
   int comm_src = -1;
   int comm_dst = -1;
   uint64_t comm_tag = 0;
-  int comm_root = 0;      // rooted collectives: attribute 'root', else 'comm_src', else 0
+  // Rooted collectives: attribute 'root', else 'comm_src', else -1: the first
+  // rank of the collective's group (0 without a group; docs/formats.md).
+  int comm_root = -1;
   int group = -1;         // communicator group index, -1 = all NPUs
   int involved = -1;      // index into NpuGraph::involved, -1 = all dimensions
   uint32_t num_deps = 0;  // unresolved parents at start
   uint32_t child_begin = 0, child_end = 0;
   std::string name;
+};
+
+// What the loader did besides reading, for the report's notes.
+struct GraphLoadNotes {
+  uint32_t rootless = 0;        // rooted collectives (not barriers) with neither 'root' nor 'comm_src'
+  uint64_t first_rootless = 0;  // the first one's node id
+  // Control edges dropped (GraphLoadOptions::repair_ctrl_deps): to a node not in
+  // the trace, to the node itself, on a dependency cycle.
+  uint64_t ctrl_dangling = 0, ctrl_self = 0, ctrl_cyclic = 0;
+  // Host-side COMM_COLL nodes run as CPU ops (GraphLoadOptions::replay_host_collectives).
+  uint64_t host_collectives = 0;
 };
 
 struct NpuGraph {
@@ -48,6 +64,18 @@ struct NpuGraph {
   std::vector<WorkNode> nodes;  // sorted by id
   std::vector<uint32_t> children;
   std::vector<std::vector<bool>> involved;
+  GraphLoadNotes notes;
+};
+
+// `orrery trace check`: every problem of a trace, not only the first.
+struct TraceProblems {
+  size_t limit = 100;  // messages kept; the rest are only counted
+  uint64_t count = 0;  // problems found
+  std::vector<std::string> messages;
+  void Add(std::string message) {
+    if (messages.size() < limit) messages.push_back(std::move(message));
+    ++count;
+  }
 };
 
 struct GraphLoadOptions {
@@ -55,6 +83,20 @@ struct GraphLoadOptions {
   int num_dims = 0;
   // pg_name -> group index; empty when no communicator groups are configured.
   const std::map<std::string, int>* groups = nullptr;
+  // --ctrl-deps=repair: control edges (ctrl_deps) to a node not in the trace,
+  // to the node itself or on a dependency cycle are dropped (and counted in
+  // NpuGraph::notes) instead of refused; data edges stay strict.
+  bool repair_ctrl_deps = false;
+  // --host-collectives=replay: a COMM_COLL node with is_cpu_op true and neither
+  // comm_type nor comm_size (the host call of a collective) runs as a CPU op of
+  // its duration instead of being refused.
+  bool replay_host_collectives = false;
+  // `trace inspect` of one file: pg_name is not read (the groups are checked by run and trace check).
+  bool ignore_groups = false;
+  // Set: each problem is added here and the load goes on where the graph
+  // allows (one problem per node; dependencies after every node is read); the
+  // load then fails with a count. Null: the first problem is the error.
+  TraceProblems* problems = nullptr;
 };
 
 Result<NpuGraph> LoadNpuGraph(const std::string& path, int rank, const GraphLoadOptions& options);

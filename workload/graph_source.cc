@@ -6,8 +6,10 @@
 #include <limits>
 
 #include "core/fnv.h"
+#include "core/parse.h"
 #include "core/tick.h"
 #include "extern/json_util.h"
+#include "workload/trace_groups.h"
 
 namespace orrery {
 
@@ -41,6 +43,15 @@ class TraceFiles : public GraphSource {
       return Missing(rank, options.num_npus, "");
     }
     return g;
+  }
+
+  Result<SourceGroups> ProcessGroups(int npus, const SourceDigest& digest, bool rank0_only) const override {
+    std::vector<std::string> paths;
+    for (int r = 0; r < npus; ++r) paths.push_back(Path(r));
+    // Ranks marked as rank 0's are not read again.
+    ORRERY_PARSE_OR_RETURN(TraceGroupTable table, ReadTraceGroupTables(paths, rank0_only ? std::vector<bool>(npus, true)
+                                                                                         : digest.same_as_rank0));
+    return SourceGroups{std::move(table.groups), std::move(table.origin)};
   }
 
   // Comparing bytes is much cheaper than parsing: byte-identical files are equal graphs.

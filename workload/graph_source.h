@@ -37,6 +37,13 @@ struct WorkloadFigures {
   double device_peak_tflops = 0;  // its dense peak
 };
 
+// Process groups the inputs themselves describe (a trace's process-group
+// metadata): name -> ranks, and where they were read ("" when none).
+struct SourceGroups {
+  std::map<std::string, std::vector<int>> groups;
+  std::string origin;
+};
+
 class GraphSource {
  public:
   virtual ~GraphSource() = default;
@@ -60,6 +67,13 @@ class GraphSource {
   virtual bool RankPeers(int rank, std::vector<int>* peers) const { return false; }
   // Communicator groups the source defines (name -> ranks); empty: none.
   virtual std::map<std::string, std::vector<int>> CommGroups() const { return {}; }
+  // For a run of `npus` NPUs (after Check and Digest): the process groups the
+  // inputs carry, checked (workload/trace_groups.h); none by default.
+  // `rank0_only`: rank 0's alone, unchecked against the other ranks (to say
+  // what --comm-group-configuration overrides).
+  virtual Result<SourceGroups> ProcessGroups(int npus, const SourceDigest& digest, bool rank0_only) const {
+    return SourceGroups{};
+  }
   // For a run of `npus` NPUs (after Check): what the graphs hold, for the
   // run's configuration hash, and which ranks' inputs are rank 0's. The
   // default: Describe() and SameInputAsRank0 for every rank.

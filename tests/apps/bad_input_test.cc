@@ -200,9 +200,15 @@ TEST_F(BadInput, NegativeBandwidth) {
   ExpectError({"network.yml:3: bandwidth[0] = \"-5\": out of range", "allowed: a number >= 0.001 and <= 1e+09"});
 }
 
+// A network of one NPU is one dimension of 1 (a one-rank trace); 0 NPUs, or a
+// dimension of 1 beside others, are refused.
 TEST_F(BadInput, NpuCountBelowTwo) {
+  d_.Write("network.yml", testing::NetworkYaml("Ring", 0, 50, 500));
+  ExpectError({"network.yml", "npus_count[0] = 0", "a network needs at least 1 NPU; allowed: an integer >= 1"});
+  d_.Write("network.yml", "topology: [ Ring, Ring ]\nnpus_count: [ 2, 1 ]\nbandwidth: [ 5, 5 ]\nlatency: [ 1, 1 ]\n");
+  ExpectError({"network.yml", "npus_count[1] = 1", "at least 2 NPUs (drop a dimension of 1"});
   d_.Write("network.yml", testing::NetworkYaml("Ring", 1, 50, 500));
-  ExpectError({"network.yml", "npus_count[0] = 1", "at least 2"});
+  ExpectError({"trace.1.et: there are more trace files than the network's 1 NPUs"});
 }
 
 TEST_F(BadInput, ListLengthsDisagree) {

@@ -137,6 +137,7 @@ TEST(Cli, EachCommandsHelpListsExactlyTheDocumentedFlags) {
   const auto documented = DocumentedFlags();
   const std::vector<std::string> commands = {"run",
                                              "trace inspect",
+                                             "trace check",
                                              "trace to-json",
                                              "trace from-json",
                                              "trace gen-dp",

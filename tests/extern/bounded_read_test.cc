@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <istream>
+#include <iterator>
 #include <thread>
 
 #include "explore/csv.h"
@@ -38,6 +40,33 @@ TEST(BoundedRead, EndlessInputStopsAtTheLimit) {
   // The configuration readers' default.
   EXPECT_EQ(Message(ReadJsonFile("/dev/zero").status()),
             "/dev/zero: more than 268435456 bytes (an endless input?); allowed: at most 268435456 bytes (256 MiB)");
+}
+
+// A streamed reader stops at the limit too, and its stream says why it ended.
+TEST(BoundedRead, StreamedReadStopsAtTheLimit) {
+  auto reader = BoundedFileReader::Open("/dev/zero", 1 << 20);
+  ASSERT_TRUE(reader.ok());
+  BoundedStreamBuf buf(&reader.value());
+  std::istream in(&buf);
+  std::vector<char> chunk(4096);
+  size_t total = 0;
+  while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
+    total += static_cast<size_t>(in.gcount());
+  }
+  EXPECT_LE(total, size_t{1} << 20);
+  EXPECT_EQ(Message(buf.status()),
+            "/dev/zero: more than 1048576 bytes (an endless input?); allowed: at most 1048576 bytes (1 MiB)");
+  // A file within the limit streams whole, with no error.
+  TempDir d;
+  const std::string path = d.File("small.txt");
+  std::ofstream(path) << "hello, world";
+  auto small = BoundedFileReader::Open(path, 64);
+  ASSERT_TRUE(small.ok());
+  BoundedStreamBuf small_buf(&small.value());
+  std::istream small_in(&small_buf);
+  std::string text((std::istreambuf_iterator<char>(small_in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "hello, world");
+  EXPECT_TRUE(small_buf.status().ok());
 }
 
 TEST(BoundedRead, JsonLinesReaderBoundsItsLines) {

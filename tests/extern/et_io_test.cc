@@ -75,3 +75,65 @@ TEST(EtIo, JsonRoundTripIsByteExact) {
 
 }  // namespace
 }  // namespace orrery
+
+namespace orrery {
+namespace {
+
+// Where each record starts, by hand: a record is its length as a varint, then its bytes.
+uint64_t VarintBytes(uint64_t v) {
+  uint64_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+// A cut file is reported at the byte its cut record starts, not where the
+// reader's 8 KiB buffer happened to end (the file's end, before).
+TEST(EtIo, TruncationNamesTheRecordsExactByte) {
+  testing::TempDir d;
+  ChakraProtoMsg::GlobalMetadata md;
+  md.set_version("0.0.4");
+  EtWriter w;
+  ASSERT_TRUE(w.Open(d.File("t.et"), md).ok());
+  std::vector<uint64_t> starts;
+  uint64_t at = VarintBytes(md.ByteSizeLong()) + md.ByteSizeLong();
+  for (uint64_t i = 0; i < 3000; ++i) {
+    ChakraProtoMsg::Node n;
+    n.set_id(i);
+    n.set_name("node" + std::to_string(i));
+    n.set_type(ChakraProtoMsg::COMP_NODE);
+    n.set_duration_micros(i);
+    starts.push_back(at);
+    at += VarintBytes(n.ByteSizeLong()) + n.ByteSizeLong();
+    ASSERT_TRUE(w.Write(n).ok());
+  }
+  ASSERT_TRUE(w.Close().ok());
+  const std::string bytes = testing::ReadFileText(d.File("t.et"));
+  ASSERT_EQ(bytes.size(), at);
+  for (const size_t k : {size_t{5}, size_t{1500}, size_t{2999}}) {
+    const uint64_t cut = starts[k] + 3;  // inside record k
+    std::ofstream(d.File("cut.et"), std::ios::binary) << bytes.substr(0, cut);
+    EtReader r;
+    ASSERT_TRUE(r.Open(d.File("cut.et")).ok());
+    ChakraProtoMsg::Node n;
+    Result<bool> more = true;
+    while (more.ok() && more.value()) more = r.Next(&n);
+    ASSERT_FALSE(more.ok());
+    EXPECT_NE(more.status().message().find("truncated trace: Node record " + std::to_string(k + 1) + " at byte " +
+                                           std::to_string(starts[k]) + " needs "),
+              std::string::npos)
+        << more.status().message();
+    // Skipping to a node type reads the same framing.
+    EtReader skip;
+    ASSERT_TRUE(skip.Open(d.File("cut.et")).ok());
+    const Result<bool> meta = skip.NextOfType(ChakraProtoMsg::METADATA_NODE, &n);
+    ASSERT_FALSE(meta.ok());
+    EXPECT_NE(meta.status().message().find("at byte " + std::to_string(starts[k]) + " needs "), std::string::npos)
+        << meta.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace orrery

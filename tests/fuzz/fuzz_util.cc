@@ -127,7 +127,14 @@ const std::string& BaseTraces() {
   return p;
 }
 
-Result<RunReport> RunSmall(RunConfig c) {
+const std::string& BaseGroups() {
+  static const std::string p = WriteText("base_groups.json", "{\"0\": [0, 1, 2, 3]}\n");
+  return p;
+}
+
+Result<RunReport> RunSmall(RunConfig c, bool own_groups) {
+  // The fixed traces' all-reduce names pg_name "0": a group must exist (it never runs over all NPUs unnamed).
+  if (c.files.comm_groups.empty() && !own_groups) c.files.comm_groups = BaseGroups();
   if (c.files.workload_prefix.empty()) c.files.workload_prefix = BaseTraces();
   if (c.files.network.empty()) c.files.network = BaseNetwork();
   if (c.files.system.empty()) c.files.system = BaseSystem();

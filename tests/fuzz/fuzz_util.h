@@ -23,8 +23,11 @@ std::string WriteInput(const std::string& name, const uint8_t* data, size_t size
 const std::string& BaseNetwork();
 const std::string& BaseSystem();
 const std::string& BaseTraces();
-// Fills the unset inputs of `c` with the fixed ones and runs it. Every error is
-// a Status; a crash, hang or sanitizer report is a finding.
-Result<RunReport> RunSmall(RunConfig c);
+// The groups of the fixed traces, ASTRA-sim's comm-group JSON: {"0": every rank}.
+const std::string& BaseGroups();
+// Fills the unset inputs of `c` with the fixed ones (the groups with
+// BaseGroups() unless `own_groups`: the traces then bring theirs) and runs it.
+// Every error is a Status; a crash, hang or sanitizer report is a finding.
+Result<RunReport> RunSmall(RunConfig c, bool own_groups = false);
 
 }  // namespace orrery::fuzz

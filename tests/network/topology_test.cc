@@ -45,7 +45,9 @@ TEST(Notation, ErrorsPointAtTheCharacter) {
       {"Ring(8 200GB/s,50ns)", "expected ',' after the NPU count", 8},
       {"Ring(8,200GiB/s,50ns)", "unknown bandwidth unit 'GiB/s'", 11},
       {"Ring(8,200GB/s,50sec)", "unknown latency unit 'sec'", 18},
-      {"Ring(1,200GB/s,50ns)", "at least 2 NPUs", 1},
+      {"Ring(0,200GB/s,50ns)", "at least 2 NPUs", 1},
+      {"Ring(1,200GB/s,50ns)_Switch(4,50GB/s,1us)", "at least 2 NPUs (drop a dimension of 1", 1},
+      {"Switch(4,50GB/s,1us)_Ring(1,200GB/s,50ns)", "at least 2 NPUs, 'Ring' has 1", 22},
       {"Ring(8,200GB/s,50ns)Switch(2,1GB/s,1ns)", "expected '_' between dimensions", 21},
   };
   for (const auto& c : cases) {
@@ -59,6 +61,14 @@ TEST(Notation, ErrorsPointAtTheCharacter) {
     const size_t line_start = m.rfind('\n', caret) + 1;
     EXPECT_EQ(caret - line_start, 2 + c.column - 1) << m;
   }
+}
+
+// A network of one NPU (a one-rank trace) is a single dimension of 1.
+TEST(Notation, OneNpuIsASingleDimensionOfOne) {
+  auto d = ParseTopologyNotation("Ring(1,200GB/s,50ns)");
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  ASSERT_EQ(d->size(), 1u);
+  EXPECT_EQ((*d)[0].npus, 1);
 }
 
 TEST(Describe, CountsLinksSwitchesAndBisection) {

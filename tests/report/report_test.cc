@@ -58,7 +58,9 @@ TEST(Report, IterationsRepeatTheGraph) {
   EXPECT_EQ(three->per_npu[0].finished_ns, 3 * one->per_npu[0].finished_ns);
 }
 
-Tick Sum(const NpuReport& n) { return n.compute_ns + n.exposed_comm_ns + n.mem_stall_ns + n.peer_wait_ns + n.idle_ns; }
+Tick Sum(const NpuReport& n) {
+  return n.compute_ns + n.exposed_comm_ns + n.mem_stall_ns + n.peer_wait_ns + n.cpu_ns + n.idle_ns;
+}
 
 // Per rank: 1 COMP 10 us; 2 MEM_LOAD 1e6 B after 1; 3 COMP 5 us and 4 MEM_STORE
 // 1e6 B after 2 (in parallel); 5 ALL_REDUCE 1 KiB after 3 and 4; 6 a CPU op of 2 us after 5.
@@ -114,18 +116,20 @@ TEST(Report, MemoryStallIsItsOwnCategory) {
     EXPECT_EQ(n.mem_stall_ns, 11000u + 6000u);
     EXPECT_GT(n.comm_ns, 0u);
     EXPECT_EQ(n.exposed_comm_ns, n.comm_ns);  // the all-reduce overlaps nothing
-    EXPECT_EQ(n.idle_ns, 2000u);
+    EXPECT_EQ(n.cpu_ns, 2000u);               // the CPU op at the end: not idle
+    EXPECT_EQ(n.idle_ns, 0u);
     EXPECT_EQ(n.finished_ns, 32000u + n.comm_ns + 2000u);
     EXPECT_EQ(Sum(n), n.finished_ns);
   }
   const std::string text = FormatReportText(r.value());
   EXPECT_NE(text.find("bottleneck: memory (of the slowest NPU's time: compute "), std::string::npos) << text;
-  EXPECT_NE(text.find("  exposed_comm     mem_stall     peer_wait          idle\n"), std::string::npos) << text;
-  // mem_stall, peer_wait and idle columns
-  EXPECT_NE(text.find("         17000             0          2000\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  exposed_comm     mem_stall     peer_wait           cpu          idle\n"), std::string::npos)
+      << text;
+  // mem_stall, peer_wait, cpu and idle columns
+  EXPECT_NE(text.find("         17000             0          2000             0\n"), std::string::npos) << text;
   EXPECT_NE(FormatReportJson(r.value()).find("\"mem_stall_ns\": 17000"), std::string::npos);
-  // remote_mem_ns, mem_stall_ns, peer_wait_ns
-  EXPECT_NE(FormatReportCsv(r.value()).find(",22000,17000,0\n"), std::string::npos);
+  // remote_mem_ns, mem_stall_ns, peer_wait_ns, cpu_ns
+  EXPECT_NE(FormatReportCsv(r.value()).find(",22000,17000,0,2000\n"), std::string::npos);
 }
 
 // On every conformance case: the categories sum to the finished time, and where

@@ -12,7 +12,12 @@
 # Each workload is written by `orrery gen --comm-streams=one` (ASTRA-sim runs
 # one collective at a time per NPU) on a 2-D Ring x Switch network with the
 # system JSON of `orrery gen --device=a100 --network=NET --system-out`; both
-# simulators read the same files. One row per workload: ASTRA-sim's slowest
+# simulators read the same files; the *_3d rows run on 8 NPUs in three
+# dimensions with a hand-written system JSON (GPT, MoE, DLRM, ZeRO, and groups
+# over two of the three dimensions). ASTRA_BIN: build ASTRA-sim's analytical
+# backend from its sources (git clone --recursive
+# https://github.com/astra-sim/astra-sim; ./build/astra_analytical/build.sh) and
+# name build/astra_analytical/build/bin/AstraSim_Analytical_Congestion_Unaware. One row per workload: ASTRA-sim's slowest
 # rank, the largest |difference| over ranks under group-collective-model
 # astra-sim (the file as written; 0 is parity) and under hierarchical (the
 # same file with the other model: how far Orrery's own model is from ASTRA-sim).
@@ -41,6 +46,19 @@ bandwidth: [ 200.0, 25.0 ]
 latency: [ 500.0, 2000.0 ]
 EOF
 sed 's/\[ 8, 8 \]/[ 8, 16 ]/' net64.yml > net128.yml
+# Three dimensions of two NPUs each (every multi-dimension group shape on 8 NPUs), with a
+# hand-written ASTRA-sim system JSON: LIFO, an endpoint delay, localBWAware, the roofline.
+"$orrery" topology generate "Ring(2,300GB/s,500ns)_Ring(2,100GB/s,1us)_Switch(2,50GB/s,2us)" --out=net8.yml > /dev/null 2>&1
+cat > sys8.json <<'EOF'
+{
+  "scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
+  "preferred-dataset-splits": 4,
+  "all-reduce-implementation": ["ring", "ring", "ring"], "all-gather-implementation": ["ring", "ring", "ring"],
+  "reduce-scatter-implementation": ["ring", "ring", "ring"], "all-to-all-implementation": ["ring", "ring", "ring"],
+  "collective-optimization": "localBWAware", "local-mem-bw": 1600, "boost-mode": 0,
+  "roofline-enabled": 1, "peak-perf": 312
+}
+EOF
 cat > dense.yml <<'EOF'
 name: dense-small
 layers: 4
@@ -88,6 +106,13 @@ offload|64|sys64|per_npu|--model=dense.yml --tp=2 --pp=2 --dp=16 --microbatches=
 recompute_zero1|64|sys64|none|--model=dense.yml --tp=4 --dp=16 --zero=1 --recompute=full --microbatches=2 --microbatch-size=1
 dlrm|64|sys64|none|--model=dlrm-mlperf --npus=64 --microbatch-size=64
 hybrid128|128|sys128|none|--model=megatron-22b --tp=2 --pp=4 --dp=16 --sp --microbatches=4 --microbatch-size=1 --schedule=1f1b --zero=1
+gpt_3d|8|sys8|none|--model=megatron-22b --tp=2 --pp=2 --dp=2 --microbatches=4
+gpt_zero1_sp_3d|8|sys8|none|--model=gpt3-175b --tp=2 --pp=2 --dp=2 --microbatches=2 --sp --zero=1 --recompute=selective
+llama_zero3_3d|8|sys8|none|--model=llama3-8b --tp=2 --pp=2 --dp=2 --microbatches=2 --zero=3
+moe_tp_ep_pp_3d|8|sys8|none|--model=mixtral-8x7b --tp=2 --ep=2 --pp=2 --microbatches=2
+dlrm_3d|8|sys8|none|--model=dlrm-mlperf --npus=8
+llama_dp4_3d|8|sys8|none|--model=llama3-8b --tp=2 --dp=4 --microbatches=2 --zero=1
+moe_tp_ep_dp_3d|8|sys8|none|--model=mixtral-8x7b --tp=2 --ep=2 --dp=2 --microbatches=2
 EOF
 }
 
@@ -98,7 +123,7 @@ orrery_finished() { awk -F, 'NR > 1 && $1 ~ /^[0-9]+$/ { print $1, $2 }' "$1" | 
 max_diff() {
   join -a1 -a2 -e x -o 0,1.2,2.2 "$1" "$2" |
     awk '$2 == "x" || $3 == "x" { bad = 1 } { d = $2 - $3; if (d < 0) d = -d; if (d > m) m = d }
-         END { if (bad || NR == 0) print "n/a"; else print m + 0 }'
+         END { if (bad || NR == 0) print "n/a"; else printf "%.0f\n", m }'
 }
 
 printf '%-22s %5s %14s %14s %14s\n' workload npus astra_max_ns "diff(astra-sim)" "diff(hier.)"
@@ -125,7 +150,7 @@ json.dump(j, open(sys.argv[2], "w"), indent=2)' "$sys.json" "$name/hier.json"
       --report-format=csv > "$name/$model.csv" 2> "$name/$model.err" || true
     orrery_finished "$name/$model.csv" > "$name/$model.txt"
   done
-  amax=$(awk '$2 > m { m = $2 } END { print m + 0 }' "$name/astra.txt")
+  amax=$(awk '$2 > m { m = $2 } END { printf "%.0f\n", m }' "$name/astra.txt")
   printf '%-22s %5s %14s %14s %14s\n' "$name" "$npus" "$amax" "$(max_diff "$name/astra.txt" "$name/astra_model.txt")" \
     "$(max_diff "$name/astra.txt" "$name/hier.txt")"
 done

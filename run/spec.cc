@@ -1,6 +1,7 @@
 // ResolveSpec and CompleteSpec: every file of a run read and checked once.
 #include "run/spec.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -216,6 +217,26 @@ Status DeriveMemory(Spec* s, const Registries& reg) {
   return Status::Ok();
 }
 
+
+// ASTRA-sim runs a group's flat ring in the order its comm-group JSON lists the
+// ranks; Orrery in ascending order (docs/parity.md, "Communicator groups").
+// Where the two can differ, the report says so: the first such group and how
+// many there are.
+std::string OutOfOrderGroupNote(const std::map<std::string, std::vector<int>>& groups) {
+  std::string first;
+  size_t count = 0;
+  for (const auto& [name, ranks] : groups) {
+    if (std::is_sorted(ranks.begin(), ranks.end())) continue;
+    if (count++ == 0) {
+      first = "group \"" + name + "\" lists its ranks out of order (";
+      for (size_t i = 0; i < ranks.size() && i < 8; ++i) first += (i ? ", " : "") + std::to_string(ranks[i]);
+      first += ranks.size() > 8 ? ", ...)" : ")";
+    }
+  }
+  if (count == 0) return "";
+  return first + (count > 1 ? " and " + std::to_string(count - 1) + " other group(s) too" : "") +
+         "; Orrery's flat ring runs a group's ranks in ascending order, ASTRA-sim in the listed order";
+}
 // Communicator groups: --comm-group-configuration, else the generator's, else
 // the process groups the traces carry (the file overrides the traces').
 Status DeriveGroups(Spec* s, std::map<std::string, std::vector<int>> source_groups) {
@@ -228,7 +249,8 @@ Status DeriveGroups(Spec* s, std::map<std::string, std::vector<int>> source_grou
       s->groups_npus = s->npus;
       s->groups_source = nullptr;
     }
-    // Said in the report only when the traces carry other process groups of their own.
+    // Said in the report only when the traces carry other process groups of their own,
+    // or when a group lists its ranks out of order.
     s->groups_note.clear();
     Result<SourceGroups> traced = s->source->ProcessGroups(s->npus, s->graphs, /*rank0_only=*/true);
     if (!traced.ok() || (!traced->groups.empty() && traced->groups != s->comm_groups)) {
@@ -238,6 +260,8 @@ Status DeriveGroups(Spec* s, std::map<std::string, std::vector<int>> source_grou
                                     : "unusable: " + traced.status().message()) +
                        ")";
     }
+    const std::string order = OutOfOrderGroupNote(s->comm_groups);
+    if (!order.empty()) s->groups_note += (s->groups_note.empty() ? "" : "; ") + order;
     return Status::Ok();
   }
   if (!source_groups.empty()) {

@@ -78,8 +78,8 @@ Status CheckImplementations(ComType type, const std::vector<AlgoSpec>& impl, con
 AlgoSpec FlatGroupAlgo(const std::vector<AlgoSpec>& impl, bool hierarchical) {
   AlgoSpec flat = hierarchical || impl.size() == 1 ? impl[0] : AlgoSpec{};
   if (flat.kind == AlgoKind::kHalvingDoubling || flat.kind == AlgoKind::kDoubleBinaryTree) flat = AlgoSpec{};
-  flat.name = "ring(flat group)";
   if (flat.kind != AlgoKind::kDirect) flat.kind = AlgoKind::kRing;
+  flat.name = flat.kind == AlgoKind::kDirect ? "direct(flat group)" : "ring(flat group)";
   return flat;
 }
 

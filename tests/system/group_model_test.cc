@@ -135,6 +135,16 @@ TEST(GroupModel, SeveralAlgorithmsOnAGroupBecomeRingUnderAstraSim) {
   ASSERT_TRUE(hier.ok()) << hier.status().message();
   EXPECT_EQ(direct->collectives.at(0).algorithm, "ALL_TO_ALL:ring(flat group)");
   EXPECT_EQ(hier->collectives.at(0).algorithm, "ALL_TO_ALL:direct");
+  // A group that is not whole dimensions ({0, 2}) runs flat; the hierarchical model keeps
+  // direct there, and the report names it as such.
+  WriteGroupColl(d, {0, 2}, 6, 4 << 20);
+  auto flat_direct = RunModel(d, "hierarchical", "direct", "all-to-all");
+  ASSERT_TRUE(flat_direct.ok()) << flat_direct.status().message();
+  EXPECT_EQ(flat_direct->collectives.at(0).algorithm, "ALL_TO_ALL:direct(flat group)");
+  auto flat_ring = RunModel(d, "astra-sim", "direct", "all-to-all");
+  ASSERT_TRUE(flat_ring.ok()) << flat_ring.status().message();
+  EXPECT_EQ(flat_ring->collectives.at(0).algorithm, "ALL_TO_ALL:ring(flat group)");
+  WriteGroupColl(d, {0, 1, 2, 3}, 6, 4 << 20);
   for (int rank = 0; rank < 4; ++rank) {
     EXPECT_EQ(direct->per_npu[rank].finished_ns, ring->per_npu[rank].finished_ns) << rank;
     // Direct sends the three pieces at once: one 2-hop step at most, then done.

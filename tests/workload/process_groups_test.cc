@@ -202,6 +202,28 @@ TEST(TraceProcessGroups, TheGroupFileOverridesTheTraces) {
                              " node 0)");
 }
 
+// A comm-group file that lists a group's ranks out of order: ASTRA-sim runs the
+// ring in that order, Orrery in ascending order, and the report says so.
+TEST(TraceProcessGroups, AGroupListedOutOfOrderIsNoted) {
+  TempDir d;
+  d.Write("network.yml", Net(2));
+  d.Write("system.json", kSystem);
+  const uint64_t S = 1 << 20;
+  WriteGroupTraces(d, 4, [](int) { return ""; }, {{{1, 3}, 0, S, "1"}, {{0, 2}, 0, S, "2"}});
+  d.Write("groups.json", R"({"1": [3, 1], "2": [0, 2]})");
+  auto r = RunGroups(d, d.File("groups.json"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->per_npu[1].finished_ns, Dim1AllReduce(S));
+  ASSERT_EQ(r->notes.size(), 1u);
+  EXPECT_EQ(r->notes[0],
+            "communicator groups: group \"1\" lists its ranks out of order (3, 1); Orrery's flat ring runs a group's "
+            "ranks in ascending order, ASTRA-sim in the listed order");
+  d.Write("groups.json", R"({"1": [1, 3], "2": [0, 2]})");
+  auto sorted = RunGroups(d, d.File("groups.json"));
+  ASSERT_TRUE(sorted.ok()) << sorted.status().message();
+  EXPECT_TRUE(sorted->notes.empty());
+}
+
 // A broadcast without 'root' (converters write none) starts at its group's
 // first rank: in group {1, 3}, rank 1, exactly as with root = 1 given.
 TEST(RootedWithoutRoot, TheGroupsFirstRankIsTheRoot) {

@@ -24,7 +24,7 @@ namespace orrery::cli {
 namespace {
 
 struct RunFlags {
-  std::string workload, generate, system, network, remote_memory, memory, comm_group, example;
+  std::string workload, generate, system, network, remote_memory, memory, comm_group, heterogeneity, example;
   std::string backend = "analytical";
   std::vector<std::string> plugins;
   std::string remote_endpoint, remote_model = "analytical", remote_timeout_ms = "10000";
@@ -163,6 +163,7 @@ Status FileInputs(const RunFlags& f, RunConfig* cfg) {
   cfg->files.remote_memory = f.remote_memory;
   cfg->files.memory_config = f.memory;
   cfg->files.comm_groups = f.comm_group;
+  cfg->files.heterogeneity = f.heterogeneity;
   return Status::Ok();
 }
 
@@ -254,7 +255,8 @@ Status CheckOutputsAgainstInputs(const RunFlags& f) {
                                    {"--network-configuration", &f.network},
                                    {"--remote-memory-configuration", &f.remote_memory},
                                    {"--memory-configuration", &f.memory},
-                                   {"--comm-group-configuration", &f.comm_group}}) {
+                                   {"--comm-group-configuration", &f.comm_group},
+                                   {"--heterogeneity", &f.heterogeneity}}) {
     inputs.push_back({flag, *path});
   }
   for (const std::string& plugin : f.plugins) inputs.push_back({"--plugin", plugin});
@@ -304,6 +306,7 @@ int Run(const RunFlags& f) {
   if (Status st = CheckOutputsAgainstInputs(f); !st.ok()) return Fail(st);
   TempFolder example;
   if (Status st = f.example.empty() ? FileInputs(f, &cfg) : ExampleInputs(f, &cfg, &example); !st.ok()) return Fail(st);
+  cfg.files.heterogeneity = f.heterogeneity;  // an example's cluster may be made heterogeneous too
   ObserveFromFlags(f, &cfg);
   RunOutputs exports;
   if (Status st = exports.Open(f); !st.ok()) return Fail(st);
@@ -348,6 +351,11 @@ void AddRunInputsFlags(CLI::App* run, RunFlags* f) {
   run->add_option("--comm-group-configuration", f->comm_group,
                   "communicator groups JSON {\"<name>\": [ranks...]} (optional)")
       ->type_name("F.json")
+      ->group(group);
+  run->add_option("--heterogeneity", f->heterogeneity,
+                  "per-NPU compute speeds and per-NPU link bandwidths YAML (optional; docs/formats.md, "
+                  "\"Heterogeneous clusters\")")
+      ->type_name("F.yml")
       ->group(group);
   run->add_option("--ctrl-deps", f->ctrl_deps,
                   "strict: a trace's dangling, self or cyclic control edge (ctrl_deps) is an error; repair: "

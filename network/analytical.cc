@@ -3,6 +3,7 @@
 // truncated to whole ns (ASTRA-sim's formula). Messages that differ in several
 // dimensions pay each dimension in turn (dimension-order routing), or, as
 // ASTRA-sim does, the lowest of them only (kMultiDimChargeParam = "lowest").
+#include <algorithm>
 #include <unordered_map>
 
 #include "network/backend.h"
@@ -29,7 +30,13 @@ class AnalyticalBackend : public NetworkBackend, public FixedDelayBackend {
  public:
   explicit AnalyticalBackend(const BackendContext& ctx)
       : ctx_(ctx), stats_(ctx.topology->num_dims()), recent_(ctx.topology->num_dims()) {
-    for (const Dim& d : ctx.topology->dims()) radix_.emplace_back(static_cast<uint32_t>(d.npus));
+    uint32_t stride = 1;
+    for (const Dim& d : ctx.topology->dims()) {
+      radix_.emplace_back(static_cast<uint32_t>(d.npus));
+      stride_.push_back(stride);
+      stride *= static_cast<uint32_t>(d.npus);
+    }
+    het_ = ctx.heterogeneity && !ctx.heterogeneity->link.empty() ? ctx.heterogeneity : nullptr;
     if (ctx.params) {
       auto it = ctx.params->find(kMultiDimChargeParam);
       lowest_only_ = it != ctx.params->end() && it->second == "lowest";
@@ -45,6 +52,15 @@ class AnalyticalBackend : public NetworkBackend, public FixedDelayBackend {
     Tick delay = 0;
     ForEachCrossed(src, dst, [&](int d, int a, int b) {
       const int hops = t.Hops(d, a, b);
+      const double factor = het_ ? LegFactor(src, dst, d, a, b) : 1.0;
+      if (factor != 1.0) {  // a leg at its NPUs' own bandwidth (--heterogeneity): priced apart
+        const HopPrice p = PriceHops(hops, t.dims()[d].latency_ns, t.BytesPerNs(d) * factor, bytes);
+        delay = SatAdd(delay, p.delay);
+        stats_[d].messages++;
+        stats_[d].bytes += bytes;
+        stats_[d].busy_ns = SatAdd(stats_[d].busy_ns, p.busy);
+        return !lowest_only_;
+      }
       // A collective's messages on one dimension mostly repeat (bytes, hops):
       // the last pair's times are kept, computed by the same formula.
       Recent& m = recent_[d];
@@ -68,6 +84,7 @@ class AnalyticalBackend : public NetworkBackend, public FixedDelayBackend {
     const Topology& t = *ctx_.topology;
     int crossed = -1, hops = 0;
     bool several = false;
+    double factor = 1.0;
     ForEachCrossed(src, dst, [&](int d, int a, int b) {
       if (crossed >= 0) {
         several = true;  // a second dimension: no route
@@ -75,9 +92,12 @@ class AnalyticalBackend : public NetworkBackend, public FixedDelayBackend {
       }
       crossed = d;
       hops = t.Hops(d, a, b);
+      if (het_) factor = LegFactor(src, dst, d, a, b);
       return !lowest_only_;  // charged on the lowest dimension only: its route
     });
     if (several || crossed < 0) return nullptr;  // two dimensions or none
+    // A leg at its NPUs' own bandwidth (--heterogeneity): Delay prices it.
+    if (factor != 1.0) return nullptr;
     // Made on first use (a sender asks once per peer): at most one per
     // dimension and distance, and nodes of an unordered_map do not move.
     const uint64_t key = (static_cast<uint64_t>(crossed) << 32) | static_cast<uint32_t>(hops);
@@ -108,6 +128,17 @@ class AnalyticalBackend : public NetworkBackend, public FixedDelayBackend {
       if (a != b && !f(d, a, b)) return;
     }
   }
+  // The bandwidth factor of the leg of src -> dst in dimension d (coordinates a
+  // -> b there): the smaller of its two ends' (core/heterogeneity.h). Under
+  // dimension-order routing the leg starts at the NPU with dst's coordinates
+  // below d and src's from d up.
+  double LegFactor(int src, int dst, int d, int a, int b) const {
+    const uint32_t stride = stride_[d];
+    const uint32_t low = static_cast<uint32_t>(dst) % stride;
+    const uint32_t from = static_cast<uint32_t>(src) - static_cast<uint32_t>(src) % stride + low;
+    const uint32_t to = from + static_cast<uint32_t>(b) * stride - static_cast<uint32_t>(a) * stride;
+    return std::min(het_->LinkFactor(static_cast<int>(from), d), het_->LinkFactor(static_cast<int>(to), d));
+  }
   // Per dimension: the last message's size and hops, its delay and busy time.
   struct Recent {
     uint64_t bytes = ~uint64_t{0};  // no message has this size (sizes are at most 2^48)
@@ -118,6 +149,8 @@ class AnalyticalBackend : public NetworkBackend, public FixedDelayBackend {
   std::vector<DimStats> stats_;
   std::vector<Recent> recent_;
   std::vector<FastDiv> radix_;                       // per dimension: its size
+  std::vector<uint32_t> stride_;                     // per dimension: the rank distance of one step in it
+  const Heterogeneity* het_ = nullptr;               // link factors (--heterogeneity), null when none
   bool lowest_only_ = false;                         // kMultiDimChargeParam = "lowest"
   std::unordered_map<uint64_t, FixedRoute> routes_;  // (dim << 32 | hops): one-dimension routes (RouteOf)
 };

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/event_queue.h"
+#include "core/heterogeneity.h"
 #include "core/registry.h"
 #include "core/status.h"
 #include "network/topology.h"
@@ -29,6 +30,10 @@ struct BackendContext {
   // A backend that fails mid-run (a remote peer going away) stores why here;
   // the run stops at the next event and reports it.
   Status* failure = nullptr;
+  // Per-NPU link bandwidth factors (--heterogeneity; core/heterogeneity.h): null
+  // when there are none. The analytical backend applies them; a run refuses
+  // them with any other backend.
+  const Heterogeneity* heterogeneity = nullptr;
 };
 
 // How the analytical backend charges a message between NPUs that differ in

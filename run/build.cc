@@ -179,6 +179,7 @@ Status Simulation::BuildBackend(const Registries& registries) {
   backend_params_[kMultiDimChargeParam] = s.options.hierarchical_groups ? "every" : "lowest";
   ctx.params = &backend_params_;
   ctx.failure = &backend_failure_;
+  if (!s.heterogeneity.link.empty()) ctx.heterogeneity = &s.heterogeneity;
   auto backend = registries.backends->Find(s.run.backend)->factory(ctx);
   if (!backend.ok()) return backend.status();
   backend_ = std::move(backend.value());
@@ -195,6 +196,7 @@ ComputeModel Simulation::MakeComputeModel() const {
   cm.local_bytes_per_ns = s.system.local_mem_bw;
   cm.local_latency_ns = s.memory.local_latency_ns;
   cm.pool_via_dim = s.memory.pool_via_dim;
+  if (!s.heterogeneity.compute_speed.empty()) cm.heterogeneity = &s.heterogeneity;
   return cm;
 }
 

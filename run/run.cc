@@ -106,6 +106,12 @@ std::string GroupCollectivesNote(const SystemOptions& o, const CollectiveEngine&
   return note + "}";
 }
 
+// The report's note on a heterogeneity file: how many NPUs and links it changes.
+std::string HeterogeneityNote(const Heterogeneity& h) {
+  return "heterogeneity: " + std::to_string(h.compute_speed.size()) + " NPU(s) at their own compute speed, " +
+         std::to_string(h.link.size()) + " NPU link(s) at their own bandwidth, from " + h.path;
+}
+
 }  // namespace
 
 // A symmetric run's totals stand for every rank.
@@ -136,6 +142,7 @@ RunReport Simulation::ReportTotals() const {
   rep.symmetry_note = symmetry_note_;
   rep.group_collectives = GroupCollectivesNote(spec_.options, *engine_, topology_);
   if (!spec_.groups_note.empty()) rep.notes.push_back("communicator groups: " + spec_.groups_note);
+  if (!spec_.heterogeneity.empty()) rep.notes.push_back(HeterogeneityNote(spec_.heterogeneity));
   for (std::string& note : GraphNotes(exec, *engine_, spec_.system.roofline_enabled)) rep.notes.push_back(note);
   rep.config_hash = SpecHash(spec_);
   rep.config_json = SpecConfigJson(spec_);

@@ -10,6 +10,7 @@
 #include "core/parse.h"
 #include "core/units.h"
 #include "extern/et_io.h"
+#include "extern/heterogeneity.h"
 #include "extern/json_util.h"
 #include "gen/device.h"
 #include "memory/backend.h"
@@ -284,6 +285,21 @@ Status DeriveGroups(Spec* s, std::map<std::string, std::vector<int>> source_grou
   return Status::Ok();
 }
 
+// The heterogeneity file, read for this network (ranks and dimensions checked);
+// link factors are the analytical backend's alone.
+Status DeriveHeterogeneity(Spec* s) {
+  s->heterogeneity = Heterogeneity{};
+  if (s->files.heterogeneity.empty()) return Status::Ok();
+  ORRERY_PARSE_OR_RETURN(s->heterogeneity,
+                         ReadHeterogeneityYaml(s->files.heterogeneity, s->npus, static_cast<int>(s->dims.size())));
+  if (!s->heterogeneity.link.empty() && s->run.backend != "analytical") {
+    return Status::Invalid("--heterogeneity = \"" + s->files.heterogeneity +
+                           "\": 'links' is read by the analytical backend only, and the run uses --network-backend = " +
+                           s->run.backend + "; allowed: --network-backend=analytical, or no 'links' in the file");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status CheckBackendName(const std::string& backend, const Registries& reg) {
@@ -314,6 +330,7 @@ Status CompleteSpec(Spec* s, const Registries& reg) {
     s->graphs_source = s->source.get();
   }
   ORRERY_RETURN_IF_ERROR(DeriveGroups(s, std::move(source_groups)));
+  ORRERY_RETURN_IF_ERROR(DeriveHeterogeneity(s));
   return DeriveMemory(s, reg);
 }
 

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/heterogeneity.h"
 #include "core/status.h"
 #include "extern/astra_config.h"
 #include "extern/network_dims.h"
@@ -48,6 +49,7 @@ struct SpecFiles {
   std::string remote_memory;    // ASTRA-sim remote-memory JSON (optional)
   std::string memory_config;    // Orrery memory YAML (optional; overrides remote_memory)
   std::string comm_groups;      // communicator groups JSON (optional)
+  std::string heterogeneity;    // per-NPU compute speeds and link bandwidths YAML (optional)
   // The report's "config" shows paths starting with `shown_prefix_from` with
   // `shown_prefix_to` instead (an example's temporary folder), so it is the same every run.
   std::string shown_prefix_from, shown_prefix_to;
@@ -136,6 +138,7 @@ struct Spec {
   // Where the groups came from, for the report ("" when there are none):
   // --comm-group-configuration, the traces' process-group metadata, or the generator.
   std::string groups_note;
+  Heterogeneity heterogeneity;  // from files.heterogeneity (empty: every NPU and link as configured)
   SourceDigest graphs;
   uint64_t trace0_bytes = 0, trace_bytes = 0;  // the inputs' sizes, for the memory estimate
   // Caches keyed by what they depend on, so a sweep point reads no file again.

@@ -19,6 +19,7 @@ std::string ConfigBlocker(const Spec& spec) {
                                                    : std::string("the others may model contention between ranks)"));
   }
   if (!spec.comm_groups.empty() || spec.groups_from_file) return "communicator groups are configured";
+  if (!spec.heterogeneity.empty()) return "--heterogeneity gives NPUs their own speeds";
   const RemoteMemoryKind mem = spec.remote_memory.kind;
   if (mem == RemoteMemoryKind::kPool || mem == RemoteMemoryKind::kPerNode || !spec.files.memory_config.empty()) {
     return "remote memory is shared between ranks";

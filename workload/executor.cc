@@ -274,7 +274,8 @@ inline std::optional<Tick> Executor::ComputeTime(int rank, const WorkNode& n) {
     // A kernel's own efficiencies scale the two roofs (1 when the trace gives none: the same doubles).
     const double perf = std::min(compute_.peak_flops_per_s * static_cast<double>(n.compute_efficiency),
                                  compute_.mem_bytes_per_s * static_cast<double>(n.memory_efficiency) * oi);
-    const double ns = SecondsToNs(static_cast<double>(n.num_ops) / perf);
+    double ns = SecondsToNs(static_cast<double>(n.num_ops) / perf);
+    if (compute_.heterogeneity) ns /= compute_.heterogeneity->ComputeSpeed(rank);
     const Tick runtime = TicksFromDouble(ns);
     if (runtime == kTickMax || runtime > kTickMax - queue_->Now()) {
       TimeOverflow(rank, n, "roofline COMP duration", ns);
@@ -282,7 +283,19 @@ inline std::optional<Tick> Executor::ComputeTime(int rank, const WorkNode& n) {
     }
     return runtime;
   }
-  const Tick runtime = n.duration_micros == 0 ? 1 : SatMul(n.duration_micros, kNsPerUs);
+  Tick runtime = n.duration_micros == 0 ? 1 : SatMul(n.duration_micros, kNsPerUs);
+  if (compute_.heterogeneity) {
+    // A replayed duration at this NPU's speed (--heterogeneity), to whole ns.
+    const double speed = compute_.heterogeneity->ComputeSpeed(rank);
+    if (speed != 1.0) {
+      const double ns = static_cast<double>(runtime) / speed;
+      runtime = TicksFromDouble(ns);
+      if (runtime == kTickMax || runtime > kTickMax - queue_->Now()) {
+        TimeOverflow(rank, n, "COMP duration at its --heterogeneity speed", ns);
+        return std::nullopt;
+      }
+    }
+  }
   if (runtime == kTickMax || runtime > kTickMax - queue_->Now()) {
     TimeOverflow(rank, n, "COMP duration", UsToNs(static_cast<double>(n.duration_micros)));
     return std::nullopt;

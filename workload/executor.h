@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/event_queue.h"
+#include "core/heterogeneity.h"
 #include "memory/backend.h"
 #include "system/collective_engine.h"
 #include "system/match_table.h"
@@ -33,6 +34,8 @@ struct ComputeModel {
   // Remote-tier traffic crosses this network dimension to the group's first NPU,
   // where the pool attaches (-1: the pool is reached without the network).
   int pool_via_dim = -1;
+  // Per-NPU compute speeds (--heterogeneity; null or empty: every NPU at 1).
+  const Heterogeneity* heterogeneity = nullptr;
 };
 
 struct CollectiveRecord {

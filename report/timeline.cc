@@ -170,12 +170,12 @@ TimelineWriter::RankState::Stream& TimelineWriter::CommStream(int rank, int stre
   return st;
 }
 
-void TimelineWriter::OnCollectiveIssued(int rank, uint32_t idx, const std::string& algorithm) {
+void TimelineWriter::CollectiveIssued(int rank, uint32_t idx, const std::string& algorithm) {
   if (symmetric_ || selected_[rank]) CommStream(rank, StreamOf(rank, idx)).algorithm = algorithm;
 }
 
-void TimelineWriter::OnDelivered(int rank, uint32_t idx, Tick send_start, Tick now) {
-  const WorkNode& n = exec_->npus()[rank].graph.nodes[idx];
+void TimelineWriter::Delivered(int rank, uint32_t idx, Tick send_start, Tick now) {
+  const WorkNode& n = Node(rank, idx);
   if (symmetric_ || !selected_[rank] || !selected_[n.comm_dst]) return;
   in_flight_[std::make_tuple(rank, n.comm_dst, n.comm_tag)].push_back(
       Sent{send_start, now, CommStream(rank, n.comm_stream).tid});
@@ -193,7 +193,7 @@ std::string DimsName(uint32_t dims) {
 }
 }  // namespace
 
-void TimelineWriter::OnPhaseChange(int rank, uint64_t cookie, int from_dim, int to_dim, Tick now) {
+void TimelineWriter::PhaseChange(int rank, uint64_t cookie, int from_dim, int to_dim, Tick now) {
   if (!symmetric_ && !selected_[rank]) return;
   RankState::Stream& r = CommStream(rank, StreamOf(rank, static_cast<uint32_t>(cookie)));
   auto bit = [](int dim) { return dim >= 0 && dim < 31 ? dim : 31; };
@@ -222,9 +222,9 @@ void TimelineWriter::WriteCollective(int rank, int stream, const std::string& na
   r.pieces.clear();
 }
 
-void TimelineWriter::OnNodeDone(int rank, uint32_t idx, Tick start, Tick end) {
+void TimelineWriter::NodeDone(int rank, uint32_t idx, Tick start, Tick end) {
   if (!symmetric_ && !selected_[rank]) return;
-  const WorkNode& n = exec_->npus()[rank].graph.nodes[idx];
+  const WorkNode& n = Node(rank, idx);
   std::string name = n.name, args = "\"node\":" + std::to_string(n.id);
   const char* cat = "compute";
   int tid = kCompute;
@@ -281,6 +281,35 @@ void TimelineWriter::OnNodeDone(int rank, uint32_t idx, Tick start, Tick end) {
         ",\"pid\":" + std::to_string(n.comm_src) + ",\"tid\":" + std::to_string(send_tid) + "}");
   Write("{\"name\":\"message\",\"cat\":\"p2p\",\"ph\":\"f\",\"bp\":\"e\",\"id\":" + id + ",\"ts\":" +
         Us(std::max(start, send_start)) + ",\"pid\":" + std::to_string(rank) + ",\"tid\":" + std::to_string(tid) + "}");
+}
+
+// With rank classes, only representatives are simulated: each of their
+// events is drawn for every selected member of the class, in rank order
+// (members run in lockstep: the same node at the same instant).
+void TimelineWriter::SetClasses(TimelineClasses classes) {
+  classes_ = std::move(classes);
+  drawn_for_.assign(classes_.map->class_of.size(), {});
+  for (int r : selected_list_) drawn_for_[classes_.map->RepOf(r)].push_back(r);
+}
+
+void TimelineWriter::OnCollectiveIssued(int rank, uint32_t idx, const std::string& algorithm) {
+  if (!classes_.map) return CollectiveIssued(rank, idx, algorithm);
+  for (int r : DrawnFor(rank)) CollectiveIssued(r, idx, algorithm);
+}
+
+void TimelineWriter::OnDelivered(int rank, uint32_t idx, Tick send_start, Tick now) {
+  if (!classes_.map) return Delivered(rank, idx, send_start, now);
+  for (int r : DrawnFor(rank)) Delivered(r, idx, send_start, now);
+}
+
+void TimelineWriter::OnNodeDone(int rank, uint32_t idx, Tick start, Tick end) {
+  if (!classes_.map) return NodeDone(rank, idx, start, end);
+  for (int r : DrawnFor(rank)) NodeDone(r, idx, start, end);
+}
+
+void TimelineWriter::OnPhaseChange(int rank, uint64_t cookie, int from_dim, int to_dim, Tick now) {
+  if (!classes_.map) return PhaseChange(rank, cookie, from_dim, to_dim, now);
+  for (int r : DrawnFor(rank)) PhaseChange(r, cookie, from_dim, to_dim, now);
 }
 
 Status TimelineWriter::Close() {

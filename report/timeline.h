@@ -25,6 +25,7 @@
 #include "core/output_file.h"
 #include "core/status.h"
 #include "core/tick.h"
+#include "system/rank_class_map.h"
 #include "workload/executor.h"
 
 namespace orrery {
@@ -33,6 +34,14 @@ struct TimelineOptions {
   std::string path;    // --timeline
   std::string ranks;   // --timeline-ranks: "0-7,1024"; empty: every rank
   std::string window;  // --timeline-window: "START_NS-END_NS"; empty: the whole run
+};
+
+// A run by rank classes (system/rank_class_map.h): each selected rank is drawn
+// from its class representative's events with its own graph (node ids, names,
+// peers), which must match the representative's node by node.
+struct TimelineClasses {
+  const RankClassMap* map = nullptr;
+  const std::vector<const NpuGraph*>* graph_of = nullptr;  // per rank: its graph when selected (else null)
 };
 
 // "0-7,1024" -> a flag per rank; errors name the flag, the value and what is allowed.
@@ -44,6 +53,10 @@ class TimelineWriter : public NodeObserver, public PhaseObserver {
   // Checks the options and opens the file (an error before anything is simulated).
   // `symmetric`: rank 0 is simulated for all, and its events are written for every selected rank.
   static Result<std::unique_ptr<TimelineWriter>> Open(const TimelineOptions& options, int npus, bool symmetric);
+  // With rank classes: `classes` must outlive the writer. Call before the run.
+  void SetClasses(TimelineClasses classes);
+  // The selected ranks (ascending).
+  const std::vector<int>& selected() const { return selected_list_; }
   ~TimelineWriter() override;
   void Attach(const Executor* exec) { exec_ = exec; }
 
@@ -63,6 +76,16 @@ class TimelineWriter : public NodeObserver, public PhaseObserver {
   void Span(int pid, int tid, const std::string& name, const char* cat, Tick start, Tick end, const std::string& args);
   int RecvLane(int rank, Tick start, Tick end);
   void WriteCollective(int rank, int stream, const std::string& name, Tick start, Tick end, const std::string& args);
+  // One rank's events (the public callbacks hand each on for every selected member of a class).
+  void CollectiveIssued(int rank, uint32_t idx, const std::string& algorithm);
+  void Delivered(int rank, uint32_t idx, Tick send_start, Tick now);
+  void NodeDone(int rank, uint32_t idx, Tick start, Tick end);
+  void PhaseChange(int rank, uint64_t cookie, int from_dim, int to_dim, Tick now);
+  // The ranks an event of simulated rank `rank` is drawn for: itself, or its class's selected members.
+  const std::vector<int>& DrawnFor(int rank) const { return drawn_for_[rank]; }
+  const WorkNode& Node(int rank, uint32_t idx) const {
+    return classes_.map ? (*classes_.graph_of)[rank]->nodes[idx] : exec_->npus()[rank].graph.nodes[idx];
+  }
 
   OutputFile file_;  // a temporary file until Close renames it (core/output_file.h)
   bool first_ = true;
@@ -71,6 +94,8 @@ class TimelineWriter : public NodeObserver, public PhaseObserver {
   std::vector<int> selected_list_;
   std::pair<Tick, Tick> window_{0, kTickMax};
   const Executor* exec_ = nullptr;
+  TimelineClasses classes_;
+  std::vector<std::vector<int>> drawn_for_;  // with classes: per representative, its selected members
   struct RankState {
     std::vector<Tick> lane_end;  // receive lanes: when each one's last span ended
     std::vector<int> lane_tid;   // and their tracks
@@ -100,7 +125,7 @@ class TimelineWriter : public NodeObserver, public PhaseObserver {
   RankState& State(int rank) { return ranks_[symmetric_ ? 0 : state_of_[rank]]; }
   // Stream `stream`'s state on `rank`, its track named on first use.
   RankState::Stream& CommStream(int rank, int stream);
-  int StreamOf(int rank, uint32_t idx) const { return exec_->npus()[rank].graph.nodes[idx].comm_stream; }
+  int StreamOf(int rank, uint32_t idx) const { return Node(rank, idx).comm_stream; }
   // Messages delivered and not yet received, by (src, dst, tag): their sends' start, end and track.
   struct Sent {
     Tick start, end;

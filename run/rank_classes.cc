@@ -91,8 +91,6 @@ std::string ConfigReason(const ClassInputs& in) {
   for (const Dim& d : in.topology->dims()) {
     if (d.block == Block::kMesh) return "a Mesh dimension (its hop counts depend on the position)";
   }
-  if (c.observe.critical_path) return "--critical-path records every rank";
-  if (!c.observe.timeline_path.empty()) return "--timeline draws every rank";
   return "";
 }
 

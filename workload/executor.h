@@ -163,6 +163,7 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
   // communication if it started), and turned into communication when it starts.
   void RecvBegin(int rank, const WorkNode& n);
   void SendStarted(int rank, const WorkNode& n);
+  int StandsFor(int rank, int peer) const;
   void Fail(Status st);
   void ResetIteration(int rank, uint32_t ended_by);
   __attribute__((always_inline)) void Allocate(int rank, uint32_t idx, uint64_t bytes);

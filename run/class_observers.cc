@@ -31,8 +31,8 @@ const char* NodeMismatch(const NpuGraph& a, const WorkNode& x, const NpuGraph& b
 }
 
 // The timeline's selected ranks that are not representatives: their own graphs, matched to their representatives'.
-Result<std::string> LoadShown(const Spec& spec, const ClassDecision& d, const std::function<Result<NpuGraph>(int)>& load,
-                              std::vector<NpuGraph>* shown) {
+Result<std::string> LoadShown(const Spec& spec, const ClassDecision& d,
+                              const std::function<Result<NpuGraph>(int)>& load, std::vector<NpuGraph>* shown) {
   auto selected = ParseRankSelection(spec.observe.timeline_ranks, spec.npus);
   if (!selected.ok()) return selected.status();
   const RankClassMap& m = d.map;
@@ -102,8 +102,8 @@ Result<std::string> PrepareClassObservers(const Spec& spec, const ClassDecision&
         for (int r : groups[n.group]) {
           if (r >= 0 && r < spec.npus && !m.SameClass(r, g.rank)) {
             return "--critical-path: rank " + std::to_string(g.rank) + "'s collective " + std::to_string(n.id) +
-                   " runs on a communicator group that spans rank classes (ranks " + std::to_string(g.rank) +
-                   " and " + std::to_string(r) + ")";
+                   " runs on a communicator group that spans rank classes (ranks " + std::to_string(g.rank) + " and " +
+                   std::to_string(r) + ")";
           }
         }
       }

@@ -327,7 +327,7 @@ void Executor::IssueCollective(int rank, uint32_t idx) {
 // What the hooks and the report keep of a collective the engine has started.
 void Executor::RecordCollective(int rank, uint32_t idx, const std::string& algorithm) {
   const WorkNode& n = npus_[rank].graph.nodes[idx];
-  if (hooks_.observer) hooks_.observer->OnCollectiveIssued(rank, idx, algorithm);
+  if (hooks_.observer) hooks_.observer->OnCollectiveIssued(rank, idx, algorithm, queue_->Now());
   if (hooks_.all_collectives) {
     auto [it, added] = algorithm_ids_.try_emplace(algorithm, static_cast<uint32_t>(algorithms_.size()));
     if (added) algorithms_.push_back(algorithm);

@@ -46,7 +46,7 @@ struct CollectiveRecord {
 class NodeObserver {
  public:
   virtual ~NodeObserver() = default;
-  virtual void OnCollectiveIssued(int rank, uint32_t idx, const std::string& algorithm) = 0;
+  virtual void OnCollectiveIssued(int rank, uint32_t idx, const std::string& algorithm, Tick now) = 0;
   // A point-to-point send's message was delivered (before the receive it completes hears of it).
   virtual void OnDelivered(int rank, uint32_t idx, Tick send_start, Tick now) = 0;
   virtual void OnNodeDone(int rank, uint32_t idx, Tick start, Tick end) = 0;

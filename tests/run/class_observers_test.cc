@@ -5,7 +5,6 @@
 // classes, the full engine runs and the report's note says why.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "extern/chakra.pb.h"
@@ -57,10 +56,6 @@ void ExpectSameObservers(RunConfig c, int classes, const std::string& ranks) {
   EXPECT_EQ(off.report.rank_classes, 0);
   EXPECT_FALSE(with.timeline.empty());
   EXPECT_TRUE(with.timeline == off.timeline) << "the timelines differ";
-  if (getenv("DUMP")) {
-    std::ofstream(std::string("/tmp/x/") + ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".with") << with.timeline << with.path_text;
-    std::ofstream(std::string("/tmp/x/") + ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".off") << off.timeline << off.path_text;
-  }
   EXPECT_EQ(with.path_text, off.path_text);
   EXPECT_EQ(with.path_json, off.path_json);
   EXPECT_EQ(with.report.critical_path.finished_ns, off.report.critical_path.finished_ns);

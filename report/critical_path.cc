@@ -18,19 +18,30 @@ bool Rooted(const WorkNode& n) { return IsRooted(n.collective); }
 
 class Walker {
  public:
-  Walker(const Executor& exec, const NodeRecorder& records, const CollectiveEngine& engine, bool symmetric)
-      : exec_(exec), rec_(records), engine_(engine), symmetric_(symmetric), coll_index_(exec.npus().size()) {}
+  Walker(const Executor& exec, const NodeRecorder& records, const CollectiveEngine& engine, bool symmetric,
+         const PathClasses* classes)
+      : exec_(exec),
+        rec_(records),
+        engine_(engine),
+        symmetric_(symmetric),
+        classes_(classes && classes->map ? classes : nullptr),
+        coll_index_(exec.npus().size()),
+        graph_of_(exec.npus().size(), nullptr) {}
 
-  CriticalPath Walk();
+  Result<CriticalPath> Walk();
 
  private:
+  // The rank whose records stand for `rank`'s: its class representative, or itself.
+  int Sim(int rank) const { return classes_ ? classes_->map->RepOf(rank) : rank; }
+  const std::vector<NodeRecord>& Records(int rank) const { return rec_.records(Sim(rank)); }
+  // `rank`'s own graph (Visit first, with classes).
+  const NpuGraph& Graph(int rank) const { return classes_ ? *graph_of_[rank] : exec_.npus()[rank].graph; }
+  Status Visit(int rank);
   const WorkNode& Node(int rank, uint32_t flat) const {
-    const NpuGraph& g = exec_.npus()[rank].graph;
+    const NpuGraph& g = Graph(rank);
     return g.nodes[flat % g.nodes.size()];
   }
-  int Iteration(int rank, uint32_t flat) const {
-    return static_cast<int>(flat / exec_.npus()[rank].graph.nodes.size());
-  }
+  int Iteration(int rank, uint32_t flat) const { return static_cast<int>(flat / Graph(rank).nodes.size()); }
   void AddNode(int rank, uint32_t flat, Tick start, Tick end);
   void AddCollective(int rank, uint32_t flat, Tick start, Tick end);
   void Push(PathSegment s);
@@ -49,13 +60,23 @@ class Walker {
   const NodeRecorder& rec_;
   const CollectiveEngine& engine_;
   bool symmetric_;
+  const PathClasses* classes_;  // null: every rank is simulated (or the symmetric run)
   int final_rank_ = 0;
   std::vector<PathSegment> backward_;  // segments as found, latest first
   // Per rank, built when first needed: (group + 1) << 32 | sequence -> record index.
   std::vector<std::vector<std::pair<uint64_t, uint32_t>>> coll_index_;
   static constexpr uint32_t kUnknownDims = 0xffffffffu;
   mutable std::vector<uint32_t> group_dims_;  // per communicator group: GroupDims, once known
+  std::vector<const NpuGraph*> graph_of_;     // with classes: the graphs of the ranks visited
 };
+
+Status Walker::Visit(int rank) {
+  if (!classes_ || graph_of_[rank]) return Status::Ok();
+  auto g = classes_->graph(rank);
+  if (!g.ok()) return g.status();
+  graph_of_[rank] = g.value();
+  return Status::Ok();
+}
 
 // The dimensions a node's messages cross, as a category.
 std::string Walker::CommCategory(int rank, const WorkNode& n) const {
@@ -70,8 +91,7 @@ std::string Walker::CommCategory(int rank, const WorkNode& n) const {
   } else if (n.group >= 0) {
     dims = GroupDims(n.group);
   } else {
-    const std::vector<bool>* involved = Rooted(n) || n.involved < 0 ? nullptr
-                                                                    : &exec_.npus()[rank].graph.involved[n.involved];
+    const std::vector<bool>* involved = Rooted(n) || n.involved < 0 ? nullptr : &Graph(rank).involved[n.involved];
     for (int d = 0; d < t.num_dims(); ++d) {
       const bool in = !involved || d >= static_cast<int>(involved->size()) || (*involved)[d];
       if (in && t.dims()[d].npus > 1) add(d);
@@ -125,8 +145,8 @@ std::string Walker::DimsCategory(uint32_t dims) const {
 // changes (the phase log of the rank's stream, from the collective's first mark;
 // collectives on other streams, in flight at the same time, keep logs of their own).
 void Walker::AddCollective(int rank, uint32_t flat, Tick start, Tick end) {
-  const NodeRecord& x = rec_.records(rank)[flat];
-  const std::vector<PhaseMark>& log = rec_.phase_log(rank, Node(rank, flat).comm_stream);
+  const NodeRecord& x = Records(rank)[flat];
+  const std::vector<PhaseMark>& log = rec_.phase_log(Sim(rank), Node(rank, flat).comm_stream);
   std::vector<std::pair<Tick, uint32_t>> pieces;  // (from, dims), in time order; none before the first mark
   pieces.emplace_back(start, 0);
   // From the mark before its first: the state when it began (a mark at the very
@@ -176,7 +196,7 @@ void Walker::Push(PathSegment s) {
 void Walker::AddNode(int rank, uint32_t flat, Tick start, Tick end) {
   if (end <= start) return;
   const WorkNode& n = Node(rank, flat);
-  if (n.kind == NodeKind::kColl && rec_.records(rank)[flat].aux2 != kNoNode) {
+  if (n.kind == NodeKind::kColl && Records(rank)[flat].aux2 != kNoNode) {
     AddCollective(rank, flat, start, end);
     return;
   }
@@ -271,14 +291,14 @@ int Walker::FinalRank() const {
   const auto& npus = exec_.npus();
   int rank = -1;
   for (size_t r = 0; r < npus.size(); ++r) {
-    if (rank < 0 || npus[r].finish > npus[rank].finish) rank = static_cast<int>(r);
+    if (rank < 0 || npus[Sim(static_cast<int>(r))].finish > npus[Sim(rank)].finish) rank = static_cast<int>(r);
   }
   return rank;
 }
 
 // The node of `rank` that ended last (the latest record among equals).
 uint32_t Walker::LastNode(int rank) const {
-  const auto& last = rec_.records(rank);
+  const auto& last = Records(rank);
   uint32_t flat = kNoNode;
   for (uint32_t f = 0; f < last.size(); ++f) {
     if (flat == kNoNode || last[f].end >= last[flat].end) flat = f;
@@ -288,14 +308,15 @@ uint32_t Walker::LastNode(int rank) const {
 
 // What made node `flat` of `rank` end when it did: itself, a later member, or a message.
 std::pair<int, uint32_t> Walker::Cause(int rank, uint32_t flat) {
-  const NodeRecord& x = rec_.records(rank)[flat];
+  const NodeRecord& x = Records(rank)[flat];
   const WorkNode& n = Node(rank, flat);
   int next_rank = rank;
   uint32_t next = flat;
   if (n.kind == NodeKind::kRecv && x.aux2 != kNoNode && x.aux != kNoNode) {
-    next_rank = static_cast<int>(x.aux2);
+    // With classes the sender recorded is the representative standing for the rank's own sender.
+    next_rank = classes_ ? n.comm_src : static_cast<int>(x.aux2);
     next = x.aux;
-  } else if (n.kind == NodeKind::kColl && !symmetric_ && x.aux != kNoNode) {
+  } else if (n.kind == NodeKind::kColl && !symmetric_ && !classes_ && x.aux != kNoNode) {
     Tick latest = x.start;
     for (int q : Members(rank, n)) {
       if (q == rank) continue;
@@ -311,24 +332,27 @@ std::pair<int, uint32_t> Walker::Cause(int rank, uint32_t flat) {
   return {next_rank, next};
 }
 
-CriticalPath Walker::Walk() {
+Result<CriticalPath> Walker::Walk() {
   CriticalPath out;
   int rank = FinalRank();
   if (rank < 0) return out;
   final_rank_ = rank;
   out.rank = rank;
-  out.finished_ns = exec_.npus()[rank].finish;
+  out.finished_ns = exec_.npus()[Sim(rank)].finish;
   out.representative = symmetric_;
   Tick t = out.finished_ns;
   uint32_t flat = LastNode(rank);
   size_t budget = 1;
-  for (int r = 0; r < rec_.ranks(); ++r) budget += rec_.records(r).size();
+  const int ranks = classes_ ? static_cast<int>(exec_.npus().size()) : rec_.ranks();
+  for (int r = 0; r < ranks; ++r) budget += Records(r).size();
   while (flat != kNoNode && budget-- > 0) {
-    const NodeRecord& x = rec_.records(rank)[flat];
+    ORRERY_RETURN_IF_ERROR(Visit(rank));
+    const NodeRecord& x = Records(rank)[flat];
     if (x.end < t) AddIdle(rank, x.end, t);
     t = std::min(t, x.end);
     const auto [next_rank, next] = Cause(rank, flat);
-    const NodeRecord& y = rec_.records(next_rank)[next];
+    ORRERY_RETURN_IF_ERROR(Visit(next_rank));
+    const NodeRecord& y = Records(next_rank)[next];
     const Tick from = std::min(y.start, t);
     AddNode(rank, flat, from, t);
     t = from;
@@ -361,9 +385,9 @@ void Walker::SumShares(CriticalPath* out) const {
 
 }  // namespace
 
-CriticalPath FindCriticalPath(const Executor& exec, const NodeRecorder& records, const CollectiveEngine& engine,
-                              bool symmetric) {
-  return Walker(exec, records, engine, symmetric).Walk();
+Result<CriticalPath> FindCriticalPath(const Executor& exec, const NodeRecorder& records, const CollectiveEngine& engine,
+                                      bool symmetric, const PathClasses* classes) {
+  return Walker(exec, records, engine, symmetric, classes).Walk();
 }
 
 }  // namespace orrery

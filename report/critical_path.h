@@ -4,17 +4,21 @@
 // on another rank, idle). Its segments tile [0, finished] exactly.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/status.h"
 #include "core/tick.h"
+#include "system/rank_class_map.h"
 
 namespace orrery {
 
 class Executor;
 class CollectiveEngine;
 class NodeRecorder;
+struct NpuGraph;
 
 struct PathSegment {
   int rank = 0;
@@ -50,7 +54,18 @@ struct CriticalPath {
 // completed by a message runs from its send's start, and the path continues on
 // the sender. Segments on ranks other than the final NPU count as "waiting on
 // another rank".
-CriticalPath FindCriticalPath(const Executor& exec, const NodeRecorder& records, const CollectiveEngine& engine,
-                              bool symmetric);
+//
+// A run by rank classes (`classes`): every rank is walked on its class
+// representative's records (members run in lockstep) with the rank's own graph
+// (its node ids, names and peers), so the path is the full engine's. A receive
+// crosses to the rank's own sender; a collective never crosses (its group lies
+// inside one class: run/class_observers.h checks it before the run).
+struct PathClasses {
+  const RankClassMap* map = nullptr;
+  // A rank's own graph, matched node by node to its representative's; an error when it cannot be read.
+  std::function<Result<const NpuGraph*>(int rank)> graph;
+};
+Result<CriticalPath> FindCriticalPath(const Executor& exec, const NodeRecorder& records, const CollectiveEngine& engine,
+                                      bool symmetric, const PathClasses* classes = nullptr);
 
 }  // namespace orrery

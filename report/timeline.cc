@@ -1,7 +1,9 @@
 #include "report/timeline.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <tuple>
 
 #include "core/parse.h"
 #include "core/units.h"
@@ -163,6 +165,7 @@ TimelineWriter::RankState::Stream& TimelineWriter::CommStream(int rank, int stre
   RankState::Stream& st = state.streams[stream];
   if (st.tid >= 0) return st;
   st.tid = stream == 0 ? kComm : state.next_tid++;
+  st.unnamed = false;
   if (stream == 0) return st;  // the communication track, named at the start
   for (int r : selected_list_) {
     if (symmetric_ || r == rank) Meta(r, st.tid, "thread_name", "communication stream " + std::to_string(stream));
@@ -170,15 +173,26 @@ TimelineWriter::RankState::Stream& TimelineWriter::CommStream(int rank, int stre
   return st;
 }
 
-void TimelineWriter::OnCollectiveIssued(int rank, uint32_t idx, const std::string& algorithm) {
-  if (symmetric_ || selected_[rank]) CommStream(rank, StreamOf(rank, idx)).algorithm = algorithm;
+TimelineWriter::RankState::Stream& TimelineWriter::StreamState(int rank, int stream) {
+  RankState& state = State(rank);
+  if (stream >= static_cast<int>(state.streams.size())) state.streams.resize(static_cast<size_t>(stream) + 1);
+  RankState::Stream& st = state.streams[stream];
+  if (st.tid < 0 && !st.unnamed) {
+    st.unnamed = true;
+    unnamed_.emplace_back(rank, stream);
+  }
+  return st;
 }
 
-void TimelineWriter::OnDelivered(int rank, uint32_t idx, Tick send_start, Tick now) {
-  const WorkNode& n = exec_->npus()[rank].graph.nodes[idx];
+void TimelineWriter::CollectiveIssued(int rank, uint32_t idx, const std::string& algorithm) {
+  if (symmetric_ || selected_[rank]) StreamState(rank, StreamOf(rank, idx)).algorithm = algorithm;
+}
+
+void TimelineWriter::Delivered(int rank, uint32_t idx, Tick send_start, Tick now) {
+  const WorkNode& n = Node(rank, idx);
   if (symmetric_ || !selected_[rank] || !selected_[n.comm_dst]) return;
-  in_flight_[std::make_tuple(rank, n.comm_dst, n.comm_tag)].push_back(
-      Sent{send_start, now, CommStream(rank, n.comm_stream).tid});
+  StreamState(rank, n.comm_stream);
+  in_flight_[std::make_tuple(rank, n.comm_dst, n.comm_tag)].push_back(Sent{send_start, now, n.comm_stream});
 }
 
 namespace {
@@ -193,38 +207,76 @@ std::string DimsName(uint32_t dims) {
 }
 }  // namespace
 
-void TimelineWriter::OnPhaseChange(int rank, uint64_t cookie, int from_dim, int to_dim, Tick now) {
+void TimelineWriter::PhaseChange(int rank, uint64_t cookie, int from_dim, int to_dim, Tick now) {
   if (!symmetric_ && !selected_[rank]) return;
-  RankState::Stream& r = CommStream(rank, StreamOf(rank, static_cast<uint32_t>(cookie)));
+  RankState::Stream& r = StreamState(rank, StreamOf(rank, static_cast<uint32_t>(cookie)));
   auto bit = [](int dim) { return dim >= 0 && dim < 31 ? dim : 31; };
   if (from_dim != kNoPhase) --r.phases_on[bit(from_dim)];
   if (to_dim != kNoPhase) ++r.phases_on[bit(to_dim)];
   uint32_t dims = 0;
   for (int b = 0; b < 32; ++b) dims |= r.phases_on[b] ? uint32_t{1} << b : 0;
   if (dims == r.dims) return;
-  if (r.dims != 0 && now > r.dims_since) r.pieces.push_back(RankState::Stream::Piece{r.dims_since, now, r.dims});
+  if (r.dims != 0 && now > r.dims_since) r.pieces.push_back(Piece{r.dims_since, now, r.dims});
   r.dims = dims;
   r.dims_since = now;
 }
 
 // The collective's span, then the pieces nested in it, on its stream's track.
-void TimelineWriter::WriteCollective(int rank, int stream, const std::string& name, Tick start, Tick end,
+void TimelineWriter::WriteCollective(int rank, int tid, const std::string& name, const Ended& e,
                                      const std::string& args) {
-  RankState::Stream& r = CommStream(rank, stream);
   for (int pid : selected_list_) {
     if (!symmetric_ && pid != rank) continue;
-    if (InWindow(start, end)) Span(pid, r.tid, name, "collective", start, end, args);
-    for (const RankState::Stream::Piece& p : r.pieces) {
+    if (InWindow(e.start, e.end)) Span(pid, tid, name, "collective", e.start, e.end, args);
+    for (const Piece& p : e.pieces) {
       if (InWindow(p.start, p.end))
-        Span(pid, r.tid, DimsName(p.dims), "phase", p.start, p.end, "\"dims\":\"" + DimsName(p.dims) + "\"");
+        Span(pid, tid, DimsName(p.dims), "phase", p.start, p.end, "\"dims\":\"" + DimsName(p.dims) + "\"");
     }
   }
-  r.pieces.clear();
 }
 
-void TimelineWriter::OnNodeDone(int rank, uint32_t idx, Tick start, Tick end) {
+// Node `idx` of `rank` ended: kept until the instant is over, with what its
+// collective's stream holds now (the stream's next collective may start at
+// the same instant).
+void TimelineWriter::NodeEnded(int rank, uint32_t idx, Tick start, Tick end, int iteration) {
   if (!symmetric_ && !selected_[rank]) return;
-  const WorkNode& n = exec_->npus()[rank].graph.nodes[idx];
+  const WorkNode& n = Node(rank, idx);
+  if (n.kind == NodeKind::kInvalid || n.kind == NodeKind::kMetadata) return;
+  if (ended_count_ == ended_.size()) ended_.emplace_back();
+  Ended& e = ended_[ended_count_++];
+  e.rank = rank;
+  e.idx = idx;
+  e.start = start;
+  e.end = end;
+  e.iteration = iteration;
+  e.pieces.clear();
+  if (n.kind != NodeKind::kColl) return;
+  RankState::Stream& st = StreamState(rank, n.comm_stream);
+  e.algorithm = st.algorithm;
+  e.pieces.swap(st.pieces);
+}
+
+// The current instant's streams named (by rank and stream), then its nodes
+// written by rank, start, iteration and node: the same order however the
+// run's events at this instant were interleaved.
+void TimelineWriter::WriteInstant() {
+  if (!unnamed_.empty()) {
+    std::sort(unnamed_.begin(), unnamed_.end());
+    for (const auto& [rank, stream] : unnamed_) CommStream(rank, stream);
+    unnamed_.clear();
+  }
+  if (ended_count_ == 0) return;
+  std::sort(ended_.begin(), ended_.begin() + static_cast<std::ptrdiff_t>(ended_count_),
+            [](const Ended& a, const Ended& b) {
+              return std::tie(a.rank, a.start, a.iteration, a.idx) < std::tie(b.rank, b.start, b.iteration, b.idx);
+            });
+  for (size_t i = 0; i < ended_count_; ++i) NodeDone(ended_[i]);
+  ended_count_ = 0;
+}
+
+void TimelineWriter::NodeDone(const Ended& e) {
+  const int rank = e.rank;
+  const Tick start = e.start, end = e.end;
+  const WorkNode& n = Node(rank, e.idx);
   std::string name = n.name, args = "\"node\":" + std::to_string(n.id);
   const char* cat = "compute";
   int tid = kCompute;
@@ -237,9 +289,8 @@ void TimelineWriter::OnNodeDone(int rank, uint32_t idx, Tick start, Tick end) {
       if (name.empty()) name = CollectiveName(n.collective);
       cat = "collective";
       args += ",\"type\":\"" + std::string(CollectiveName(n.collective)) +
-              "\",\"bytes\":" + std::to_string(n.comm_size) +
-              ",\"algorithm\":" + Quote(CommStream(rank, n.comm_stream).algorithm);
-      WriteCollective(rank, n.comm_stream, name, start, end, args);
+              "\",\"bytes\":" + std::to_string(n.comm_size) + ",\"algorithm\":" + Quote(e.algorithm);
+      WriteCollective(rank, CommStream(rank, n.comm_stream).tid, name, e, args);
       return;
     case NodeKind::kSend:
     case NodeKind::kRecv: {
@@ -272,7 +323,8 @@ void TimelineWriter::OnNodeDone(int rank, uint32_t idx, Tick start, Tick end) {
   // The flow of this message: the oldest delivered message of the same source and tag.
   auto it = in_flight_.find(std::make_tuple(n.comm_src, rank, n.comm_tag));
   if (it == in_flight_.end() || it->second.empty()) return;
-  const auto [send_start, send_end, send_tid] = it->second.front();
+  const auto [send_start, send_end, send_stream] = it->second.front();
+  const int send_tid = CommStream(n.comm_src, send_stream).tid;
   it->second.pop_front();
   if (it->second.empty()) in_flight_.erase(it);
   if (!shown || !InWindow(send_start, send_end)) return;
@@ -283,8 +335,43 @@ void TimelineWriter::OnNodeDone(int rank, uint32_t idx, Tick start, Tick end) {
         Us(std::max(start, send_start)) + ",\"pid\":" + std::to_string(rank) + ",\"tid\":" + std::to_string(tid) + "}");
 }
 
+// With rank classes, only representatives are simulated: each of their
+// events is drawn for every selected member of the class, in rank order
+// (members run in lockstep: the same node at the same instant).
+void TimelineWriter::SetClasses(TimelineClasses classes) {
+  classes_ = std::move(classes);
+  drawn_for_.assign(classes_.map->class_of.size(), {});
+  for (int r : selected_list_) drawn_for_[classes_.map->RepOf(r)].push_back(r);
+}
+
+void TimelineWriter::OnCollectiveIssued(int rank, uint32_t idx, const std::string& algorithm, Tick now) {
+  AtInstant(now);
+  if (!classes_.map) return CollectiveIssued(rank, idx, algorithm);
+  for (int r : DrawnFor(rank)) CollectiveIssued(r, idx, algorithm);
+}
+
+void TimelineWriter::OnDelivered(int rank, uint32_t idx, Tick send_start, Tick now) {
+  AtInstant(now);
+  if (!classes_.map) return Delivered(rank, idx, send_start, now);
+  for (int r : DrawnFor(rank)) Delivered(r, idx, send_start, now);
+}
+
+void TimelineWriter::OnNodeDone(int rank, uint32_t idx, Tick start, Tick end) {
+  AtInstant(end);
+  const int iteration = exec_->npus()[rank].iteration;
+  if (!classes_.map) return NodeEnded(rank, idx, start, end, iteration);
+  for (int r : DrawnFor(rank)) NodeEnded(r, idx, start, end, iteration);
+}
+
+void TimelineWriter::OnPhaseChange(int rank, uint64_t cookie, int from_dim, int to_dim, Tick now) {
+  AtInstant(now);
+  if (!classes_.map) return PhaseChange(rank, cookie, from_dim, to_dim, now);
+  for (int r : DrawnFor(rank)) PhaseChange(r, cookie, from_dim, to_dim, now);
+}
+
 Status TimelineWriter::Close() {
   if (!file_.is_open()) return file_.status();  // closed already, or a write failed
+  WriteInstant();
   ORRERY_RETURN_IF_ERROR(file_.Write("\n]}\n"));
   return file_.Commit();
 }

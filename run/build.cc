@@ -5,6 +5,7 @@
 
 #include "core/units.h"
 #include "memory/backend.h"
+#include "run/class_observers.h"
 #include "run/rank_classes.h"
 #include "run/run_budget.h"
 #include "run/symmetry.h"
@@ -35,7 +36,9 @@ Status Simulation::BuildParts(const Registries& registries) {
   if (Status st = CheckFitsInMemory(); !st.ok()) return st;
   auto group_index = BuildEngine();
   if (!group_index.ok()) return group_index.status();
-  lo.groups = &group_index.value();
+  group_index_ = std::move(group_index.value());
+  lo.groups = &group_index_;
+  load_options_ = lo;
   if (Status st = LoadGraphs(lo, &graphs); !st.ok()) return st;
   if (Status st = BuildMemory(registries); !st.ok()) return st;
   if (Status st = CheckMemoryNodes(graphs); !st.ok()) return st;
@@ -46,6 +49,12 @@ Status Simulation::BuildParts(const Registries& registries) {
   exec_ = std::make_unique<Executor>(&queue_, engine_.get(), memory_.get(), cm, std::move(graphs), spec_.run.iterations,
                                      spec_.memory.capacity, hooks);
   if (timeline_) timeline_->Attach(exec_.get());
+  if (timeline_ && classes_.use) {
+    // The representatives' graphs now live in the executor.
+    for (int r : timeline_->selected()) {
+      if (classes_.map.RepOf(r) == r) class_graph_of_[r] = &exec_->npus()[r].graph;
+    }
+  }
   mem_sink_.to = exec_.get();
   return Status::Ok();
 }
@@ -65,8 +74,26 @@ Status Simulation::DecideRanksToSimulate(const GraphLoadOptions& lo, std::vector
     auto cd = DecideRankClassesForRun(s, topology_, lo);
     if (!cd.ok()) return cd.status();
     classes_ = std::move(cd.value());
+    if (Status st = PrepareObserversOnClasses(lo); !st.ok()) return st;
     symmetry_note_ = classes_.use ? classes_.note : symmetry_note_ + "; rank classes: " + classes_.note;
   }
+  return Status::Ok();
+}
+
+// The timeline and the critical path on the classes (run/class_observers.h),
+// or the full engine with the reason in the note.
+Status Simulation::PrepareObserversOnClasses(GraphLoadOptions lo) {
+  if (!classes_.use) return Status::Ok();
+  std::map<std::string, int> index;  // as BuildEngine will number the groups: by name
+  for (const auto& [name, ranks] : spec_.comm_groups) index.emplace(name, static_cast<int>(index.size()));
+  lo.groups = &index;
+  auto why = PrepareClassObservers(
+      spec_, classes_, [&](int r) { return spec_.source->Load(r, lo); }, &shown_graphs_);
+  if (!why.ok()) return why.status();
+  if (why->empty()) return Status::Ok();
+  classes_ = ClassDecision{};
+  classes_.note = why.value();
+  shown_graphs_.clear();
   return Status::Ok();
 }
 
@@ -74,7 +101,8 @@ Status Simulation::DecideRanksToSimulate(const GraphLoadOptions& lo, std::vector
 Status Simulation::CheckFitsInMemory() const {
   const Spec& s = spec_;
   const int npus = s.npus;
-  const uint64_t simulated = symmetric_ ? 1 : classes_.use ? classes_.map.num_classes() : npus;
+  // With classes, the timeline's shown ranks' graphs are held too (run/class_observers.h).
+  const uint64_t simulated = symmetric_ ? 1 : classes_.use ? classes_.map.num_classes() + shown_graphs_.size() : npus;
   return CheckRunFitsInMemory(EstimateRunBytes(npus, simulated,
                                                simulated == static_cast<uint64_t>(npus) ? s.trace_bytes
                                                                                         : s.trace0_bytes * simulated),
@@ -213,10 +241,19 @@ Status Simulation::BuildObservers(ExecutorHooks* hooks) {
                                        s.npus, symmetric_);
     if (!opened.ok()) return opened.status();
     timeline_ = std::move(opened.value());
+    if (classes_.use) timeline_->SetClasses(TimelineClassView());
     hooks->observer = timeline_.get();
     engine_->AddPhaseObserver(timeline_.get());
   }
   return Status::Ok();
+}
+
+// The timeline's view of a run by classes: each shown rank's own graph (a
+// representative's is filled in once the executor holds it).
+TimelineClasses Simulation::TimelineClassView() {
+  class_graph_of_.assign(spec_.npus, nullptr);
+  for (const NpuGraph& g : shown_graphs_) class_graph_of_[g.rank] = &g;
+  return TimelineClasses{&classes_.map, &class_graph_of_};
 }
 
 }  // namespace orrery

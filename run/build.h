@@ -51,6 +51,8 @@ class Simulation {
   // Building (run/build.cc), in this order.
   Status BuildParts(const Registries& registries);
   Status DecideRanksToSimulate(const GraphLoadOptions& lo, std::vector<NpuGraph>* graphs);
+  Status PrepareObserversOnClasses(GraphLoadOptions lo);
+  TimelineClasses TimelineClassView();
   Status CheckFitsInMemory() const;
   Result<std::map<std::string, int>> BuildEngine();
   Status LoadGraphs(const GraphLoadOptions& lo, std::vector<NpuGraph>* graphs);
@@ -69,6 +71,7 @@ class Simulation {
   void AddAllCollectives(RunReport& rep) const;
   void AddClasses(RunReport& rep) const;
   Status ReportLinks(RunReport* rep);
+  Status ReportCriticalPath(RunReport* rep);
 
   int RanksFinished() const;
 
@@ -82,6 +85,11 @@ class Simulation {
   bool symmetric_ = false;
   std::string symmetry_note_;
   ClassDecision classes_;  // rank classes (run/rank_classes.h); the engine points into its map
+  // With classes and a timeline: the shown ranks' own graphs (not representatives), and per rank its graph.
+  std::vector<NpuGraph> shown_graphs_;
+  std::vector<const NpuGraph*> class_graph_of_;
+  std::map<std::string, int> group_index_;  // communicator groups by name, as the engine numbers them
+  GraphLoadOptions load_options_;           // how graphs were read (groups: group_index_)
   EventQueue queue_;
   Topology topology_;
   std::unique_ptr<CollectiveEngine> engine_;

@@ -92,8 +92,6 @@ std::string ConfigReason(const ClassInputs& in) {
     if (d.block == Block::kMesh) return "a Mesh dimension (its hop counts depend on the position)";
   }
   if (!c.heterogeneity.empty()) return "--heterogeneity gives NPUs their own speeds";
-  if (c.observe.critical_path) return "--critical-path records every rank";
-  if (!c.observe.timeline_path.empty()) return "--timeline draws every rank";
   return "";
 }
 

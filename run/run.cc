@@ -7,6 +7,7 @@
 #include "memory/backend.h"
 #include "report/critical_path.h"
 #include "run/build.h"
+#include "run/class_observers.h"
 #include "workload/load_notes.h"
 #include "workload/progress.h"
 
@@ -58,7 +59,7 @@ Status Simulation::Run(ProgressMeter* progress) {
 
 Result<RunReport> Simulation::Report() {
   RunReport rep = ReportTotals();
-  if (recorder_) rep.critical_path = FindCriticalPath(*exec_, *recorder_, *engine_, symmetric_);
+  if (recorder_) ORRERY_RETURN_IF_ERROR(ReportCriticalPath(&rep));
   Tick finished = 0;
   rep.per_npu = ReportNpus(&finished);
   for (const auto& c : exec_->rank0_collectives()) {
@@ -73,6 +74,34 @@ Result<RunReport> Simulation::Report() {
     if (Status st = ReportLinks(&rep); !st.ok()) return st;
   }
   return rep;
+}
+
+// The critical path; with rank classes each rank is walked with its own graph
+// (read when the path first reaches it), on its representative's records.
+Status Simulation::ReportCriticalPath(RunReport* rep) {
+  PathClasses classes;
+  std::map<int, NpuGraph> read;  // the graphs of ranks the path visits that are not simulated
+  if (classes_.use) {
+    classes.map = &classes_.map;
+    classes.graph = [&](int r) -> Result<const NpuGraph*> {
+      const int rep_rank = classes_.map.RepOf(r);
+      if (rep_rank == r) return &exec_->npus()[r].graph;
+      if (r < static_cast<int>(class_graph_of_.size()) && class_graph_of_[r]) return class_graph_of_[r];
+      auto g = spec_.source->Load(r, load_options_);
+      if (!g.ok()) return g.status();
+      const std::string diff = AlignmentDifference(exec_->npus()[rep_rank].graph, g.value());
+      if (!diff.empty()) {
+        return Status::Invalid("--critical-path: rank " + std::to_string(r) +
+                               "'s graph does not match its representative " + std::to_string(rep_rank) +
+                               "'s node by node (" + diff + "); run with --symmetry=off");
+      }
+      return &(read[r] = std::move(g.value()));
+    };
+  }
+  auto path = FindCriticalPath(*exec_, *recorder_, *engine_, symmetric_, &classes);
+  if (!path.ok()) return path.status();
+  rep->critical_path = std::move(path.value());
+  return Status::Ok();
 }
 
 namespace {

@@ -105,6 +105,8 @@ class CollectiveEngine : public EventHandler {
   void HandleEvent(uint32_t kind, uint64_t token) override;
 
   uint64_t messages_sent() const { return transport_.messages_sent(); }
+  // The rank classes set by SetRankClasses, or null.
+  const RankClassMap* rank_classes() const { return classes_; }
   // With rank classes: messages and per-dimension traffic counted for every
   // member of the sending class (the backend saw the representative's only).
   uint64_t class_messages() const { return transport_.class_messages(); }

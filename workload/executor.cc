@@ -1,5 +1,7 @@
 #include "workload/executor.h"
 
+#include "system/rank_class_map.h"
+
 #include <glog/logging.h>
 
 #include <algorithm>
@@ -338,7 +340,7 @@ void Executor::IssueCollective(int rank, uint32_t idx) {
 // What the hooks and the report keep of a collective the engine has started.
 void Executor::RecordCollective(int rank, uint32_t idx, const std::string& algorithm) {
   const WorkNode& n = npus_[rank].graph.nodes[idx];
-  if (hooks_.observer) hooks_.observer->OnCollectiveIssued(rank, idx, algorithm);
+  if (hooks_.observer) hooks_.observer->OnCollectiveIssued(rank, idx, algorithm, queue_->Now());
   if (hooks_.all_collectives) {
     auto [it, added] = algorithm_ids_.try_emplace(algorithm, static_cast<uint32_t>(algorithms_.size()));
     if (added) algorithms_.push_back(algorithm);
@@ -403,13 +405,24 @@ void Executor::OnRecv(uint64_t cookie) {
     // A receive completed by a message arriving now: the send delivered just
     // before, in the same event, is the one it matched.
     const NodeRecorder::Delivery& d = hooks_.recorder->last_delivery();
-    if (d.at == queue_->Now() && d.rank == n.comm_src && d.rank >= 0) {
+    if (d.at == queue_->Now() && d.rank == StandsFor(rank, n.comm_src) && d.rank >= 0) {
       const NpuState& sender = npus_[d.rank];
       const WorkNode& sn = sender.graph.nodes[d.flat % sender.graph.nodes.size()];
-      if (sn.comm_dst == rank && sn.comm_tag == n.comm_tag) hooks_.recorder->SetSender(rank, idx, d.rank, d.flat);
+      if (StandsFor(d.rank, sn.comm_dst) == rank && sn.comm_tag == n.comm_tag) {
+        hooks_.recorder->SetSender(rank, idx, d.rank, d.flat);
+      }
     }
   }
   Complete(rank, idx);
+}
+
+// The simulated rank that stands for `peer` in a message between it and `rank`:
+// the peer itself; with rank classes, `rank` for a member of its own class
+// (the message is mirrored) or the representative of the peer's class.
+int Executor::StandsFor(int rank, int peer) const {
+  const RankClassMap* classes = engine_->rank_classes();
+  if (!classes || peer < 0 || peer >= static_cast<int>(classes->class_of.size())) return peer;
+  return classes->SameClass(rank, peer) ? rank : classes->RepOf(peer);
 }
 
 void Executor::Complete(int rank, uint32_t idx) {

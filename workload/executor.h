@@ -49,7 +49,7 @@ struct CollectiveRecord {
 class NodeObserver {
  public:
   virtual ~NodeObserver() = default;
-  virtual void OnCollectiveIssued(int rank, uint32_t idx, const std::string& algorithm) = 0;
+  virtual void OnCollectiveIssued(int rank, uint32_t idx, const std::string& algorithm, Tick now) = 0;
   // A point-to-point send's message was delivered (before the receive it completes hears of it).
   virtual void OnDelivered(int rank, uint32_t idx, Tick send_start, Tick now) = 0;
   virtual void OnNodeDone(int rank, uint32_t idx, Tick start, Tick end) = 0;
@@ -166,6 +166,7 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
   // communication if it started), and turned into communication when it starts.
   void RecvBegin(int rank, const WorkNode& n);
   void SendStarted(int rank, const WorkNode& n);
+  int StandsFor(int rank, int peer) const;
   void Fail(Status st);
   void ResetIteration(int rank, uint32_t ended_by);
   __attribute__((always_inline)) void Allocate(int rank, uint32_t idx, uint64_t bytes);

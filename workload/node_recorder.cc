@@ -2,15 +2,16 @@
 
 namespace orrery {
 
-NodeRecorder::NodeRecorder(int ranks, int groups) : ranks_(static_cast<size_t>(ranks)) {
+NodeRecorder::NodeRecorder(int ranks, int groups) : ranks_(static_cast<size_t>(ranks)), groups_(groups) {
   for (Rank& r : ranks_) {
-    r.coll_seq.assign(static_cast<size_t>(groups) + 1, 0);
     for (uint32_t& last : r.slot_last) last = kNoNode;
   }
 }
 
 bool NodeRecorder::BeginIteration(int rank, uint32_t nodes) {
   Rank& r = ranks_[rank];
+  // Per group counters for the ranks that run only (with rank classes, the representatives).
+  if (!r.begun) r.coll_seq.assign(static_cast<size_t>(groups_) + 1, 0);
   const uint64_t base = r.begun ? static_cast<uint64_t>(r.records.size()) : 0;
   if (base + nodes >= kNoNode) return false;
   r.base = static_cast<uint32_t>(base);

@@ -114,6 +114,7 @@ class NodeRecorder : public PhaseObserver {
     std::vector<Stream> streams;  // up to the highest stream a collective used
   };
   std::vector<Rank> ranks_;
+  int groups_ = 0;
   const std::vector<PhaseMark> no_marks_;
   Delivery last_delivery_;
 };

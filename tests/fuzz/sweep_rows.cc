@@ -64,8 +64,8 @@ sweep::Runner NoSimulation(const sweep::SweepSpec& spec, int shard_index, int sh
 Reference MakeReference() {
   Reference ref;
   fuzz::BaseNetwork(), fuzz::BaseSystem(), fuzz::BaseTraces(), fuzz::BaseGroups();
-  const std::string path =
-      fuzz::WriteInput("rows_spec.yml", reinterpret_cast<const uint8_t*>(kSpec), sizeof(kSpec) - 1);
+  const std::string path = fuzz::WriteInput("rows_spec.yml", reinterpret_cast<const uint8_t*>(kSpec),
+                                            sizeof(kSpec) - 1);
   auto spec = sweep::ReadSweepSpec(path);
   if (!spec.ok()) Die(spec.status().message());
   ref.spec = std::move(spec.value());

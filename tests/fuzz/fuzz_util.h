@@ -15,7 +15,8 @@ namespace orrery::fuzz {
 // Ranks of the fixed inputs (Ring of kRanks NPUs).
 inline constexpr int kRanks = 4;
 
-// A folder unique to this process, removed at exit.
+// A folder unique to this process, removed at exit: under /dev/shm when it
+// exists and TMPDIR is not set (so synced writes cost nothing), else TMPDIR.
 const std::string& Scratch();
 // Writes the bytes to Scratch()/name and returns the path.
 std::string WriteInput(const std::string& name, const uint8_t* data, size_t size);

@@ -13,6 +13,7 @@
 #include "explore/search.h"
 #include "explore/search_run.h"
 #include "extern/astra_config.h"
+#include "gen/gen_args.h"
 #include "gen/model.h"
 #include "run/run.h"
 
@@ -56,7 +57,7 @@ Status ReadSearchNumbers(const SearchFlags& f, SearchInputs* in) {
   ORRERY_PARSE_OR_RETURN(in->batch, IntFlag("--global-batch", f.global_batch, 1, int64_t{1} << 40));
   ORRERY_PARSE_OR_RETURN(in->top, IntFlag("--top", f.top, 1, 100000));
   ORRERY_PARSE_OR_RETURN(in->jobs, IntFlag("--jobs", f.jobs, 1, 256));
-  ORRERY_PARSE_OR_RETURN(in->hbm_gb, DoubleFlag("--hbm-gb", f.hbm_gb, kPositive));
+  ORRERY_PARSE_OR_RETURN(in->hbm_gb, DoubleFlag("--hbm-gb", f.hbm_gb, gen::kHbmGbRange));
   if (!f.time_limit.empty()) {
     ORRERY_PARSE_OR_RETURN(in->time_limit_s, DoubleFlag("--time-limit", f.time_limit, kNonNegative));
   }

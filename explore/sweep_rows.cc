@@ -52,8 +52,7 @@ uint64_t RowUint(const nlohmann::ordered_json& v, const std::string& key, uint64
 }
 
 template <typename T>
-std::optional<T> Optional(const nlohmann::ordered_json& j, const char* key) {
-  const auto& v = j.at(key);
+std::optional<T> Optional(const nlohmann::ordered_json& v, const char* key) {
   if (v.is_null()) return std::nullopt;
   if constexpr (std::is_same_v<T, uint64_t>) {
     return RowUint(v, key);
@@ -62,9 +61,8 @@ std::optional<T> Optional(const nlohmann::ordered_json& j, const char* key) {
   }
 }
 
-std::vector<uint64_t> RowUints(const nlohmann::ordered_json& j, const char* key) {
+std::vector<uint64_t> RowUints(const nlohmann::ordered_json& v, const char* key) {
   std::vector<uint64_t> out;
-  const auto& v = j.at(key);
   if (!v.is_array()) throw std::invalid_argument(std::string(key) + ": not a list");
   for (size_t i = 0; i < v.size(); ++i) out.push_back(RowUint(v[i], std::string(key) + "[" + std::to_string(i) + "]"));
   return out;
@@ -138,29 +136,40 @@ std::string RowJson(const Row& r) {
 
 Result<Row> ParseRowJson(const std::string& line) {
   Row r;
+  std::string field;  // the key being read: a wrong type names it
   try {
     const nlohmann::ordered_json j = nlohmann::ordered_json::parse(line);
-    r.index = RowUint(j.at("index"), "index", kMaxSweepEnumerated - 1);
-    for (auto it = j.at("point").begin(); it != j.at("point").end(); ++it) {
+    auto at = [&j, &field](const char* key) -> const nlohmann::ordered_json& {
+      field.clear();  // a missing key is named by nlohmann's message
+      const nlohmann::ordered_json& v = j.at(key);
+      field = key;
+      return v;
+    };
+    r.index = RowUint(at("index"), "index", kMaxSweepEnumerated - 1);
+    for (auto it = at("point").begin(); it != j.at("point").end(); ++it) {
+      field = "point";
+      field += "." + it.key();
       r.point.push_back({it.key(), Value{it.value().get<std::string>(), false}});
     }
-    r.hash = j.at("hash").get<std::string>();
-    r.status = j.at("status").get<std::string>();
-    r.finished_ns = RowUint(j.at("finished_ns"), "finished_ns");
-    r.compute_ns = RowUint(j.at("compute_ns"), "compute_ns");
-    r.exposed_comm_ns = RowUint(j.at("exposed_comm_ns"), "exposed_comm_ns");
-    r.mem_stall_ns = RowUint(j.at("mem_stall_ns"), "mem_stall_ns");
+    r.hash = at("hash").get<std::string>();
+    r.status = at("status").get<std::string>();
+    r.finished_ns = RowUint(at("finished_ns"), "finished_ns");
+    r.compute_ns = RowUint(at("compute_ns"), "compute_ns");
+    r.exposed_comm_ns = RowUint(at("exposed_comm_ns"), "exposed_comm_ns");
+    r.mem_stall_ns = RowUint(at("mem_stall_ns"), "mem_stall_ns");
     // Rows written before the column existed have no peer_wait_ns: 0.
-    r.peer_wait_ns = j.contains("peer_wait_ns") ? RowUint(j.at("peer_wait_ns"), "peer_wait_ns") : 0;
-    r.idle_ns = RowUint(j.at("idle_ns"), "idle_ns");
-    r.peak_local_bytes = Optional<uint64_t>(j, "peak_local_bytes");
-    r.peak_remote_bytes = Optional<uint64_t>(j, "peak_remote_bytes");
-    r.gen_memory_bytes = Optional<uint64_t>(j, "gen_memory_bytes");
-    r.model_flops = Optional<std::string>(j, "model_flops").value_or("");
-    r.mfu = Optional<double>(j, "mfu");
-    r.dim_busy_ns = RowUints(j, "dim_busy_ns");
-    r.dim_exposed_comm_ns = RowUints(j, "dim_exposed_comm_ns");
-    r.path_comm_other_ns = Optional<uint64_t>(j, "path_comm_other_ns");
+    r.peer_wait_ns = j.contains("peer_wait_ns") ? RowUint(at("peer_wait_ns"), "peer_wait_ns") : 0;
+    r.idle_ns = RowUint(at("idle_ns"), "idle_ns");
+    r.peak_local_bytes = Optional<uint64_t>(at("peak_local_bytes"), "peak_local_bytes");
+    r.peak_remote_bytes = Optional<uint64_t>(at("peak_remote_bytes"), "peak_remote_bytes");
+    r.gen_memory_bytes = Optional<uint64_t>(at("gen_memory_bytes"), "gen_memory_bytes");
+    r.model_flops = Optional<std::string>(at("model_flops"), "model_flops").value_or("");
+    r.mfu = Optional<double>(at("mfu"), "mfu");
+    r.dim_busy_ns = RowUints(at("dim_busy_ns"), "dim_busy_ns");
+    r.dim_exposed_comm_ns = RowUints(at("dim_exposed_comm_ns"), "dim_exposed_comm_ns");
+    r.path_comm_other_ns = Optional<uint64_t>(at("path_comm_other_ns"), "path_comm_other_ns");
+  } catch (const nlohmann::json::exception& e) {
+    return Status::Invalid("not a sweep row: " + (field.empty() ? std::string() : field + ": ") + e.what());
   } catch (const std::exception& e) {
     return Status::Invalid(std::string("not a sweep row: ") + e.what());
   }

@@ -117,7 +117,7 @@ Status SetBucket(GenOptions* o, const std::string& value, const Where& where) {
 
 Status SetHbm(GenOptions* o, const std::string& value, const Where& where) {
   double gb;
-  ORRERY_PARSE_OR_RETURN(gb, ParseDouble(value, where, DoubleRange{0, 1e9, true}));
+  ORRERY_PARSE_OR_RETURN(gb, ParseDouble(value, where, kHbmGbRange));
   o->hbm_bytes = static_cast<uint64_t>(GBToBytes(gb));
   return Status::Ok();
 }

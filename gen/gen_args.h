@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/parse.h"
 #include "core/status.h"
 #include "core/units.h"
 #include "gen/dlrm.h"
@@ -15,6 +16,10 @@
 #include "network/topology.h"
 
 namespace orrery::gen {
+
+// --hbm-gb of `orrery gen` and `orrery search`: up to 10^9 GB, so its bytes
+// (GB·2^30, about 1.07e18 at most) fit the 64-bit capacity they are kept in.
+inline constexpr DoubleRange kHbmGbRange{0, 1e9, true};
 
 struct GenOptions {
   std::string model;  // preset name or YAML path

@@ -481,6 +481,9 @@ TEST(SearchEndToEnd, BadInputsExitTwoWithTheReason) {
        "no strategy survives: tiny on 8 NPUs with global batch 16"},
       {"search --model=" + d.File("one.yml") + " --npus=8 --global-batch=4" + net + sys,
        "global batch not divisible by b*dp*ep ("},
+      // Found by fuzzing (search_args): 1e18 GB is 1.07e27 bytes, beyond the 64-bit capacity it was cast to.
+      {"search" + tiny + " --npus=8 --global-batch=16" + net + sys + " --hbm-gb=1e18",
+       "--hbm-gb = \"1e18\": out of range; allowed: a number > 0 and <= 1e+09"},
   };
   for (const auto& [args, want] : cases) {
     std::string out, err;

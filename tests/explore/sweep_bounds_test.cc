@@ -255,6 +255,30 @@ TEST(SweepBounds, RowNumbersAreChecked) {
             std::string::npos);
 }
 
+// Found by the sweep_rows fuzz seeds: a value of the wrong type said "type
+// must be number, but is string" without naming which; the key is named now.
+TEST(SweepBounds, RowValuesOfTheWrongTypeNameTheirKey) {
+  Row r;
+  r.index = 3;
+  r.status = "ok";
+  r.point = {{"gen.tp", Value{"2", false}}};
+  const std::string good = RowJson(r);
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string s = good;
+    s.replace(s.find(from), from.size(), to);
+    return ParseRowJson(s);
+  };
+  EXPECT_EQ(Message(with("\"mfu\":null", "\"mfu\":\"x\"").status()),
+            "not a sweep row: mfu: [json.exception.type_error.302] type must be number, but is string");
+  EXPECT_EQ(Message(with("\"hash\":\"\"", "\"hash\":3").status()),
+            "not a sweep row: hash: [json.exception.type_error.302] type must be string, but is number");
+  EXPECT_EQ(Message(with("\"gen.tp\":\"2\"", "\"gen.tp\":[2]").status()),
+            "not a sweep row: point.gen.tp: [json.exception.type_error.302] type must be string, but is array");
+  // A missing key is named by the reader's own words, once.
+  EXPECT_EQ(Message(ParseRowJson(R"({"index": 1})").status()),
+            "not a sweep row: [json.exception.out_of_range.403] key 'point' not found");
+}
+
 TEST(SweepBounds, FilterLiteralBeyondADoubleIsRefused) {
   const std::vector<std::vector<Assignment>> points = {{{"gen.zero", Value{"1", false}}}};
   auto kept = FilterPoints("s.yml", {{"gen.zero < 1e999", 4}}, points, {}, ValidPaths(1));

@@ -232,6 +232,35 @@ TEST(SweepFolder, MergeRefusesMixedSpecsAndIncompleteShardSets) {
   EXPECT_NE(mixed.status().message().find("spec " + d.File("b.yml")), std::string::npos) << mixed.status().message();
 }
 
+// Found by fuzzing (sweep_rows): a STEM.id's counts were cast unchecked, so
+// "rows": -1 became 2^64-1 in merge's messages and "points": 1e300 was
+// undefined behaviour. Each is refused, naming the file and the key.
+TEST(SweepFolder, AnIdentityWithCountsOutOfRangeIsRefused) {
+  TempDir d;
+  const std::string head = R"({"identity": "0123456789abcdef", "spec": "s.yml", "axis_paths": [], )";
+  const std::pair<std::string, std::string> cases[] = {
+      {R"("points": 1e300, "rows": 1)",
+       "points = 1.0000000000000001e+300: out of range; allowed: an integer >= 0 and "
+       "<= 10000000"},
+      {R"("points": 4, "rows": -1)", "rows = -1: negative; allowed: an integer >= 0 and <= 10000000"},
+      {R"("points": 2.5, "rows": 1)", "points = 2.5: not an integer"},
+      {R"("points": "4", "rows": 1)", "points = \"4\": not a number"},
+  };
+  for (const auto& [counts, want] : cases) {
+    d.Write("sweep.shard-1-of-2.id", head + counts + R"(, "shard": "1/2", "merged": false})");
+    d.Write("sweep.shard-1-of-2.jsonl", "");
+    auto id = ReadIdentity(d.File("sweep.shard-1-of-2.id"));
+    ASSERT_FALSE(id.ok()) << counts;
+    EXPECT_EQ(id.status().exit_code(), 2);
+    EXPECT_NE(id.status().message().find(d.File("sweep.shard-1-of-2.id") + ": not a sweep folder's identity (" + want),
+              std::string::npos)
+        << id.status().message();
+    auto merged = MergeShards(d.path(), MergeOptions{true});
+    ASSERT_FALSE(merged.ok()) << counts;
+    EXPECT_NE(merged.status().message().find(want), std::string::npos) << merged.status().message();
+  }
+}
+
 TEST(SweepFolder, MergeRefusesAShardStillRunningAndAnotherSplit) {
   TempDir d;
   WriteSpec(d, "a.yml", kAxes);

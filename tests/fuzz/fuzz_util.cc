@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -19,7 +20,11 @@ void Fail(const char* what) {
 void RemoveScratch();
 
 std::string MakeScratch() {
-  const std::string base = std::filesystem::temp_directory_path().string();
+  // Outputs are synced to disk (core/output_file.h), which on a disk costs
+  // most of an input's time: the scratch folder is in memory (/dev/shm)
+  // unless TMPDIR names another place.
+  std::string base = std::filesystem::temp_directory_path().string();
+  if (std::getenv("TMPDIR") == nullptr && access("/dev/shm", W_OK) == 0) base = "/dev/shm";
   std::string tmpl = base + "/orrery-fuzz-XXXXXX";
   if (mkdtemp(tmpl.data()) == nullptr) Fail("cannot create a scratch folder");
   return tmpl;
@@ -103,6 +108,54 @@ std::string WriteInput(const std::string& name, const uint8_t* data, size_t size
   out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   if (!out) Fail("cannot write the fuzz input");
   return path;
+}
+
+std::string FreshDir(const std::string& name) {
+  const std::string dir = Scratch() + "/" + name;
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  std::filesystem::create_directories(dir, ec);
+  if (ec) Fail("cannot make a fresh folder");
+  return dir;
+}
+
+Bundle SplitBundle(const uint8_t* data, size_t size, std::string* head) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  Bundle files;
+  std::string* into = head;
+  if (head) head->clear();
+  for (size_t pos = 0; pos < text.size();) {
+    size_t nl = text.find('\n', pos);
+    nl = nl == std::string::npos ? text.size() : nl + 1;
+    const std::string line = text.substr(pos, nl - pos);
+    pos = nl;
+    if (line.rfind("@@ ", 0) == 0 && files.size() < 16) {
+      std::string name;
+      for (char c : line.substr(3)) {
+        if (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') name += c;
+      }
+      if (name.empty() || name == "." || name == "..") name = "unnamed";
+      files.emplace_back(name, "");
+      into = &files.back().second;
+    } else if (into) {
+      *into += line;
+    }
+  }
+  return files;
+}
+
+void WriteBundle(const Bundle& files, const std::string& dir) {
+  for (const auto& [name, text] : files) {
+    std::ofstream out(dir + "/" + name, std::ios::binary | std::ios::trunc);
+    out << text;
+  }
+}
+
+void Note(const std::string& what, const Status& status) {
+  static const bool verbose = std::getenv("ORRERY_FUZZ_VERBOSE") != nullptr;
+  if (!verbose) return;
+  const std::string text = status.ok() ? std::string("ok") : status.message().substr(0, 300);
+  std::fprintf(stderr, "  %s: %s\n", what.c_str(), text.c_str());
 }
 
 const std::string& BaseNetwork() {

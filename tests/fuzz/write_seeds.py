@@ -3,7 +3,12 @@
 
 The shapes are the ones that found bugs in Orrery (issue 9, part 8): NaN, inf,
 huge and tiny numbers, negative sizes, long chains of instant nodes, wide
-fan-out, communicator groups that leave ranks out, NPU counts that overflow.
+fan-out, communicator groups that leave ranks out, NPU counts that overflow;
+and for the readers of issue 31 (model YAML, sweep spec, sweep rows, CSV,
+search flags): duplicate keys, non-scalar keys, YAML alias amplification,
+dimensions up to 2^40, products that overflow, 10^7-point axes, a filter
+literal 1e999, row indices of 1e300 and below 0, torn last lines, thousands of
+CSV columns and shards of different specs.
 Crash and slow inputs found by fuzzing sit beside them (crash-*, slow-*, ...).
 Run from anywhere: python3 tests/fuzz/write_seeds.py
 """
@@ -212,6 +217,223 @@ def text_seeds():
             'comm_group_json': groups, 'notation': notation}
 
 
+def laughs(levels=9, width=9, leaf='"lol"'):
+    """YAML alias amplification (billion laughs): width**levels leaves from a few hundred bytes."""
+    out = 'l0: &l0 [%s]\n' % ', '.join([leaf] * width)
+    for i in range(1, levels):
+        out += 'l%d: &l%d [%s]\n' % (i, i, ', '.join(['*l%d' % (i - 1)] * width))
+    return out, 'l%d' % (levels - 1)
+
+
+def model_seeds():
+    gpt = 'name: small\nlayers: 4\nhidden: 256\nheads: 8\nvocab: 1024\nseq_len: 128\n'
+    lol, top = laughs()
+    dlrm = ('kind: dlrm\nname: tiny\nembedding_dim: 16\ndense_features: 13\ntables: [1000, 2000, 300]\n'
+            'pooling: [1, 2, 3]\nbottom_mlp: [64, 16]\ntop_mlp: [64, 1]\ninteraction: dot\n')
+    return {
+        'seed_gpt': gpt,
+        'seed_llama_gqa': gpt + 'kv_heads: 2\nffn: 688\ngated_ffn: true\ntied_embeddings: false\nbiases: false\n'
+                                'rms_norm: true\nlearned_positions: false\n',
+        'seed_moe': gpt + 'experts: 8\ntop_k: 2\nshared_experts: 1\nmoe_layer_freq: 2\nexpert_ffn: 512\n',
+        'seed_dlrm': dlrm,
+        'seed_dlrm_cat': dlrm.replace('interaction: dot', 'interaction: cat').replace('pooling: [1, 2, 3]',
+                                                                                     'pooling: 4'),
+        'seed_dup_key': gpt + 'layers: 8\n',
+        'seed_nonscalar_key': '? [layers, hidden]\n: 4\n' + gpt,
+        'seed_map_key': '{a: 1}: 2\n' + gpt,
+        'seed_billion_laughs': lol + gpt,
+        'seed_billion_laughs_value': lol + gpt.replace('layers: 4', 'layers: *' + top),
+        'seed_dlrm_laughs': lol + dlrm.replace('tables: [1000, 2000, 300]', 'tables: *' + top),
+        'seed_dims_2p40': gpt.replace('hidden: 256', 'hidden: 1099511627776'),
+        'seed_overflow_products': 'layers: 65536\nhidden: 16777216\nheads: 65536\nhead_dim: 65536\nkv_heads: 65536\n'
+                                  'vocab: 16777216\nseq_len: 16777216\nffn: 16777216\n',
+        'seed_moe_overflow': gpt + 'experts: 65536\ntop_k: 65536\nshared_experts: 65536\nexpert_ffn: 16777216\n',
+        'seed_1e999': gpt.replace('hidden: 256', 'hidden: 1e999'),
+        'seed_negative': gpt.replace('layers: 4', 'layers: -1'),
+        'seed_heads_not_dividing': gpt.replace('heads: 8', 'heads: 7'),
+        'seed_kind_list': 'kind: [dlrm]\n' + gpt,
+        'seed_dlrm_huge_tables': dlrm.replace('tables: [1000, 2000, 300]',
+                                              'tables: [1099511627776, 1099511627776, 1099511627776]')
+                                     .replace('embedding_dim: 16', 'embedding_dim: 1048576'),
+        'seed_dlrm_many_tables': dlrm.replace('tables: [1000, 2000, 300]',
+                                              'tables: [' + ', '.join(['7'] * 3000) + ']').replace(
+                                                  'pooling: [1, 2, 3]', 'pooling: 1000000'),
+        'seed_not_mapping': '- layers\n- 4\n',
+        'seed_empty': '',
+    }
+
+
+SPEC_BASE = 'base:\n  network: base_network.yml\n  system: base_system.json\n  workload: base\n  comm-groups: base_groups.json\n'
+GEN_BASE = ('base:\n  network: "Ring(4,100GB/s,500ns)"\n  system: roofline_system.json\n'
+            '  generate: "--model=megatron-22b --tp=2 --dp=2 --microbatches=2"\n')
+
+
+def spec_seeds():
+    lol, top = laughs()
+    b = SPEC_BASE
+    return {
+        'seed_axes': b + 'axes:\n  network.dim0.bandwidth_gbps: [50, 100]\n  network.dim0.latency_ns: [500, 1000]\n'
+                         '  run.iterations: [1, 2]\n',
+        'seed_zip': b + 'zip:\n  network.dim0.bandwidth_gbps: [50, 100, 200]\n  network.dim0.latency_ns: [5, 10, 20]\n',
+        'seed_points': b + 'points:\n  - {network.dim0.bandwidth_gbps: 50}\n  - {system.endpoint-delay: 20, '
+                           'system.all-reduce-implementation: "direct"}\n  - {network.notation: "Switch(4,50GB/s,1us)"}\n',
+        'seed_filters': b + 'axes:\n  network.dim0.bandwidth_gbps: [10, 25, 50]\n  network.dim0.latency_ns: [5, 50]\n'
+                            'filters:\n  - "bandwidth_gbps * 10 >= latency_ns or not (latency_ns == 5)"\n'
+                            '  - "system.all-reduce-implementation == \'ring\'"\n',
+        'seed_generate': GEN_BASE + 'axes:\n  gen.zero: [0, 1]\n  gen.tp: [1, 2, 4]\nfilters: ["tp * dp <= 4"]\n',
+        'seed_dup_key': b + 'axes:\n  network.dim0.bandwidth_gbps: [50]\n  network.dim0.bandwidth_gbps: [100]\n',
+        'seed_dup_top_key': b + 'axes:\n  run.iterations: [1]\naxes:\n  run.iterations: [2]\n',
+        'seed_nonscalar_key': b + 'axes:\n  ? [network.dim0.bandwidth_gbps]\n  : [50]\n',
+        'seed_billion_laughs': lol + b + 'axes:\n  network.dim0.bandwidth_gbps: *' + top + '\n',
+        'seed_billion_laughs_points': b + 'points:\n  - &p {run.iterations: 1, network.dim0.latency_ns: &v 7}\n'
+                                      + '  - *p\n' * 40 + '  - {run.iterations: *v}\n',
+        'seed_dims_2p40': b + 'axes:\n  network.dim0.npus: [1099511627776, 4]\n',
+        'seed_products_overflow': b + 'axes:\n  network.notation: ["Ring(65536,1GB/s,1ns)_Ring(65536,1GB/s,1ns)'
+                                      '_Ring(65536,1GB/s,1ns)"]\n',
+        'seed_axes_1e7': b + 'axes:\n' + ''.join('  %s: [%s]\n' % (p, ', '.join(str(i + 1) for i in range(60)))
+                                                 for p in ['network.dim0.bandwidth_gbps', 'network.dim0.latency_ns',
+                                                           'run.iterations', 'system.endpoint-delay']),
+        'seed_axes_filtered': b + 'axes:\n' + ''.join('  %s: [%s]\n' % (p, ', '.join(str(i + 1) for i in range(40)))
+                                                      for p in ['network.dim0.bandwidth_gbps',
+                                                                'network.dim0.latency_ns']) +
+                              'filters: ["bandwidth_gbps == latency_ns"]\n',
+        'seed_filter_1e999': b + 'axes:\n  network.dim0.bandwidth_gbps: [50, 100]\nfilters: ["bandwidth_gbps < 1e999"]\n',
+        'seed_filter_div0': b + 'axes:\n  network.dim0.bandwidth_gbps: [50, 100]\nfilters: ["bandwidth_gbps / 0 > 1"]\n',
+        'seed_filter_deep': b + 'axes:\n  run.iterations: [1, 2]\nfilters: ["' + '(' * 300 + 'iterations' + ')' * 300
+                            + ' > 1"]\n',
+        'seed_value_1e999': b + 'axes:\n  network.dim0.bandwidth_gbps: [1e999, .nan, -5]\n',
+        'seed_gen_without_generate': b + 'axes:\n  gen.tp: [1, 2]\n',
+        'seed_zip_unequal': b + 'zip:\n  run.iterations: [1, 2]\n  network.dim0.latency_ns: [1]\n',
+        'seed_unknown_path': b + 'axes:\n  network.dim9.bandwidth_gbps: [1]\n  sytem.endpoint-delay: [1]\n',
+        'seed_base_absent': 'axes:\n  run.iterations: [1]\n',
+    }
+
+
+def row(index, h, status='ok', extra=''):
+    return ('{"index": %s, "point": {"network.dim0.bandwidth_gbps": "50", "network.dim0.latency_ns": "500"}, '
+            '"hash": "%s", "status": "%s", "finished_ns": 1000, "compute_ns": 10, "exposed_comm_ns": 900, '
+            '"mem_stall_ns": 0, "peer_wait_ns": 0, "idle_ns": 90, "peak_local_bytes": null, '
+            '"peak_remote_bytes": null, "gen_memory_bytes": null, "model_flops": null, "mfu": null, '
+            '"dim_busy_ns": [800], "dim_exposed_comm_ns": []%s, "path_comm_other_ns": null}\n'
+            % (index, h, status, extra))
+
+
+def ident(identity='@ID', points=4, rows=4, shard='1/1', merged='false'):
+    return ('{"identity": "%s", "spec": "rows_spec.yml", "axis_paths": ["network.dim0.bandwidth_gbps", '
+            '"network.dim0.latency_ns"], "points": %s, "rows": %s, "shard": "%s", "merged": %s}\n'
+            % (identity, points, rows, shard, merged))
+
+
+def rows_seeds():
+    r = [row(i, '@H%d' % i) for i in range(4)]
+    s1, s2 = 'sweep.shard-1-of-2', 'sweep.shard-2-of-2'
+    return {
+        'seed_resume': '@@ sweep.id\n' + ident() + '@@ sweep.jsonl\n' + r[0] + r[2],
+        'seed_resume_torn': '@@ sweep.id\n' + ident() + '@@ sweep.jsonl\n' + r[0] + r[1][:50],
+        'seed_resume_stale_hash': '@@ sweep.jsonl\n' + row(0, 'ffffffffffffffff') + row(7, '@H1'),
+        'seed_resume_shard': '@@ %s.id\n' % s1 + ident(rows=2, shard='1/2') + '@@ %s.jsonl\n' % s1 + r[0],
+        'seed_index_1e300': '@@ sweep.jsonl\n' + row('1e300', '@H0'),
+        'seed_index_negative': '@@ sweep.jsonl\n' + row(-1, '@H0') + '@@ %s.jsonl\n' % s1 + row(-3, '@H0'),
+        'seed_index_float': '@@ sweep.jsonl\n' + row(2.5, '@H2') + row(9999999, '@H2'),
+        'seed_merge': ('@@ %s.id\n' % s1 + ident(rows=2, shard='1/2') + '@@ %s.jsonl\n' % s1 + r[0] + r[2] +
+                       '@@ %s.id\n' % s2 + ident(rows=2, shard='2/2') + '@@ %s.jsonl\n' % s2 + r[1] + r[3]),
+        'seed_merge_partial': ('@@ %s.id\n' % s1 + ident(rows=2, shard='1/2') + '@@ %s.jsonl\n' % s1 + r[0] +
+                               r[2][:30]),
+        'seed_mixed_spec_shards': ('@@ %s.id\n' % s1 + ident(rows=2, shard='1/2') + '@@ %s.jsonl\n' % s1 + r[0] +
+                                   '@@ %s.id\n' % s2 + ident('0123456789abcdef', rows=2, shard='2/2') +
+                                   '@@ %s.jsonl\n' % s2 + r[1]),
+        'seed_mixed_split': ('@@ %s.id\n' % s1 + ident(shard='1/2') + '@@ %s.jsonl\n' % s1 + r[0] +
+                             '@@ sweep.shard-1-of-3.id\n' + ident(shard='1/3') + '@@ sweep.shard-1-of-3.jsonl\n' + r[1]),
+        'seed_merge_overlap': ('@@ %s.id\n' % s1 + ident(shard='1/2') + '@@ %s.jsonl\n' % s1 + r[0] +
+                               '@@ %s.id\n' % s2 + ident(shard='2/2') + '@@ %s.jsonl\n' % s2 + r[0]),
+        'seed_merge_over_unsharded': ('@@ sweep.id\n' + ident() + '@@ %s.id\n' % s1 + ident(shard='1/2') +
+                                      '@@ %s.jsonl\n' % s1 + r[0]),
+        'seed_id_points_1e300': '@@ %s.id\n' % s1 + ident(points='1e300', rows=-1, shard='1/2') +
+                                '@@ %s.jsonl\n' % s1 + r[0],
+        'seed_id_shard_huge': ('@@ sweep.shard-1-of-1048576.id\n' + ident(shard='1/1048576') +
+                               '@@ sweep.shard-1-of-1048576.jsonl\n' + r[0] + '@@ sweep.shard-9-of-2.jsonl\n' + r[1]),
+        'seed_id_not_json': '@@ sweep.id\n{"identity": 5\n@@ sweep.jsonl\n' + r[0],
+        'seed_row_types': ('@@ sweep.jsonl\n' + row(0, '@H0', extra=', "mfu": "x"') +
+                           '{"index": 1, "point": [1, 2], "hash": 3}\n'),
+        'seed_row_values': ('@@ sweep.jsonl\n' + row(1, '@H1').replace('"finished_ns": 1000', '"finished_ns": 1e300')
+                            + row(2, '@H2').replace('"dim_busy_ns": [800]', '"dim_busy_ns": [-1, 1e19, "x"]')),
+        'seed_row_dup_key': '@@ sweep.jsonl\n' + row(0, '@H0').replace('{"index": 0,', '{"index": 0, "index": 3,'),
+        'seed_not_json': '@@ sweep.jsonl\nnot json at all\n\n',
+        'seed_empty_files': '@@ sweep.jsonl\n@@ sweep.id\n@@ %s.jsonl\n' % s1,
+    }
+
+
+def csv_seeds():
+    head = ('index,network.dim0.bandwidth_gbps,hash,status,finished_ns,iteration_s,compute_ns,exposed_comm_ns,'
+            'mem_stall_ns,peer_wait_ns,idle_ns\n')
+    rows = ''.join('%d,%d,%016x,%s,%d,%.9f,%d,%d,0,0,%d\n' % (i, 10 * (i + 1), i, 'ok' if i != 2 else
+                                                             '"failed, see log"', 1000 * (i + 1), 1e-6 * (i + 1),
+                                                             100, 800, 100) for i in range(5))
+    wide = ','.join('c%d' % i for i in range(5000)) + '\n' + ','.join(str(i % 7) for i in range(5000)) + '\n'
+    return {
+        'seed_sweep': head + rows,
+        'seed_crlf_bom': '\ufeff' + (head + rows).replace('\n', '\r\n'),
+        'seed_quoted': 'x,y,"z ""quoted"", with comma"\n"1","2","line\nbreak"\n3,4,5\n',
+        'seed_thousands_columns': wide,
+        'seed_dup_column': 'x,y,x\n1,2,3\n',
+        'seed_empty_name': 'x,,z\n1,2,3\n',
+        'seed_unclosed_quote': 'x,y\n"1,2\n',
+        'seed_bare_cr': 'x,y\r1,2\n',
+        'seed_ragged': 'x,y,z\n1,2\n1,2,3,4\n',
+        'seed_numbers': 'x,y,z,status\nnan,inf,1e999,ok\n-1e308,1e-320,0x10,ok\n1,2,3,ok\n1,2,3,ok\n',
+        'seed_torn': head + rows[:-7],
+        'seed_header_only': head,
+        'seed_empty': '',
+    }
+
+
+ROOF = ('{"roofline-enabled": 1, "peak-perf": 300, "local-mem-bw": 2000, "preferred-dataset-splits": 2,\n'
+        ' "all-reduce-implementation": ["ring", "ring"], "all-gather-implementation": ["ring", "ring"],\n'
+        ' "reduce-scatter-implementation": ["ring", "ring"], "all-to-all-implementation": ["ring", "ring"]}\n')
+
+
+def search_seeds():
+    gpt = 'name: small\nlayers: 4\nhidden: 256\nheads: 8\nvocab: 1024\nseq_len: 128\n'
+    files = '@@ m.yml\n' + gpt + '@@ sys.json\n' + ROOF
+    net8 = '--network=Ring(4,100GB/s,500ns)_Switch(2,25GB/s,2us)\n'
+    base = '--model=@/m.yml\n--npus=8\n--global-batch=16\n' + net8 + '--system=@/sys.json\n'
+    lol, top = laughs()
+    return {
+        'seed_valid': base + files,
+        'seed_flags': base + '--hbm-gb=0.5\n--top=3\n' + files,
+        'seed_preset_moe': '--model=mixtral-8x7b\n--npus=16\n--global-batch=64\n'
+                           '--network=Ring(8,100GB/s,500ns)_Switch(2,25GB/s,2us)\n--system=@/sys.json\n' + files,
+        'seed_network_yaml': base.replace(net8, '--network=@/net.yml\n') + files +
+                             '@@ net.yml\ntopology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 100, 25 ]\n'
+                             'latency: [ 500, 2000 ]\n',
+        'seed_memory': base + '--memory=@/mem.yml\n' + files +
+                       '@@ mem.yml\nbackend: pool\nlatency_ns: 500\nbandwidth_gbps: 50\n',
+        'seed_memory_both': base + '--memory=@/mem.yml\n--remote-memory=@/rm.json\n' + files +
+                            '@@ mem.yml\nbackend: pool\n@@ rm.json\n{"memory-type": "NO_MEMORY_EXPANSION"}\n',
+        'seed_dlrm': base + '@@ m.yml\nkind: dlrm\nembedding_dim: 16\ndense_features: 13\ntables: [10]\n'
+                            'bottom_mlp: [16]\ntop_mlp: [1]\n@@ sys.json\n' + ROOF,
+        'seed_npus_mismatch': base.replace('--npus=8', '--npus=4') + files,
+        'seed_no_roofline': base + '@@ m.yml\n' + gpt + '@@ sys.json\n{"roofline-enabled": 0}\n',
+        'seed_batch_2p40': base.replace('--global-batch=16', '--global-batch=1099511627776') + files,
+        'seed_batch_overflow': base.replace('--global-batch=16', '--global-batch=99999999999999999999') + files,
+        'seed_hbm_1e999': base + '--hbm-gb=1e999\n' + files,
+        'seed_hbm_tiny': base + '--hbm-gb=1e-300\n' + files,
+        'seed_hbm_1e18': base + '--hbm-gb=1e18\n' + files,
+        'seed_dup_flag': base + '--npus=8\n' + files,
+        'seed_unknown_flag': base + '--nups=8\nstray\n' + files,
+        'seed_separate_values': '--model\n@/m.yml\n--npus\n8\n--global-batch\n16\n' + net8 + '--system\n@/sys.json\n'
+                                + files,
+        'seed_top_0': base + '--top=0\n' + files,
+        'seed_model_dup_key': base + '@@ m.yml\n' + gpt + 'layers: 8\n@@ sys.json\n' + ROOF,
+        'seed_model_laughs': base + '@@ m.yml\n' + lol + gpt + '@@ sys.json\n' + ROOF,
+        'seed_network_overflow': base.replace(net8, '--network=Ring(65536,1GB/s,1ns)_Ring(65536,1GB/s,1ns)\n') + files,
+        'seed_no_survivor': base.replace('--global-batch=16', '--global-batch=1').replace('--npus=8', '--npus=16')
+                            .replace(net8, '--network=Ring(16,100GB/s,500ns)\n') + '--hbm-gb=0.001\n' + files,
+        'seed_missing': '--model=@/m.yml\n' + files,
+        'seed_system_dup_key': base + '@@ m.yml\n' + gpt + '@@ sys.json\n{"peak-perf": 1, "peak-perf": 2}\n',
+    }
+
+
 def main():
     def write(target, name, data):
         # Inputs that still crash Orrery wait in pending/ until the fix lands.
@@ -225,6 +447,10 @@ def main():
         write('et_reader', name, data)
         write('simulation', name, data)
     for target, seeds in text_seeds().items():
+        for name, data in seeds.items():
+            write(target, name, data)
+    for target, seeds in [('model_yaml', model_seeds()), ('sweep_spec', spec_seeds()), ('sweep_rows', rows_seeds()),
+                          ('csv_reader', csv_seeds()), ('search_args', search_seeds())]:
         for name, data in seeds.items():
             write(target, name, data)
 

@@ -89,24 +89,9 @@ std::string Describe(const FolderIdentity& id) { return "spec " + id.spec + " (i
 
 namespace {
 
-// A count of STEM.id (points, rows), at most a spec's enumeration: -1, 2.5,
-// 1e300 and text are refused (thrown to ReadIdentity's catch), never cast.
+// A count of STEM.id (points, rows), at most a spec's enumeration.
 uint64_t IdentityCount(const nlohmann::json& v, const std::string& key) {
-  const Where where{"", 0, key};
-  const uint64_t max = kMaxSweepEnumerated;
-  Result<uint64_t> r{uint64_t{0}};
-  if (v.is_number_unsigned()) {
-    r = v.get<uint64_t>() <= max ? Result<uint64_t>(v.get<uint64_t>())
-                                 : ValueError(where, v.dump(), "out of range", DescribeUintRange(0, max));
-  } else if (v.is_number_integer()) {
-    r = ValueError(where, v.dump(), "negative", DescribeUintRange(0, max));
-  } else if (v.is_number_float()) {
-    r = DoubleToUint(v.get<double>(), where, 0, max);
-  } else {
-    r = ValueError(where, v.dump().substr(0, 40), "not a number", DescribeUintRange(0, max));
-  }
-  if (!r.ok()) throw std::invalid_argument(r.status().message());
-  return r.value();
+  return JsonCountOrThrow(v, key, kMaxSweepEnumerated);
 }
 
 }  // namespace

@@ -18,7 +18,33 @@
 
 namespace orrery::sweep {
 
+// A count in a row or a folder's identity, checked through core/parse.h: 1e300,
+// -1 and 2.5 are refused (thrown to the reader's catch), never cast.
+template <typename Json>
+uint64_t JsonCountOrThrow(const Json& v, const std::string& key, uint64_t max) {
+  const Where where{"", 0, key};
+  Result<uint64_t> r{uint64_t{0}};
+  if (v.is_number_unsigned()) {
+    r = v.template get<uint64_t>() <= max ? Result<uint64_t>(v.template get<uint64_t>())
+                                          : ValueError(where, v.dump(), "out of range", DescribeUintRange(0, max));
+  } else if (v.is_number_integer()) {
+    r = ValueError(where, v.dump(), "negative", DescribeUintRange(0, max));
+  } else if (v.is_number_float()) {
+    r = DoubleToUint(v.template get<double>(), where, 0, max);
+  } else {
+    r = ValueError(where, v.dump().substr(0, 40), "not a number", DescribeUintRange(0, max));
+  }
+  if (!r.ok()) throw std::invalid_argument(r.status().message());
+  return r.value();
+}
+template uint64_t JsonCountOrThrow(const nlohmann::json&, const std::string&, uint64_t);
+template uint64_t JsonCountOrThrow(const nlohmann::ordered_json&, const std::string&, uint64_t);
+
 namespace {
+
+uint64_t RowUint(const nlohmann::ordered_json& v, const std::string& key, uint64_t max = UINT64_MAX) {
+  return JsonCountOrThrow(v, key, max);
+}
 
 std::string CsvField(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
@@ -32,24 +58,6 @@ nlohmann::ordered_json OrNull(const std::optional<T>& v) {
   return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
 }
 
-// A count in a row, checked through core/parse.h: 1e300, -1 and 2.5 are
-// refused (thrown to ParseRowJson's catch), never cast.
-uint64_t RowUint(const nlohmann::ordered_json& v, const std::string& key, uint64_t max = UINT64_MAX) {
-  const Where where{"", 0, key};
-  Result<uint64_t> r{uint64_t{0}};
-  if (v.is_number_unsigned()) {
-    r = v.get<uint64_t>() <= max ? Result<uint64_t>(v.get<uint64_t>())
-                                 : ValueError(where, v.dump(), "out of range", DescribeUintRange(0, max));
-  } else if (v.is_number_integer()) {
-    r = ValueError(where, v.dump(), "negative", DescribeUintRange(0, max));
-  } else if (v.is_number_float()) {
-    r = DoubleToUint(v.get<double>(), where, 0, max);
-  } else {
-    r = ValueError(where, v.dump().substr(0, 40), "not a number", DescribeUintRange(0, max));
-  }
-  if (!r.ok()) throw std::invalid_argument(r.status().message());
-  return r.value();
-}
 
 template <typename T>
 std::optional<T> Optional(const nlohmann::ordered_json& v, const char* key) {

@@ -1,5 +1,6 @@
 // Sweep rows on disk (explore/sweep_rows.cc): the JSON Lines log and the CSV.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -23,5 +24,12 @@ Result<RowFile> ReadRows(const std::string& path);
 // order, and as many dimension columns as the row with the most.
 Status WriteTables(const std::vector<std::string>& axis_paths, std::vector<Row> rows, const std::string& jsonl,
                    const std::string& csv);
+
+// A count read from a JSON value (a row's, a folder identity's), checked
+// through core/parse.h: a negative, fractional, too large or non-number value
+// throws std::invalid_argument with the message; never cast. Instantiated for
+// nlohmann::json and nlohmann::ordered_json.
+template <typename Json>
+uint64_t JsonCountOrThrow(const Json& v, const std::string& key, uint64_t max);
 
 }  // namespace orrery::sweep

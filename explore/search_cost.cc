@@ -23,19 +23,24 @@ struct AxisLink {
   double splits = 1;
 };
 
-AxisLink LinkOf(const Strategy& s, AxisSet set, const std::vector<Dim>& dims, int splits, double endpoint_delay_s) {
+AxisLink LinkOf(const Strategy& s, AxisSet set, const CostModel& c) {
   const std::array<int64_t, kNumAxes> sizes{s.tp, s.cp, s.ep, s.dp, s.pp};
-  const uint32_t mask = SpannedDims(sizes, s.order, set, dims);
+  uint32_t mask = SpannedDims(sizes, s.order, set, c.dims);
+  int64_t group = 1;
+  for (int a = 0; a < kNumAxes; ++a) group *= (set & Axes(static_cast<Axis>(a))) ? sizes[a] : 1;
+  // ASTRA-sim's model: a group smaller than the network is charged on its lowest dimension.
+  if (!c.hierarchical_groups && group < s.npus) mask &= ~mask + 1;
   AxisLink link;
-  for (size_t k = 0; k < dims.size() && k < 32; ++k) {
+  for (size_t k = 0; k < c.dims.size() && k < 32; ++k) {
     if (!(mask & (1u << k))) continue;
-    const double bw = BytesPerNsToBytesPerSecond(GiBpsToBytesPerNs(dims[k].bandwidth_gbps) * dims[k].links_per_npu);
+    const Dim& d = c.dims[k];
+    const double bw = BytesPerNsToBytesPerSecond(GiBpsToBytesPerNs(d.bandwidth_gbps) * d.links_per_npu);
     link.bytes_per_s = link.bytes_per_s == 0 ? bw : std::min(link.bytes_per_s, bw);
-    const double hops = dims[k].block == Block::kSwitch ? 2 : 1;
-    link.latency_s = std::max(link.latency_s, hops * dims[k].latency_ns * kSecondsPerNs);
+    const double hops = d.block == Block::kSwitch ? 2 : 1;
+    link.latency_s = std::max(link.latency_s, hops * d.latency_ns * kSecondsPerNs);
   }
-  link.latency_s += endpoint_delay_s;
-  link.splits = std::max(splits, 1);
+  link.latency_s += c.endpoint_delay_s;
+  link.splits = std::max(c.splits, 1);
   return link;
 }
 
@@ -135,7 +140,7 @@ struct AxisLinks {
 };
 
 AxisLinks LinksOf(const Strategy& s, const CostModel& c) {
-  auto link = [&](AxisSet set) { return LinkOf(s, set, c.dims, c.splits, c.endpoint_delay_s); };
+  auto link = [&](AxisSet set) { return LinkOf(s, set, c); };
   return {link(Axes(Axis::kTp)), link(Axes(Axis::kCp)), link(Axes(Axis::kEp)),
           link(Axes(Axis::kPp)), link(kDenseDp),        link(kExpertDp)};
 }
@@ -237,6 +242,19 @@ StageTimes StageTimesOf(const ModelDesc& m, const Strategy& s, const CostModel& 
   return t;
 }
 
+// The compute of one microbatch's forward and backward through the virtual
+// stages before the last rank's first one (p−1 of them, each at least
+// ⌊L/(p·V)⌋ layers): the last rank starts its first forward after their
+// forwards and its last backward is followed by theirs.
+double PipelineFillS(const ModelDesc& m, const Strategy& s, const LayerTimes& lt) {
+  if (s.pp <= 1) return 0;
+  const int64_t v = s.schedule == Schedule::kInterleaved ? s.chunks : 1;
+  const double layers = static_cast<double>(m.layers / (s.pp * v));
+  const double dense = lt.passes_f * (lt.attn_f + lt.mlp_f) + lt.attn_b + lt.mlp_b;
+  const double moe = lt.passes_f * (lt.attn_f + lt.moe_f) + lt.attn_b + lt.moe_b;
+  return static_cast<double>(s.pp - 1) * layers * (m.experts > 0 ? std::min(dense, moe) : dense);
+}
+
 }  // namespace
 
 Flops StageRankFlops(const ModelDesc& m, const Strategy& s, int64_t stage) {
@@ -259,8 +277,13 @@ SymbolicCost EstimateCost(const ModelDesc& m, const Strategy& s, const CostModel
   const LayerTimes lt = LayerTimesOf(k, s, c, links);
   SymbolicCost best;
   double slowest_mb = -1, dp_exposed = 0;
+  const double fill = PipelineFillS(m, s, lt);
   for (int64_t stage : {int64_t{0}, s.pp - 1}) {
     const StageTimes t = StageTimesOf(m, s, c, k, lt, links, stage, v);
+    // The lower bound: the rank's compute, serial on its chain, and on the
+    // last stage the first microbatch's way in and its last one's way out.
+    const double own = static_cast<double>(s.microbatches) * t.compute;
+    best.lower_s = std::max(best.lower_s, own + (stage == s.pp - 1 ? fill : 0));
     const double mb = t.compute + t.tp + t.cp + t.ep + t.pp + t.zero3;
     // The last microbatch's backward (of the layers) hides the gradient reduction.
     dp_exposed = std::max(dp_exposed, std::max(0.0, t.grads - t.bwd));

@@ -435,7 +435,7 @@ TEST(SearchEndToEnd, TinyModelOnEightNpus) {
   std::vector<std::string> lines;
   for (std::string line; std::getline(csv, line);) lines.push_back(line);
   ASSERT_EQ(lines.size(), 5u);
-  EXPECT_EQ(lines[0], "rank,tp,cp,ep,dp,pp,b,m,schedule,sp,recompute,zero,order,symbolic_ms,simulated_ms,index");
+  EXPECT_EQ(lines[0], "rank,tp,cp,ep,dp,pp,b,m,schedule,sp,recompute,zero,order,symbolic_ms,simulated_ms,twins,index");
   EXPECT_EQ(lines[1].substr(0, 2), "1,");
   EXPECT_NE(lines[1].find("," + std::to_string(r.top[best].index)), std::string::npos) << lines[1];
 }
@@ -471,6 +471,10 @@ TEST(SearchEndToEnd, BadInputsExitTwoWithTheReason) {
       {"search" + tiny + " --npus=8 --global-batch=16" + net + sys + " --top=0", "--top = \"0\""},
       {"search" + tiny + " --npus=8 --global-batch=16" + net + sys + " --jobs=two", "--jobs = \"two\""},
       {"search" + tiny + " --npus=8 --global-batch=16" + net + sys + " --time-limit=-1", "--time-limit = \"-1\""},
+      {"search" + tiny + " --npus=8 --global-batch=16" + net + sys + " --simulate=best",
+       "--simulate = \"best\": allowed: stable (stop once no candidate left can beat the best simulated), all"},
+      {"search" + tiny + " --npus=8 --global-batch=16" + net + sys + " --quiet --progress",
+       "--quiet and --progress contradict each other; give one"},
       {"search" + tiny + " --npus=8 --global-batch=16" + sys, "'orrery search' needs --network"},
       {"search" + tiny + " --npus=8 --global-batch=16" + net, "'orrery search' needs --system"},
       {"search" + tiny + " --npus=16 --global-batch=16" + net + sys, "--npus = 16 but the network"},

@@ -186,23 +186,27 @@ struct ParamBytes {
 
 // Gradients: 2 bytes per parameter of the rank, dense ones over cp·ep·dp,
 // expert ones over cp·dp. ZeRO-0 all-reduce, ZeRO-1/2 reduce-scatter +
-// all-gather (the same time), ZeRO-3 reduce-scatter only.
+// all-gather (the same time), ZeRO-3 reduce-scatter only. The buckets'
+// collectives are issued one after another during the last backward and
+// run side by side on the network: their bytes share the link, their step
+// latencies overlap, so the latency is paid once, as by one collective.
 double GradientS(const Strategy& s, const ParamBytes& p, const AxisLinks& l) {
   const int64_t dense_dp = s.cp * s.ep * s.dp, expert_dp = s.cp * s.dp;
-  const double buckets = std::ceil(p.dense / s.bucket_bytes) + std::ceil(p.expert / s.bucket_bytes);
   auto reduce = [&](double bytes, int64_t d, const AxisLink& link) {
     if (d <= 1 || bytes == 0) return 0.0;
     if (link.bytes_per_s == 0) return 0.0;
     const double body = (s.zero == 3 ? 1.0 : 2.0) * (d - 1) / d * bytes / link.bytes_per_s;
-    return body + (s.zero == 3 ? 1.0 : 2.0) * (d - 1) * link.latency_s * link.splits * std::max(1.0, buckets);
+    return body + (s.zero == 3 ? 1.0 : 2.0) * (d - 1) * link.latency_s * link.splits;
   };
   return reduce(p.dense, dense_dp, l.ddp) + reduce(p.expert, expert_dp, l.edp);
 }
 
 // ZeRO-3: each layer's parameters gathered before every forward and
-// backward; a gather overlaps the layer before it, the first is exposed.
+// backward; a gather overlaps the layer before it (one layer of prefetch,
+// within one model chunk's pass), so the first gather of each chunk's pass
+// is exposed: V of them per pass with interleaving.
 double Zero3S(const Strategy& s, const StageLayerCount& n, const ParamBytes& p, const StageTimes& t, double passes_f,
-              const AxisLinks& l) {
+              double v, const AxisLinks& l) {
   const double layers = static_cast<double>(n.dense + n.moe);
   if (s.zero != 3 || layers <= 0) return 0;
   const int64_t dense_dp = s.cp * s.ep * s.dp, expert_dp = s.cp * s.dp;
@@ -211,8 +215,9 @@ double Zero3S(const Strategy& s, const StageLayerCount& n, const ParamBytes& p, 
   const double ag = HalfS(dense_layer, dense_dp, l.ddp) +
                     (n.moe > 0 ? HalfS(expert_layer, expert_dp, l.edp) * n.moe / layers : 0);
   const double layer_f = t.fwd / layers, layer_b = t.bwd / layers;
-  const double pass_f = ag + (layers - 1) * std::max(0.0, ag - layer_f);
-  const double pass_b = ag + (layers - 1) * std::max(0.0, ag - layer_b);
+  const double firsts = std::min(v, layers);
+  const double pass_f = firsts * ag + (layers - firsts) * std::max(0.0, ag - layer_f);
+  const double pass_b = firsts * ag + (layers - firsts) * std::max(0.0, ag - layer_b);
   return passes_f * pass_f + pass_b;
 }
 
@@ -238,7 +243,7 @@ StageTimes StageTimesOf(const ModelDesc& m, const Strategy& s, const CostModel& 
   const ParamBytes p{static_cast<double>(split.dense) * s.bytes_per_value,
                      static_cast<double>(split.expert) * s.bytes_per_value};
   t.grads = GradientS(s, p, l);
-  t.zero3 = Zero3S(s, n, p, t, lt.passes_f, l);
+  t.zero3 = Zero3S(s, n, p, t, lt.passes_f, v, l);
   return t;
 }
 
@@ -280,9 +285,11 @@ SymbolicCost EstimateCost(const ModelDesc& m, const Strategy& s, const CostModel
   const double fill = PipelineFillS(m, s, lt);
   for (int64_t stage : {int64_t{0}, s.pp - 1}) {
     const StageTimes t = StageTimesOf(m, s, c, k, lt, links, stage, v);
-    // The lower bound: the rank's compute, serial on its chain, and on the
-    // last stage the first microbatch's way in and its last one's way out.
-    const double own = static_cast<double>(s.microbatches) * t.compute;
+    // The lower bound: the rank's compute and TP collectives, one after
+    // another on its chain (each collective at least its ring's bandwidth
+    // and step latencies), and on the last stage the first microbatch's way
+    // in and its last one's way out.
+    const double own = static_cast<double>(s.microbatches) * (t.compute + t.tp);
     best.lower_s = std::max(best.lower_s, own + (stage == s.pp - 1 ? fill : 0));
     const double mb = t.compute + t.tp + t.cp + t.ep + t.pp + t.zero3;
     // The last microbatch's backward (of the layers) hides the gradient reduction.

@@ -44,8 +44,14 @@ struct SymbolicCost {
   double dp_s = 0;           // gradient reduction not hidden by the last backward
   double bubble = 0;         // (p−1)/(m·V+p−1)
   double total_s = 0;
-  // A lower bound of the simulated iteration time (EstimateCost says which
-  // terms it keeps): what no schedule of the generated graph can go below.
+  // A lower bound of the simulated iteration time: a rank's graph is one
+  // chain (compute nodes and TP collectives one after another, each at least
+  // its roofline time or its ring's bandwidth and step latencies), so the
+  // slowest stage's m·(compute + TP) bounds it; the last stage also waits
+  // for the first microbatch's forward through the p−1 virtual stages before
+  // it and is followed by its last microbatch's backward through them (at
+  // least ⌊L/(p·V)⌋ layers' compute each). Communication the graph may
+  // overlap (DP, ZeRO-3 gathers, PP messages, CP, EP) is left out.
   double lower_s = 0;
 };
 

@@ -223,6 +223,81 @@ TEST(SearchDeadline, SearchReportsStoppedCandidates) {
   EXPECT_NE(FormatSearchCsv(r, sims).find(",stopped,"), std::string::npos);
 }
 
+// Tiny(2) (s 32, h 64, 4 heads, ffn 256, V 128, GPT-shaped): 49,984
+// parameters per layer, embeddings (128 + 32)·64 = 10,240, final norm 128.
+// dp 4 × tp 2 on Ring(2, 1 GiB/s) × Switch(4, 0.5 GiB/s), order dp-tp: dp's
+// ranks {0,1,2,3} span both dimensions (2 on each), tp's {0,4} dimension 1.
+// ASTRA-sim's model runs the dp group (4 of 8 NPUs) as one flat ring whose
+// every message changes dimension 0 and is charged there (1 GiB/s); the
+// hierarchical model charges its slowest dimension (0.5 GiB/s). Gradients:
+// (2·49,984 + 10,240 + 128) / tp 2 = 55,168 parameters = 110,336 B,
+// all-reduced over 4: 2·(3/4)·110,336 = 165,504 B, exposed (compute 10^-30).
+TEST(SearchCost, AstraSimGroupIsChargedOnItsLowestDimensionByHand) {
+  const ModelDesc m = testing::TinyModel(2, 32);
+  Strategy s;
+  s.tp = 2, s.dp = 4, s.npus = 8, s.microbatches = 1;
+  s.order = {Axis::kDp, Axis::kTp, Axis::kCp, Axis::kEp, Axis::kPp};
+  ASSERT_TRUE(ValidateStrategy(m, s).ok());
+  CostModel c{1e30, 0, {Dim{Block::kRing, 2, 1.0, 0, 1}, Dim{Block::kSwitch, 4, 0.5, 0, 1}}};
+  const double gib = 1073741824.0;
+  EXPECT_NEAR(EstimateCost(m, s, c).dp_s, 165504 / gib, 1e-15);
+  c.hierarchical_groups = true;
+  EXPECT_NEAR(EstimateCost(m, s, c).dp_s, 2 * 165504 / gib, 1e-15);
+  // The whole network as one group (dp 8, tp 1) is not a flat ring: its slowest dimension either way.
+  s.tp = 1, s.dp = 8;
+  c.hierarchical_groups = false;
+  // (2·49,984 + 10,240 + 128) = 110,336 parameters = 220,672 B; 2·(7/8)·220,672 = 386,176 B at 0.5 GiB/s.
+  EXPECT_NEAR(EstimateCost(m, s, c).dp_s, 2 * 386176 / gib, 1e-15);
+}
+
+// ZeRO-3 on dp 2 × pp 2, Ring(2, 1 GiB/s) × Ring(2, 1 GiB/s), 4 layers, m 2,
+// compute at 10^9 FLOP/s (a layer's forward, 3,407,872 FLOPs, takes 3.4 ms,
+// far more than a gather): only the first gather of each model chunk's
+// forward and backward is exposed. The cost reports the slowest stage, the
+// last (it adds the logits): 2 layers (2·49,984), the untied output copy
+// (128·64 = 8,192) and the final norm (128): P = 108,288 parameters, 2P
+// bytes, P bytes per layer; a gather over 2 moves half of it, P/2 = 54,144
+// B. 1F1B: m·(1 + 1)·P/2 B; interleaved:2 (V 2: layers 1 and 3 on stage 1,
+// the same bytes): twice that.
+TEST(SearchCost, ZeroThreeExposesTheFirstGatherOfEachChunkByHand) {
+  const ModelDesc m = testing::TinyModel(4, 32);
+  Strategy s;
+  s.dp = 2, s.pp = 2, s.npus = 4, s.microbatches = 2, s.zero = 3;
+  s.order = {Axis::kDp, Axis::kPp, Axis::kTp, Axis::kCp, Axis::kEp};
+  ASSERT_TRUE(ValidateStrategy(m, s).ok());
+  const CostModel c{1e9, 0, {Dim{Block::kRing, 2, 1.0, 0, 1}, Dim{Block::kRing, 2, 1.0, 0, 1}}};
+  const double gib = 1073741824.0;
+  ASSERT_EQ(RankParamsSplit(m, s, 1).dense, 108288u);
+  const double half = 54144;
+  EXPECT_NEAR(EstimateCost(m, s, c).zero3_s, 2 * 2 * half / gib, 1e-12);
+  s.schedule = Schedule::kInterleaved, s.chunks = 2;
+  ASSERT_TRUE(ValidateStrategy(m, s).ok());
+  EXPECT_EQ(RankParamsSplit(m, s, 1).dense, 108288u);
+  EXPECT_NEAR(EstimateCost(m, s, c).zero3_s, 2 * 2 * 2 * half / gib, 1e-12);
+}
+
+// The lower bound on pp 2, 2 layers, m 2, 1F1B, no network cost, 10^12
+// FLOP/s: per microbatch a layer is 3·3,407,872 = 10,223,616 FLOPs
+// (forward + backward), the logits 3·524,288 = 1,572,864. The last stage:
+// m·(10,223,616 + 1,572,864) = 23,592,960, plus the first stage's layer on
+// the way in and out (p−1 = 1 stage of ⌊2/2⌋ = 1 layer): 10,223,616;
+// 33,816,576 FLOPs = 33.816576 us. On one NPU it is the whole compute.
+TEST(SearchCost, LowerBoundByHand) {
+  const ModelDesc m = testing::TinyModel(2, 32);
+  Strategy s;
+  s.pp = 2, s.npus = 2, s.microbatches = 2;
+  ASSERT_TRUE(ValidateStrategy(m, s).ok());
+  const CostModel c{1e12, 0, {Dim{Block::kRing, 2, 1e9, 0, 1}}};
+  const SymbolicCost cost = EstimateCost(m, s, c);
+  EXPECT_NEAR(cost.lower_s, 33.816576e-6, 1e-15);
+  EXPECT_LE(cost.lower_s, cost.total_s);
+  Strategy one;
+  one.npus = 1;
+  const SymbolicCost alone = EstimateCost(m, one, CostModel{1e12, 0, {}});
+  EXPECT_NEAR(alone.lower_s, 22.020096e-6, 1e-15);
+  EXPECT_NEAR(alone.lower_s, alone.total_s, 1e-18);
+}
+
 Simulated Done(Tick ns) {
   Simulated s;
   s.done = true;

@@ -142,6 +142,7 @@ gen::SearchResult RankStrategies(const SearchFlags& f, const SearchInputs& in, g
   gen::RankOptions ro;
   ro.top = static_cast<size_t>(in.top);
   ro.merge_twins = !f.keep_twins;
+  ro.by_lower_bound = in.until_stable;
   ro.progress = [progress](const gen::RankProgress& p) {
     progress->Ranking(p.visited, p.total, p.best ? SecondsToMs(p.best->cost.total_s) : -1.0);
   };

@@ -19,6 +19,11 @@ bool Cheaper(const Candidate& a, const Candidate& b) {
   if (a.cost.total_s != b.cost.total_s) return a.cost.total_s < b.cost.total_s;
   return a.index < b.index;
 }
+// Orders candidates by lower bound, then symbolic total, then canonical index.
+bool LowerBelow(const Candidate& a, const Candidate& b) {
+  if (a.cost.lower_s != b.cost.lower_s) return a.cost.lower_s < b.cost.lower_s;
+  return Cheaper(a, b);
+}
 
 }  // namespace
 
@@ -210,18 +215,19 @@ class Ranker {
     ++res_->distinct;
     if (!has_best_ || Cheaper(c, best_)) best_ = c, has_best_ = true;
     std::vector<Candidate>& heap = res_->top;
+    const auto before = o_.by_lower_bound ? LowerBelow : Cheaper;
     if (heap.size() == o_.top) {
-      if (!Cheaper(c, heap.front())) {
+      if (!before(c, heap.front())) {
         res_->rest_lower_s = std::min(res_->rest_lower_s, c.cost.lower_s);
         return;
       }
-      std::pop_heap(heap.begin(), heap.end(), Cheaper);
+      std::pop_heap(heap.begin(), heap.end(), before);
       res_->rest_lower_s = std::min(res_->rest_lower_s, heap.back().cost.lower_s);
       heap.back() = c;
     } else {
       heap.push_back(c);
     }
-    std::push_heap(heap.begin(), heap.end(), Cheaper);
+    std::push_heap(heap.begin(), heap.end(), before);
   }
 
   const ModelDesc& m_;
@@ -257,6 +263,7 @@ SearchResult SearchStrategies(const ModelDesc& m, const SearchSpace& space, cons
   });
   res.prefilter_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // Pass 2: the survivors, twins merged, ranked.
+  res.by_lower_bound = options.by_lower_bound;
   if (options.top == 0) return res;
   Ranker ranker(m, cost, options, &res);
   ForEachStrategy(m, space, [&](const Strategy& s, uint64_t index) {
@@ -267,7 +274,7 @@ SearchResult SearchStrategies(const ModelDesc& m, const SearchSpace& space, cons
     ranker.Add(s, index);
   });
   ranker.Flush();
-  std::sort(res.top.begin(), res.top.end(), Cheaper);
+  std::sort(res.top.begin(), res.top.end(), options.by_lower_bound ? LowerBelow : Cheaper);
   return res;
 }
 

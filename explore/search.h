@@ -147,11 +147,12 @@ struct SearchResult {
   uint64_t enumerated = 0;
   PruneCounts pruned{};          // [kSurvives] = survivors
   uint64_t distinct = 0;         // survivors once twins are merged
-  std::vector<Candidate> top;    // by symbolic total, ties by index
+  std::vector<Candidate> top;    // by symbolic total, ties by index (RankOptions::by_lower_bound: by lower bound)
   double prefilter_seconds = 0;  // enumeration + pre-filter + cost, wall clock
   // The least SymbolicCost::lower_s of the distinct survivors not in `top`
   // (infinity when every one is in it).
   double rest_lower_s = std::numeric_limits<double>::infinity();
+  bool by_lower_bound = false;  // RankOptions::by_lower_bound
 };
 
 // Where the ranking is: strategies visited of `total`, the symbolic best so far.
@@ -163,13 +164,18 @@ struct RankProgress {
 struct RankOptions {
   size_t top = 20;
   bool merge_twins = true;  // false: every survivor is its own candidate
+  // Keep the `top` with the least SymbolicCost::lower_s (ties by symbolic
+  // total, then index), in that order: the order of a branch and bound that
+  // stops once the best simulated time is at most the next lower bound.
+  bool by_lower_bound = false;
   // Called every kRankProgressEvery strategies of the ranking pass (optional).
   std::function<void(const RankProgress&)> progress;
 };
 inline constexpr uint64_t kRankProgressEvery = 1 << 16;
 
 // Enumerates, pre-filters, merges twins, ranks every distinct survivor by
-// EstimateCost and keeps the `top` cheapest (ties by canonical index).
+// EstimateCost and keeps the `top` cheapest (ties by canonical index), or
+// the `top` with the least lower bound.
 SearchResult SearchStrategies(const ModelDesc& m, const SearchSpace& space, const CostModel& cost,
                               const RankOptions& options);
 SearchResult SearchStrategies(const ModelDesc& m, const SearchSpace& space, const CostModel& cost, size_t top);

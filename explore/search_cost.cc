@@ -56,6 +56,14 @@ double HalfS(double bytes, int64_t n, const AxisLink& l) {  // reduce-scatter, a
   if (n <= 1 || l.bytes_per_s == 0) return 0;
   return 1.0 * (n - 1) / n * bytes / l.bytes_per_s + l.splits * (n - 1) * l.latency_s;
 }
+// What no ring collective can go below, whatever its chunks overlap: its
+// bytes through the NPU's link, and one chunk's steps, each a message that
+// pays the latency after the one before. `steps_per_rank`: 2 for an
+// all-reduce, 1 for reduce-scatter, all-gather.
+double RingLowerS(double bytes, int64_t n, const AxisLink& l, double steps_per_rank) {
+  if (n <= 1 || l.bytes_per_s == 0) return 0;
+  return steps_per_rank * (n - 1) / n * bytes / l.bytes_per_s + steps_per_rank * (n - 1) * l.latency_s;
+}
 double P2pS(double bytes, const AxisLink& l) { return l.bytes_per_s == 0 ? 0 : bytes / l.bytes_per_s + l.latency_s; }
 
 // One rank's blocks for one microbatch, as StageGen builds them (ops and the
@@ -132,6 +140,7 @@ class Roofline {
 // Per-microbatch times of one stage's rank (seconds).
 struct StageTimes {
   double compute = 0, fwd = 0, bwd = 0, tp = 0, cp = 0, ep = 0, pp = 0, zero3 = 0, grads = 0;
+  double chain_lower = 0;  // TP collectives and ZeRO-3's first gathers at their RingLowerS
 };
 
 // The network of each axis and of the two data-parallel sets.
@@ -150,6 +159,7 @@ struct LayerTimes {
   double attn_f = 0, attn_b = 0, mlp_f = 0, mlp_b = 0, moe_f = 0, moe_b = 0;  // compute
   double passes_f = 1;            // forwards per microbatch (full recomputation: 2)
   double tp = 0, ep = 0, cp = 0;  // communication
+  double tp_lower = 0;            // the TP collectives at RingLowerS
 };
 
 LayerTimes LayerTimesOf(const Blocks& k, const Strategy& s, const CostModel& c, const AxisLinks& l) {
@@ -169,6 +179,7 @@ LayerTimes LayerTimesOf(const Blocks& k, const Strategy& s, const CostModel& c, 
   // all-gather + reduce-scatter pair takes an all-reduce's time), EP
   // all-to-alls (MoE layers: dispatch + combine per pass), CP ring steps.
   t.tp = (2 * t.passes_f + 2) * AllReduceS(k.act, s.tp, l.tp);
+  t.tp_lower = (2 * t.passes_f + 2) * RingLowerS(k.act, s.tp, l.tp, 2);
   t.ep = (2 * t.passes_f + 2) * HalfS(k.a2a, s.ep, l.ep);
   if (s.cp > 1) {
     const double step_f = static_cast<double>(k.core_step) / c.peak_flops_per_s;
@@ -205,8 +216,9 @@ double GradientS(const Strategy& s, const ParamBytes& p, const AxisLinks& l) {
 // backward; a gather overlaps the layer before it (one layer of prefetch,
 // within one model chunk's pass), so the first gather of each chunk's pass
 // is exposed: V of them per pass with interleaving.
+// `first_lower`: the exposed first gathers at RingLowerS (on the rank's chain).
 double Zero3S(const Strategy& s, const StageLayerCount& n, const ParamBytes& p, const StageTimes& t, double passes_f,
-              double v, const AxisLinks& l) {
+              double v, const AxisLinks& l, double* first_lower) {
   const double layers = static_cast<double>(n.dense + n.moe);
   if (s.zero != 3 || layers <= 0) return 0;
   const int64_t dense_dp = s.cp * s.ep * s.dp, expert_dp = s.cp * s.dp;
@@ -216,6 +228,9 @@ double Zero3S(const Strategy& s, const StageLayerCount& n, const ParamBytes& p, 
                     (n.moe > 0 ? HalfS(expert_layer, expert_dp, l.edp) * n.moe / layers : 0);
   const double layer_f = t.fwd / layers, layer_b = t.bwd / layers;
   const double firsts = std::min(v, layers);
+  const double ag_lower = RingLowerS(dense_layer, dense_dp, l.ddp, 1) +
+                          (n.moe > 0 ? RingLowerS(expert_layer, expert_dp, l.edp, 1) * n.moe / layers : 0);
+  *first_lower = (passes_f + 1) * firsts * ag_lower;
   const double pass_f = firsts * ag + (layers - firsts) * std::max(0.0, ag - layer_f);
   const double pass_b = firsts * ag + (layers - firsts) * std::max(0.0, ag - layer_b);
   return passes_f * pass_f + pass_b;
@@ -243,7 +258,8 @@ StageTimes StageTimesOf(const ModelDesc& m, const Strategy& s, const CostModel& 
   const ParamBytes p{static_cast<double>(split.dense) * s.bytes_per_value,
                      static_cast<double>(split.expert) * s.bytes_per_value};
   t.grads = GradientS(s, p, l);
-  t.zero3 = Zero3S(s, n, p, t, lt.passes_f, v, l);
+  t.zero3 = Zero3S(s, n, p, t, lt.passes_f, v, l, &t.chain_lower);
+  t.chain_lower += layers * lt.tp_lower;
   return t;
 }
 
@@ -258,6 +274,18 @@ double PipelineFillS(const ModelDesc& m, const Strategy& s, const LayerTimes& lt
   const double dense = lt.passes_f * (lt.attn_f + lt.mlp_f) + lt.attn_b + lt.mlp_b;
   const double moe = lt.passes_f * (lt.attn_f + lt.moe_f) + lt.attn_b + lt.moe_b;
   return static_cast<double>(s.pp - 1) * layers * (m.experts > 0 ? std::min(dense, moe) : dense);
+}
+
+// The simulation truncates each compute node's time and each message's delay
+// to whole ns, so a chain of N of them may take up to N ns less than the real
+// sums above: the lower bound gives back 1 ns for every node and message that
+// could be on a rank's chain, counted generously (every layer's forward,
+// recomputation and backward of every microbatch and of the pipeline's fill,
+// each with its blocks, ring-attention steps, TP steps and ZeRO-3 steps).
+double TruncationSlackS(const ModelDesc& m, const Strategy& s, double passes_f) {
+  const double per_layer_pass = 64 + 4.0 * s.cp + 8.0 * s.tp + 4.0 * s.cp * s.ep * s.dp;
+  const double chains = static_cast<double>(s.microbatches + s.pp);
+  return kSecondsPerNs * chains * (static_cast<double>(m.layers) * (passes_f + 1) * per_layer_pass + 64);
 }
 
 }  // namespace
@@ -285,11 +313,11 @@ SymbolicCost EstimateCost(const ModelDesc& m, const Strategy& s, const CostModel
   const double fill = PipelineFillS(m, s, lt);
   for (int64_t stage : {int64_t{0}, s.pp - 1}) {
     const StageTimes t = StageTimesOf(m, s, c, k, lt, links, stage, v);
-    // The lower bound: the rank's compute and TP collectives, one after
-    // another on its chain (each collective at least its ring's bandwidth
-    // and step latencies), and on the last stage the first microbatch's way
-    // in and its last one's way out.
-    const double own = static_cast<double>(s.microbatches) * (t.compute + t.tp);
+    // The lower bound: the rank's compute, TP collectives and ZeRO-3's first
+    // gathers, one after another on its chain (each collective at least its
+    // ring's bandwidth and one chunk's step latencies), and on the last stage
+    // the first microbatch's way in and its last one's way out.
+    const double own = static_cast<double>(s.microbatches) * (t.compute + t.chain_lower);
     best.lower_s = std::max(best.lower_s, own + (stage == s.pp - 1 ? fill : 0));
     const double mb = t.compute + t.tp + t.cp + t.ep + t.pp + t.zero3;
     // The last microbatch's backward (of the layers) hides the gradient reduction.
@@ -312,6 +340,7 @@ SymbolicCost EstimateCost(const ModelDesc& m, const Strategy& s, const CostModel
   best.dp_s = dp_exposed;
   best.total_s = best.compute_s + best.tp_s + best.cp_s + best.ep_s + best.pp_s + best.zero3_s + best.bubble_s +
                  best.dp_s;
+  best.lower_s = std::max(0.0, best.lower_s - TruncationSlackS(m, s, lt.passes_f));
   return best;
 }
 

@@ -228,7 +228,7 @@ std::vector<size_t> ReportOrder(const std::vector<Candidate>& c, const std::vect
     if (sims[a].done && sims[a].iteration_ns != sims[b].iteration_ns)
       return sims[a].iteration_ns < sims[b].iteration_ns;
     if (sims[a].done) return c[a].index < c[b].index;
-    return a < b;  // symbolic order
+    return a < b;  // list order
   });
   return order;
 }
@@ -365,7 +365,9 @@ std::string FormatSearchText(const SearchHeader& h, const SearchResult& r, const
     << " GB; network " << h.network << "; system " << h.system << "\n";
   o << "strategies: " << r.enumerated << " enumerated, " << survivors << " survive the pre-filter, " << r.distinct
     << " distinct (twins merged: ZeRO-1/2 and rank orders that run identically); top " << r.top.size()
-    << " by symbolic cost, " << simulated << " of them simulated\n";
+    << (r.by_lower_bound ? " by lower bound (branch and bound: simulated in that order until the winner is stable), "
+                         : " by symbolic cost, ")
+    << simulated << " of them simulated\n";
   const std::vector<size_t> order = ReportOrder(r.top, sims);
   o << TopTable(r, sims, order);
   for (size_t i : order) {
@@ -374,8 +376,8 @@ std::string FormatSearchText(const SearchHeader& h, const SearchResult& r, const
   o << TimeLimitLine(r, sims, winner);
   if (simulated > 0) o << EngineLine(r, sims, order, simulated);
   if (simulated == 0) {
-    o << "winner: none simulated (--time-limit); the symbolic best is index " << r.top.front().index << ": "
-      << StrategyText(r.top.front().strategy) << "\n";
+    o << "winner: none simulated (--time-limit); the " << (r.by_lower_bound ? "least lower bound" : "symbolic best")
+      << " is index " << r.top.front().index << ": " << StrategyText(r.top.front().strategy) << "\n";
   } else {
     o << WinnerLines(r, sims, order, simulated);
     o << StableLine(r, sims, winner);
@@ -391,14 +393,14 @@ std::string FormatSearchText(const SearchHeader& h, const SearchResult& r, const
 
 std::string FormatSearchCsv(const SearchResult& r, const std::vector<Simulated>& sims) {
   std::ostringstream o;
-  o << "rank,tp,cp,ep,dp,pp,b,m,schedule,sp,recompute,zero,order,symbolic_ms,simulated_ms,twins,index\n";
+  o << "rank,tp,cp,ep,dp,pp,b,m,schedule,sp,recompute,zero,order,symbolic_ms,lower_bound_ms,simulated_ms,twins,index\n";
   int rank = 0;
   for (size_t i : ReportOrder(r.top, sims)) {
     const Strategy& s = r.top[i].strategy;
     o << (sims[i].done ? std::to_string(++rank) : "") << "," << s.tp << "," << s.cp << "," << s.ep << "," << s.dp << ","
       << s.pp << "," << s.microbatch_size << "," << s.microbatches << "," << ScheduleText(s) << ","
       << (s.sp ? "on" : "off") << "," << RecomputeText(s.recompute) << "," << s.zero << "," << OrderTextOf(s) << ","
-      << Ms(r.top[i].cost.total_s) << ","
+      << Ms(r.top[i].cost.total_s) << "," << Ms(r.top[i].cost.lower_s) << ","
       << (sims[i].done      ? NsAsMs(sims[i].iteration_ns)
           : sims[i].stopped ? "stopped"
                             : "")

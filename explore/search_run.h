@@ -107,7 +107,7 @@ std::vector<Simulated> SimulateCandidates(const ModelDesc& m, const std::vector<
                                           const SimulateOptions& options, WinnerStatus* winner = nullptr);
 
 // Row order of the report: simulated ones by iteration time (ties by
-// canonical index), then the others in symbolic order.
+// canonical index), then the others in list order.
 std::vector<size_t> ReportOrder(const std::vector<Candidate>& candidates, const std::vector<Simulated>& sims);
 
 struct SearchHeader {

@@ -281,7 +281,10 @@ TEST(SearchCost, ZeroThreeExposesTheFirstGatherOfEachChunkByHand) {
 // (forward + backward), the logits 3·524,288 = 1,572,864. The last stage:
 // m·(10,223,616 + 1,572,864) = 23,592,960, plus the first stage's layer on
 // the way in and out (p−1 = 1 stage of ⌊2/2⌋ = 1 layer): 10,223,616;
-// 33,816,576 FLOPs = 33.816576 us. On one NPU it is the whole compute.
+// 33,816,576 FLOPs = 33.816576 us, less 1 ns for every node and message
+// that could be on the chain (the simulation truncates each to whole ns):
+// (m + p)·(L·(1 + 1)·(64 + 4·cp + 8·tp + 4·cp·ep·dp) + 64) = 4·(2·2·80 + 64)
+// = 1,536 ns. On one NPU: the whole compute less (1 + 1)·(2·2·80 + 64) ns.
 TEST(SearchCost, LowerBoundByHand) {
   const ModelDesc m = testing::TinyModel(2, 32);
   Strategy s;
@@ -289,13 +292,13 @@ TEST(SearchCost, LowerBoundByHand) {
   ASSERT_TRUE(ValidateStrategy(m, s).ok());
   const CostModel c{1e12, 0, {Dim{Block::kRing, 2, 1e9, 0, 1}}};
   const SymbolicCost cost = EstimateCost(m, s, c);
-  EXPECT_NEAR(cost.lower_s, 33.816576e-6, 1e-15);
+  EXPECT_NEAR(cost.lower_s, 33.816576e-6 - 1536e-9, 1e-15);
   EXPECT_LE(cost.lower_s, cost.total_s);
   Strategy one;
   one.npus = 1;
   const SymbolicCost alone = EstimateCost(m, one, CostModel{1e12, 0, {}});
-  EXPECT_NEAR(alone.lower_s, 22.020096e-6, 1e-15);
-  EXPECT_NEAR(alone.lower_s, alone.total_s, 1e-18);
+  EXPECT_NEAR(alone.lower_s, 22.020096e-6 - 768e-9, 1e-15);
+  EXPECT_NEAR(alone.total_s, 22.020096e-6, 1e-15);
 }
 
 Simulated Done(Tick ns) {
@@ -343,6 +346,44 @@ TEST(SearchStable, StopRuleOnSyntheticLists) {
   w.Finish(1, true, false, 4.0);
   EXPECT_TRUE(w.Stable());
   EXPECT_EQ(w.best_s(), 3.0);
+}
+
+// End to end on one NPU, compute-bound (10 GFLOP/s): 4 microbatch sizes ×
+// 2 schedules × 3 recomputation modes = 24 candidates, no communication, so
+// each simulates in its compute (less the ns the simulation truncates) and
+// its lower bound is that compute less 1 ns per possible node. The 8 without
+// recomputation have the same FLOPs: their bounds are below every one's
+// simulated time, so all 8 are needed; selective adds the attention cores
+// (far more than the ns of slack): after the 8 the winner is stable and the
+// 16 others are not simulated. The same output with 1 and 2 jobs (the second
+// job's runs past the 8th are dropped).
+TEST(SearchStable, OneNpuStopsOnceNoCandidateLeftCanWin) {
+  TempDir d;
+  d.Write("tiny.yml", kTinyYaml);
+  d.Write("slow.json", R"({"roofline-enabled": 1, "peak-perf": 0.01, "local-mem-bw": 2039,
+                           "preferred-dataset-splits": 4})");
+  const std::string args = "search --model=" + d.File("tiny.yml") +
+                           " --npus=1 --global-batch=8 --network=\"Switch(1,300GB/s,500ns)\" --system=" +
+                           d.File("slow.json") + " --top=30";
+  std::string out1, out2, err;
+  ASSERT_EQ(RunCliCapture(args + " --jobs=1", &out1, &err), 0) << err;
+  ASSERT_EQ(RunCliCapture(args + " --jobs=2", &out2, &err), 0) << err;
+  EXPECT_EQ(out1, out2);
+  EXPECT_NE(out1.find("24 distinct (twins merged: ZeRO-1/2 and rank orders that run identically); top 24 by lower "
+                      "bound (branch and bound: simulated in that order until the winner is stable), 8 of them "
+                      "simulated\n"),
+            std::string::npos)
+      << out1;
+  EXPECT_NE(out1.find("stable winner: yes, after the first 8 of 24 candidates: its simulated "), std::string::npos)
+      << out1;
+  EXPECT_NE(out1.find(" ms is at most the lower bound of every distinct survivor not simulated (16 not simulated)\n"),
+            std::string::npos)
+      << out1;
+  EXPECT_NE(err.find("orrery search: the winner was stable "), std::string::npos) << err;
+  // --simulate=all: every one of the 24, in symbolic order.
+  std::string all;
+  ASSERT_EQ(RunCliCapture(args + " --simulate=all", &all, &err), 0) << err;
+  EXPECT_NE(all.find("top 24 by symbolic cost, 24 of them simulated"), std::string::npos) << all;
 }
 
 }  // namespace

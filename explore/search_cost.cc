@@ -23,13 +23,16 @@ struct AxisLink {
   double splits = 1;
 };
 
-AxisLink LinkOf(const Strategy& s, AxisSet set, const CostModel& c) {
+// `p2p`: the axis's messages are point to point (CP's ring, PP), each
+// charged on the lowest dimension it crosses under ASTRA-sim's model, which
+// for a neighbour along the axis is the axis's lowest dimension.
+AxisLink LinkOf(const Strategy& s, AxisSet set, const CostModel& c, bool p2p) {
   const std::array<int64_t, kNumAxes> sizes{s.tp, s.cp, s.ep, s.dp, s.pp};
   uint32_t mask = SpannedDims(sizes, s.order, set, c.dims);
   int64_t group = 1;
   for (int a = 0; a < kNumAxes; ++a) group *= (set & Axes(static_cast<Axis>(a))) ? sizes[a] : 1;
   // ASTRA-sim's model: a group smaller than the network is charged on its lowest dimension.
-  if (!c.hierarchical_groups && group < s.npus) mask &= ~mask + 1;
+  if (!c.hierarchical_groups && (p2p || group < s.npus)) mask &= ~mask + 1;
   AxisLink link;
   for (size_t k = 0; k < c.dims.size() && k < 32; ++k) {
     if (!(mask & (1u << k))) continue;
@@ -149,9 +152,9 @@ struct AxisLinks {
 };
 
 AxisLinks LinksOf(const Strategy& s, const CostModel& c) {
-  auto link = [&](AxisSet set) { return LinkOf(s, set, c); };
-  return {link(Axes(Axis::kTp)), link(Axes(Axis::kCp)), link(Axes(Axis::kEp)),
-          link(Axes(Axis::kPp)), link(kDenseDp),        link(kExpertDp)};
+  auto link = [&](AxisSet set, bool p2p) { return LinkOf(s, set, c, p2p); };
+  return {link(Axes(Axis::kTp), false), link(Axes(Axis::kCp), true), link(Axes(Axis::kEp), false),
+          link(Axes(Axis::kPp), true),  link(kDenseDp, false),       link(kExpertDp, false)};
 }
 
 // One layer of one microbatch on a rank (seconds), the same on every stage.

@@ -248,6 +248,17 @@ TEST(SearchCost, AstraSimGroupIsChargedOnItsLowestDimensionByHand) {
   c.hierarchical_groups = false;
   // (2·49,984 + 10,240 + 128) = 110,336 parameters = 220,672 B; 2·(7/8)·220,672 = 386,176 B at 0.5 GiB/s.
   EXPECT_NEAR(EstimateCost(m, s, c).dp_s, 2 * 386176 / gib, 1e-15);
+  // Point-to-point messages are charged on the lowest dimension they cross,
+  // whatever the group: pp 8 over both dimensions, one activation in and one
+  // gradient back of b·s·h·2 = 4,096 B per microbatch at 1 GiB/s (the
+  // hierarchical model: the slowest, 0.5 GiB/s).
+  const ModelDesc m8 = testing::TinyModel(8, 32);
+  Strategy p;
+  p.pp = 8, p.npus = 8, p.microbatches = 1;
+  ASSERT_TRUE(ValidateStrategy(m8, p).ok());
+  EXPECT_NEAR(EstimateCost(m8, p, c).pp_s, 2 * 4096 / gib, 1e-15);
+  c.hierarchical_groups = true;
+  EXPECT_NEAR(EstimateCost(m8, p, c).pp_s, 2 * 2 * 4096 / gib, 1e-15);
 }
 
 // ZeRO-3 on dp 2 × pp 2, Ring(2, 1 GiB/s) × Ring(2, 1 GiB/s), 4 layers, m 2,

@@ -163,6 +163,7 @@ struct LayerTimes {
   double passes_f = 1;            // forwards per microbatch (full recomputation: 2)
   double tp = 0, ep = 0, cp = 0;  // communication
   double tp_lower = 0;            // the TP collectives at RingLowerS
+  double cp_lower = 0;            // ring-attention messages not hidden by their step's core, at least
 };
 
 LayerTimes LayerTimesOf(const Blocks& k, const Strategy& s, const CostModel& c, const AxisLinks& l) {
@@ -189,6 +190,16 @@ LayerTimes LayerTimesOf(const Blocks& k, const Strategy& s, const CostModel& c, 
     const double fwd = std::max(0.0, P2pS(k.kv_bytes, l.cp) - step_f);
     const double bwd = std::max(0.0, P2pS(2.0 * k.kv_bytes, l.cp) - (2 * step_f + sel / s.cp / c.peak_flops_per_s));
     t.cp = (s.cp - 1) * (t.passes_f * fwd + bwd);
+    // The lower bound: a step's core waits for its K/V block, sent when the
+    // step before received its own, so each step takes at least the longer
+    // of its core (the node's roofline) and the message (bytes at the link's
+    // bandwidth and the hops' latency, no endpoint delay).
+    const double hop_s = std::max(0.0, l.cp.latency_s - c.endpoint_delay_s);
+    auto msg = [&](double bytes) { return l.cp.bytes_per_s == 0 ? 0 : bytes / l.cp.bytes_per_s + hop_s; };
+    const double core_f = roof(static_cast<double>(k.core_step), 2.0 * k.kv_bytes);
+    const double core_b = roof(2.0 * k.core_step + sel / s.cp, 4.0 * k.kv_bytes);
+    t.cp_lower = (s.cp - 1) *
+                 (t.passes_f * std::max(0.0, msg(k.kv_bytes) - core_f) + std::max(0.0, msg(2.0 * k.kv_bytes) - core_b));
   }
   return t;
 }
@@ -262,7 +273,7 @@ StageTimes StageTimesOf(const ModelDesc& m, const Strategy& s, const CostModel& 
                      static_cast<double>(split.expert) * s.bytes_per_value};
   t.grads = GradientS(s, p, l);
   t.zero3 = Zero3S(s, n, p, t, lt.passes_f, v, l, &t.chain_lower);
-  t.chain_lower += layers * lt.tp_lower;
+  t.chain_lower += layers * (lt.tp_lower + lt.cp_lower);
   return t;
 }
 
@@ -316,8 +327,8 @@ SymbolicCost EstimateCost(const ModelDesc& m, const Strategy& s, const CostModel
   const double fill = PipelineFillS(m, s, lt);
   for (int64_t stage : {int64_t{0}, s.pp - 1}) {
     const StageTimes t = StageTimesOf(m, s, c, k, lt, links, stage, v);
-    // The lower bound: the rank's compute, TP collectives and ZeRO-3's first
-    // gathers, one after another on its chain (each collective at least its
+    // The lower bound: the rank's compute, TP collectives, ZeRO-3's first
+    // gathers and the ring-attention waits, one after another on its chain (each collective at least its
     // ring's bandwidth and one chunk's step latencies), and on the last stage
     // the first microbatch's way in and its last one's way out.
     const double own = static_cast<double>(s.microbatches) * (t.compute + t.chain_lower);

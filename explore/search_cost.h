@@ -45,14 +45,15 @@ struct SymbolicCost {
   double bubble = 0;         // (p−1)/(m·V+p−1)
   double total_s = 0;
   // A lower bound of the simulated iteration time: a rank's graph is one
-  // chain (compute nodes, TP collectives and ZeRO-3's first gather of each
-  // chunk's pass one after another, each at least its roofline time or its
-  // ring's bytes through the link plus one chunk's step latencies), so the
+  // chain (compute nodes, TP collectives, ZeRO-3's first gather of each
+  // chunk's pass and each ring-attention step's wait for its K/V block, one
+  // after another, each at least its roofline time, its ring's bytes
+  // through the link plus one chunk's step latencies, or its message), so the
   // slowest stage's m·(compute + those) bounds it; the last stage also waits
   // for the first microbatch's forward through the p−1 virtual stages before
   // it and is followed by its last microbatch's backward through them (at
   // least ⌊L/(p·V)⌋ layers' compute each). Communication the graph may
-  // overlap (DP, the other ZeRO-3 gathers, PP messages, CP, EP) is left out.
+  // overlap (DP, the other ZeRO-3 gathers, PP messages, EP) is left out.
   double lower_s = 0;
 };
 

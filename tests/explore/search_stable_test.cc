@@ -310,6 +310,16 @@ TEST(SearchCost, LowerBoundByHand) {
   const SymbolicCost alone = EstimateCost(m, one, CostModel{1e12, 0, {}});
   EXPECT_NEAR(alone.lower_s, 22.020096e-6 - 768e-9, 1e-15);
   EXPECT_NEAR(alone.total_s, 22.020096e-6, 1e-15);
+
+  // Ring attention, cp 2 on Ring(2, 1 GiB/s), compute free (10^30 FLOP/s):
+  // each layer's forward waits for one K/V block of 2·(b·s/cp)·kv·2 =
+  // 2·16·64·2 = 4,096 B and its backward for 8,192 B: 2 layers, m 1:
+  // 24,576 B at 2^30 B/s, less 2·(2·2·(64 + 8 + 8 + 8) + 64) = 832 ns.
+  Strategy cp;
+  cp.cp = 2, cp.npus = 2;
+  ASSERT_TRUE(ValidateStrategy(m, cp).ok());
+  const SymbolicCost ring = EstimateCost(m, cp, CostModel{1e30, 0, {Dim{Block::kRing, 2, 1.0, 0, 1}}});
+  EXPECT_NEAR(ring.lower_s, 24576 / 1073741824.0 - 832e-9, 1e-15);
 }
 
 Simulated Done(Tick ns) {

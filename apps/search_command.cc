@@ -1,6 +1,8 @@
 // `orrery search`: strategy search for a transformer on a cluster (issue 12).
 // Enumerates every strategy, pre-filters by divisibility and memory, ranks
 // the survivors by the symbolic cost and simulates the top-k in full.
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -23,7 +25,8 @@ namespace {
 
 struct SearchFlags {
   std::string model, npus, global_batch, network, system, memory, remote_memory, csv;
-  std::string hbm_gb = "80", top = "20", jobs = "2", time_limit;
+  std::string hbm_gb = "80", top = "20", jobs = "2", time_limit, simulate = "stable";
+  bool quiet = false, progress = false, keep_twins = false;
   std::vector<std::string> plugins;
 };
 
@@ -31,6 +34,7 @@ struct SearchFlags {
 struct SearchInputs {
   int64_t npus = 0, batch = 0, top = 0, jobs = 0;
   double hbm_gb = 0, time_limit_s = -1;
+  bool until_stable = true;
   gen::ModelDesc model;
   std::vector<Dim> dims;
   AstraSystemConfig system;
@@ -63,6 +67,17 @@ Status ReadSearchNumbers(const SearchFlags& f, SearchInputs* in) {
   }
   if (!f.memory.empty() && !f.remote_memory.empty()) {
     return Status::Invalid("--memory and --remote-memory name the same thing (the run's remote memory); give one");
+  }
+  if (f.simulate != "stable" && f.simulate != "all") {
+    return Status::Invalid("--simulate = \"" + f.simulate +
+                           "\": allowed: stable (stop once no candidate left can beat the best simulated), all "
+                           "(every one of --top)");
+  }
+  in->until_stable = f.simulate == "stable";
+  if (f.quiet && f.progress) {
+    return Status::Invalid(
+        "--quiet and --progress contradict each other; give one (--quiet: no progress lines, "
+        "--progress: progress lines even when stderr is not a terminal)");
   }
   return Status::Ok();
 }
@@ -104,8 +119,16 @@ Status ReadSearchFiles(const SearchFlags& f, SearchInputs* in) {
   return Status::Ok();
 }
 
+// Progress on stderr: redrawn on a terminal, plain lines with --progress, none with --quiet.
+gen::SearchProgress::Mode ProgressMode(const SearchFlags& f) {
+  if (f.progress) return gen::SearchProgress::Mode::kLines;
+  return !f.quiet && isatty(STDERR_FILENO) != 0 ? gen::SearchProgress::Mode::kTerminal
+                                                : gen::SearchProgress::Mode::kOff;
+}
+
 // Enumerates, pre-filters and ranks every strategy by the symbolic cost.
-gen::SearchResult RankStrategies(const SearchInputs& in, std::chrono::steady_clock::time_point start) {
+gen::SearchResult RankStrategies(const SearchFlags& f, const SearchInputs& in, gen::SearchProgress* progress,
+                                 std::chrono::steady_clock::time_point start) {
   gen::SearchSpace space;
   space.npus = in.npus;
   space.global_batch = in.batch;
@@ -116,15 +139,23 @@ gen::SearchResult RankStrategies(const SearchInputs& in, std::chrono::steady_clo
   cost.dims = in.dims;
   cost.splits = in.system.preferred_dataset_splits;
   cost.endpoint_delay_s = static_cast<double>(in.system.endpoint_delay_ns) * kSecondsPerNs;
-  gen::SearchResult result = gen::SearchStrategies(in.model, space, cost, static_cast<size_t>(in.top));
+  cost.hierarchical_groups = in.system.group_collective_model == "hierarchical";
+  gen::RankOptions ro;
+  ro.top = static_cast<size_t>(in.top);
+  ro.merge_twins = !f.keep_twins;
+  ro.by_lower_bound = in.until_stable;
+  ro.progress = [progress](const gen::RankProgress& p) {
+    progress->Ranking(p.visited, p.total, p.best ? SecondsToMs(p.best->cost.total_s) : -1.0);
+  };
+  gen::SearchResult result = gen::SearchStrategies(in.model, space, cost, ro);
   const uint64_t survivors = result.pruned[static_cast<int>(gen::PruneReason::kSurvives)];
   const double ranked_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::fprintf(stderr,
                "orrery search: pre-filter: %llu strategies in %.3f s (%.0f per second, one thread); "
-               "%llu survive; ranked by the symbolic cost in %.3f s since start\n",
+               "%llu survive, %llu distinct; ranked by the symbolic cost in %.3f s since start\n",
                static_cast<unsigned long long>(result.enumerated), result.prefilter_seconds,
                result.prefilter_seconds > 0 ? static_cast<double>(result.enumerated) / result.prefilter_seconds : 0.0,
-               static_cast<unsigned long long>(survivors), ranked_s);
+               static_cast<unsigned long long>(survivors), static_cast<unsigned long long>(result.distinct), ranked_s);
   return result;
 }
 
@@ -143,7 +174,8 @@ Status NoSurvivorError(const SearchInputs& in, const gen::SearchResult& result) 
 }
 
 std::vector<gen::Simulated> SimulateTop(const SearchFlags& f, const SearchInputs& in, const gen::SearchResult& result,
-                                        const Registries& registries, std::chrono::steady_clock::time_point start) {
+                                        const Registries& registries, gen::SearchProgress* progress,
+                                        std::chrono::steady_clock::time_point start, gen::WinnerStatus* winner) {
   gen::SimulateOptions sim;
   sim.system_path = f.system;
   sim.network = f.network;
@@ -153,13 +185,21 @@ std::vector<gen::Simulated> SimulateTop(const SearchFlags& f, const SearchInputs
   sim.time_limit_s = in.time_limit_s;
   sim.start = start;
   sim.registries = &registries;
+  sim.stop_when_stable = in.until_stable;
+  sim.rest_lower_s = result.rest_lower_s;
+  sim.progress = progress;
   const auto sim_start = std::chrono::steady_clock::now();
-  std::vector<gen::Simulated> sims = gen::SimulateCandidates(in.model, result.top, sim);
-  size_t done = 0;
-  for (const auto& s : sims) done += s.done ? 1 : 0;
+  std::vector<gen::Simulated> sims = gen::SimulateCandidates(in.model, result.top, sim, winner);
+  progress->Finish();
+  size_t done = 0, stopped = 0;
+  for (const auto& s : sims) done += s.done ? 1 : 0, stopped += s.stopped ? 1 : 0;
   const double sim_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - sim_start).count();
-  std::fprintf(stderr, "orrery search: simulated %zu of %zu in %.1f s on %lld jobs (%.1f per minute)\n", done,
-               sims.size(), sim_s, static_cast<long long>(in.jobs), sim_s > 0 ? done * 60.0 / sim_s : 0.0);
+  std::fprintf(stderr, "orrery search: simulated %zu of %zu in %.1f s on %lld jobs (%.1f per minute)%s\n", done,
+               sims.size(), sim_s, static_cast<long long>(in.jobs), sim_s > 0 ? done * 60.0 / sim_s : 0.0,
+               stopped > 0 ? (", " + std::to_string(stopped) + " stopped at the time limit").c_str() : "");
+  if (winner->stable) {
+    std::fprintf(stderr, "orrery search: the winner was stable %.1f s after the start\n", winner->stable_after_s);
+  }
   return sims;
 }
 
@@ -180,11 +220,13 @@ int Search(const SearchFlags& f) {
   auto set = BuildRegistrySet(f.plugins);
   if (!set.ok()) return Fail(set.status());
   const Registries registries{&set.value()->backends, &set.value()->algorithms, &set.value()->memories};
-  const gen::SearchResult result = RankStrategies(in, start);
+  gen::SearchProgress progress(ProgressMode(f), start);
+  const gen::SearchResult result = RankStrategies(f, in, &progress, start);
   if (result.pruned[static_cast<int>(gen::PruneReason::kSurvives)] == 0) return Fail(NoSurvivorError(in, result));
-  const std::vector<gen::Simulated> sims = SimulateTop(f, in, result, registries, start);
+  gen::WinnerStatus winner;
+  const std::vector<gen::Simulated> sims = SimulateTop(f, in, result, registries, &progress, start, &winner);
   gen::SearchHeader h{in.model.name, in.npus, in.batch, in.hbm_gb, f.network, f.system};
-  std::fputs(gen::FormatSearchText(h, result, sims).c_str(), stdout);
+  std::fputs(gen::FormatSearchText(h, result, sims, winner).c_str(), stdout);
   if (!f.csv.empty()) {
     if (Status st = WriteFileWhole(f.csv, gen::FormatSearchCsv(result, sims), "--csv"); !st.ok()) return Fail(st);
   }
@@ -208,12 +250,26 @@ void AddSearchCommand(Commands* commands, CLI::App* root) {
   s->add_option("--remote-memory", f->remote_memory, "ASTRA-sim remote-memory JSON for the simulations (optional)")
       ->type_name("F.json");
   s->add_option("--hbm-gb", f->hbm_gb, "HBM per NPU for the memory pre-filter")->type_name("GB")->capture_default_str();
-  s->add_option("--top", f->top, "simulate the K best by symbolic cost (1..100000)")
+  s->add_option("--top", f->top, "simulate at most the K best by symbolic cost (1..100000)")
       ->type_name("K")
       ->capture_default_str();
+  s->add_option("--simulate", f->simulate,
+                "stable: stop once the best simulated time is at most every unsimulated candidate's lower bound; "
+                "all: every one of --top")
+      ->type_name("stable|all")
+      ->capture_default_str();
   s->add_option("--jobs", f->jobs, "simulation threads (1..256)")->type_name("N")->capture_default_str();
-  s->add_option("--time-limit", f->time_limit, "start no simulation after this many seconds (from the start)")
+  s->add_option("--time-limit", f->time_limit,
+                "after this many seconds (from the start) start no simulation and stop the running ones (reported "
+                "as stopped)")
       ->type_name("SECONDS");
+  s->add_flag("--keep-twins", f->keep_twins,
+              "rank and simulate twins (ZeRO-1/2, rank orders that run identically) separately instead of once");
+  s->add_flag("--quiet", f->quiet,
+              "no progress lines on stderr (by default one redrawn line when stderr is a terminal)");
+  s->add_flag("--progress", f->progress,
+              "progress lines on stderr (ranking, candidates simulated, best so far, elapsed) at most once a second, "
+              "even when stderr is not a terminal");
   s->add_option("--csv", f->csv, "also write the table as CSV")->type_name("FILE");
   s->add_option("--plugin", f->plugins,
                 "load a plugin shared library whose backends or algorithms the system names (repeatable)")

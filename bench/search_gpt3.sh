@@ -12,4 +12,4 @@ trap 'rm -rf "$dir"' EXIT
 "$ORRERY" gen --device=a100 --efficiency=0.5 --system-out="$dir/sys.json" > /dev/null
 /usr/bin/time -f "wall %e s, peak %M KiB" "$ORRERY" search --model=gpt3-175b --npus=1024 --global-batch=1536 \
   --network="Switch(8,300GB/s,1us)_Switch(128,25GB/s,2us)" --system="$dir/sys.json" \
-  --top="${1:-10}" --jobs="${2:-2}" --time-limit="${3:-240}"
+  --top="${1:-10}" --jobs="${2:-2}" --time-limit="${3:-240}" --simulate="${4:-stable}"

@@ -19,6 +19,11 @@ bool Cheaper(const Candidate& a, const Candidate& b) {
   if (a.cost.total_s != b.cost.total_s) return a.cost.total_s < b.cost.total_s;
   return a.index < b.index;
 }
+// Orders candidates by lower bound, then symbolic total, then canonical index.
+bool LowerBelow(const Candidate& a, const Candidate& b) {
+  if (a.cost.lower_s != b.cost.lower_s) return a.cost.lower_s < b.cost.lower_s;
+  return Cheaper(a, b);
+}
 
 }  // namespace
 
@@ -135,7 +140,120 @@ PruneReason PreFilter::Check(const Strategy& s) const {
   return PeakBytes(s) > hbm_bytes_ ? PruneReason::kMemory : PruneReason::kSurvives;
 }
 
-SearchResult SearchStrategies(const ModelDesc& m, const SearchSpace& space, const CostModel& cost, size_t top) {
+namespace {
+
+// The per-dimension part of TwinKeyOf: false when the boundaries do not chain.
+bool PlacementKey(const Strategy& s, const std::vector<Dim>& dims, TwinKey* key) {
+  if (dims.empty() || dims.size() > static_cast<size_t>(kMaxTwinDims)) return false;
+  const std::array<int64_t, kNumAxes> sizes{s.tp, s.cp, s.ep, s.dp, s.pp};
+  std::array<int64_t, kMaxTwinDims + 1> bound{};  // NPUs below dimension d
+  bound[0] = 1;
+  for (size_t d = 0; d < dims.size(); ++d) bound[d + 1] = bound[d] * dims[d].npus;
+  int64_t stride = 1;
+  for (Axis a : s.order) {
+    const int ai = static_cast<int>(a);
+    const int64_t lo = stride, hi = stride * sizes[ai];
+    stride = hi;
+    if (sizes[ai] <= 1) continue;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      const int64_t l = std::max(lo, bound[d]), h = std::min(hi, bound[d + 1]);
+      if (h <= l) continue;
+      if (h % l != 0 || l % bound[d] != 0 || bound[d + 1] % h != 0) return false;
+      int64_t* slot = &key->placement[(ai * kMaxTwinDims + d) * 2];
+      slot[0] = h / l;
+      slot[1] = dims[d].block == Block::kSwitch ? 0 : l / bound[d];
+    }
+  }
+  return true;
+}
+
+// Same shape, microbatch size, schedule, SP and recomputation: the group of
+// ForEachStrategy's inner loops (ZeRO, order) where every twin of a strategy lies.
+bool SameGroup(const Strategy& a, const Strategy& b) {
+  return a.tp == b.tp && a.cp == b.cp && a.ep == b.ep && a.dp == b.dp && a.pp == b.pp &&
+         a.microbatch_size == b.microbatch_size && a.schedule == b.schedule && a.chunks == b.chunks && a.sp == b.sp &&
+         a.recompute == b.recompute;
+}
+
+struct Pending {
+  Candidate c;
+  TwinKey key;
+};
+
+// The ranking pass: each group's distinct survivors costed and offered to a
+// max-heap that keeps the `top` cheapest.
+class Ranker {
+ public:
+  Ranker(const ModelDesc& m, const CostModel& cost, const RankOptions& o, SearchResult* res)
+      : m_(m), cost_(cost), o_(o), res_(res) {}
+
+  void Add(const Strategy& s, uint64_t index) {
+    if (!group_.empty() && !SameGroup(group_.front().c.strategy, s)) Flush();
+    TwinKey key;
+    if (o_.merge_twins) {
+      key = TwinKeyOf(s, cost_.dims);
+      for (Pending& p : group_) {
+        if (p.key == key) {
+          ++p.c.twins;
+          return;
+        }
+      }
+    }
+    group_.push_back(Pending{Candidate{s, index, {}, 0}, key});
+  }
+
+  void Flush() {
+    for (Pending& p : group_) Offer(p.c);
+    group_.clear();
+  }
+
+  const Candidate* best() const { return has_best_ ? &best_ : nullptr; }
+
+ private:
+  void Offer(Candidate& c) {
+    c.cost = EstimateCost(m_, c.strategy, cost_);
+    ++res_->distinct;
+    if (!has_best_ || Cheaper(c, best_)) best_ = c, has_best_ = true;
+    std::vector<Candidate>& heap = res_->top;
+    const auto before = o_.by_lower_bound ? LowerBelow : Cheaper;
+    if (heap.size() == o_.top) {
+      if (!before(c, heap.front())) {
+        res_->rest_lower_s = std::min(res_->rest_lower_s, c.cost.lower_s);
+        return;
+      }
+      std::pop_heap(heap.begin(), heap.end(), before);
+      res_->rest_lower_s = std::min(res_->rest_lower_s, heap.back().cost.lower_s);
+      heap.back() = c;
+    } else {
+      heap.push_back(c);
+    }
+    std::push_heap(heap.begin(), heap.end(), before);
+  }
+
+  const ModelDesc& m_;
+  const CostModel& cost_;
+  const RankOptions& o_;
+  SearchResult* res_;
+  std::vector<Pending> group_;
+  Candidate best_;
+  bool has_best_ = false;
+};
+
+}  // namespace
+
+TwinKey TwinKeyOf(const Strategy& s, const std::vector<Dim>& dims) {
+  TwinKey key;
+  key.zero = s.zero == 2 ? 1 : s.zero;
+  if (!PlacementKey(s, dims, &key)) {
+    key.placement.fill(0);
+    for (int i = 0; i < kNumAxes; ++i) key.placement[i] = 1 + static_cast<int64_t>(s.order[i]);  // the order itself
+    key.placement[kNumAxes] = -1;  // never equal to a placement's key
+  }
+  return key;
+}
+
+SearchResult SearchStrategies(const ModelDesc& m, const SearchSpace& space, const CostModel& cost,
+                              const RankOptions& options) {
   SearchResult res;
   const PreFilter filter(m, space.hbm_bytes);
   // Pass 1, timed: enumeration and pre-filter alone (the rate docs/benchmarks.md reports).
@@ -144,23 +262,26 @@ SearchResult SearchStrategies(const ModelDesc& m, const SearchSpace& space, cons
     ++res.pruned[static_cast<int>(filter.Check(s))];
   });
   res.prefilter_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  // Pass 2: the survivors ranked; a max-heap keeps the `top` cheapest.
-  std::vector<Candidate>& heap = res.top;
-  if (top == 0) return res;
+  // Pass 2: the survivors, twins merged, ranked.
+  res.by_lower_bound = options.by_lower_bound;
+  if (options.top == 0) return res;
+  Ranker ranker(m, cost, options, &res);
   ForEachStrategy(m, space, [&](const Strategy& s, uint64_t index) {
-    if (filter.Check(s) != PruneReason::kSurvives) return;
-    Candidate c{s, index, EstimateCost(m, s, cost)};
-    if (heap.size() == top) {
-      if (!Cheaper(c, heap.front())) return;
-      std::pop_heap(heap.begin(), heap.end(), Cheaper);
-      heap.back() = c;
-    } else {
-      heap.push_back(c);
+    if (options.progress && index % kRankProgressEvery == 0 && index > 0) {
+      options.progress(RankProgress{index, res.enumerated, ranker.best()});
     }
-    std::push_heap(heap.begin(), heap.end(), Cheaper);
+    if (filter.Check(s) != PruneReason::kSurvives) return;
+    ranker.Add(s, index);
   });
-  std::sort(heap.begin(), heap.end(), Cheaper);
+  ranker.Flush();
+  std::sort(res.top.begin(), res.top.end(), options.by_lower_bound ? LowerBelow : Cheaper);
   return res;
+}
+
+SearchResult SearchStrategies(const ModelDesc& m, const SearchSpace& space, const CostModel& cost, size_t top) {
+  RankOptions o;
+  o.top = top;
+  return SearchStrategies(m, space, cost, o);
 }
 
 std::string ScheduleText(const Strategy& s) {

@@ -5,6 +5,8 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -111,22 +113,71 @@ class PreFilter {
   std::vector<uint64_t> dense_prefix_, expert_prefix_;  // parameters of layers [0, j)
 };
 
+// Twins: strategies whose generated graphs run identically on the network,
+// so one simulation stands for all. Two strategies that differ only in
+//  - ZeRO-1 against ZeRO-2: the generator emits the same graph for both
+//    (reduce-scatter + all-gather of the gradients; OptimizerBytes is the
+//    same); they differ only in the memory the pre-filter checks;
+//  - the rank order, when every axis's group falls on the same network
+//    dimensions with the same number of ranks in each: on a Switch dimension
+//    which ports an axis takes does not matter (any permutation of a
+//    Switch's NPUs is a symmetry of the network, and it keeps each group's
+//    ranks in the same relative order); on a Ring its stride in the
+//    dimension is part of the key. When the axes' and dimensions' boundaries
+//    do not form a chain of divisors, or the network has more than
+//    kMaxTwinDims dimensions, the order itself is the key (no order twins).
+inline constexpr int kMaxTwinDims = 6;
+struct TwinKey {
+  int zero = 0;  // 2 counted as 1
+  // Per axis and dimension: ranks in the dimension, and the stride in it (Ring) or 0.
+  std::array<int64_t, kNumAxes * kMaxTwinDims * 2> placement{};
+  friend bool operator==(const TwinKey&, const TwinKey&) = default;
+};
+TwinKey TwinKeyOf(const Strategy& s, const std::vector<Dim>& dims);
+
 // One ranked strategy.
 struct Candidate {
   Strategy strategy;
   uint64_t index = 0;  // canonical
   SymbolicCost cost;
+  uint64_t twins = 0;  // other survivors with this one's TwinKey (it has the lowest index of them)
 };
 
 struct SearchResult {
   uint64_t enumerated = 0;
   PruneCounts pruned{};          // [kSurvives] = survivors
-  std::vector<Candidate> top;    // by symbolic total, ties by index
+  uint64_t distinct = 0;         // survivors once twins are merged
+  std::vector<Candidate> top;    // by symbolic total, ties by index (RankOptions::by_lower_bound: by lower bound)
   double prefilter_seconds = 0;  // enumeration + pre-filter + cost, wall clock
+  // The least SymbolicCost::lower_s of the distinct survivors not in `top`
+  // (infinity when every one is in it).
+  double rest_lower_s = std::numeric_limits<double>::infinity();
+  bool by_lower_bound = false;  // RankOptions::by_lower_bound
 };
 
-// Enumerates, pre-filters, ranks every survivor by EstimateCost and keeps the
-// `top` cheapest (ties by canonical index).
+// Where the ranking is: strategies visited of `total`, the symbolic best so far.
+struct RankProgress {
+  uint64_t visited = 0, total = 0;
+  const Candidate* best = nullptr;  // null before the first survivor
+};
+
+struct RankOptions {
+  size_t top = 20;
+  bool merge_twins = true;  // false: every survivor is its own candidate
+  // Keep the `top` with the least SymbolicCost::lower_s (ties by symbolic
+  // total, then index), in that order: the order of a branch and bound that
+  // stops once the best simulated time is at most the next lower bound.
+  bool by_lower_bound = false;
+  // Called every kRankProgressEvery strategies of the ranking pass (optional).
+  std::function<void(const RankProgress&)> progress;
+};
+inline constexpr uint64_t kRankProgressEvery = 1 << 16;
+
+// Enumerates, pre-filters, merges twins, ranks every distinct survivor by
+// EstimateCost and keeps the `top` cheapest (ties by canonical index), or
+// the `top` with the least lower bound.
+SearchResult SearchStrategies(const ModelDesc& m, const SearchSpace& space, const CostModel& cost,
+                              const RankOptions& options);
 SearchResult SearchStrategies(const ModelDesc& m, const SearchSpace& space, const CostModel& cost, size_t top);
 
 // "tp 2 cp 1 ep 1 dp 4 pp 1 b 1 m 8 1f1b sp selective zero 1 order tp-dp".

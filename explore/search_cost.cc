@@ -23,19 +23,27 @@ struct AxisLink {
   double splits = 1;
 };
 
-AxisLink LinkOf(const Strategy& s, AxisSet set, const std::vector<Dim>& dims, int splits, double endpoint_delay_s) {
+// `p2p`: the axis's messages are point to point (CP's ring, PP), each
+// charged on the lowest dimension it crosses under ASTRA-sim's model, which
+// for a neighbour along the axis is the axis's lowest dimension.
+AxisLink LinkOf(const Strategy& s, AxisSet set, const CostModel& c, bool p2p) {
   const std::array<int64_t, kNumAxes> sizes{s.tp, s.cp, s.ep, s.dp, s.pp};
-  const uint32_t mask = SpannedDims(sizes, s.order, set, dims);
+  uint32_t mask = SpannedDims(sizes, s.order, set, c.dims);
+  int64_t group = 1;
+  for (int a = 0; a < kNumAxes; ++a) group *= (set & Axes(static_cast<Axis>(a))) ? sizes[a] : 1;
+  // ASTRA-sim's model: a group smaller than the network is charged on its lowest dimension.
+  if (!c.hierarchical_groups && (p2p || group < s.npus)) mask &= ~mask + 1;
   AxisLink link;
-  for (size_t k = 0; k < dims.size() && k < 32; ++k) {
+  for (size_t k = 0; k < c.dims.size() && k < 32; ++k) {
     if (!(mask & (1u << k))) continue;
-    const double bw = BytesPerNsToBytesPerSecond(GiBpsToBytesPerNs(dims[k].bandwidth_gbps) * dims[k].links_per_npu);
+    const Dim& d = c.dims[k];
+    const double bw = BytesPerNsToBytesPerSecond(GiBpsToBytesPerNs(d.bandwidth_gbps) * d.links_per_npu);
     link.bytes_per_s = link.bytes_per_s == 0 ? bw : std::min(link.bytes_per_s, bw);
-    const double hops = dims[k].block == Block::kSwitch ? 2 : 1;
-    link.latency_s = std::max(link.latency_s, hops * dims[k].latency_ns * kSecondsPerNs);
+    const double hops = d.block == Block::kSwitch ? 2 : 1;
+    link.latency_s = std::max(link.latency_s, hops * d.latency_ns * kSecondsPerNs);
   }
-  link.latency_s += endpoint_delay_s;
-  link.splits = std::max(splits, 1);
+  link.latency_s += c.endpoint_delay_s;
+  link.splits = std::max(c.splits, 1);
   return link;
 }
 
@@ -50,6 +58,14 @@ double AllReduceS(double bytes, int64_t n, const AxisLink& l) {
 double HalfS(double bytes, int64_t n, const AxisLink& l) {  // reduce-scatter, all-gather, all-to-all
   if (n <= 1 || l.bytes_per_s == 0) return 0;
   return 1.0 * (n - 1) / n * bytes / l.bytes_per_s + l.splits * (n - 1) * l.latency_s;
+}
+// What no ring collective can go below, whatever its chunks overlap: its
+// bytes through the NPU's link, and one chunk's steps, each a message that
+// pays the latency after the one before. `steps_per_rank`: 2 for an
+// all-reduce, 1 for reduce-scatter, all-gather.
+double RingLowerS(double bytes, int64_t n, const AxisLink& l, double steps_per_rank) {
+  if (n <= 1 || l.bytes_per_s == 0) return 0;
+  return steps_per_rank * (n - 1) / n * bytes / l.bytes_per_s + steps_per_rank * (n - 1) * l.latency_s;
 }
 double P2pS(double bytes, const AxisLink& l) { return l.bytes_per_s == 0 ? 0 : bytes / l.bytes_per_s + l.latency_s; }
 
@@ -127,6 +143,7 @@ class Roofline {
 // Per-microbatch times of one stage's rank (seconds).
 struct StageTimes {
   double compute = 0, fwd = 0, bwd = 0, tp = 0, cp = 0, ep = 0, pp = 0, zero3 = 0, grads = 0;
+  double chain_lower = 0;  // TP collectives and ZeRO-3's first gathers at their RingLowerS
 };
 
 // The network of each axis and of the two data-parallel sets.
@@ -135,9 +152,9 @@ struct AxisLinks {
 };
 
 AxisLinks LinksOf(const Strategy& s, const CostModel& c) {
-  auto link = [&](AxisSet set) { return LinkOf(s, set, c.dims, c.splits, c.endpoint_delay_s); };
-  return {link(Axes(Axis::kTp)), link(Axes(Axis::kCp)), link(Axes(Axis::kEp)),
-          link(Axes(Axis::kPp)), link(kDenseDp),        link(kExpertDp)};
+  auto link = [&](AxisSet set, bool p2p) { return LinkOf(s, set, c, p2p); };
+  return {link(Axes(Axis::kTp), false), link(Axes(Axis::kCp), true), link(Axes(Axis::kEp), false),
+          link(Axes(Axis::kPp), true),  link(kDenseDp, false),       link(kExpertDp, false)};
 }
 
 // One layer of one microbatch on a rank (seconds), the same on every stage.
@@ -145,6 +162,8 @@ struct LayerTimes {
   double attn_f = 0, attn_b = 0, mlp_f = 0, mlp_b = 0, moe_f = 0, moe_b = 0;  // compute
   double passes_f = 1;            // forwards per microbatch (full recomputation: 2)
   double tp = 0, ep = 0, cp = 0;  // communication
+  double tp_lower = 0;            // the TP collectives at RingLowerS
+  double cp_lower = 0;            // ring-attention messages not hidden by their step's core, at least
 };
 
 LayerTimes LayerTimesOf(const Blocks& k, const Strategy& s, const CostModel& c, const AxisLinks& l) {
@@ -164,12 +183,23 @@ LayerTimes LayerTimesOf(const Blocks& k, const Strategy& s, const CostModel& c, 
   // all-gather + reduce-scatter pair takes an all-reduce's time), EP
   // all-to-alls (MoE layers: dispatch + combine per pass), CP ring steps.
   t.tp = (2 * t.passes_f + 2) * AllReduceS(k.act, s.tp, l.tp);
+  t.tp_lower = (2 * t.passes_f + 2) * RingLowerS(k.act, s.tp, l.tp, 2);
   t.ep = (2 * t.passes_f + 2) * HalfS(k.a2a, s.ep, l.ep);
   if (s.cp > 1) {
     const double step_f = static_cast<double>(k.core_step) / c.peak_flops_per_s;
     const double fwd = std::max(0.0, P2pS(k.kv_bytes, l.cp) - step_f);
     const double bwd = std::max(0.0, P2pS(2.0 * k.kv_bytes, l.cp) - (2 * step_f + sel / s.cp / c.peak_flops_per_s));
     t.cp = (s.cp - 1) * (t.passes_f * fwd + bwd);
+    // The lower bound: a step's core waits for its K/V block, sent when the
+    // step before received its own, so each step takes at least the longer
+    // of its core (the node's roofline) and the message (bytes at the link's
+    // bandwidth and the hops' latency, no endpoint delay).
+    const double hop_s = std::max(0.0, l.cp.latency_s - c.endpoint_delay_s);
+    auto msg = [&](double bytes) { return l.cp.bytes_per_s == 0 ? 0 : bytes / l.cp.bytes_per_s + hop_s; };
+    const double core_f = roof(static_cast<double>(k.core_step), 2.0 * k.kv_bytes);
+    const double core_b = roof(2.0 * k.core_step + sel / s.cp, 4.0 * k.kv_bytes);
+    t.cp_lower = (s.cp - 1) *
+                 (t.passes_f * std::max(0.0, msg(k.kv_bytes) - core_f) + std::max(0.0, msg(2.0 * k.kv_bytes) - core_b));
   }
   return t;
 }
@@ -181,23 +211,28 @@ struct ParamBytes {
 
 // Gradients: 2 bytes per parameter of the rank, dense ones over cp·ep·dp,
 // expert ones over cp·dp. ZeRO-0 all-reduce, ZeRO-1/2 reduce-scatter +
-// all-gather (the same time), ZeRO-3 reduce-scatter only.
+// all-gather (the same time), ZeRO-3 reduce-scatter only. The buckets'
+// collectives are issued one after another during the last backward and
+// run side by side on the network: their bytes share the link, their step
+// latencies overlap, so the latency is paid once, as by one collective.
 double GradientS(const Strategy& s, const ParamBytes& p, const AxisLinks& l) {
   const int64_t dense_dp = s.cp * s.ep * s.dp, expert_dp = s.cp * s.dp;
-  const double buckets = std::ceil(p.dense / s.bucket_bytes) + std::ceil(p.expert / s.bucket_bytes);
   auto reduce = [&](double bytes, int64_t d, const AxisLink& link) {
     if (d <= 1 || bytes == 0) return 0.0;
     if (link.bytes_per_s == 0) return 0.0;
     const double body = (s.zero == 3 ? 1.0 : 2.0) * (d - 1) / d * bytes / link.bytes_per_s;
-    return body + (s.zero == 3 ? 1.0 : 2.0) * (d - 1) * link.latency_s * link.splits * std::max(1.0, buckets);
+    return body + (s.zero == 3 ? 1.0 : 2.0) * (d - 1) * link.latency_s * link.splits;
   };
   return reduce(p.dense, dense_dp, l.ddp) + reduce(p.expert, expert_dp, l.edp);
 }
 
 // ZeRO-3: each layer's parameters gathered before every forward and
-// backward; a gather overlaps the layer before it, the first is exposed.
+// backward; a gather overlaps the layer before it (one layer of prefetch,
+// within one model chunk's pass), so the first gather of each chunk's pass
+// is exposed: V of them per pass with interleaving.
+// `first_lower`: the exposed first gathers at RingLowerS (on the rank's chain).
 double Zero3S(const Strategy& s, const StageLayerCount& n, const ParamBytes& p, const StageTimes& t, double passes_f,
-              const AxisLinks& l) {
+              double v, const AxisLinks& l, double* first_lower) {
   const double layers = static_cast<double>(n.dense + n.moe);
   if (s.zero != 3 || layers <= 0) return 0;
   const int64_t dense_dp = s.cp * s.ep * s.dp, expert_dp = s.cp * s.dp;
@@ -206,8 +241,12 @@ double Zero3S(const Strategy& s, const StageLayerCount& n, const ParamBytes& p, 
   const double ag = HalfS(dense_layer, dense_dp, l.ddp) +
                     (n.moe > 0 ? HalfS(expert_layer, expert_dp, l.edp) * n.moe / layers : 0);
   const double layer_f = t.fwd / layers, layer_b = t.bwd / layers;
-  const double pass_f = ag + (layers - 1) * std::max(0.0, ag - layer_f);
-  const double pass_b = ag + (layers - 1) * std::max(0.0, ag - layer_b);
+  const double firsts = std::min(v, layers);
+  const double ag_lower = RingLowerS(dense_layer, dense_dp, l.ddp, 1) +
+                          (n.moe > 0 ? RingLowerS(expert_layer, expert_dp, l.edp, 1) * n.moe / layers : 0);
+  *first_lower = (passes_f + 1) * firsts * ag_lower;
+  const double pass_f = firsts * ag + (layers - firsts) * std::max(0.0, ag - layer_f);
+  const double pass_b = firsts * ag + (layers - firsts) * std::max(0.0, ag - layer_b);
   return passes_f * pass_f + pass_b;
 }
 
@@ -233,8 +272,34 @@ StageTimes StageTimesOf(const ModelDesc& m, const Strategy& s, const CostModel& 
   const ParamBytes p{static_cast<double>(split.dense) * s.bytes_per_value,
                      static_cast<double>(split.expert) * s.bytes_per_value};
   t.grads = GradientS(s, p, l);
-  t.zero3 = Zero3S(s, n, p, t, lt.passes_f, l);
+  t.zero3 = Zero3S(s, n, p, t, lt.passes_f, v, l, &t.chain_lower);
+  t.chain_lower += layers * (lt.tp_lower + lt.cp_lower);
   return t;
+}
+
+// The compute of one microbatch's forward and backward through the virtual
+// stages before the last rank's first one (p−1 of them, each at least
+// ⌊L/(p·V)⌋ layers): the last rank starts its first forward after their
+// forwards and its last backward is followed by theirs.
+double PipelineFillS(const ModelDesc& m, const Strategy& s, const LayerTimes& lt) {
+  if (s.pp <= 1) return 0;
+  const int64_t v = s.schedule == Schedule::kInterleaved ? s.chunks : 1;
+  const double layers = static_cast<double>(m.layers / (s.pp * v));
+  const double dense = lt.passes_f * (lt.attn_f + lt.mlp_f) + lt.attn_b + lt.mlp_b;
+  const double moe = lt.passes_f * (lt.attn_f + lt.moe_f) + lt.attn_b + lt.moe_b;
+  return static_cast<double>(s.pp - 1) * layers * (m.experts > 0 ? std::min(dense, moe) : dense);
+}
+
+// The simulation truncates each compute node's time and each message's delay
+// to whole ns, so a chain of N of them may take up to N ns less than the real
+// sums above: the lower bound gives back 1 ns for every node and message that
+// could be on a rank's chain, counted generously (every layer's forward,
+// recomputation and backward of every microbatch and of the pipeline's fill,
+// each with its blocks, ring-attention steps, TP steps and ZeRO-3 steps).
+double TruncationSlackS(const ModelDesc& m, const Strategy& s, double passes_f) {
+  const double per_layer_pass = 64 + 4.0 * s.cp + 8.0 * s.tp + 4.0 * s.cp * s.ep * s.dp;
+  const double chains = static_cast<double>(s.microbatches + s.pp);
+  return kSecondsPerNs * chains * (static_cast<double>(m.layers) * (passes_f + 1) * per_layer_pass + 64);
 }
 
 }  // namespace
@@ -259,8 +324,15 @@ SymbolicCost EstimateCost(const ModelDesc& m, const Strategy& s, const CostModel
   const LayerTimes lt = LayerTimesOf(k, s, c, links);
   SymbolicCost best;
   double slowest_mb = -1, dp_exposed = 0;
+  const double fill = PipelineFillS(m, s, lt);
   for (int64_t stage : {int64_t{0}, s.pp - 1}) {
     const StageTimes t = StageTimesOf(m, s, c, k, lt, links, stage, v);
+    // The lower bound: the rank's compute, TP collectives, ZeRO-3's first
+    // gathers and the ring-attention waits, one after another on its chain (each collective at least its
+    // ring's bandwidth and one chunk's step latencies), and on the last stage
+    // the first microbatch's way in and its last one's way out.
+    const double own = static_cast<double>(s.microbatches) * (t.compute + t.chain_lower);
+    best.lower_s = std::max(best.lower_s, own + (stage == s.pp - 1 ? fill : 0));
     const double mb = t.compute + t.tp + t.cp + t.ep + t.pp + t.zero3;
     // The last microbatch's backward (of the layers) hides the gradient reduction.
     dp_exposed = std::max(dp_exposed, std::max(0.0, t.grads - t.bwd));
@@ -282,6 +354,7 @@ SymbolicCost EstimateCost(const ModelDesc& m, const Strategy& s, const CostModel
   best.dp_s = dp_exposed;
   best.total_s = best.compute_s + best.tp_s + best.cp_s + best.ep_s + best.pp_s + best.zero3_s + best.bubble_s +
                  best.dp_s;
+  best.lower_s = std::max(0.0, best.lower_s - TruncationSlackS(m, s, lt.passes_f));
   return best;
 }
 

@@ -1,8 +1,8 @@
 // The symbolic cost of a strategy (`orrery search`): per-rank compute from the
 // FLOPs and bytes of the generated blocks under the system's roofline, the
-// communication of each parallel axis over the slowest network dimension its
-// group spans, the pipeline bubble. A pure function of the model, the strategy
-// and the hardware numbers. Formula: docs/generator.md, "Strategy search".
+// communication of each parallel axis over the network dimension the
+// simulation charges it on (CostModel::hierarchical_groups), the pipeline bubble. A pure function of the model, the
+// strategy and the hardware numbers. Formula: docs/generator.md, "Strategy search".
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -21,6 +21,13 @@ struct CostModel {
   // paying every step's latency; a message also pays the endpoint delay.
   int splits = 1;
   double endpoint_delay_s = 0;
+  // The system's group-collective-model. ASTRA-sim's (false): a group smaller
+  // than the network runs as one flat ring over its sorted ranks, and a
+  // message across several dimensions is charged on the lowest one only; the
+  // ring's every step changes the group's lowest coordinate, so the whole
+  // collective goes at the speed of the lowest dimension the group spans.
+  // Hierarchical (true): charged on the slowest spanned dimension.
+  bool hierarchical_groups = false;
 };
 
 // Seconds per iteration of the slowest pipeline stage; every term is what
@@ -37,6 +44,17 @@ struct SymbolicCost {
   double dp_s = 0;           // gradient reduction not hidden by the last backward
   double bubble = 0;         // (p−1)/(m·V+p−1)
   double total_s = 0;
+  // A lower bound of the simulated iteration time: a rank's graph is one
+  // chain (compute nodes, TP collectives, ZeRO-3's first gather of each
+  // chunk's pass and each ring-attention step's wait for its K/V block, one
+  // after another, each at least its roofline time, its ring's bytes
+  // through the link plus one chunk's step latencies, or its message), so the
+  // slowest stage's m·(compute + those) bounds it; the last stage also waits
+  // for the first microbatch's forward through the p−1 virtual stages before
+  // it and is followed by its last microbatch's backward through them (at
+  // least ⌊L/(p·V)⌋ layers' compute each). Communication the graph may
+  // overlap (DP, the other ZeRO-3 gathers, PP messages, EP) is left out.
+  double lower_s = 0;
 };
 
 // `s` must pass ValidateStrategy; the network's NPUs must equal the strategy's.

@@ -1,10 +1,7 @@
 #include "explore/search_run.h"
 
 #include <algorithm>
-#include <atomic>
-#include <cmath>
-#include <cstdio>
-#include <sstream>
+#include <mutex>
 #include <thread>
 
 #include "core/units.h"
@@ -16,12 +13,52 @@
 namespace orrery::gen {
 namespace {
 
+// A graph source that looks at the stop before every rank's graph it loads:
+// building a large candidate (the symmetry and rank-class decisions load
+// graphs) can take far longer than the event loop's checks allow.
+class StoppableSource : public GraphSource {
+ public:
+  StoppableSource(std::shared_ptr<const GraphSource> inner, RunStop* stop) : inner_(std::move(inner)), stop_(stop) {}
+  std::string Describe() const override { return inner_->Describe(); }
+  Status Check(int npus, const std::string& network, uint64_t* rank0_bytes, uint64_t* total_bytes) const override {
+    return inner_->Check(npus, network, rank0_bytes, total_bytes);
+  }
+  Result<NpuGraph> Load(int rank, const GraphLoadOptions& options) const override {
+    if (stop_->active() && stop_->Due()) {
+      stop_->stopped = true;
+      return Status::Env("stopped at " + stop_->reason + " while building (before loading rank " +
+                         std::to_string(rank) + "'s graph)");
+    }
+    return inner_->Load(rank, options);
+  }
+  bool SameInputAsRank0(int rank) const override { return inner_->SameInputAsRank0(rank); }
+  const std::vector<int>* DeclaredClasses() const override { return inner_->DeclaredClasses(); }
+  bool RankPeers(int rank, std::vector<int>* peers) const override { return inner_->RankPeers(rank, peers); }
+  std::map<std::string, std::vector<int>> CommGroups() const override { return inner_->CommGroups(); }
+  Result<SourceGroups> ProcessGroups(int npus, const SourceDigest& digest, bool rank0_only) const override {
+    return inner_->ProcessGroups(npus, digest, rank0_only);
+  }
+  Result<SourceDigest> Digest(int npus) const override { return inner_->Digest(npus); }
+  const WorkloadFigures* Figures() const override { return inner_->Figures(); }
+
+ private:
+  std::shared_ptr<const GraphSource> inner_;
+  RunStop* stop_;
+};
+
 // A candidate is the base Spec (the files, read once) with its workload as
-// the graph source, completed and run (run/spec.h, run/build.h).
-Simulated SimulateOne(const ModelDesc& m, const Candidate& c, const Result<Spec>& base, const Registries& registries) {
+// the graph source, completed and run (run/spec.h, run/build.h); the stop is
+// looked at before the generation, before every graph loaded, before the
+// run and in the event loop.
+Simulated SimulateOne(const ModelDesc& m, const Candidate& c, const Result<Spec>& base, const Registries& registries,
+                      RunStop stop) {
   Simulated out;
   if (!base.ok()) {
     out.error = base.status().message();
+    return out;
+  }
+  if (stop.active() && stop.Due()) {
+    out.stopped = true;
     return out;
   }
   auto w = GenerateDense(m, c.strategy);
@@ -30,12 +67,15 @@ Simulated SimulateOne(const ModelDesc& m, const Candidate& c, const Result<Spec>
     return out;
   }
   Spec spec = base.value();
-  spec.source = WorkloadSource(std::move(w.value()),
-                               "search candidate " + std::to_string(c.index) + " (" + StrategyText(c.strategy) + ")");
+  spec.source = std::make_shared<StoppableSource>(WorkloadSource(std::move(w.value()),
+                                                                 "search candidate " + std::to_string(c.index) + " (" +
+                                                                     StrategyText(c.strategy) + ")"),
+                                                  &stop);
   const Status completed = CompleteSpec(&spec, registries);
-  Result<RunReport> r = completed.ok() ? RunSpec(spec, registries) : Result<RunReport>(completed);
+  Result<RunReport> r = completed.ok() ? RunSpec(spec, registries, nullptr, &stop) : Result<RunReport>(completed);
   if (!r.ok()) {
-    out.error = r.status().message();
+    out.stopped = stop.stopped;
+    if (!out.stopped) out.error = r.status().message();
     return out;
   }
   for (const NpuReport& n : r->per_npu) out.iteration_ns = std::max(out.iteration_ns, n.finished_ns);
@@ -44,25 +84,131 @@ Simulated SimulateOne(const ModelDesc& m, const Candidate& c, const Result<Spec>
   return out;
 }
 
-std::string Ms(double seconds) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6f", SecondsToMs(seconds));
-  return buf;
+// A candidate stopped at the time limit or never started could still win; a failed one cannot.
+bool StaysOpen(const Simulated& s) { return s.stopped || (!s.done && s.error.empty()); }
+
+}  // namespace
+
+StableWinner::StableWinner(const std::vector<double>& lower_s, double rest_lower_s)
+    : suffix_min_(lower_s.size() + 1, std::numeric_limits<double>::infinity()),
+      lower_s_(lower_s),
+      open_(lower_s.size(), 0),
+      rest_lower_s_(rest_lower_s) {
+  for (size_t i = lower_s.size(); i-- > 0;) suffix_min_[i] = std::min(suffix_min_[i + 1], lower_s[i]);
 }
-std::string NsAsMs(Tick ns) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%llu.%06llu", static_cast<unsigned long long>(ns / kNsPerMs),
-                static_cast<unsigned long long>(ns % kNsPerMs));
-  return buf;
+
+void StableWinner::Start() { open_[next_++] = 1; }
+
+void StableWinner::Finish(size_t i, bool done, bool stays_open, double simulated_s) {
+  if (stays_open) return;
+  open_[i] = 0;
+  if (done) best_s_ = std::min(best_s_, simulated_s);
 }
-const char* RecomputeText(Recompute r) {
-  return r == Recompute::kNone ? "none" : r == Recompute::kSelective ? "selective" : "full";
+
+double StableWinner::OpenLower() const {
+  double low = std::min(rest_lower_s_, suffix_min_[next_]);
+  for (size_t i = 0; i < next_; ++i) {
+    if (open_[i]) low = std::min(low, lower_s_[i]);
+  }
+  return low;
 }
+
+bool StableWinner::Stable() const { return best_s_ <= OpenLower(); }
+
+bool StableAfter(const std::vector<double>& lower_s, double rest_lower_s, const std::vector<Simulated>& sims,
+                 size_t k) {
+  StableWinner w(lower_s, rest_lower_s);
+  for (size_t i = 0; i < k; ++i) {
+    w.Start();
+    w.Finish(i, sims[i].done, StaysOpen(sims[i]), NsToSeconds(static_cast<double>(sims[i].iteration_ns)));
+  }
+  return w.Stable();
+}
+
+size_t StablePrefix(const std::vector<double>& lower_s, double rest_lower_s, const std::vector<Simulated>& sims) {
+  StableWinner w(lower_s, rest_lower_s);
+  for (size_t i = 0; i < sims.size(); ++i) {
+    if (w.Stable()) return i;
+    w.Start();
+    w.Finish(i, sims[i].done, StaysOpen(sims[i]), NsToSeconds(static_cast<double>(sims[i].iteration_ns)));
+  }
+  return sims.size();
+}
+
+namespace {
+
+// The state the simulation workers share, under one lock.
+class SimulationBoard {
+ public:
+  SimulationBoard(const std::vector<Candidate>& candidates, const SimulateOptions& o, std::vector<Simulated>* out,
+                  std::atomic<bool>* cancel)
+      : c_(candidates), o_(o), out_(out), cancel_(cancel), watch_(LowerBounds(candidates), o.rest_lower_s) {}
+
+  // The next candidate to simulate, or false when none should start.
+  bool Take(size_t* i) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (watch_.next() >= c_.size() || (o_.stop_when_stable && watch_.Stable())) return false;
+    if (o_.time_limit_s >= 0 && Elapsed() >= o_.time_limit_s) return false;
+    *i = watch_.next();
+    watch_.Start();
+    return true;
+  }
+
+  void Done(size_t i, Simulated result) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const Simulated& r = (*out_)[i] = std::move(result);  // each slot written once, under the lock
+    watch_.Finish(i, r.done, StaysOpen(r), NsToSeconds(static_cast<double>(r.iteration_ns)));
+    ++finished_;
+    stopped_ += r.stopped ? 1 : 0;
+    if (r.done && (best_ns_ == 0 || r.iteration_ns < best_ns_)) best_ns_ = r.iteration_ns;
+    if (!status_.stable && watch_.Stable()) {
+      status_.stable = true;
+      status_.stable_after_s = Elapsed();
+      if (o_.stop_when_stable && cancel_) cancel_->store(true);
+    }
+    if (o_.progress) o_.progress->Simulating(finished_, c_.size(), stopped_, best_ns_);
+  }
+
+  // Once the workers are done: a stable winner's results beyond the prefix a
+  // single worker would have simulated are dropped, so the output does not
+  // depend on the number of jobs.
+  WinnerStatus Close() {
+    WinnerStatus s = status_;
+    std::vector<double> lower = LowerBounds(c_);
+    const size_t k = StablePrefix(lower, o_.rest_lower_s, *out_);
+    s.stable = k <= c_.size() && StableAfter(lower, o_.rest_lower_s, *out_, k);
+    if (!s.stable) s.open_lower_s = watch_.OpenLower();
+    if (s.stable && o_.stop_when_stable) {
+      for (size_t i = k; i < c_.size(); ++i) (*out_)[i] = Simulated{};
+      s.not_needed = c_.size() - k;
+    }
+    s.simulated_prefix = k;
+    return s;
+  }
+
+ private:
+  static std::vector<double> LowerBounds(const std::vector<Candidate>& c) {
+    std::vector<double> v;
+    for (const Candidate& x : c) v.push_back(x.cost.lower_s);
+    return v;
+  }
+  double Elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - o_.start).count(); }
+
+  const std::vector<Candidate>& c_;
+  const SimulateOptions& o_;
+  std::vector<Simulated>* out_;
+  std::atomic<bool>* cancel_;
+  std::mutex mu_;
+  StableWinner watch_;
+  WinnerStatus status_;
+  size_t finished_ = 0, stopped_ = 0;
+  Tick best_ns_ = 0;
+};
 
 }  // namespace
 
 std::vector<Simulated> SimulateCandidates(const ModelDesc& m, const std::vector<Candidate>& candidates,
-                                          const SimulateOptions& o) {
+                                          const SimulateOptions& o, WinnerStatus* winner) {
   std::vector<Simulated> out(candidates.size());
   // The inputs every candidate shares, read and parsed once.
   RunConfig rc;
@@ -73,156 +219,26 @@ std::vector<Simulated> SimulateCandidates(const ModelDesc& m, const std::vector<
   const BackendRegistry builtins = DefaultBackends();
   const Registries registries = o.registries ? *o.registries : Registries{&builtins};
   const Result<Spec> base = ReadSpecInputs(rc, registries);
-  std::atomic<size_t> next{0};
+  RunStop stop;
+  if (o.time_limit_s >= 0) {
+    stop.has_deadline = true;
+    stop.deadline = o.start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                  std::chrono::duration<double>(o.time_limit_s));
+  }
+  std::atomic<bool> own_cancel{false};
+  stop.cancel = o.cancel ? o.cancel : &own_cancel;
+  SimulationBoard board(candidates, o, &out, o.cancel ? o.cancel : &own_cancel);
   auto worker = [&] {
-    for (size_t i = next++; i < candidates.size(); i = next++) {
-      if (o.time_limit_s >= 0) {
-        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - o.start).count();
-        if (elapsed >= o.time_limit_s) return;
-      }
-      out[i] = SimulateOne(m, candidates[i], base, registries);  // each thread writes only its own slots
-    }
+    for (size_t i = 0; board.Take(&i);) board.Done(i, SimulateOne(m, candidates[i], base, registries, stop));
   };
   std::vector<std::thread> pool;
   const size_t jobs = std::min<size_t>(std::max(o.jobs, 1), std::max<size_t>(candidates.size(), 1));
   for (size_t j = 1; j < jobs; ++j) pool.emplace_back(worker);
   worker();
   for (std::thread& t : pool) t.join();
+  const WinnerStatus status = board.Close();
+  if (winner) *winner = status;
   return out;
-}
-
-std::vector<size_t> ReportOrder(const std::vector<Candidate>& c, const std::vector<Simulated>& sims) {
-  std::vector<size_t> order(c.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (sims[a].done != sims[b].done) return sims[a].done;
-    if (sims[a].done && sims[a].iteration_ns != sims[b].iteration_ns)
-      return sims[a].iteration_ns < sims[b].iteration_ns;
-    if (sims[a].done) return c[a].index < c[b].index;
-    return a < b;  // symbolic order
-  });
-  return order;
-}
-
-namespace {
-
-// The table of the top strategies, in report order.
-std::string TopTable(const SearchResult& r, const std::vector<Simulated>& sims, const std::vector<size_t>& order) {
-  std::string out;
-  char line[512];
-  std::snprintf(line, sizeof line, "%4s %4s %3s %3s %4s %3s %2s %5s %-13s %-3s %-9s %4s %-14s %12s %14s %10s\n", "rank",
-                "tp", "cp", "ep", "dp", "pp", "b", "m", "schedule", "sp", "recompute", "zero", "order", "symbolic_ms",
-                "simulated_ms", "index");
-  out += line;
-  int rank = 0;
-  for (size_t i : order) {
-    const Strategy& s = r.top[i].strategy;
-    const std::string sim = sims[i].done ? NsAsMs(sims[i].iteration_ns) : sims[i].error.empty() ? "-" : "error";
-    const std::string rk = sims[i].done ? std::to_string(++rank) : "-";
-    std::snprintf(line, sizeof line,
-                  "%4s %4lld %3lld %3lld %4lld %3lld %2lld %5lld %-13s %-3s %-9s %4d %-14s %12s %14s %10llu\n",
-                  rk.c_str(), static_cast<long long>(s.tp), static_cast<long long>(s.cp), static_cast<long long>(s.ep),
-                  static_cast<long long>(s.dp), static_cast<long long>(s.pp), static_cast<long long>(s.microbatch_size),
-                  static_cast<long long>(s.microbatches), ScheduleText(s).c_str(), s.sp ? "on" : "off",
-                  RecomputeText(s.recompute), s.zero, OrderTextOf(s).c_str(), Ms(r.top[i].cost.total_s).c_str(),
-                  sim.c_str(), static_cast<unsigned long long>(r.top[i].index));
-    out += line;
-  }
-  return out;
-}
-
-// Which engine ran them: a full-engine run costs far more (the reasons say what to lift next).
-std::string EngineLine(const SearchResult& r, const std::vector<Simulated>& sims, const std::vector<size_t>& order,
-                       size_t simulated) {
-  size_t full = 0;
-  std::string first_full;
-  for (size_t i : order) {
-    if (!sims[i].done || sims[i].full_engine.empty()) continue;
-    if (full++ == 0) first_full = "index " + std::to_string(r.top[i].index) + ": " + sims[i].full_engine;
-  }
-  std::ostringstream o;
-  o << "engine: " << simulated - full << " of " << simulated << " simulated by rank classes or one symmetric rank";
-  if (full > 0) o << ", " << full << " on the full engine (first, " << first_full << ")";
-  o << "\n";
-  return o.str();
-}
-
-// The best simulated strategy, the spread and how well the symbolic cost ranked them.
-std::string WinnerLines(const SearchResult& r, const std::vector<Simulated>& sims, const std::vector<size_t>& order,
-                        size_t simulated) {
-  std::ostringstream o;
-  char line[512];
-  const size_t best = order.front(), worst = order[simulated - 1];
-  o << "winner: index " << r.top[best].index << ": " << StrategyText(r.top[best].strategy) << ": simulated "
-    << NsAsMs(sims[best].iteration_ns) << " ms (symbolic " << Ms(r.top[best].cost.total_s) << " ms)\n";
-  std::snprintf(line, sizeof line, "spread: worst / best simulated = %s / %s ms = %.3f over %zu simulated\n",
-                NsAsMs(sims[worst].iteration_ns).c_str(), NsAsMs(sims[best].iteration_ns).c_str(),
-                static_cast<double>(sims[worst].iteration_ns) / static_cast<double>(sims[best].iteration_ns),
-                simulated);
-  o << line;
-  std::vector<double> sym, sim;
-  for (size_t i = 0; i < r.top.size(); ++i) {
-    if (!sims[i].done) continue;
-    sym.push_back(r.top[i].cost.total_s);
-    sim.push_back(static_cast<double>(sims[i].iteration_ns));
-  }
-  const double rho = SpearmanRho(sym, sim);
-  if (std::isnan(rho)) {
-    o << "Spearman rank correlation, symbolic vs simulated: n/a (n = " << sym.size()
-      << ", needs 2 or more distinct values)\n";
-  } else {
-    std::snprintf(line, sizeof line, "Spearman rank correlation, symbolic vs simulated (n = %zu): %.3f\n", sym.size(),
-                  rho);
-    o << line;
-  }
-  return o.str();
-}
-
-}  // namespace
-
-std::string FormatSearchText(const SearchHeader& h, const SearchResult& r, const std::vector<Simulated>& sims) {
-  std::ostringstream o;
-  const uint64_t survivors = r.pruned[static_cast<int>(PruneReason::kSurvives)];
-  size_t simulated = 0;
-  for (const Simulated& s : sims) simulated += s.done ? 1 : 0;
-  o << "search: " << h.model << " on " << h.npus << " NPUs, global batch " << h.global_batch << ", HBM " << h.hbm_gb
-    << " GB; network " << h.network << "; system " << h.system << "\n";
-  o << "strategies: " << r.enumerated << " enumerated, " << survivors << " survive the pre-filter; top " << r.top.size()
-    << " by symbolic cost, " << simulated << " of them simulated\n";
-  const std::vector<size_t> order = ReportOrder(r.top, sims);
-  o << TopTable(r, sims, order);
-  for (size_t i : order) {
-    if (!sims[i].error.empty()) o << "error (index " << r.top[i].index << "): " << sims[i].error << "\n";
-  }
-  if (simulated > 0) o << EngineLine(r, sims, order, simulated);
-  if (simulated == 0) {
-    o << "winner: none simulated (--time-limit); the symbolic best is index " << r.top.front().index << ": "
-      << StrategyText(r.top.front().strategy) << "\n";
-  } else {
-    o << WinnerLines(r, sims, order, simulated);
-  }
-  o << "pruned (reason: strategies):\n";
-  for (int k = 1; k < kNumPruneReasons; ++k) {
-    if (r.pruned[k] == 0) continue;
-    o << "  " << PruneReasonText(static_cast<PruneReason>(k)) << ": " << r.pruned[k] << "\n";
-  }
-  o << "  (survived: " << survivors << ")\n";
-  return o.str();
-}
-
-std::string FormatSearchCsv(const SearchResult& r, const std::vector<Simulated>& sims) {
-  std::ostringstream o;
-  o << "rank,tp,cp,ep,dp,pp,b,m,schedule,sp,recompute,zero,order,symbolic_ms,simulated_ms,index\n";
-  int rank = 0;
-  for (size_t i : ReportOrder(r.top, sims)) {
-    const Strategy& s = r.top[i].strategy;
-    o << (sims[i].done ? std::to_string(++rank) : "") << "," << s.tp << "," << s.cp << "," << s.ep << "," << s.dp << ","
-      << s.pp << "," << s.microbatch_size << "," << s.microbatches << "," << ScheduleText(s) << ","
-      << (s.sp ? "on" : "off") << "," << RecomputeText(s.recompute) << "," << s.zero << "," << OrderTextOf(s) << ","
-      << Ms(r.top[i].cost.total_s) << "," << (sims[i].done ? NsAsMs(sims[i].iteration_ns) : "") << "," << r.top[i].index
-      << "\n";
-  }
-  return o.str();
 }
 
 }  // namespace orrery::gen

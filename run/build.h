@@ -5,6 +5,8 @@
 // the Spec's source); each Simulation is independent of every other, so
 // several run on several threads.
 #pragma once
+#include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -26,6 +28,27 @@ namespace orrery {
 class MemoryBackend;
 class ProgressMeter;
 
+// A cooperative stop for Simulation::Run: with a deadline or a cancel flag the
+// loop runs its events in batches of kEventsPerCheck and, between batches,
+// reads the clock and the flag (never per event). Without either the loop is
+// the plain one. When it fires, Run returns an error naming the simulated time
+// reached and sets `stopped`.
+struct RunStop {
+  static constexpr uint64_t kEventsPerCheck = 1 << 16;
+  bool has_deadline = false;
+  std::chrono::steady_clock::time_point deadline{};
+  const std::atomic<bool>* cancel = nullptr;  // optional; true: stop
+  std::string reason = "the time limit";      // "stopped at <reason>"
+  bool stopped = false;                       // set by Run when it stopped the loop
+
+  bool active() const { return has_deadline || cancel != nullptr; }
+  // True once the deadline has passed or the flag is set (reads the clock).
+  bool Due() const {
+    if (cancel && cancel->load(std::memory_order_relaxed)) return true;
+    return has_deadline && std::chrono::steady_clock::now() >= deadline;
+  }
+};
+
 class Simulation {
  public:
   ~Simulation();
@@ -38,8 +61,8 @@ class Simulation {
 
   // Runs the event loop to the end (once). `progress` (optional) hears, every
   // few thousand events, the simulated time, the events run and the ranks
-  // finished.
-  Status Run(ProgressMeter* progress = nullptr);
+  // finished; `stop` (optional) ends the loop early (see RunStop).
+  Status Run(ProgressMeter* progress = nullptr, RunStop* stop = nullptr);
 
   // After Run: the report (the Spec's hash and configuration included).
   Result<RunReport> Report();
@@ -74,6 +97,8 @@ class Simulation {
   Status ReportCriticalPath(RunReport* rep);
 
   int RanksFinished() const;
+  // The loop in batches (a progress meter or a stop): false when `stop` fired.
+  bool RunBatched(ProgressMeter* progress, RunStop* stop);
 
   // Forwards memory completions to the executor, which is created after the memory.
   struct Forward : EventHandler {
@@ -105,7 +130,9 @@ class Simulation {
   bool ran_ = false;
 };
 
-// BuildSimulation + Run + Report.
-Result<RunReport> RunSpec(const Spec& spec, const Registries& registries, ProgressMeter* progress = nullptr);
+// BuildSimulation + Run + Report. `stop` (optional) is also looked at before
+// the build and before the run.
+Result<RunReport> RunSpec(const Spec& spec, const Registries& registries, ProgressMeter* progress = nullptr,
+                          RunStop* stop = nullptr);
 
 }  // namespace orrery

@@ -19,24 +19,42 @@ int Simulation::RanksFinished() const {
   return n;
 }
 
-Status Simulation::Run(ProgressMeter* progress) {
+bool Simulation::RunBatched(ProgressMeter* progress, RunStop* stop) {
+  const bool meter = progress && progress->enabled();
+  const uint64_t batch = meter ? ProgressMeter::kEventsPerCheck : RunStop::kEventsPerCheck;
+  const int ranks = static_cast<int>(exec_->npus().size());
+  if (meter) progress->Begin();
+  bool stopped = false;
+  for (bool more = true; more;) {
+    for (uint64_t i = 0; i < batch; ++i) {
+      if (!(exec_->failure().ok() && backend_failure_.ok() && !queue_.overflowed() && queue_.RunOne())) {
+        more = false;
+        break;
+      }
+    }
+    if (more && meter) progress->Update(queue_.Now(), queue_.Executed(), RanksFinished(), ranks);
+    if (more && stop && stop->active() && stop->Due()) {
+      stopped = true;
+      break;
+    }
+  }
+  if (meter) progress->Finish(queue_.Now(), queue_.Executed(), RanksFinished(), ranks);
+  return !stopped;
+}
+
+Status Simulation::Run(ProgressMeter* progress, RunStop* stop) {
   if (ran_) return Status::Invalid("a simulation runs once");
   ran_ = true;
   if (Status st = exec_->Start(); !st.ok()) return st;
-  if (progress && progress->enabled()) {
-    // The same loop, stopping every kEventsPerCheck events to tell the meter.
-    const int ranks = static_cast<int>(exec_->npus().size());
-    progress->Begin();
-    for (bool more = true; more;) {
-      for (uint64_t i = 0; i < ProgressMeter::kEventsPerCheck; ++i) {
-        if (!(exec_->failure().ok() && backend_failure_.ok() && !queue_.overflowed() && queue_.RunOne())) {
-          more = false;
-          break;
-        }
-      }
-      if (more) progress->Update(queue_.Now(), queue_.Executed(), RanksFinished(), ranks);
+  if ((progress && progress->enabled()) || (stop && stop->active())) {
+    // The same loop, stopping every few thousand events to tell the meter and look at the clock.
+    if (!RunBatched(progress, stop)) {
+      stop->stopped = true;
+      return Status::Env("stopped at " + stop->reason + " at simulated t=" + std::to_string(queue_.Now()) +
+                         " ns after " + std::to_string(queue_.Executed()) + " events (" +
+                         std::to_string(RanksFinished()) + " of " + std::to_string(exec_->npus().size()) +
+                         " simulated ranks finished)");
     }
-    progress->Finish(queue_.Now(), queue_.Executed(), RanksFinished(), ranks);
   } else {
     while (exec_->failure().ok() && backend_failure_.ok() && !queue_.overflowed() && queue_.RunOne()) {
     }
@@ -344,10 +362,16 @@ BackendRegistry DefaultBackends() {
   return r;
 }
 
-Result<RunReport> RunSpec(const Spec& spec, const Registries& registries, ProgressMeter* progress) {
+Result<RunReport> RunSpec(const Spec& spec, const Registries& registries, ProgressMeter* progress, RunStop* stop) {
+  auto stopped = [stop](const char* where) {
+    stop->stopped = true;
+    return Status::Env("stopped at " + stop->reason + " " + where);
+  };
+  if (stop && stop->active() && stop->Due()) return stopped("before building the simulation");
   auto sim = Simulation::Build(spec, registries);
   if (!sim.ok()) return sim.status();
-  if (Status st = sim.value()->Run(progress); !st.ok()) return st;
+  if (stop && stop->active() && stop->Due()) return stopped("before running the simulation");
+  if (Status st = sim.value()->Run(progress, stop); !st.ok()) return st;
   return sim.value()->Report();
 }
 

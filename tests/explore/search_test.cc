@@ -376,7 +376,7 @@ TEST(SearchEndToEnd, TinyModelOnEightNpus) {
   d.Write("tiny.yml", kTinyYaml);
   d.Write("sys.json", kSystem);
   const std::string args = "search --model=" + d.File("tiny.yml") + " --npus=8 --global-batch=16 --network=\"" + kNet8 +
-                           "\" --system=" + d.File("sys.json") + " --top=4";
+                           "\" --system=" + d.File("sys.json") + " --top=4 --simulate=all";
   std::string out1, out2, err;
   ASSERT_EQ(RunCliCapture(args + " --jobs=1", &out1, &err), 0) << err;
   ASSERT_EQ(RunCliCapture(args + " --jobs=2 --csv=" + d.File("t.csv"), &out2, &err), 0) << err;
@@ -435,7 +435,9 @@ TEST(SearchEndToEnd, TinyModelOnEightNpus) {
   std::vector<std::string> lines;
   for (std::string line; std::getline(csv, line);) lines.push_back(line);
   ASSERT_EQ(lines.size(), 5u);
-  EXPECT_EQ(lines[0], "rank,tp,cp,ep,dp,pp,b,m,schedule,sp,recompute,zero,order,symbolic_ms,simulated_ms,index");
+  EXPECT_EQ(
+      lines[0],
+      "rank,tp,cp,ep,dp,pp,b,m,schedule,sp,recompute,zero,order,symbolic_ms,lower_bound_ms,simulated_ms,twins,index");
   EXPECT_EQ(lines[1].substr(0, 2), "1,");
   EXPECT_NE(lines[1].find("," + std::to_string(r.top[best].index)), std::string::npos) << lines[1];
 }
@@ -450,7 +452,10 @@ TEST(SearchEndToEnd, TimeLimitZeroSimulatesNone) {
                           &out, &err),
             0)
       << err;
-  EXPECT_NE(out.find("top 3 by symbolic cost, 0 of them simulated"), std::string::npos) << out;
+  EXPECT_NE(out.find("top 3 by lower bound (branch and bound: simulated in that order until the winner is stable), 0 "
+                     "of them simulated"),
+            std::string::npos)
+      << out;
   EXPECT_NE(out.find("winner: none simulated"), std::string::npos) << out;
 }
 
@@ -471,6 +476,10 @@ TEST(SearchEndToEnd, BadInputsExitTwoWithTheReason) {
       {"search" + tiny + " --npus=8 --global-batch=16" + net + sys + " --top=0", "--top = \"0\""},
       {"search" + tiny + " --npus=8 --global-batch=16" + net + sys + " --jobs=two", "--jobs = \"two\""},
       {"search" + tiny + " --npus=8 --global-batch=16" + net + sys + " --time-limit=-1", "--time-limit = \"-1\""},
+      {"search" + tiny + " --npus=8 --global-batch=16" + net + sys + " --simulate=best",
+       "--simulate = \"best\": allowed: stable (stop once no candidate left can beat the best simulated), all"},
+      {"search" + tiny + " --npus=8 --global-batch=16" + net + sys + " --quiet --progress",
+       "--quiet and --progress contradict each other; give one"},
       {"search" + tiny + " --npus=8 --global-batch=16" + sys, "'orrery search' needs --network"},
       {"search" + tiny + " --npus=8 --global-batch=16" + net, "'orrery search' needs --system"},
       {"search" + tiny + " --npus=16 --global-batch=16" + net + sys, "--npus = 16 but the network"},

@@ -182,8 +182,10 @@ struct TraceReadFlags {
 
 }  // namespace
 
-void AddTraceCommands(Commands* commands, CLI::App* root) {
-  CLI::App* trace = commands->AddGroup(root, "trace", "inspect, convert and generate Chakra traces");
+namespace {
+
+// trace inspect, check, to-json, from-json: reading and converting traces.
+void AddTraceReadCommands(Commands* commands, CLI::App* trace) {
   auto file = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
   auto read = std::make_shared<TraceReadFlags>();
@@ -234,7 +236,10 @@ void AddTraceCommands(Commands* commands, CLI::App* root) {
                                           });
   from_json->add_option("FILE", *file, "the JSON-lines file")->required();
   from_json->add_option("--out", *out, "the .et trace to write")->type_name("F.et");
+}
 
+// trace gen-dp, gen-coll: synthetic traces.
+void AddTraceGenCommands(Commands* commands, CLI::App* trace) {
   auto g = std::make_shared<GenFlags>();
   CLI::App* dp = commands->AddLeaf(trace, "gen-dp", "write a data-parallel training loop, PREFIX.<rank>.et per NPU",
                                    [g] { return GenDp(*g); });
@@ -266,6 +271,14 @@ void AddTraceCommands(Commands* commands, CLI::App* root) {
       ->type_name("TYPE")
       ->capture_default_str();
   coll->add_option("--bytes", g->bytes, "comm_size in bytes")->type_name("B")->capture_default_str();
+}
+
+}  // namespace
+
+void AddTraceCommands(Commands* commands, CLI::App* root) {
+  CLI::App* trace = commands->AddGroup(root, "trace", "inspect, convert and generate Chakra traces");
+  AddTraceReadCommands(commands, trace);
+  AddTraceGenCommands(commands, trace);
 }
 
 void AddTopologyCommands(Commands* commands, CLI::App* root) {

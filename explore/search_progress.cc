@@ -5,7 +5,7 @@
 namespace orrery::gen {
 
 SearchProgress::SearchProgress(Mode mode, Clock::time_point start, std::FILE* out, double interval_s)
-    : mode_(mode), start_(start), last_(start), out_(out), interval_s_(interval_s) {}
+    : mode_(mode), start_(start), last_(start), line_(out, mode == Mode::kTerminal), interval_s_(interval_s) {}
 
 std::string SearchProgress::RankingLine(uint64_t visited, uint64_t total, double best_ms, double elapsed_s) {
   char buf[200];
@@ -38,14 +38,7 @@ void SearchProgress::Offer(const std::string& line, bool force) {
   const Clock::time_point now = Clock::now();
   if (!force && std::chrono::duration<double>(now - last_).count() < interval_s_) return;
   last_ = now;
-  if (mode_ == Mode::kLines) {
-    std::fprintf(out_, "%s\n", line.c_str());
-  } else {
-    std::fprintf(out_, "\r%s%*s", line.c_str(), width_ > line.size() ? static_cast<int>(width_ - line.size()) : 0, "");
-    width_ = line.size();
-  }
-  std::fflush(out_);
-  printed_ = true;
+  line_.Print(line);
 }
 
 void SearchProgress::Ranking(uint64_t visited, uint64_t total, double best_ms) {
@@ -63,10 +56,7 @@ void SearchProgress::Simulating(size_t done, size_t total, size_t stopped, Tick 
 
 void SearchProgress::Finish() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (mode_ == Mode::kTerminal && printed_) {
-    std::fprintf(out_, "\r%*s\r", static_cast<int>(width_), "");
-    std::fflush(out_);
-  }
+  line_.Clear();
 }
 
 }  // namespace orrery::gen

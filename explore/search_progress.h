@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 
+#include "core/status_line.h"
 #include "core/tick.h"
 
 namespace orrery::gen {
@@ -41,10 +42,8 @@ class SearchProgress {
 
   Mode mode_;
   Clock::time_point start_, last_;
-  std::FILE* out_;
+  StatusLine line_;
   double interval_s_;
-  bool printed_ = false;
-  size_t width_ = 0;
   std::mutex mu_;
 };
 

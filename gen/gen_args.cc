@@ -201,14 +201,26 @@ Status SetPrecision(GenOptions* o, const std::string& v, const Where& w) {
   return Status::Ok();
 }
 
+// A flag whose value is kept as given (a name, a path).
+template <std::string GenOptions::*Field>
+Status SetString(GenOptions* o, const std::string& value, const Where&) {
+  o->*Field = value;
+  return Status::Ok();
+}
+
+Status SetGroupModel(GenOptions* o, const std::string& v, const Where& w) {
+  if (v != "astra-sim" && v != "hierarchical") {
+    return ValueError(w, v, "unknown group-collective model",
+                      "astra-sim (ASTRA-sim's rules) or hierarchical (Orrery's per-dimension model)");
+  }
+  o->group_collective_model = v;
+  return Status::Ok();
+}
+
 // Every flag, value flags first (the order of the "valid flags" message).
 const std::vector<GenFlag>& Flags() {
   static const std::vector<GenFlag> f = {
-      {"model",
-       [](GenOptions* o, const std::string& v, const Where&) {
-         o->model = v;
-         return Status::Ok();
-       }},
+      {"model", SetString<&GenOptions::model>},
       {"tp", SetStrategyInt<&Strategy::tp, 1, kMaxAxis>},
       {"cp", SetStrategyInt<&Strategy::cp, 1, kMaxAxis>},
       {"ep", SetStrategyInt<&Strategy::ep, 1, kMaxAxis>},
@@ -227,48 +239,20 @@ const std::vector<GenFlag>& Flags() {
          return Status::Ok();
        }},
       {"bucket-mb", SetBucket},
-      {"out",
-       [](GenOptions* o, const std::string& v, const Where&) {
-         o->out = v;
-         return Status::Ok();
-       }},
+      {"out", SetString<&GenOptions::out>},
       {"hbm-gb", SetHbm},
-      {"network",
-       [](GenOptions* o, const std::string& v, const Where&) {
-         o->network = v;
-         return Status::Ok();
-       }},
-      {"place",
-       [](GenOptions* o, const std::string& v, const Where&) {
-         o->place = v;
-         return Status::Ok();
-       }},
+      {"network", SetString<&GenOptions::network>},
+      {"place", SetString<&GenOptions::place>},
       {"offload", SetOffload},
       {"embedding-sharding", SetSharding},
-      {"device",
-       [](GenOptions* o, const std::string& v, const Where&) {
-         o->device = v;
-         return Status::Ok();
-       }},
+      {"device", SetString<&GenOptions::device>},
       {"efficiency",
        [](GenOptions* o, const std::string& v, const Where& w) {
          ORRERY_PARSE_OR_RETURN(o->efficiency, ParseDouble(v, w, DoubleRange{0.01, 1, false}));
          return Status::Ok();
        }},
-      {"system-out",
-       [](GenOptions* o, const std::string& v, const Where&) {
-         o->system_out = v;
-         return Status::Ok();
-       }},
-      {"group-collective-model",
-       [](GenOptions* o, const std::string& v, const Where& w) {
-         if (v != "astra-sim" && v != "hierarchical") {
-           return ValueError(w, v, "unknown group-collective model",
-                             "astra-sim (ASTRA-sim's rules) or hierarchical (Orrery's per-dimension model)");
-         }
-         o->group_collective_model = v;
-         return Status::Ok();
-       }},
+      {"system-out", SetString<&GenOptions::system_out>},
+      {"group-collective-model", SetGroupModel},
       {"grad-reduce", SetGradReduce},
       {"grad-accumulation", SetGradAccumulation},
       {"comm-streams", SetCommStreams},

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <string>
 
+#include "core/status_line.h"
 #include "core/tick.h"
 
 namespace orrery {
@@ -39,14 +40,10 @@ class ProgressMeter {
 
  private:
   using Clock = std::chrono::steady_clock;
-  void Print(const std::string& line);
-
   Mode mode_;
-  std::FILE* out_;
+  StatusLine line_;
   double delay_s_, interval_s_;
   Clock::time_point start_, last_;
-  bool printed_ = false;
-  size_t width_ = 0;  // of the last kTerminal line, to clear it
 };
 
 }  // namespace orrery

@@ -175,6 +175,11 @@ const std::string& BaseSystem() {
   return p;
 }
 
+const std::string& BaseMemory() {
+  static const std::string p = WriteText("base_memory.yml", "backend: pool\nlatency_ns: 500\nbandwidth_gbps: 50\n");
+  return p;
+}
+
 const std::string& BaseTraces() {
   static const std::string p = MakeTraces();
   return p;
@@ -191,6 +196,8 @@ Result<RunReport> RunSmall(RunConfig c, bool own_groups) {
   if (c.files.workload_prefix.empty()) c.files.workload_prefix = BaseTraces();
   if (c.files.network.empty()) c.files.network = BaseNetwork();
   if (c.files.system.empty()) c.files.system = BaseSystem();
+  // The fixed traces load from remote memory: without a memory of its own the run gets the fixed pool.
+  if (c.files.memory_config.empty() && c.files.remote_memory.empty()) c.files.memory_config = BaseMemory();
   static const BackendRegistry backends = DefaultBackends();
   return RunSimulation(c, backends);
 }

@@ -40,11 +40,14 @@ void Note(const std::string& what, const Status& status);
 // send/receive ring) under the returned prefix.
 const std::string& BaseNetwork();
 const std::string& BaseSystem();
+// A memory YAML (a pool) for the fixed traces' load, used when a run names no memory of its own.
+const std::string& BaseMemory();
 const std::string& BaseTraces();
 // The groups of the fixed traces, ASTRA-sim's comm-group JSON: {"0": every rank}.
 const std::string& BaseGroups();
-// Fills the unset inputs of `c` with the fixed ones (the groups with
-// BaseGroups() unless `own_groups`: the traces then bring theirs) and runs it.
+// Fills the unset inputs of `c` with the fixed ones (the groups with BaseGroups() unless `own_groups`:
+// the traces then bring theirs; the memory with BaseMemory() when neither a memory YAML nor a remote
+// memory JSON is set) and runs it.
 // Every error is a Status; a crash, hang or sanitizer report is a finding.
 Result<RunReport> RunSmall(RunConfig c, bool own_groups = false);
 

@@ -434,6 +434,29 @@ def search_seeds():
     }
 
 
+def heterogeneity_seeds():
+    lol, top = laughs()
+    return {
+        'seed_valid': 'compute:\n  - ranks: 1\n    speed: 0.8\nlinks:\n  - ranks: "2-3"\n    dim: 0\n    bandwidth: 0.5\n',
+        'seed_list': 'compute:\n  - ranks: [0, 3]\n    speed: 2\n',
+        'seed_empty': '',
+        'seed_not_mapping': '- 1\n- 2\n',
+        'seed_rank_out': 'compute:\n  - ranks: 4\n    speed: 1\n',
+        'seed_rank_negative': 'compute:\n  - ranks: -1\n    speed: 1\n',
+        'seed_range_backwards': 'compute:\n  - ranks: "3-1"\n    speed: 1\n',
+        'seed_range_huge': 'compute:\n  - ranks: "0-99999999999999999999"\n    speed: 1\n',
+        'seed_twice': 'compute:\n  - ranks: 1\n    speed: 0.5\n  - ranks: "0-2"\n    speed: 2\n',
+        'seed_speed_zero': 'compute:\n  - ranks: 1\n    speed: 0\n',
+        'seed_speed_nan': 'compute:\n  - ranks: 1\n    speed: .nan\n',
+        'seed_speed_inf': 'compute:\n  - ranks: 1\n    speed: .inf\n',
+        'seed_speed_tiny': 'compute:\n  - ranks: 1\n    speed: 1e-6\n',
+        'seed_dim_out': 'links:\n  - ranks: 1\n    dim: 1\n    bandwidth: 0.5\n',
+        'seed_unknown_key': 'compute:\n  - ranks: 1\n    speed: 0.5\n    sped: 1\nlink:\n  - ranks: 1\n',
+        'seed_dup_key': 'compute:\n  - ranks: 1\n    speed: 0.5\n    speed: 0.7\n',
+        'seed_laughs': lol + 'compute:\n  - ranks: [' + ', '.join(['*' + top] * 4) + ']\n    speed: 1\n',
+    }
+
+
 def main():
     def write(target, name, data):
         # Inputs that still crash Orrery wait in pending/ until the fix lands.
@@ -450,7 +473,8 @@ def main():
         for name, data in seeds.items():
             write(target, name, data)
     for target, seeds in [('model_yaml', model_seeds()), ('sweep_spec', spec_seeds()), ('sweep_rows', rows_seeds()),
-                          ('csv_reader', csv_seeds()), ('search_args', search_seeds())]:
+                          ('csv_reader', csv_seeds()), ('search_args', search_seeds()),
+                          ('heterogeneity_yaml', heterogeneity_seeds())]:
         for name, data in seeds.items():
             write(target, name, data)
 

@@ -8,6 +8,7 @@
 #include "core/parse.h"
 #include "extern/json_util.h"
 #include "extern/yaml_map.h"
+#include "gen/kernels.h"
 
 namespace orrery::gen {
 
@@ -15,10 +16,11 @@ const std::vector<DevicePreset>& DevicePresets() {
   static const std::vector<DevicePreset> presets = {
       // Kernel model: SMs from the architecture whitepapers; efficiencies in docs/generator.md, "Compute model".
       {"a100", 312, 2039, 80, "NVIDIA A100 80GB SXM datasheet: BF16 tensor 312 TFLOPS dense, HBM2e 2,039 GB/s, 80 GB",
-       DeviceModel{108, 256, 128, 0.869, 0.88, 0.73, 0.63}},
+       DeviceModel{108, 256, 128, 0.869, 0.88, 0.73, 0.63, {{512, 0.462, 0.432}, {1024, 0.552, 0.500}, {2048, 0.666, 0.565}},
+                   0.757}},
       {"h100", 989.5, 3350, 80,
        "NVIDIA H100 SXM5 datasheet: BF16 tensor 1,979 TFLOPS with 2:4 sparsity, 989.5 dense, HBM3 3.35 TB/s, 80 GB",
-       DeviceModel{132, 256, 128, 0.75, 0.88, 0.50, 0.45}},
+       DeviceModel{132, 256, 128, 0.75, 0.88, 0.50, 0.45, {}, 0}},
   };
   return presets;
 }
@@ -33,6 +35,10 @@ Status ReadDeviceKeys(const YAML::Node& root, const std::string& path, DevicePre
     DoubleRange range;
   };
   double sms = d.model.sms, tile_m = d.model.tile_m, tile_n = d.model.tile_n;
+  // A file's attention efficiencies hold at every sequence length; one it leaves out is the
+  // base's at 2,048 tokens (the base's memory efficiency when it has no attention points).
+  const double unset = -1;
+  double attention_forward = unset, attention_backward = unset;
   const std::map<std::string, Key> keys = {
       {"peak_tflops", {&d.peak_tflops, DoubleRange{0.001, 1e9, false}}},
       {"hbm_gbps", {&d.hbm_gbps, DoubleRange{0.001, 1e9, false}}},
@@ -44,6 +50,9 @@ Status ReadDeviceKeys(const YAML::Node& root, const std::string& path, DevicePre
       {"memory_efficiency", {&d.model.memory_efficiency, DoubleRange{0, 1, true}}},
       {"flash_efficiency", {&d.model.flash_efficiency, DoubleRange{0, 1, true}}},
       {"flash_backward_efficiency", {&d.model.flash_backward_efficiency, DoubleRange{0, 1, true}}},
+      {"attention_forward_efficiency", {&attention_forward, DoubleRange{0, 1, true}}},
+      {"attention_backward_efficiency", {&attention_backward, DoubleRange{0, 1, true}}},
+      {"attention_dropout_efficiency", {&d.model.attention_dropout_efficiency, DoubleRange{0, 1, true}}},
   };
   std::vector<std::string> valid = {"base", "name"};
   for (const auto& [k, v] : keys) valid.push_back(k);
@@ -65,6 +74,11 @@ Status ReadDeviceKeys(const YAML::Node& root, const std::string& path, DevicePre
         return ValueError(where, e.value.Scalar(), "not an integer", DescribeRange(k->second.range) + ", whole");
       }
     }
+  }
+  if (attention_forward != unset || attention_backward != unset) {
+    const AttentionPoint p{2048, attention_forward != unset ? attention_forward : AttentionEfficiency(d.model, 2048, false),
+                           attention_backward != unset ? attention_backward : AttentionEfficiency(d.model, 2048, true)};
+    d.model.attention = {p};
   }
   d.model.sms = static_cast<int>(sms);
   d.model.tile_m = static_cast<int>(tile_m);

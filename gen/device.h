@@ -13,6 +13,14 @@ namespace orrery::gen {
 // tile (wave and tile quantisation), and the efficiencies measured on
 // kernels: a large GEMM's fraction of peak, a streaming kernel's fraction of
 // HBM bandwidth, FlashAttention's fraction of peak. Sources: docs/generator.md.
+// The standard (unfused) attention core's kernels at one sequence length:
+// the scores and context batched GEMMs and the softmax together, as
+// fractions of HBM bandwidth (their modelled bytes over the measured time).
+struct AttentionPoint {
+  double seq = 0;
+  double forward = 0, backward = 0;
+};
+
 struct DeviceModel {
   int sms = 0;
   int tile_m = 256, tile_n = 128;
@@ -20,6 +28,11 @@ struct DeviceModel {
   double memory_efficiency = 1;
   double flash_efficiency = 1;           // FlashAttention forward
   double flash_backward_efficiency = 1;  // and backward
+  // The attention core by sequence length, ascending (gen/kernels.h,
+  // AttentionEfficiency); empty: memory_efficiency.
+  std::vector<AttentionPoint> attention;
+  // The forward dropout of the attention probabilities; 0: memory_efficiency.
+  double attention_dropout_efficiency = 0;
 };
 
 struct DevicePreset {

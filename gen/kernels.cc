@@ -1,6 +1,7 @@
 #include "gen/kernels.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string_view>
 
 namespace orrery::gen {
@@ -54,6 +55,21 @@ double GemmEfficiency(const DeviceModel& d, uint64_t m, uint64_t n, uint64_t k, 
   return d.gemm_efficiency * std::max(Quantised(m, n, batch, tm, tn, sms), Quantised(m, n, batch, tn, tm, sms));
 }
 
+double AttentionEfficiency(const DeviceModel& d, uint64_t s, bool backward) {
+  const std::vector<AttentionPoint>& p = d.attention;
+  if (p.empty()) return d.memory_efficiency;
+  const auto at = [&](size_t i) { return backward ? p[i].backward : p[i].forward; };
+  const double x = static_cast<double>(s);
+  if (x <= p.front().seq) return at(0);
+  for (size_t i = 1; i < p.size(); ++i) {
+    if (x <= p[i].seq) {
+      const double f = std::log(x / p[i - 1].seq) / std::log(p[i].seq / p[i - 1].seq);
+      return at(i - 1) + f * (at(i) - at(i - 1));
+    }
+  }
+  return at(p.size() - 1);
+}
+
 Kernel GemmKernel(const char* name, const DeviceModel& d, uint64_t m, uint64_t n, uint64_t k, uint64_t batch) {
   return Make(name, 2 * m * n * k * batch, (m * k + k * n + m * n) * kValue * batch, GemmEfficiency(d, m, n, k, batch),
               d.memory_efficiency);
@@ -71,6 +87,25 @@ Kernel ElementwiseKernel(const char* name, const DeviceModel& d, uint64_t read, 
   return Make(name, std::max<uint64_t>(flops, 1), read + written, 1, d.memory_efficiency);
 }
 
+namespace {
+
+// The attention core's kernels at its measured bandwidth (forward or backward).
+Kernel AttentionGemm(const char* name, const DeviceModel& d, const LayerShape& l, uint64_t m, uint64_t n, uint64_t k,
+                     uint64_t batch, bool backward) {
+  Kernel g = backward ? GemmBackwardKernel(name, d, m, n, k, batch) : GemmKernel(name, d, m, n, k, batch);
+  g.memory_efficiency = static_cast<float>(AttentionEfficiency(d, l.s, backward));
+  return g;
+}
+
+Kernel AttentionElementwise(const char* name, const DeviceModel& d, double efficiency, uint64_t read,
+                            uint64_t written, uint64_t flops) {
+  Kernel e = ElementwiseKernel(name, d, read, written, flops);
+  e.memory_efficiency = static_cast<float>(efficiency);
+  return e;
+}
+
+}  // namespace
+
 BlockKernels AttentionForward(const DeviceModel& d, const LayerShape& l) {
   const Tensors x = TensorsOf(l);
   const uint64_t heads = l.d ? l.q / l.d / l.t : 0;
@@ -84,10 +119,13 @@ BlockKernels AttentionForward(const DeviceModel& d, const LayerShape& l) {
       const uint64_t io = x.tokens * (2 * l.q + 2 * l.kv) / l.t * kValue;
       k.body.push_back(Make("flash", 2 * l.b * l.s * l.s * l.q / l.t, io, d.flash_efficiency, d.memory_efficiency));
     } else {
-      k.body.push_back(GemmKernel("scores", d, l.s, l.s, l.d, l.b * heads));
-      k.body.push_back(ElementwiseKernel("softmax", d, x.probs * kValue, x.probs * kValue, x.probs));
-      k.body.push_back(ElementwiseKernel("dropout", d, x.probs * kValue, x.probs * (kValue + kMask), x.probs));
-      k.body.push_back(GemmKernel("av", d, l.s, l.d, l.s, l.b * heads));
+      const double core = AttentionEfficiency(d, l.s, false);
+      const double dropout = d.attention_dropout_efficiency > 0 ? d.attention_dropout_efficiency : d.memory_efficiency;
+      k.body.push_back(AttentionGemm("scores", d, l, l.s, l.s, l.d, l.b * heads, false));
+      k.body.push_back(AttentionElementwise("softmax", d, core, x.probs * kValue, x.probs * kValue, x.probs));
+      k.body.push_back(
+          AttentionElementwise("dropout", d, dropout, x.probs * kValue, x.probs * (kValue + kMask), x.probs));
+      k.body.push_back(AttentionGemm("av", d, l, l.s, l.d, l.s, l.b * heads, false));
     }
   }
   k.body.push_back(GemmKernel("proj", d, x.tokens, l.h, l.q / l.t));
@@ -120,10 +158,12 @@ BlockKernels AttentionBackward(const DeviceModel& d, const LayerShape& l) {
       k.body.push_back(
           Make("flash", 5 * l.b * l.s * l.s * l.q / l.t, 2 * io, d.flash_backward_efficiency, d.memory_efficiency));
     } else {
-      k.body.push_back(GemmBackwardKernel("av", d, l.s, l.d, l.s, l.b * heads));
+      const double core = AttentionEfficiency(d, l.s, true);
+      k.body.push_back(AttentionGemm("av", d, l, l.s, l.d, l.s, l.b * heads, true));
       k.body.push_back(ElementwiseKernel("dropout", d, x.probs * (kValue + kMask), x.probs * kValue, x.probs));
-      k.body.push_back(ElementwiseKernel("softmax", d, 2 * x.probs * kValue, x.probs * kValue, 2 * x.probs));
-      k.body.push_back(GemmBackwardKernel("scores", d, l.s, l.s, l.d, l.b * heads));
+      k.body.push_back(
+          AttentionElementwise("softmax", d, core, 2 * x.probs * kValue, x.probs * kValue, 2 * x.probs));
+      k.body.push_back(AttentionGemm("scores", d, l, l.s, l.s, l.d, l.b * heads, true));
     }
   }
   if (l.rope) k.body.push_back(ElementwiseKernel("rope", d, x.rope * kValue, x.rope * kValue, x.rope));

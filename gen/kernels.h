@@ -41,6 +41,12 @@ struct Kernel {
 // heuristics choose).
 double GemmEfficiency(const DeviceModel& d, uint64_t m, uint64_t n, uint64_t k, uint64_t batch = 1);
 
+// The fraction of HBM bandwidth the unfused attention core (scores, softmax,
+// context) reaches at sequence length `s`: the device's measured points,
+// interpolated linearly in log s between two of them, the nearest one outside
+// them; memory_efficiency when the device has none.
+double AttentionEfficiency(const DeviceModel& d, uint64_t s, bool backward);
+
 // A GEMM's kernel (forward) and the backward pair (data and weight gradients).
 Kernel GemmKernel(const char* name, const DeviceModel& d, uint64_t m, uint64_t n, uint64_t k, uint64_t batch = 1);
 Kernel GemmBackwardKernel(const char* name, const DeviceModel& d, uint64_t m, uint64_t n, uint64_t k,

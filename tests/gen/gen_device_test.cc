@@ -6,6 +6,7 @@
 
 #include "extern/astra_config.h"
 #include "gen/device.h"
+#include "gen/kernels.h"
 #include "gen/gen_args.h"
 #include "gen/generate.h"
 #include "tests/test_util.h"
@@ -69,8 +70,20 @@ TEST(GenDevice, DeviceFilesOverrideAPresetAndNameTheirErrors) {
   EXPECT_DOUBLE_EQ(dev->model.gemm_efficiency, 0.5);  // from the file
   EXPECT_EQ(dev->model.sms, 54);
   EXPECT_DOUBLE_EQ(dev->model.memory_efficiency, 0.88);
+  // The attention core: a file's value holds at every length, the other direction stays the base's
+  // at 2,048 tokens (A100: 0.565 backward, FlashAttention paper's Megatron rows; docs/generator.md).
+  d.Write("dev.yml", "base: a100\nattention_forward_efficiency: 0.5\nattention_dropout_efficiency: 0.6\n");
+  auto att = FindDevice(d.File("dev.yml"));
+  ASSERT_TRUE(att.ok()) << att.status().message();
+  for (uint64_t s : {512u, 2048u, 8192u}) {
+    EXPECT_DOUBLE_EQ(AttentionEfficiency(att->model, s, false), 0.5) << s;
+    EXPECT_DOUBLE_EQ(AttentionEfficiency(att->model, s, true), 0.565) << s;
+  }
+  EXPECT_DOUBLE_EQ(att->model.attention_dropout_efficiency, 0.6);
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"base: a100\ngemm_eficiency: 0.5\n", "dev.yml:2: gemm_eficiency: unknown key"},
+      {"base: a100\nattention_backward_efficiency: 0\n",
+       "dev.yml:2: attention_backward_efficiency = \"0\": out of range; allowed: a number > 0 and <= 1"},
       {"base: a100\nsms: 10\nsms: 20\n", "dev.yml:3: key 'sms' is given twice (first on line 2)"},
       {"peak_tflops: 100\n", "missing required key 'hbm_gbps' (or give 'base: a100'"},
       {"base: a200\n", "dev.yml:1: base = a200: unknown device preset; allowed: a100, h100"},

@@ -20,7 +20,7 @@ using orrery::testing::SetAttr;
 using orrery::testing::TempDir;
 
 // A toy device: 4 SMs, 2×2 tiles, large GEMMs at half of peak.
-DeviceModel Toy() { return DeviceModel{4, 2, 2, 0.5, 0.8, 0.4, 0.3}; }
+DeviceModel Toy() { return DeviceModel{4, 2, 2, 0.5, 0.8, 0.4, 0.3, {}, 0}; }
 
 TEST(GenKernels, GemmEfficiencyQuantisesTilesAndWaves) {
   // 4×4: 4 tiles, one full wave: 0.5.
@@ -119,6 +119,53 @@ TEST(GenKernels, FlashAttentionFusesTheCore) {
   EXPECT_EQ(k.bytes, 64u * 4 * 128 / 2 * 2);
   EXPECT_FLOAT_EQ(k.compute_efficiency, 0.4F);
   EXPECT_TRUE(AttentionCoreRecompute(Toy(), l).empty());
+}
+
+// The attention core's measured bandwidth by sequence length: linear in log s
+// between two points, the nearest point outside them, memory_efficiency without any.
+TEST(GenKernels, AttentionEfficiencyInterpolatesInLogSequence) {
+  DeviceModel d = Toy();
+  EXPECT_DOUBLE_EQ(AttentionEfficiency(d, 64, false), 0.8);
+  EXPECT_DOUBLE_EQ(AttentionEfficiency(d, 64, true), 0.8);
+  d.attention = {{100, 0.2, 0.1}, {400, 0.6, 0.5}};
+  EXPECT_DOUBLE_EQ(AttentionEfficiency(d, 50, false), 0.2);
+  EXPECT_DOUBLE_EQ(AttentionEfficiency(d, 100, true), 0.1);
+  // 200 is half way from 100 to 400 in log s.
+  EXPECT_NEAR(AttentionEfficiency(d, 200, false), 0.4, 1e-12);
+  EXPECT_NEAR(AttentionEfficiency(d, 200, true), 0.3, 1e-12);
+  EXPECT_DOUBLE_EQ(AttentionEfficiency(d, 400, false), 0.6);
+  EXPECT_DOUBLE_EQ(AttentionEfficiency(d, 4000, true), 0.5);
+}
+
+// The unfused core's kernels (scores, softmax, av; forward, backward and the
+// selective replay) run at the core's efficiency for their sequence length,
+// the forward dropout at its own, everything else at memory_efficiency.
+TEST(GenKernels, AttentionCoreKernelsUseTheirMeasuredBandwidth) {
+  DeviceModel d = Toy();
+  d.attention = {{32, 0.3, 0.2}, {128, 0.5, 0.4}};
+  d.attention_dropout_efficiency = 0.7;
+  const LayerShape l = GptLayer(2, 64, 128, 8, 4, false);  // s 64: 0.4 forward, 0.3 backward
+  const BlockKernels f = AttentionForward(d, l), b = AttentionBackward(d, l);
+  for (const char* name : {"scores", "softmax", "av"}) {
+    EXPECT_NEAR(Named(f.body, name).memory_efficiency, 0.4, 1e-6) << name;
+    EXPECT_NEAR(Named(b.body, name).memory_efficiency, 0.3, 1e-6) << name;
+  }
+  EXPECT_FLOAT_EQ(Named(f.body, "dropout").memory_efficiency, 0.7F);
+  EXPECT_FLOAT_EQ(Named(b.body, "dropout").memory_efficiency, 0.8F);
+  for (const char* name : {"qkv", "proj"}) {
+    EXPECT_FLOAT_EQ(Named(f.body, name).memory_efficiency, 0.8F) << name;
+    EXPECT_FLOAT_EQ(Named(b.body, name).memory_efficiency, 0.8F) << name;
+  }
+  EXPECT_FLOAT_EQ(Named(f.pre, "ln").memory_efficiency, 0.8F);
+  // The GEMMs keep their tile and wave quantised compute efficiency.
+  EXPECT_FLOAT_EQ(Named(f.body, "scores").compute_efficiency, static_cast<float>(GemmEfficiency(d, 64, 64, 16, 4)));
+  for (const Kernel& k : AttentionCoreRecompute(d, l)) {
+    const double want = std::string(k.name) == "dropout" ? 0.7 : 0.4;
+    EXPECT_NEAR(k.memory_efficiency, want, 1e-6) << k.name;
+  }
+  // A device without a dropout figure runs it at memory_efficiency.
+  d.attention_dropout_efficiency = 0;
+  EXPECT_FLOAT_EQ(Named(AttentionForward(d, l).body, "dropout").memory_efficiency, 0.8F);
 }
 
 // The tiny GPT model on tp 2 · dp 2 · pp 2 with the A100's kernel model.

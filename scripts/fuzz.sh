@@ -13,7 +13,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
-TARGETS="et_reader network_yaml system_json remote_memory_json memory_yaml comm_group_json notation simulation run_report remote_client remote_peer process_groups trace_sniff model_yaml sweep_spec sweep_rows search_args csv_reader"
+TARGETS="et_reader network_yaml system_json remote_memory_json memory_yaml comm_group_json notation simulation run_report remote_client remote_peer process_groups trace_sniff model_yaml sweep_spec sweep_rows search_args csv_reader heterogeneity_yaml"
 if [ "${1:-}" = list ] || [ $# -ne 2 ]; then
   echo "usage: scripts/fuzz.sh TARGET SECONDS"; echo "targets: $TARGETS"
   [ "${1:-}" = list ]; exit $?

@@ -75,6 +75,9 @@ Result<SweepSpec> ReadSweepSpec(const std::string& path, const SweepLimits& limi
 // The paths a spec may assign, for messages and --help.
 std::vector<std::string> ValidPaths(int network_dims);
 
+// A file named in a spec, relative to the spec's folder (an absolute path as it is).
+std::string ResolveSpecPath(const std::string& spec_file, const std::string& path);
+
 struct Options {
   int jobs = 1;
   int shard_index = 0, shard_count = 1;  // this process runs points with index % count == index

@@ -171,7 +171,8 @@ Status SetSystemKey(const Assignment& a, size_t dims, const std::string& where, 
   return Status::Ok();
 }
 
-// run.backend, run.iterations, run.symmetry (checked when the spec was read).
+// run.backend, run.iterations, run.symmetry (checked when the spec was read); run.heterogeneity
+// names a file, set by the caller.
 Status SetRunOption(const Assignment& a, const std::string& where, RunOptions* run) {
   if (a.path == "run.backend") run->backend = a.value.text;
   if (a.path == "run.iterations") {
@@ -203,6 +204,10 @@ Result<Prepared> Preparer::Prepare(uint64_t index, const std::vector<Assignment>
     if (a.path.rfind("network.", 0) == 0) ORRERY_RETURN_IF_ERROR(SetNetwork(a, where, &dims, &c.files));
     if (a.path.rfind("system.", 0) == 0) ORRERY_RETURN_IF_ERROR(SetSystemKey(a, dims.size(), where, &sys));
     if (a.path.rfind("run.", 0) == 0) ORRERY_RETURN_IF_ERROR(SetRunOption(a, where, &c.run));
+    // A heterogeneity file by point ("none": the cluster as configured), relative to the spec.
+    if (a.path == "run.heterogeneity") {
+      c.files.heterogeneity = a.value.text == "none" ? "" : ResolveSpecPath(spec_.file, a.value.text);
+    }
   }
   ORRERY_RETURN_IF_ERROR(CheckNpus(dims, where));
   for (const Dim& d : dims) {

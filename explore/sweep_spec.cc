@@ -26,7 +26,7 @@ const char* const kGenFlags[] = {"tp",           "cp",        "ep",           "d
                                  "global-batch", "schedule",  "recompute",    "zero",
                                  "order",        "bucket-mb", "hbm-gb",       "place",
                                  "offload",      "sp",        "model"};
-const char* const kRunFields[] = {"backend", "iterations", "symmetry"};
+const char* const kRunFields[] = {"backend", "iterations", "symmetry", "heterogeneity"};
 
 std::string Dir(const std::string& file) {
   const size_t slash = file.rfind('/');
@@ -192,6 +192,10 @@ Status Keep(std::vector<Assignment> point, uint64_t index, PointFilters* filters
 
 }  // namespace
 
+std::string ResolveSpecPath(const std::string& spec_file, const std::string& path) {
+  return Resolve(spec_file, path);
+}
+
 std::vector<std::string> ValidPaths(int network_dims) {
   std::vector<std::string> out = {"network.notation"};
   for (int k = 0; k < network_dims; ++k) {
@@ -234,6 +238,7 @@ Status ReadBaseKey(const std::string& path, const std::string& key, const YAML::
   if (key == "comm-groups") files.comm_groups = Resolve(path, v);
   if (key == "memory") files.memory_config = Resolve(path, v);
   if (key == "remote-memory") files.remote_memory = Resolve(path, v);
+  if (key == "heterogeneity") files.heterogeneity = Resolve(path, v);
   if (key == "backend") spec->base.run.backend = v;
   if (key == "symmetry" && !ParseSymmetry(v, &spec->base.run.symmetry)) {
     return ValueError(Where{path, value.Mark().line + 1, "base.symmetry"}, v, "unknown symmetry mode", "auto, off");
@@ -246,8 +251,9 @@ Status ReadBaseKey(const std::string& path, const std::string& key, const YAML::
 }
 
 Status ReadBaseSection(const std::string& path, const YAML::Node& root, SweepSpec* spec) {
-  static const std::vector<std::string> kBase = {"network", "system",        "workload", "generate",   "comm-groups",
-                                                 "memory",  "remote-memory", "backend",  "iterations", "symmetry"};
+  static const std::vector<std::string> kBase = {"network",       "system",  "workload",   "generate",
+                                                 "comm-groups",   "memory",  "remote-memory", "heterogeneity",
+                                                 "backend",       "iterations", "symmetry"};
   const YAML::Node base = root["base"];
   if (!base || !base.IsMap()) return Status::Invalid(path + ": 'base' is required: the inputs every point starts from");
   ORRERY_PARSE_OR_RETURN(const std::vector<YamlEntry> entries, MappingEntries(base, path, "base"));

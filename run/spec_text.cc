@@ -93,6 +93,17 @@ nlohmann::ordered_json SystemJson(const Spec& s) {
   return j;
 }
 
+// A heterogeneity file's effect, rank by rank: "compute r:speed ..., link r/d:factor ...".
+std::string HeterogeneityText(const Heterogeneity& h) {
+  std::string t = "compute";
+  for (const auto& [rank, speed] : h.compute_speed) t += " " + std::to_string(rank) + ":" + Num(speed);
+  t += ", link";
+  for (const auto& [key, factor] : h.link) {
+    t += " " + std::to_string(key >> 8) + "/" + std::to_string(key & 0xff) + ":" + Num(factor);
+  }
+  return t;
+}
+
 }  // namespace
 
 std::string SpecCanonical(const Spec& s) {
@@ -147,6 +158,8 @@ std::string SpecCanonical(const Spec& s) {
     line("comm_group." + name, r);
   }
   line("workload", s.graphs.text);
+  // Absent without a heterogeneity file (the hashes made before it existed); else what it sets.
+  if (!s.heterogeneity.empty()) line("heterogeneity", HeterogeneityText(s.heterogeneity));
   line("backend", s.run.backend);
   for (const auto& [k, v] : s.run.backend_params) {
     if (!v.empty()) line("backend.param." + k, v);
@@ -169,6 +182,7 @@ std::string SpecConfigJson(const Spec& s) {
   j["files"] = {{"workload", Shown(f, f.workload_prefix)}, {"system", Shown(f, f.system)},
                 {"network", Shown(f, f.network)},          {"remote_memory", Shown(f, f.remote_memory)},
                 {"memory", Shown(f, f.memory_config)},     {"comm_groups", Shown(f, f.comm_groups)}};
+  if (!f.heterogeneity.empty()) j["files"]["heterogeneity"] = Shown(f, f.heterogeneity);
   j["workload"] = {{"source", Shown(f, s.source ? s.source->Describe() : "")}, {"digest", s.graphs.text}};
   auto& net = j["network"] = {{"npus", s.npus}};
   auto& dims = net["dims"] = nlohmann::ordered_json::array();

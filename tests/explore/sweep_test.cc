@@ -219,6 +219,39 @@ TEST(Sweep, ShardsMergeToTheSingleRunsTable) {
 
 // A point the generator refuses (tp 3 divides neither heads nor the NPUs) is
 // a row with its message; the other points run.
+// run.heterogeneity: a file per point, relative to the spec ("none": as configured); each
+// row equals the run of its own file, and a file that does not read is that point's row.
+TEST(Sweep, HeterogeneityFilesAreAnAxis) {
+  TempDir d;
+  d.Write("slow.yml", "compute:\n  - ranks: 3\n    speed: 0.5\n");
+  d.Write("bad.yml", "compute:\n  - ranks: 8\n    speed: 0.5\n");
+  WriteBase(d, "axes:\n  run.heterogeneity: [none, slow.yml, bad.yml]\n");
+  auto sum = Sweep(d, "out", 2);
+  ASSERT_TRUE(sum.ok()) << sum.status().message();
+  EXPECT_EQ(sum->failed, 1u);
+  const std::string csv = ReadFileText(d.File("out/sweep.csv"));
+  std::vector<Tick> finished;
+  for (const std::string het : {"", "slow.yml"}) {
+    RunConfig c;
+    c.files.network = "Ring(4,100GB/s,500ns)_Switch(2,25GB/s,2us)";
+    c.files.system = d.File("sys.json");
+    if (!het.empty()) c.files.heterogeneity = d.File(het);
+    auto source = gen::GeneratedSource("--model=" + d.File("model.yml") + " --tp=4 --dp=2 --microbatches=2");
+    ASSERT_TRUE(source.ok());
+    c.source = source.value();
+    auto r = RunSimulation(c, DefaultBackends());
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    finished.push_back(orrery::testing::MaxFinished(r.value()));
+    EXPECT_NE(csv.find("," + r->config_hash + ",ok," + std::to_string(finished.back()) + ","), std::string::npos)
+        << het << "\n" << csv;
+  }
+  EXPECT_GT(finished[1], finished[0]);  // rank 3 at half speed holds up its TP group
+  // (CSV doubles the message's quotes.)
+  EXPECT_NE(csv.find("bad.yml:2: ranks = \"\"8\"\": out of range; allowed: an integer >= 0 and <= 7"),
+            std::string::npos)
+      << csv;
+}
+
 TEST(Sweep, BadPointsAreRows) {
   TempDir d;
   WriteBase(d, "axes:\n  gen.tp: [4, 3]\n");

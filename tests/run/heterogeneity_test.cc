@@ -61,6 +61,34 @@ TEST(Heterogeneity, ComputeSpeedScalesReplayedDurations) {
                 d.File("het.yml"));
 }
 
+// The configuration's hash covers what the file sets: two files that set different speeds
+// hash apart, a file that sets nothing hashes as no file (and so do the hashes of older runs).
+TEST(Heterogeneity, TheConfigHashCoversTheFile) {
+  TempDir d;
+  d.Write("network.yml", testing::NetworkYaml("Ring", 4, 100, 500));
+  d.Write("system.json", testing::SystemJson("ring", 1, 10, 1600));
+  WriteCompute(d, 4, 100);
+  RunConfig c;
+  c.files.workload_prefix = d.File("trace");
+  c.files.network = d.File("network.yml");
+  c.files.system = d.File("system.json");
+  auto plain = RunSimulation(c, DefaultBackends());
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  std::vector<std::string> hashes;
+  for (const char* speed : {"0.5", "0.25"}) {
+    d.Write("het.yml", std::string("compute:\n  - ranks: 2\n    speed: ") + speed + "\n");
+    auto r = RunHet(d);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_NE(r->config_hash, plain->config_hash) << speed;
+    hashes.push_back(r->config_hash);
+  }
+  EXPECT_NE(hashes[0], hashes[1]);
+  d.Write("het.yml", "compute: []\n");
+  auto none = RunHet(d);
+  ASSERT_TRUE(none.ok()) << none.status().message();
+  EXPECT_EQ(none->config_hash, plain->config_hash);
+}
+
 // Under the roofline: 10^9 operations at 100 TFLOP/s take 10,000 ns; at speed 0.5, 20,000.
 TEST(Heterogeneity, ComputeSpeedScalesTheRoofline) {
   TempDir d;

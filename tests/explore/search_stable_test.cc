@@ -188,8 +188,42 @@ TEST(SearchDeadline, StopEndsARunningSimulationWithTheReason) {
   EXPECT_EQ(r.status().message(), "stopped at the time limit before building the simulation");
 }
 
+// The build's part of the stop (run/build.h, StoppableSource): before every
+// rank's graph loaded and every rank's peers listed (the rank-class decision
+// lists them for every rank). Inactive: the inner source's answers.
+TEST(SearchDeadline, StoppableSourceStopsLoadsAndPeerLists) {
+  auto w = GenerateDense(testing::TinyModel(4, 32), [] {
+    Strategy s;
+    s.pp = 2, s.npus = 2, s.microbatches = 2;
+    return s;
+  }());
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  const std::shared_ptr<const GraphSource> inner = WorkloadSource(std::move(w.value()), "two stages");
+  std::vector<int> expected, peers;
+  ASSERT_TRUE(inner->RankPeers(1, &expected));
+  ASSERT_FALSE(expected.empty());
+  RunStop none;
+  const auto open = StoppableSource(inner, &none);
+  EXPECT_TRUE(open->Load(1, GraphLoadOptions{}).ok());
+  EXPECT_TRUE(open->RankPeers(1, &peers));
+  EXPECT_EQ(peers, expected);
+  EXPECT_FALSE(none.stopped);
+  std::atomic<bool> cancel{true};
+  RunStop stop;
+  stop.cancel = &cancel;
+  const auto shut = StoppableSource(inner, &stop);
+  EXPECT_TRUE(shut->RankPeers(1, &peers));
+  EXPECT_TRUE(peers.empty());
+  EXPECT_TRUE(stop.stopped);
+  auto g = shut->Load(1, GraphLoadOptions{});
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().message(), "stopped at the time limit while building (before loading rank 1's graph)");
+}
+
 // The search reports a candidate stopped at the time limit as stopped, not as
-// a result; exit 0 (the time limit is what was asked for).
+// a result; exit 0 (the time limit is what was asked for). Stopped from the
+// start, each is stopped in its generation (GenerateDense looks at the stop
+// before its first stage).
 TEST(SearchDeadline, SearchReportsStoppedCandidates) {
   TempDir d;
   d.Write("tiny.yml", kTinyYaml);

@@ -4,6 +4,7 @@
 // a stage holds, the roofline, and the compute of a layer and of a stage's
 // microbatch. Internal to explore/.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 
 #include "explore/search_cost.h"

@@ -133,13 +133,7 @@ gen::SearchResult RankStrategies(const SearchFlags& f, const SearchInputs& in, g
   space.npus = in.npus;
   space.global_batch = in.batch;
   space.hbm_bytes = static_cast<uint64_t>(GBToBytes(in.hbm_gb));
-  gen::CostModel cost;
-  cost.peak_flops_per_s = TflopsToFlopsPerSecond(in.system.peak_perf_tflops);
-  cost.mem_bytes_per_s = BytesPerNsToBytesPerSecond(in.system.local_mem_bw);
-  cost.dims = in.dims;
-  cost.splits = in.system.preferred_dataset_splits;
-  cost.endpoint_delay_s = static_cast<double>(in.system.endpoint_delay_ns) * kSecondsPerNs;
-  cost.hierarchical_groups = in.system.group_collective_model == "hierarchical";
+  const gen::CostModel cost = gen::CostModelOf(in.system, in.dims);
   gen::RankOptions ro;
   ro.top = static_cast<size_t>(in.top);
   ro.merge_twins = !f.keep_twins;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "extern/astra_config.h"
 #include "gen/strategy.h"
 #include "network/topology.h"
 
@@ -28,7 +29,22 @@ struct CostModel {
   // collective goes at the speed of the lowest dimension the group spans.
   // Hierarchical (true): charged on the slowest spanned dimension.
   bool hierarchical_groups = false;
+  // What the lower bound may assume of the system layer (docs/generator.md,
+  // "Lower bound"): at most `active_chunks` chunks per network dimension run
+  // at once on an NPU (active-chunks-per-dimension); `chunks_by_priority`:
+  // its queues take chunks by the collectives' priority
+  // (intra-dimension-scheduling FIFO), so a collective's chunks start in
+  // their order on every NPU (SmallestFirst: false); `ring_collectives`:
+  // every all-reduce, reduce-scatter and all-gather implementation is ring
+  // (or none is named). Without it the bound counts no collective.
+  int active_chunks = 1;
+  bool chunks_by_priority = true;
+  bool ring_collectives = true;
 };
+
+// The cost model of a system JSON (its roofline, chunking, endpoint delay,
+// group model, queues and algorithms) on `dims`.
+CostModel CostModelOf(const AstraSystemConfig& sys, std::vector<Dim> dims);
 
 // Seconds per iteration of the slowest pipeline stage; every term is what
 // that stage's critical path spends on it, so they add up to `total_s`.
@@ -44,16 +60,13 @@ struct SymbolicCost {
   double dp_s = 0;           // gradient reduction not hidden by the last backward
   double bubble = 0;         // (p−1)/(m·V+p−1)
   double total_s = 0;
-  // A lower bound of the simulated iteration time: a rank's graph is one
-  // chain (compute nodes, TP collectives, ZeRO-3's first gather of each
-  // chunk's pass and each ring-attention step's wait for its K/V block, one
-  // after another, each at least its roofline time, its ring's bytes
-  // through the link plus one chunk's step latencies, or its message), so the
-  // slowest stage's m·(compute + those) bounds it; the last stage also waits
-  // for the first microbatch's forward through the p−1 virtual stages before
-  // it and is followed by its last microbatch's backward through them (at
-  // least ⌊L/(p·V)⌋ layers' compute each). Communication the graph may
-  // overlap (DP, the other ZeRO-3 gathers, PP messages, EP) is left out.
+  // A lower bound of the simulated iteration time, proven in
+  // docs/generator.md, "Lower bound" (explore/search_bound.cc): the slowest
+  // of stage 0 and stage p−1 needs m times the chain of one microbatch
+  // (compute at the roofline, TP collectives, ZeRO-3's first gathers of each
+  // model chunk's pass, ring attention's waits for K/V blocks), the last
+  // stage also the pipeline's way in and out, less 1 ns for each node and
+  // message the simulation truncates.
   double lower_s = 0;
 };
 

@@ -13,43 +13,11 @@
 namespace orrery::gen {
 namespace {
 
-// A graph source that looks at the stop before every rank's graph it loads:
-// building a large candidate (the symmetry and rank-class decisions load
-// graphs) can take far longer than the event loop's checks allow.
-class StoppableSource : public GraphSource {
- public:
-  StoppableSource(std::shared_ptr<const GraphSource> inner, RunStop* stop) : inner_(std::move(inner)), stop_(stop) {}
-  std::string Describe() const override { return inner_->Describe(); }
-  Status Check(int npus, const std::string& network, uint64_t* rank0_bytes, uint64_t* total_bytes) const override {
-    return inner_->Check(npus, network, rank0_bytes, total_bytes);
-  }
-  Result<NpuGraph> Load(int rank, const GraphLoadOptions& options) const override {
-    if (stop_->active() && stop_->Due()) {
-      stop_->stopped = true;
-      return Status::Env("stopped at " + stop_->reason + " while building (before loading rank " +
-                         std::to_string(rank) + "'s graph)");
-    }
-    return inner_->Load(rank, options);
-  }
-  bool SameInputAsRank0(int rank) const override { return inner_->SameInputAsRank0(rank); }
-  const std::vector<int>* DeclaredClasses() const override { return inner_->DeclaredClasses(); }
-  bool RankPeers(int rank, std::vector<int>* peers) const override { return inner_->RankPeers(rank, peers); }
-  std::map<std::string, std::vector<int>> CommGroups() const override { return inner_->CommGroups(); }
-  Result<SourceGroups> ProcessGroups(int npus, const SourceDigest& digest, bool rank0_only) const override {
-    return inner_->ProcessGroups(npus, digest, rank0_only);
-  }
-  Result<SourceDigest> Digest(int npus) const override { return inner_->Digest(npus); }
-  const WorkloadFigures* Figures() const override { return inner_->Figures(); }
-
- private:
-  std::shared_ptr<const GraphSource> inner_;
-  RunStop* stop_;
-};
-
 // A candidate is the base Spec (the files, read once) with its workload as
 // the graph source, completed and run (run/spec.h, run/build.h); the stop is
-// looked at before the generation, before every graph loaded, before the
-// run and in the event loop.
+// looked at in the generation (before each stage and microbatch pass), before
+// every graph loaded and every rank's peers listed, before the run and in the
+// event loop.
 Simulated SimulateOne(const ModelDesc& m, const Candidate& c, const Result<Spec>& base, const Registries& registries,
                       RunStop stop) {
   Simulated out;
@@ -57,20 +25,16 @@ Simulated SimulateOne(const ModelDesc& m, const Candidate& c, const Result<Spec>
     out.error = base.status().message();
     return out;
   }
-  if (stop.active() && stop.Due()) {
-    out.stopped = true;
-    return out;
-  }
-  auto w = GenerateDense(m, c.strategy);
+  auto w = GenerateDense(m, c.strategy, [&stop] { return stop.Fire(); });
   if (!w.ok()) {
-    out.error = w.status().message();
+    out.stopped = stop.stopped;
+    if (!out.stopped) out.error = w.status().message();
     return out;
   }
   Spec spec = base.value();
-  spec.source = std::make_shared<StoppableSource>(WorkloadSource(std::move(w.value()),
-                                                                 "search candidate " + std::to_string(c.index) + " (" +
-                                                                     StrategyText(c.strategy) + ")"),
-                                                  &stop);
+  spec.source = StoppableSource(WorkloadSource(std::move(w.value()), "search candidate " + std::to_string(c.index) +
+                                                                         " (" + StrategyText(c.strategy) + ")"),
+                                &stop);
   const Status completed = CompleteSpec(&spec, registries);
   Result<RunReport> r = completed.ok() ? RunSpec(spec, registries, nullptr, &stop) : Result<RunReport>(completed);
   if (!r.ok()) {

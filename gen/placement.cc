@@ -73,6 +73,11 @@ bool SpannedDimsClosedForm(const std::array<int64_t, kNumAxes>& sizes, const std
 
 }  // namespace
 
+bool SpannedDimsIfChained(const std::array<int64_t, kNumAxes>& sizes, const std::array<Axis, kNumAxes>& order,
+                          AxisSet set, const std::vector<Dim>& dims, uint32_t* spanned) {
+  return SpannedDimsClosedForm(sizes, order, set, dims, spanned);
+}
+
 uint32_t SpannedDims(const std::array<int64_t, kNumAxes>& sizes, const std::array<Axis, kNumAxes>& order, AxisSet set,
                      const std::vector<Dim>& dims) {
   if (uint32_t spanned = 0; SpannedDimsClosedForm(sizes, order, set, dims, &spanned)) return spanned;

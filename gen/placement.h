@@ -29,6 +29,14 @@ std::vector<std::string> DescribePlacement(const Layout& layout, const std::vect
 // the group's ranks, without allocating.
 uint32_t SpannedDims(const std::array<int64_t, kNumAxes>& sizes, const std::array<Axis, kNumAxes>& order, AxisSet set,
                      const std::vector<Dim>& dims);
+// SpannedDims when the boundaries form that chain of divisors, else false.
+// Then every rank is a mixed-radix number whose digits each lie in one
+// axis's range and one dimension's, so every group over `set` (not only rank
+// 0's) is the product, over the spanned dimensions, of a set of coordinates
+// in each: two ranks of a group that are neighbours in rank order (and the
+// last and the first) differ in the lowest spanned dimension.
+bool SpannedDimsIfChained(const std::array<int64_t, kNumAxes>& sizes, const std::array<Axis, kNumAxes>& order,
+                          AxisSet set, const std::vector<Dim>& dims, uint32_t* spanned);
 
 // The rank order (innermost first) that puts each axis on the dimension(s)
 // `spec` names: "axis:D" or "axis:D-E" (an axis alone on dimensions D..E),

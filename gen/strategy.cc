@@ -16,8 +16,8 @@ std::string N(int64_t v) { return std::to_string(v); }
 // Generates one pipeline stage's graph (the class every rank of the stage runs).
 class StageGen {
  public:
-  StageGen(const ModelDesc& m, const Strategy& s, int64_t stage, const Layout& layout)
-      : m_(m), s_(s), stage_(stage), layout_(layout) {
+  StageGen(const ModelDesc& m, const Strategy& s, int64_t stage, const Layout& layout, const GenStop& stop)
+      : m_(m), s_(s), stage_(stage), layout_(layout), stop_(stop) {
     const uint64_t b = s.microbatch_size, sq = m.seq_len / s.cp, h = m.hidden, t = s.tp, bpv = s.bytes_per_value;
     const uint64_t q = m.heads * m.head_dim, kv = m.kv_heads * m.head_dim;
     const uint64_t f = m.ffn, mats = m.gated_ffn ? 3 : 2;
@@ -112,9 +112,15 @@ class StageGen {
       }
       for (int64_t i = mbs - warm; i < mbs; ++i) ops.push_back({false, i});
     }
-    for (const auto& [fwd, mb] : ops) fwd ? Forward(mb) : Backward(mb, mb == mbs - 1);
+    for (const auto& [fwd, mb] : ops) {
+      if (Halted(fwd, mb)) break;
+      fwd ? Forward(mb) : Backward(mb, mb == mbs - 1);
+    }
     return std::move(g_);
   }
+
+  // Where the stop ended the stage's graph ("" when it did not).
+  const std::string& halted() const { return halted_; }
 
  private:
   // Megatron's interleaved 1F1B (Narayanan et al. 2021 §2.2.2): v chunks per
@@ -125,10 +131,12 @@ class StageGen {
     const int64_t warm = std::min((p - stage_ - 1) * 2 + (v - 1) * p, total);
     auto mb_of = [&](int64_t k) { return k / (p * v) * p + k % p; };
     auto fwd = [&](int64_t k) {
+      if (Halted(true, mb_of(k))) return;
       SetChunk(k % (p * v) / p);
       Forward(mb_of(k));
     };
     auto bwd = [&](int64_t k) {
+      if (Halted(false, mb_of(k))) return;
       SetChunk(v - 1 - k % (p * v) / p);
       Backward(mb_of(k), mb_of(k) == s_.microbatches - 1);
     };
@@ -139,6 +147,15 @@ class StageGen {
     }
     for (int64_t k = total - warm; k < total; ++k) bwd(k);
     return std::move(g_);
+  }
+  // The stop, looked at before each microbatch's pass; true once it fired
+  // (then every later pass is skipped without looking again).
+  bool Halted(bool forward, int64_t mb) {
+    if (!halted_.empty()) return true;
+    if (!stop_ || !stop_()) return false;
+    halted_ = "stage " + N(stage_) + " of " + N(s_.pp) + ", before microbatch " + N(mb) + "'s " +
+              (forward ? "forward" : "backward");
+    return true;
   }
   void SetChunk(int64_t chunk) {
     vstage_ = chunk * s_.pp + stage_;
@@ -611,6 +628,8 @@ class StageGen {
   const Strategy& s_;
   int64_t stage_;
   const Layout& layout_;
+  const GenStop& stop_;
+  std::string halted_;
   int64_t vstage_ = 0;
   bool first_ = false, last_ = false;
   GraphBuilder g_;
@@ -826,11 +845,16 @@ Status ValidateStrategy(const ModelDesc& m, const Strategy& s) {
   return Status::Ok();
 }
 
-Result<Workload> GenerateDense(const ModelDesc& m, const Strategy& s) {
+Result<Workload> GenerateDense(const ModelDesc& m, const Strategy& s, const GenStop& stop) {
   ORRERY_RETURN_IF_ERROR(ValidateStrategy(m, s));
   Workload w;
   w.layout = Layout({s.tp, s.cp, s.ep, s.dp, s.pp}, s.order);
-  for (int64_t k = 0; k < s.pp; ++k) w.classes.push_back(StageGen(m, s, k, w.layout).Run());
+  for (int64_t k = 0; k < s.pp; ++k) {
+    if (stop && stop()) return Status::Env("generation stopped before stage " + N(k) + " of " + N(s.pp) + "'s graph");
+    StageGen gen(m, s, k, w.layout, stop);
+    w.classes.push_back(gen.Run());
+    if (!gen.halted().empty()) return Status::Env("generation stopped at " + gen.halted());
+  }
   w.class_of_rank.resize(w.layout.npus());
   for (int64_t r = 0; r < w.layout.npus(); ++r) w.class_of_rank[r] = static_cast<int>(w.layout.Coord(r, Axis::kPp));
   return w;

@@ -4,6 +4,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -102,7 +103,13 @@ struct RankParamSplit {
 RankParamSplit RankParamsSplit(const ModelDesc& m, const Strategy& s, int64_t stage);
 uint64_t RankParams(const ModelDesc& m, const Strategy& s, int64_t stage);
 
+// A cooperative stop for a long generation (the search's --time-limit):
+// GenerateDense looks at it before each stage's graph and before each
+// microbatch's forward or backward pass of a stage (never per node); once it
+// returns true, GenerateDense ends with an error naming where it stopped.
+using GenStop = std::function<bool()>;
+
 // The workload: one class per pipeline stage (class id = stage).
-Result<Workload> GenerateDense(const ModelDesc& m, const Strategy& s);
+Result<Workload> GenerateDense(const ModelDesc& m, const Strategy& s, const GenStop& stop = nullptr);
 
 }  // namespace orrery::gen

@@ -256,4 +256,48 @@ TimelineClasses Simulation::TimelineClassView() {
   return TimelineClasses{&classes_.map, &class_graph_of_};
 }
 
+namespace {
+
+// StoppableSource's source: building a large workload (the symmetry and
+// rank-class decisions load graphs and list peers for many ranks) can take
+// far longer than the event loop's checks allow.
+class Stoppable : public GraphSource {
+ public:
+  Stoppable(std::shared_ptr<const GraphSource> inner, RunStop* stop) : inner_(std::move(inner)), stop_(stop) {}
+  std::string Describe() const override { return inner_->Describe(); }
+  Status Check(int npus, const std::string& network, uint64_t* rank0_bytes, uint64_t* total_bytes) const override {
+    return inner_->Check(npus, network, rank0_bytes, total_bytes);
+  }
+  Result<NpuGraph> Load(int rank, const GraphLoadOptions& options) const override {
+    if (stop_->Fire()) {
+      return Status::Env("stopped at " + stop_->reason + " while building (before loading rank " +
+                         std::to_string(rank) + "'s graph)");
+    }
+    return inner_->Load(rank, options);
+  }
+  bool SameInputAsRank0(int rank) const override { return inner_->SameInputAsRank0(rank); }
+  const std::vector<int>* DeclaredClasses() const override { return inner_->DeclaredClasses(); }
+  bool RankPeers(int rank, std::vector<int>* peers) const override {
+    if (!stop_->Fire()) return inner_->RankPeers(rank, peers);
+    peers->clear();  // never used: the build ends at its next graph, or RunSpec before running
+    return inner_->DeclaredClasses() != nullptr;
+  }
+  std::map<std::string, std::vector<int>> CommGroups() const override { return inner_->CommGroups(); }
+  Result<SourceGroups> ProcessGroups(int npus, const SourceDigest& digest, bool rank0_only) const override {
+    return inner_->ProcessGroups(npus, digest, rank0_only);
+  }
+  Result<SourceDigest> Digest(int npus) const override { return inner_->Digest(npus); }
+  const WorkloadFigures* Figures() const override { return inner_->Figures(); }
+
+ private:
+  std::shared_ptr<const GraphSource> inner_;
+  RunStop* stop_;
+};
+
+}  // namespace
+
+std::shared_ptr<const GraphSource> StoppableSource(std::shared_ptr<const GraphSource> inner, RunStop* stop) {
+  return std::make_shared<Stoppable>(std::move(inner), stop);
+}
+
 }  // namespace orrery

@@ -47,7 +47,23 @@ struct RunStop {
     if (cancel && cancel->load(std::memory_order_relaxed)) return true;
     return has_deadline && std::chrono::steady_clock::now() >= deadline;
   }
+  // Due() when active, and then `stopped` set: what a long step outside the
+  // event loop (a generation, the graphs a build loads) looks at between its
+  // parts.
+  bool Fire() {
+    if (!active() || !Due()) return false;
+    stopped = true;
+    return true;
+  }
 };
+
+// `inner` with the stop looked at before every rank's graph it loads and
+// every rank's peers it lists (the symmetry and rank-class decisions of a
+// large workload's build do both for many ranks): once it fired, Load fails
+// naming the rank ("stopped at <reason> while building (before loading rank
+// R's graph)") and RankPeers lists none, so the build ends at the next graph
+// it loads and RunSpec before running. `stop` outlives the source.
+std::shared_ptr<const GraphSource> StoppableSource(std::shared_ptr<const GraphSource> inner, RunStop* stop);
 
 class Simulation {
  public:

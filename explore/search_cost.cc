@@ -1,6 +1,7 @@
 #include "explore/search_cost.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -18,11 +19,25 @@ namespace {
 // neighbour latency among them (hops × link latency: a switch is two links
 // away, a ring neighbour one) plus the endpoint delay. `splits`: chunks per
 // collective. bytes_per_s == 0: the group is one rank.
+// A collective the system layer runs per dimension (the whole network; under
+// the hierarchical model a group of whole dimensions) is instead one ring
+// phase per spanned dimension, lowest first, each over that dimension's NPUs
+// with the buffer the phases before it left (`phases`, in order).
+struct Phase {
+  int64_t n = 1;
+  double bytes_per_s = 0, latency_s = 0;
+};
 struct AxisLink {
   double bytes_per_s = 0;
   double latency_s = 0;
   double splits = 1;
+  std::vector<Phase> phases;
 };
+
+double LinkBytesPerS(const Dim& d) {
+  return BytesPerNsToBytesPerSecond(GiBpsToBytesPerNs(d.bandwidth_gbps) * d.links_per_npu);
+}
+double HopS(const Dim& d) { return (d.block == Block::kSwitch ? 2 : 1) * d.latency_ns * kSecondsPerNs; }
 
 // `p2p`: the axis's messages are point to point (CP's ring, PP), each
 // charged on the lowest dimension it crosses under ASTRA-sim's model, which
@@ -35,31 +50,47 @@ AxisLink LinkOf(const Strategy& s, AxisSet set, const CostModel& c, bool p2p) {
   // ASTRA-sim's model: a group smaller than the network is charged on its lowest dimension.
   if (!c.hierarchical_groups && (p2p || group < s.npus)) mask &= ~mask + 1;
   AxisLink link;
+  int64_t whole = 1;  // NPUs of the spanned dimensions
   for (size_t k = 0; k < c.dims.size() && k < 32; ++k) {
     if (!(mask & (1u << k))) continue;
     const Dim& d = c.dims[k];
-    const double bw = BytesPerNsToBytesPerSecond(GiBpsToBytesPerNs(d.bandwidth_gbps) * d.links_per_npu);
-    link.bytes_per_s = link.bytes_per_s == 0 ? bw : std::min(link.bytes_per_s, bw);
-    const double hops = d.block == Block::kSwitch ? 2 : 1;
-    link.latency_s = std::max(link.latency_s, hops * d.latency_ns * kSecondsPerNs);
+    link.bytes_per_s = link.bytes_per_s == 0 ? LinkBytesPerS(d) : std::min(link.bytes_per_s, LinkBytesPerS(d));
+    link.latency_s = std::max(link.latency_s, HopS(d));
+    whole *= d.npus;
   }
   link.latency_s += c.endpoint_delay_s;
   link.splits = std::max(c.splits, 1);
+  const bool per_dimension = c.hierarchical_groups ? whole == group : group == s.npus;
+  if (!p2p && per_dimension && std::popcount(mask) > 1) {
+    for (size_t k = 0; k < c.dims.size() && k < 32; ++k) {
+      if (mask & (1u << k)) link.phases.push_back({c.dims[k].npus, LinkBytesPerS(c.dims[k]), HopS(c.dims[k]) + c.endpoint_delay_s});
+    }
+  }
   return link;
+}
+
+// A ring collective that moves `share`·(n−1)/n of `bytes` per rank in
+// `share`·(n−1) steps (all-reduce 2, the others 1); per dimension, each
+// phase on the buffer the phases before it left (bytes / their NPUs).
+double RingS(double bytes, int64_t n, const AxisLink& l, double share) {
+  if (n <= 1 || l.bytes_per_s == 0) return 0;
+  if (l.phases.empty()) {
+    return share * (n - 1) / n * bytes / l.bytes_per_s + l.splits * share * (n - 1) * l.latency_s;
+  }
+  double t = 0, b = bytes;
+  for (const Phase& p : l.phases) {
+    t += share * (p.n - 1) / p.n * b / p.bytes_per_s + l.splits * share * (p.n - 1) * p.latency_s;
+    b /= static_cast<double>(p.n);
+  }
+  return t;
 }
 
 // Ring collectives over n ranks, `bytes` the whole buffer: all-reduce moves
 // 2(n−1)/n of it through each NPU's link in 2(n−1) steps; reduce-scatter,
 // all-gather and all-to-all (n−1)/n in n−1 steps; each of the `splits`
 // chunks pays every step's latency.
-double AllReduceS(double bytes, int64_t n, const AxisLink& l) {
-  if (n <= 1 || l.bytes_per_s == 0) return 0;
-  return 2.0 * (n - 1) / n * bytes / l.bytes_per_s + l.splits * 2.0 * (n - 1) * l.latency_s;
-}
-double HalfS(double bytes, int64_t n, const AxisLink& l) {  // reduce-scatter, all-gather, all-to-all
-  if (n <= 1 || l.bytes_per_s == 0) return 0;
-  return 1.0 * (n - 1) / n * bytes / l.bytes_per_s + l.splits * (n - 1) * l.latency_s;
-}
+double AllReduceS(double bytes, int64_t n, const AxisLink& l) { return RingS(bytes, n, l, 2); }
+double HalfS(double bytes, int64_t n, const AxisLink& l) { return RingS(bytes, n, l, 1); }  // RS, AG, all-to-all
 double P2pS(double bytes, const AxisLink& l) { return l.bytes_per_s == 0 ? 0 : bytes / l.bytes_per_s + l.latency_s; }
 
 // Per-microbatch times of one stage's rank (seconds).
@@ -116,9 +147,7 @@ double GradientS(const Strategy& s, const ParamBytes& p, const AxisLinks& l) {
   const int64_t dense_dp = s.cp * s.ep * s.dp, expert_dp = s.cp * s.dp;
   auto reduce = [&](double bytes, int64_t d, const AxisLink& link) {
     if (d <= 1 || bytes == 0) return 0.0;
-    if (link.bytes_per_s == 0) return 0.0;
-    const double body = (s.zero == 3 ? 1.0 : 2.0) * (d - 1) / d * bytes / link.bytes_per_s;
-    return body + (s.zero == 3 ? 1.0 : 2.0) * (d - 1) * link.latency_s * link.splits;
+    return RingS(bytes, d, link, s.zero == 3 ? 1.0 : 2.0);
   };
   return reduce(p.dense, dense_dp, l.ddp) + reduce(p.expert, expert_dp, l.edp);
 }

@@ -277,11 +277,16 @@ TEST(SearchCost, AstraSimGroupIsChargedOnItsLowestDimensionByHand) {
   EXPECT_NEAR(EstimateCost(m, s, c).dp_s, 165504 / gib, 1e-15);
   c.hierarchical_groups = true;
   EXPECT_NEAR(EstimateCost(m, s, c).dp_s, 2 * 165504 / gib, 1e-15);
-  // The whole network as one group (dp 8, tp 1) is not a flat ring: its slowest dimension either way.
+  // The whole network as one group (dp 8, tp 1) is not a flat ring: one phase per dimension,
+  // lowest first, either way. (2·49,984 + 10,240 + 128) = 110,336 parameters = 220,672 B:
+  // dimension 0 (2 NPUs) all-reduces 2·(1/2)·220,672 = 220,672 B at 1 GiB/s, dimension 1
+  // (4 NPUs) its half, 2·(3/4)·110,336 = 165,504 B at 0.5 GiB/s.
   s.tp = 1, s.dp = 8;
+  for (bool hierarchical : {false, true}) {
+    c.hierarchical_groups = hierarchical;
+    EXPECT_NEAR(EstimateCost(m, s, c).dp_s, 220672 / gib + 2 * 165504 / gib, 1e-15) << hierarchical;
+  }
   c.hierarchical_groups = false;
-  // (2·49,984 + 10,240 + 128) = 110,336 parameters = 220,672 B; 2·(7/8)·220,672 = 386,176 B at 0.5 GiB/s.
-  EXPECT_NEAR(EstimateCost(m, s, c).dp_s, 2 * 386176 / gib, 1e-15);
   // Point-to-point messages are charged on the lowest dimension they cross,
   // whatever the group: pp 8 over both dimensions, one activation in and one
   // gradient back of b·s·h·2 = 4,096 B per microbatch at 1 GiB/s (the

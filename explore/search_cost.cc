@@ -70,19 +70,24 @@ AxisLink LinkOf(const Strategy& s, AxisSet set, const CostModel& c, bool p2p) {
 }
 
 // A ring collective that moves `share`·(n−1)/n of `bytes` per rank in
-// `share`·(n−1) steps (all-reduce 2, the others 1); per dimension, each
-// phase on the buffer the phases before it left (bytes / their NPUs).
+// `share`·(n−1) steps (all-reduce 2, the others 1), as `splits` chunks each
+// paying every step's latency. Per dimension, each phase works on the buffer
+// the phases before it left (bytes / their NPUs), and the chunks flow through
+// the phases as a pipeline (one chunk per dimension at a time): a chunk's
+// phase k takes T_k, and the collective Σ_k T_k + (splits − 1)·max_k T_k.
 double RingS(double bytes, int64_t n, const AxisLink& l, double share) {
   if (n <= 1 || l.bytes_per_s == 0) return 0;
   if (l.phases.empty()) {
     return share * (n - 1) / n * bytes / l.bytes_per_s + l.splits * share * (n - 1) * l.latency_s;
   }
-  double t = 0, b = bytes;
+  double sum = 0, slowest = 0, b = bytes;
   for (const Phase& p : l.phases) {
-    t += share * (p.n - 1) / p.n * b / p.bytes_per_s + l.splits * share * (p.n - 1) * p.latency_s;
+    const double t = share * (p.n - 1) / p.n * b / l.splits / p.bytes_per_s + share * (p.n - 1) * p.latency_s;
+    sum += t;
+    slowest = std::max(slowest, t);
     b /= static_cast<double>(p.n);
   }
-  return t;
+  return sum + (l.splits - 1) * slowest;
 }
 
 // Ring collectives over n ranks, `bytes` the whole buffer: all-reduce moves

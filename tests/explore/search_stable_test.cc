@@ -287,6 +287,11 @@ TEST(SearchCost, AstraSimGroupIsChargedOnItsLowestDimensionByHand) {
     EXPECT_NEAR(EstimateCost(m, s, c).dp_s, 220672 / gib + 2 * 165504 / gib, 1e-15) << hierarchical;
   }
   c.hierarchical_groups = false;
+  // In 2 chunks the phases pipeline: a chunk's phases take 220,672/2 B at 1 GiB/s and
+  // 165,504/2 B at 0.5 GiB/s; the second chunk follows one slowest phase behind the first.
+  c.splits = 2;
+  EXPECT_NEAR(EstimateCost(m, s, c).dp_s, 110336 / gib + 2 * 165504 / gib, 1e-15);
+  c.splits = 1;
   // Point-to-point messages are charged on the lowest dimension they cross,
   // whatever the group: pp 8 over both dimensions, one activation in and one
   // gradient back of b·s·h·2 = 4,096 B per microbatch at 1 GiB/s (the

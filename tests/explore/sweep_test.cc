@@ -246,6 +246,14 @@ TEST(Sweep, HeterogeneityFilesAreAnAxis) {
         << het << "\n" << csv;
   }
   EXPECT_GT(finished[1], finished[0]);  // rank 3 at half speed holds up its TP group
+  // In the base: every point runs with the file (an axis value replaces it; none removes it).
+  WriteBase(d, "axes:\n  run.iterations: [1]\n");
+  const std::string spec = ReadFileText(d.File("sweep.yml"));  // "base:\n  ..."
+  d.Write("sweep.yml", "base:\n  heterogeneity: slow.yml\n" + spec.substr(std::string("base:\n").size()));
+  auto based = Sweep(d, "out_base", 1);
+  ASSERT_TRUE(based.ok()) << based.status().message();
+  const std::string base_csv = ReadFileText(d.File("out_base/sweep.csv"));
+  EXPECT_NE(base_csv.find(",ok," + std::to_string(finished[1]) + ","), std::string::npos) << base_csv;
   // (CSV doubles the message's quotes.)
   EXPECT_NE(csv.find("bad.yml:2: ranks = \"\"8\"\": out of range; allowed: an integer >= 0 and <= 7"),
             std::string::npos)

@@ -35,6 +35,7 @@ WORK="build-fuzz/work/$TARGET"
 SEEDS="build-fuzz/seeds"
 mkdir -p "$CORPUS" "$WORK"
 tests/fuzz/make_seeds.sh "$SEEDS"
+mkdir -p "$SEEDS/$TARGET"  # libFuzzer exits on a corpus folder that is not there
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 cd "$ROOT/$CORPUS"  # crash-*, timeout-*, oom-*, slow-unit-* land here
@@ -47,7 +48,11 @@ timeout -k 30 "$((SECONDS_ + 120))" nice -n 19 "$ROOT/build-fuzz/tests/fuzz/fuzz
   -report_slow_units="${FUZZ_TIMEOUT_S:-60}" ${FUZZ_KEEP_GOING:+-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1} 2>&1 | tee "$ROOT/build-fuzz/work/$TARGET.log" | grep -E "^#|ERROR|SUMMARY|stat::|artifact" | grep -v -E "^#[0-9]+\s+(NEW|REDUCE)" | tail -n 40
 rc=${PIPESTATUS[0]}
 set -e
-execs=$(grep -E "^stat::number_of_executed_units" "$ROOT/build-fuzz/work/$TARGET.log" | awk '{print $2}' | tail -n 1)
+# One process prints stat::number_of_executed_units; -fork=1 (FUZZ_KEEP_GOING) prints none, only
+# "#N: cov: ..." lines, the last of which counts every job's executions. No match is no count, not an exit.
+LOG="$ROOT/build-fuzz/work/$TARGET.log"
+execs=$( (grep -E "^stat::number_of_executed_units" "$LOG" || true) | awk '{print $2}' | tail -n 1)
+[ -n "$execs" ] || execs=$( (grep -E "^#[0-9]+: cov:" "$LOG" || true) | tail -n 1 | sed -E 's/^#([0-9]+):.*/\1/')
 echo "fuzz.sh: $TARGET: ${execs:-?} executions in ${SECONDS_}s, exit $rc; log build-fuzz/work/$TARGET.log"
 ls -1 "$ROOT/$CORPUS" | grep -E "^(crash|timeout|oom|slow-unit|leak)-" | sed 's/^/fuzz.sh: finding: /' || true
 exit "$rc"

@@ -191,10 +191,10 @@ Status ReadGroup(const NodeReader& r, const GraphLoadOptions& options, WorkNode*
   if (!options.groups || options.groups->empty()) {
     if (w->kind != NodeKind::kColl) return Status::Ok();
     return Status::Invalid(r.Here() + ": pg_name \"" + *name +
-                           "\" names a process group, but none is defined: the traces have no process-group metadata "
-                           "(a METADATA node \"## process_group:init ##\") and no --comm-group-configuration is "
-                           "given; give the groups (ASTRA-sim's comm-group JSON) or drop the attribute to run over "
-                           "every NPU");
+                           "\" names a process group, but none is defined: the traces define no process group (no "
+                           "METADATA node \"## process_group:init ##\", or one whose table is empty) and no "
+                           "--comm-group-configuration is given; give the groups (ASTRA-sim's comm-group JSON) or drop "
+                           "the attribute to run over every NPU");
   }
   auto it = options.groups->find(*name);
   if (it == options.groups->end()) {

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <limits>
 
@@ -39,7 +40,10 @@ class TraceFiles : public GraphSource {
 
   Result<NpuGraph> Load(int rank, const GraphLoadOptions& options) const override {
     auto g = LoadNpuGraph(Path(rank), rank, options);
-    if (!g.ok() && g.status().message().find("does not exist") != std::string::npos) {
+    // Only a file that is not there is missing: an error's text may quote a
+    // group name or a trace's string that happens to say "does not exist".
+    struct stat st;
+    if (!g.ok() && ::stat(Path(rank).c_str(), &st) != 0 && errno == ENOENT) {
       return Missing(rank, options.num_npus, "");
     }
     return g;

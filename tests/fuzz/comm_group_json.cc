@@ -10,9 +10,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace orrery;
   const std::string path = fuzz::WriteInput("comm_group.json", data, size);
   auto groups = ReadCommGroupJson(path, fuzz::kRanks);
-  if (!groups.ok()) return 0;
+  if (!groups.ok()) {
+    fuzz::Note("groups", groups.status());
+    return 0;
+  }
   RunConfig c;
   c.files.comm_groups = path;
-  (void)fuzz::RunSmall(c);
+  fuzz::Note("run", fuzz::RunSmall(c).status());
   return 0;
 }

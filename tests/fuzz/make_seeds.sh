@@ -10,7 +10,8 @@ OUT="${1:?usage: make_seeds.sh OUT [SHARED_DIR]}"
 SHARED="${2:-$ROOT/../shared}"
 CONF="$SHARED/conformance/astra-sim"
 targets=(et_reader network_yaml system_json remote_memory_json memory_yaml comm_group_json notation simulation run_report
-  remote_client remote_peer process_groups trace_sniff model_yaml sweep_spec sweep_rows search_args csv_reader)
+  remote_client remote_peer process_groups trace_sniff model_yaml sweep_spec sweep_rows search_args csv_reader
+  heterogeneity_yaml)
 for t in "${targets[@]}"; do mkdir -p "$OUT/$t"; done
 if [ ! -d "$CONF" ]; then
   echo "make_seeds: no $CONF; only the checked-in corpus will seed the fuzzers" >&2

@@ -12,7 +12,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace orrery;
   const std::string values(reinterpret_cast<const char*>(data), size);
-  (void)ParseProcessGroupTable(values, "fuzz");
+  fuzz::Note("table", ParseProcessGroupTable(values, "fuzz").status());
   const std::string prefix = fuzz::Scratch() + "/pg";
   for (int r = 0; r < fuzz::kRanks; ++r) {
     EtWriter w;
@@ -37,6 +37,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   RunConfig c;
   c.files.workload_prefix = prefix;
-  (void)fuzz::RunSmall(c, /*own_groups=*/true);
+  fuzz::Note("run", fuzz::RunSmall(c, /*own_groups=*/true).status());
   return 0;
 }

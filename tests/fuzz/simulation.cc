@@ -36,7 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     RunConfig c;
     c.files.workload_prefix = prefix;
     c.run.symmetry = symmetry;
-    (void)fuzz::RunSmall(c);
+    fuzz::Note("run", fuzz::RunSmall(c).status());
   }
   return 0;
 }

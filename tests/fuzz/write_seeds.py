@@ -96,7 +96,8 @@ def coll(nid, ctype, size, deps=(), kind='u64', extra=()):
 def et_seeds():
     s = {}
     s['seed_valid'] = trace([node(0, COMP, duration=5), node(1, LOAD, [0], [('tensor_size', 'u64', 1024)]),
-                             coll(2, 0, 4096, [1]), node(3, SEND, [2], [('comm_dst', 'u64', 2), ('comm_size', 'u64', 64)]),
+                             coll(2, 0, 4096, [1], extra=[('pg_name', 'str', '0')]),  # the fixed traces' group
+                             node(3, SEND, [2], [('comm_dst', 'u64', 2), ('comm_size', 'u64', 64)]),
                              node(4, RECV, [2], [('comm_src', 'u64', 0), ('comm_size', 'u64', 64)])])
     for name, v in [('nan', float('nan')), ('inf', float('inf')), ('neg', -1.0), ('huge', 1e300),
                     ('tiny', 1e-300), ('2p64', 2.0 ** 64)]:

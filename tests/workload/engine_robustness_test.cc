@@ -60,6 +60,26 @@ TEST(EngineRobustness, CollectiveOnAGroupTheRankIsNotInIsAnError) {
   EXPECT_TRUE(Has(err, "not a member")) << err;
 }
 
+// Found by fuzzing comm_group_json: a group whose name says "does not exist"
+// turned the message naming the unknown pg_name into "trace file for rank 0
+// does not exist", although every trace file was there.
+TEST(EngineRobustness, AnErrorQuotingDoesNotExistIsNotAMissingTrace) {
+  TempDir d;
+  WriteConfigs(d, 4);
+  d.Write("groups.json", R"({"x does not exist": [0, 1, 2, 3]})");
+  testing::WriteTraces(d, 4, [](int) {
+    auto n = testing::CollNode(7, 0, 1 << 20);
+    SetAttr(&n, "pg_name", std::string("0"));
+    return std::vector<ChakraProtoMsg::Node>{n};
+  });
+  auto r = testing::RunInWithGroups(d);
+  ASSERT_FALSE(r.ok());
+  const std::string& m = r.status().message();
+  EXPECT_TRUE(Has(m, "trace.0.et: node 7 (rank 0): pg_name \"0\" is not in the communicator group configuration")) << m;
+  EXPECT_TRUE(Has(m, "\"x does not exist\"")) << m;
+  EXPECT_FALSE(Has(m, "trace file for rank")) << m;
+}
+
 TEST(EngineRobustness, NonMemberMessageAbbreviatesALargeGroup) {
   TempDir d;
   WriteConfigs(d, 16);

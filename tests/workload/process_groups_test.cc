@@ -170,13 +170,16 @@ TEST(TraceProcessGroups, APgNameWithoutAnyGroupIsAnError) {
   TempDir d;
   d.Write("network.yml", Net(2));
   d.Write("system.json", kSystem);
+  const std::string none =
+      ": pg_name \"1\" names a process group, but none is defined: the traces define no process group (no METADATA "
+      "node \"## process_group:init ##\", or one whose table is empty) and no --comm-group-configuration is given; "
+      "give the groups (ASTRA-sim's comm-group JSON) or drop the attribute to run over every NPU";
   WriteGroupTraces(d, 4, [](int) { return ""; }, {{{0, 1, 2, 3}, 0, 1024, "1"}});
-  EXPECT_EQ(Failure(RunGroups(d)),
-            d.File("trace.0.et") +
-                ": node 0 (rank 0): pg_name \"1\" names a process group, but none is defined: the traces have no "
-                "process-group metadata (a METADATA node \"## process_group:init ##\") and no "
-                "--comm-group-configuration is given; give the groups (ASTRA-sim's comm-group JSON) or drop the "
-                "attribute to run over every NPU");
+  EXPECT_EQ(Failure(RunGroups(d)), d.File("trace.0.et") + ": node 0 (rank 0)" + none);
+  // Found by fuzzing process_groups: a table that lists no group ("[]") was
+  // reported as no table at all ("the traces have no process-group metadata").
+  WriteGroupTraces(d, 4, [](int) { return "[]"; }, {{{0, 1, 2, 3}, 0, 1024, "1"}});
+  EXPECT_EQ(Failure(RunGroups(d)), d.File("trace.0.et") + ": node 1 (rank 0)" + none);
   WriteGroupTraces(d, 4, [](int) { return kTable4; }, {{{0, 1, 2, 3}, 0, 1024, "9"}});
   EXPECT_EQ(Failure(RunGroups(d)),
             d.File("trace.0.et") +

@@ -97,6 +97,9 @@ Result<std::optional<uint32_t>> EtReader::ReadLength(CodedInputStream* in, const
   return std::optional<uint32_t>(size);
 }
 
+// What makes protobuf refuse a record whose length is right.
+constexpr char kWhyInvalid[] = " (bytes that are not protobuf wire data, or a string field that is not valid UTF-8)";
+
 Result<bool> EtReader::ReadRecord(google::protobuf::Message* msg, const char* what) {
   CodedInputStream in(impl_->file.get());
   ORRERY_PARSE_OR_RETURN(const std::optional<uint32_t> size, ReadLength(&in, what));
@@ -111,7 +114,8 @@ Result<bool> EtReader::ReadRecord(google::protobuf::Message* msg, const char* wh
       return Status::Invalid(path_ + ": truncated trace: " + RecordText(what) + " needs " + std::to_string(*size) +
                              " bytes but the file ends first");
     }
-    return Status::Invalid(path_ + ": corrupt trace: " + RecordText(what) + " is not a valid Chakra " + what);
+    return Status::Invalid(path_ + ": corrupt trace: " + RecordText(what) + " is not a valid Chakra " + what +
+                           kWhyInvalid);
   }
   pos_ += static_cast<uint64_t>(in.CurrentPosition());
   ++records_;
@@ -135,7 +139,8 @@ Result<bool> EtReader::NextOfType(int type, ChakraProtoMsg::Node* node) {
     }
     const int64_t t = NodeTypeOf(body);
     if (t < 0 || (t == type && !node->ParseFromString(body))) {
-      return Status::Invalid(path_ + ": corrupt trace: " + RecordText("Node") + " is not a valid Chakra Node");
+      return Status::Invalid(path_ + ": corrupt trace: " + RecordText("Node") + " is not a valid Chakra Node" +
+                             kWhyInvalid);
     }
     pos_ += static_cast<uint64_t>(in.CurrentPosition());
     ++records_;

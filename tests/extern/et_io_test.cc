@@ -41,6 +41,30 @@ TEST(EtIo, WriteThenReadGivesTheSameNodes) {
   EXPECT_EQ(count, 1000u);
 }
 
+// A string field that is not UTF-8 (protobuf writes it, and refuses to read it back): the
+// message says that this is one of the two reasons.
+TEST(EtIo, ANodeProtobufRefusesSaysWhy) {
+  testing::TempDir d;
+  ChakraProtoMsg::GlobalMetadata md;
+  md.set_version("0.0.4");
+  EtWriter w;
+  ASSERT_TRUE(w.Open(d.File("t.et"), md).ok());
+  ChakraProtoMsg::Node n;
+  n.set_id(0);
+  n.set_type(ChakraProtoMsg::COMP_NODE);
+  n.set_name(std::string("bad \xff\xfe name"));
+  ASSERT_TRUE(w.Write(n).ok());
+  ASSERT_TRUE(w.Close().ok());
+  EtReader r;
+  ASSERT_TRUE(r.Open(d.File("t.et")).ok());
+  auto more = r.Next(&n);
+  ASSERT_FALSE(more.ok());
+  EXPECT_NE(more.status().message().find("is not a valid Chakra Node (bytes that are not protobuf wire data, or a "
+                                         "string field that is not valid UTF-8)"),
+            std::string::npos)
+      << more.status().message();
+}
+
 TEST(EtIo, IntegerAttributesReadFromAnyField) {
   ChakraProtoMsg::AttributeProto a;
   a.set_int32_val(7);

@@ -106,17 +106,11 @@ std::string HeterogeneityText(const Heterogeneity& h) {
 
 }  // namespace
 
-std::string SpecCanonical(const Spec& s) {
-  std::string t = "orrery-spec 1\n";
-  auto line = [&](const std::string& key, const std::string& value) { t += key + "=" + value + "\n"; };
-  line("network.dims", std::to_string(s.dims.size()));
-  for (size_t d = 0; d < s.dims.size(); ++d) {
-    const Dim& x = s.dims[d];
-    line("network.dim" + std::to_string(d), std::string(BlockName(x.block)) + " npus=" + std::to_string(x.npus) +
-                                                " bandwidth_gbps=" + Num(x.bandwidth_gbps) +
-                                                " latency_ns=" + Num(x.latency_ns) +
-                                                " links_per_npu=" + std::to_string(x.links_per_npu));
-  }
+namespace {
+
+// The system configuration's lines of SpecCanonical, in their order.
+template <typename Line>
+void SystemLines(const Spec& s, Line line) {
   const SystemOptions& o = s.options;
   line("system.scheduling-policy", o.lifo ? "LIFO" : "FIFO");
   line("system.endpoint-delay-ns", std::to_string(o.endpoint_delay_ns));
@@ -142,6 +136,22 @@ std::string SpecCanonical(const Spec& s) {
   line("system.inter-dimension-scheduling", s.system.inter_dimension_scheduling);
   // Absent on one dimension, where both models simulate alike (and hashes stay as they were).
   if (s.dims.size() > 1) line("system.group-collective-model", s.system.group_collective_model);
+}
+
+}  // namespace
+
+std::string SpecCanonical(const Spec& s) {
+  std::string t = "orrery-spec 1\n";
+  auto line = [&](const std::string& key, const std::string& value) { t += key + "=" + value + "\n"; };
+  line("network.dims", std::to_string(s.dims.size()));
+  for (size_t d = 0; d < s.dims.size(); ++d) {
+    const Dim& x = s.dims[d];
+    line("network.dim" + std::to_string(d), std::string(BlockName(x.block)) + " npus=" + std::to_string(x.npus) +
+                                                " bandwidth_gbps=" + Num(x.bandwidth_gbps) +
+                                                " latency_ns=" + Num(x.latency_ns) +
+                                                " links_per_npu=" + std::to_string(x.links_per_npu));
+  }
+  SystemLines(s, line);
   const MemorySpec& m = s.memory;
   line("memory.backend", m.backend);
   for (const auto& [k, v] : m.params) line("memory.param." + k, v);

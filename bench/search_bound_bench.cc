@@ -8,25 +8,14 @@
 #include <vector>
 
 #include "tests/explore/search_bound_util.h"
+#include "tests/gen/gen_test_util.h"
 
 namespace {
 
 using orrery::gen::BoundCheck;
 using orrery::gen::BoundSpace;
 
-orrery::gen::ModelDesc Tiny(int64_t layers, int64_t seq_len) {
-  orrery::gen::ModelDesc m;
-  m.name = "tiny";
-  m.layers = layers;
-  m.hidden = 64;
-  m.ffn = 256;
-  m.heads = 4;
-  m.kv_heads = 4;
-  m.head_dim = 16;
-  m.vocab = 128;
-  m.seq_len = seq_len;
-  return m;
-}
+using orrery::gen::testing::TinyModel;
 
 struct Case {
   std::string name;
@@ -45,17 +34,17 @@ std::vector<Case> Cases() {
     b.system_extra = std::move(extra);
     cases.push_back({std::move(name), b});
   };
-  orrery::gen::ModelDesc moe = Tiny(4, 32);
+  orrery::gen::ModelDesc moe = TinyModel(4, 32);
   moe.experts = 4, moe.top_k = 2, moe.expert_ffn = 128, moe.moe_layer_freq = 2;
-  add("dense 16 NPUs, Ring(4) x Switch(4)", Tiny(4, 32), 16, 16, "Ring(4,4GB/s,500ns)_Switch(4,1GB/s,2us)");
-  add("dense 16 NPUs, Switch(2) x Switch(8), hierarchical", Tiny(4, 32), 16, 16,
+  add("dense 16 NPUs, Ring(4) x Switch(4)", TinyModel(4, 32), 16, 16, "Ring(4,4GB/s,500ns)_Switch(4,1GB/s,2us)");
+  add("dense 16 NPUs, Switch(2) x Switch(8), hierarchical", TinyModel(4, 32), 16, 16,
       "Switch(2,4GB/s,500ns)_Switch(8,1GB/s,2us)", R"(, "group-collective-model": "hierarchical")");
-  add("dense 16 NPUs, Ring(16), 2 active chunks", Tiny(4, 32), 16, 16, "Ring(16,2GB/s,1us)",
+  add("dense 16 NPUs, Ring(16), 2 active chunks", TinyModel(4, 32), 16, 16, "Ring(16,2GB/s,1us)",
       R"(, "active-chunks-per-dimension": 2)");
-  add("dense 12 NPUs, Switch(4) x Ring(3) (boundaries that do not chain)", Tiny(4, 32), 12, 12,
+  add("dense 12 NPUs, Switch(4) x Ring(3) (boundaries that do not chain)", TinyModel(4, 32), 12, 12,
       "Switch(4,4GB/s,500ns)_Ring(3,1GB/s,2us)");
   add("MoE 16 NPUs, Switch(4) x Ring(4)", moe, 16, 16, "Switch(4,4GB/s,500ns)_Ring(4,1GB/s,1us)");
-  add("dense 8 layers 32 NPUs, Ring(2) x Switch(4) x Switch(4)", Tiny(8, 64), 32, 32,
+  add("dense 8 layers 32 NPUs, Ring(2) x Switch(4) x Switch(4)", TinyModel(8, 64), 32, 32,
       "Ring(2,8GB/s,200ns)_Switch(4,4GB/s,500ns)_Switch(4,1GB/s,2us)");
   // GPT-3 175B on 1,024 NPUs (bench/search_gpt3.sh's inputs): the 40
   // candidates of least lower bound, where the branch and bound decides.

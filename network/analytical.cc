@@ -53,29 +53,28 @@ class AnalyticalBackend : public NetworkBackend, public FixedDelayBackend {
     ForEachCrossed(src, dst, [&](int d, int a, int b) {
       const int hops = t.Hops(d, a, b);
       const double factor = het_ ? LegFactor(src, dst, d, a, b) : 1.0;
+      HopPrice p;
       if (factor != 1.0) {  // a leg at its NPUs' own bandwidth (--heterogeneity): priced apart
-        const HopPrice p = PriceHops(hops, t.dims()[d].latency_ns, t.BytesPerNs(d) * factor, bytes);
-        delay = SatAdd(delay, p.delay);
-        stats_[d].messages++;
-        stats_[d].bytes += bytes;
-        stats_[d].busy_ns = SatAdd(stats_[d].busy_ns, p.busy);
-        return !lowest_only_;
-      }
-      // A collective's messages on one dimension mostly repeat (bytes, hops):
-      // the last pair's times are kept, computed by the same formula.
-      Recent& m = recent_[d];
-      if (m.bytes != bytes || m.hops != hops) {
-        const HopPrice p = PriceHops(hops, t.dims()[d].latency_ns, t.BytesPerNs(d), bytes);
-        m.bytes = bytes;
-        m.hops = hops;
-        m.delay = p.delay;
-        m.busy = p.busy;
+        p = PriceHops(hops, t.dims()[d].latency_ns, t.BytesPerNs(d) * factor, bytes);
+      } else {
+        // A collective's messages on one dimension mostly repeat (bytes, hops):
+        // the last pair's times are kept, computed by the same formula.
+        Recent& m = recent_[d];
+        if (m.bytes != bytes || m.hops != hops) {
+          const HopPrice fresh = PriceHops(hops, t.dims()[d].latency_ns, t.BytesPerNs(d), bytes);
+          m.bytes = bytes;
+          m.hops = hops;
+          m.delay = fresh.delay;
+          m.busy = fresh.busy;
+        }
+        p.delay = m.delay;
+        p.busy = m.busy;
       }
       // Saturating: a delay past 2^64 ns reaches the queue as kTickMax, an error.
-      delay = SatAdd(delay, m.delay);
+      delay = SatAdd(delay, p.delay);
       stats_[d].messages++;
       stats_[d].bytes += bytes;
-      stats_[d].busy_ns = SatAdd(stats_[d].busy_ns, m.busy);
+      stats_[d].busy_ns = SatAdd(stats_[d].busy_ns, p.busy);
       return !lowest_only_;
     });
     return delay;

@@ -89,6 +89,21 @@ TEST(Heterogeneity, TheConfigHashCoversTheFile) {
   EXPECT_EQ(none->config_hash, plain->config_hash);
 }
 
+// A replayed 10^14 ns at speed 10^-6 would take 10^20 ns, past 2^64: refused, naming rank and node.
+TEST(Heterogeneity, ASlowSpeedPastTheEndOfTimeIsRefused) {
+  TempDir d;
+  d.Write("network.yml", testing::NetworkYaml("Ring", 4, 100, 500));
+  d.Write("system.json", testing::SystemJson("ring", 1, 10, 1600));
+  WriteCompute(d, 4, 100000000000);  // 10^11 us
+  d.Write("het.yml", "compute:\n  - ranks: 1\n    speed: 0.000001\n");
+  auto r = RunHet(d);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("simulated time would exceed 2^64 ns at rank 1 node 0 (COMP duration at its "
+                                      "--heterogeneity speed 1e20 ns at t=0 ns)"),
+            std::string::npos)
+      << r.status().message();
+}
+
 // Under the roofline: 10^9 operations at 100 TFLOP/s take 10,000 ns; at speed 0.5, 20,000.
 TEST(Heterogeneity, ComputeSpeedScalesTheRoofline) {
   TempDir d;

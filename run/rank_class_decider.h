@@ -52,6 +52,8 @@ class ClassDecider {
   void ClassifyByPeers(const std::vector<std::vector<int>>& flat_kinds,
                        const std::vector<std::vector<int>>& flat_groups_of);
   Status ClassesFromTraces();  // rank_classes.cc
+  // Step 1b: ranks of one class at different --heterogeneity compute speeds part.
+  void SplitBySpeed();  // rank_classes.cc
   // Step 2: split until every member's peers are in the classes of every
   // other member's peers (a straggler's peers leave their class, and theirs...).
   void Refine();
@@ -90,6 +92,7 @@ class ClassDecider {
   ClassDecision d_;
   std::vector<int32_t> graph_class_;  // step 1's class of each rank
   size_t graph_classes_ = 0;          // how many step 1 found
+  size_t speed_classes_ = 0;          // how many after SplitBySpeed
   std::vector<uint32_t> peer_begin_;  // each rank's peers: peer_of_[peer_begin_[r], peer_begin_[r+1])
   std::vector<int32_t> peer_of_;      // in its class's order
   std::vector<uint8_t> group_used_;   // groups some collective uses

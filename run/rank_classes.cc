@@ -91,7 +91,9 @@ std::string ConfigReason(const ClassInputs& in) {
   for (const Dim& d : in.topology->dims()) {
     if (d.block == Block::kMesh) return "a Mesh dimension (its hop counts depend on the position)";
   }
-  if (!c.heterogeneity.empty()) return "--heterogeneity gives NPUs their own speeds";
+  // NPUs at their own compute speed split their classes (ClassDecider::SplitBySpeed); a
+  // link at its own bandwidth would make positions that look equivalent differ.
+  if (!c.heterogeneity.link.empty()) return "--heterogeneity gives NPU links their own bandwidth";
   return "";
 }
 
@@ -171,6 +173,7 @@ Result<ClassDecision> ClassDecider::Decide() {
   if (Stopped()) return std::move(d_);
   ORRERY_RETURN_IF_ERROR(declared_ ? ClassesFromGenerator() : ClassesFromTraces());
   if (Stopped()) return std::move(d_);
+  SplitBySpeed();
   Refine();
   if (Stopped()) return std::move(d_);
   ORRERY_RETURN_IF_ERROR(PickRepresentatives());
@@ -191,10 +194,12 @@ Result<ClassDecision> ClassDecider::Decide() {
 // The same words whichever source found the classes (a generated workload
 // and its written traces give identical reports).
 std::string ClassDecider::Summary() const {
-  const int split = classes_ - static_cast<int>(graph_classes_);
+  const int by_speed = static_cast<int>(speed_classes_ - graph_classes_);
+  const int split = classes_ - static_cast<int>(speed_classes_);
   return std::to_string(classes_) + " rank class" + (classes_ == 1 ? "" : "es") +
          " (ranks whose graphs are equal up to node ids, peer offsets and groups, on equivalent network "
          "positions" +
+         (by_speed > 0 ? "; " + std::to_string(by_speed) + " split off by their --heterogeneity compute speed" : "") +
          (split > 0 ? "; " + std::to_string(split) + " split off by the classes of their peers" : "") +
          "): one representative each simulated for all " + std::to_string(npus_) + " ranks";
 }
@@ -315,6 +320,22 @@ void ClassDecider::ClassifyByPeers(const std::vector<std::vector<int>>& flat_kin
     peer_begin_[r + 1] = static_cast<uint32_t>(peer_of_.size());
   }
   graph_classes_ = ids_by_key.size();
+}
+
+// Ranks of one class compute at one speed: a class whose members the
+// heterogeneity file gives different speeds splits by speed (Refine then
+// splits the classes of their peers, and a collective that spans the pieces
+// rules classes out, with its reason).
+void ClassDecider::SplitBySpeed() {
+  speed_classes_ = graph_classes_;
+  const Heterogeneity& h = in_.spec->heterogeneity;
+  if (h.compute_speed.empty()) return;
+  std::map<std::pair<int32_t, double>, int32_t> ids;
+  for (int r = 0; r < npus_; ++r) {
+    const auto key = std::make_pair(graph_class_[r], h.ComputeSpeed(r));
+    graph_class_[r] = ids.emplace(key, static_cast<int32_t>(ids.size())).first->second;
+  }
+  speed_classes_ = ids.size();
 }
 
 // Classes of trace files: every rank's graph compared (hash, then node by

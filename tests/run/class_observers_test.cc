@@ -9,6 +9,7 @@
 
 #include "extern/chakra.pb.h"
 #include "gen/gen_source.h"
+#include "tests/run/pipeline_traces.h"
 #include "tests/test_util.h"
 
 namespace orrery {
@@ -93,82 +94,21 @@ TEST(ClassObservers, GeneratedTensorPipelineDataParallelEqualFullEngine) {
   ExpectSameObservers(c, 2, "0-3,5,9,12,15");
 }
 
-const char kSystem2D[] = R"({"scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
-    "preferred-dataset-splits": 2, "all-reduce-implementation": ["ring", "ring"],
-    "all-gather-implementation": ["ring", "ring"], "reduce-scatter-implementation": ["ring", "ring"],
-    "all-to-all-implementation": ["ring", "ring"], "collective-optimization": "localBWAware"})";
-
-// Switch(4) x Ring(2) ASTRA-sim-style traces: a 2-stage pipeline (ranks 0-3,
-// 4-7), two microbatches, a data-parallel all-reduce per stage; every rank
-// numbers its nodes differently and names its own peer. `slow`: this rank
-// computes `slow_us` instead of 10 us (a straggler).
-void WritePipelineTraces(const TempDir& d, bool all_reduce, int slow = -1, uint64_t slow_us = 0) {
-  d.Write("network.yml",
-          "topology: [ Switch, Ring ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 2000 ]\n");
-  d.Write("system.json", kSystem2D);
-  d.Write("groups.json", R"({"dp0": [0, 1, 2, 3], "dp1": [4, 5, 6, 7]})");
-  testing::WriteTraces(d, 8, [&](int r) {
-    const bool first = r < 4;
-    const int peer = first ? r + 4 : r - 4;
-    uint64_t id = 1000 + 37 * static_cast<uint64_t>(r);
-    std::vector<ChakraProtoMsg::Node> nodes;
-    auto add = [&](ChakraProtoMsg::Node n, const std::string& name) {
-      if (!nodes.empty()) n.add_data_deps(nodes.back().id());
-      n.set_name(name + "@" + std::to_string(r));  // names differ per rank too
-      nodes.push_back(n);
-    };
-    auto comp = [&](uint64_t us) {
-      auto n = MakeNode(id++, ChakraProtoMsg::COMP_NODE);
-      n.set_duration_micros(r == slow ? slow_us : us);
-      add(n, "comp");
-    };
-    auto msg = [&](bool send, uint64_t tag) {
-      auto n = MakeNode(id++, send ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE);
-      SetAttr(&n, send ? "comm_dst" : "comm_src", static_cast<uint64_t>(peer));
-      SetAttr(&n, "comm_size", uint64_t{1} << 20);
-      SetAttr(&n, "comm_tag", tag);
-      add(n, send ? "send" : "recv");
-    };
-    for (uint64_t mb = 0; mb < 2; ++mb) {
-      if (first) comp(10), msg(true, 10 + mb);
-      if (!first) msg(false, 10 + mb), comp(12);
-    }
-    for (uint64_t mb = 0; mb < 2; ++mb) {
-      if (first) msg(false, 20 + mb), comp(20);
-      if (!first) comp(24), msg(true, 20 + mb);
-    }
-    if (all_reduce) {
-      auto n = CollNode(id++, 0, 8 << 20);
-      SetAttr(&n, "pg_name", std::string(first ? "dp0" : "dp1"));
-      add(n, "grad_ar");
-    }
-    return nodes;
-  });
-}
-
-RunConfig TraceConfig(const TempDir& d, bool groups) {
-  RunConfig c;
-  c.files.workload_prefix = d.File("trace");
-  c.files.network = d.File("network.yml");
-  c.files.system = d.File("system.json");
-  if (groups) c.files.comm_groups = d.File("groups.json");
-  return c;
-}
 
 // The 8-NPU traces: each shown rank keeps its own node ids, names and peers,
 // and the messages between shown ranks are drawn as flows.
 TEST(ClassObservers, EightNpuTracesEqualFullEngine) {
   TempDir d;
-  WritePipelineTraces(d, true);
-  ExpectSameObservers(TraceConfig(d, true), 2, "0,2,4,6");
+  testing::WritePipelineTraces(d, true);
+  ExpectSameObservers(testing::PipelineTraceConfig(d, true), 2, "0,2,4,6");
 }
 
 // A straggler (rank 1) splits its class and its peer's: four classes, and the
 // critical path runs through the straggler's messages.
 TEST(ClassObservers, StragglerEqualsFullEngine) {
   TempDir d;
-  WritePipelineTraces(d, false, /*slow=*/1, /*slow_us=*/15);
-  ExpectSameObservers(TraceConfig(d, false), 4, "0,1,4,5");
+  testing::WritePipelineTraces(d, false, /*slow=*/1, /*slow_us=*/15);
+  ExpectSameObservers(testing::PipelineTraceConfig(d, false), 4, "0,1,4,5");
 }
 
 // Point-to-point messages inside one class (a ring of sends on Ring(8)): the
@@ -194,7 +134,7 @@ TEST(ClassObservers, MessagesInsideAClassEqualFullEngine) {
     after.add_data_deps(base + 2);
     return std::vector<ChakraProtoMsg::Node>{comp, send, recv, after};
   });
-  ExpectSameObservers(TraceConfig(d, false), 1, "2-4,7");
+  ExpectSameObservers(testing::PipelineTraceConfig(d, false), 1, "2-4,7");
 }
 
 // Where the observers cannot ride on the classes, the full engine runs and
@@ -218,8 +158,8 @@ TEST(ClassObservers, FallBackToTheFullEngineWithTheReason) {
   EXPECT_GE(path->critical_path.rank, 0);
 
   TempDir t;
-  WritePipelineTraces(t, true);
-  RunConfig all = TraceConfig(t, true);
+  testing::WritePipelineTraces(t, true);
+  RunConfig all = testing::PipelineTraceConfig(t, true);
   all.observe.timeline_path = t.File("all.json");  // every rank: 6 of 8 are not representatives
   auto drawn = RunSimulation(all, DefaultBackends());
   ASSERT_TRUE(drawn.ok()) << drawn.status().message();

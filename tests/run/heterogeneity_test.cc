@@ -52,8 +52,10 @@ TEST(Heterogeneity, ComputeSpeedScalesReplayedDurations) {
   EXPECT_EQ(r->per_npu[1].finished_ns, 100000u);
   EXPECT_EQ(r->per_npu[2].finished_ns, 200000u);
   EXPECT_EQ(r->per_npu[3].finished_ns, 200000u);
-  // Every rank the same graph, but not the same speed: no representative rank, and the report says why.
-  EXPECT_NE(r->symmetry_note.find("--heterogeneity gives NPUs their own speeds"), std::string::npos)
+  // Every rank the same graph, but not the same speed: one rank class per speed, and the report says so.
+  EXPECT_EQ(r->rank_classes, 3) << r->symmetry_note;
+  EXPECT_NE(r->symmetry_note.find("3 rank classes"), std::string::npos) << r->symmetry_note;
+  EXPECT_NE(r->symmetry_note.find("2 split off by their --heterogeneity compute speed"), std::string::npos)
       << r->symmetry_note;
   ASSERT_EQ(r->notes.size(), 1u);
   EXPECT_EQ(r->notes[0],

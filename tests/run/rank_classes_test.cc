@@ -8,6 +8,7 @@
 
 #include "extern/chakra.pb.h"
 #include "gen/gen_source.h"
+#include "tests/run/pipeline_traces.h"
 #include "tests/test_util.h"
 
 namespace orrery {
@@ -52,7 +53,9 @@ void ExpectSameAsFull(const RunReport& classes, const RunReport& full, bool same
     const CollectiveReport& a = all_classes[i];
     const CollectiveReport& b = all_full[i];
     EXPECT_EQ(a.rank, b.rank);
-    if (same_ids) EXPECT_EQ(a.node_id, b.node_id);
+    if (same_ids) {
+      EXPECT_EQ(a.node_id, b.node_id);
+    }
     EXPECT_EQ(a.type, b.type);
     EXPECT_EQ(a.bytes, b.bytes);
     EXPECT_EQ(a.algorithm, b.algorithm);
@@ -204,87 +207,12 @@ TEST(RankClasses, ContextParallelRingAcrossTwoDimensionsEqualsFullEngine) {
   ExpectSameAsFull(with, off);
 }
 
-// Switch(4) x Ring(2): ring on both dimensions.
-const char kSystem2D[] = R"({"scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
-    "preferred-dataset-splits": 2, "all-reduce-implementation": ["ring", "ring"],
-    "all-gather-implementation": ["ring", "ring"], "reduce-scatter-implementation": ["ring", "ring"],
-    "all-to-all-implementation": ["ring", "ring"], "collective-optimization": "localBWAware"})";
-
-// ASTRA-sim-style traces: a 2-stage pipeline (ranks 0-3 stage 0, 4-7 stage
-// 1, on Switch(4) x Ring(2)), two microbatches, a data-parallel all-reduce
-// inside each stage. Every rank numbers its nodes differently and names
-// its own peers: only node ids and peer ranks differ within a stage.
-// `slow`: this rank's compute takes `slow_us` instead of 10 us.
-void WritePipelineTraces(const TempDir& d, bool all_reduce, int slow = -1, uint64_t slow_us = 0) {
-  d.Write("network.yml",
-          "topology: [ Switch, Ring ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 2000 ]\n");
-  d.Write("system.json", kSystem2D);
-  d.Write("groups.json", R"({"dp0": [0, 1, 2, 3], "dp1": [4, 5, 6, 7]})");
-  testing::WriteTraces(d, 8, [&](int r) {
-    const bool first = r < 4;
-    const int peer = first ? r + 4 : r - 4;
-    uint64_t id = 1000 + 37 * static_cast<uint64_t>(r);  // ids differ per rank
-    std::vector<ChakraProtoMsg::Node> nodes;
-    uint64_t last = 0;
-    bool has_last = false;
-    auto add = [&](ChakraProtoMsg::Node n) {
-      if (has_last) n.add_data_deps(last);
-      last = n.id();
-      has_last = true;
-      nodes.push_back(n);
-    };
-    auto comp = [&](uint64_t us) {
-      auto n = MakeNode(id++, ChakraProtoMsg::COMP_NODE);
-      n.set_duration_micros(r == slow ? slow_us : us);
-      add(n);
-    };
-    auto msg = [&](bool send, uint64_t tag, uint64_t bytes) {
-      auto n = MakeNode(id++, send ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE);
-      SetAttr(&n, send ? "comm_dst" : "comm_src", static_cast<uint64_t>(peer));
-      SetAttr(&n, "comm_size", bytes);
-      SetAttr(&n, "comm_tag", tag);
-      add(n);
-    };
-    for (uint64_t mb = 0; mb < 2; ++mb) {  // forward
-      if (first) {
-        comp(10);
-        msg(true, 10 + mb, 1 << 20);
-      } else {
-        msg(false, 10 + mb, 1 << 20);
-        comp(12);
-      }
-    }
-    for (uint64_t mb = 0; mb < 2; ++mb) {  // backward
-      if (first) {
-        msg(false, 20 + mb, 1 << 20);
-        comp(20);
-      } else {
-        comp(24);
-        msg(true, 20 + mb, 1 << 20);
-      }
-    }
-    if (all_reduce) {
-      auto n = CollNode(id++, 0, 8 << 20);
-      SetAttr(&n, "pg_name", std::string(first ? "dp0" : "dp1"));
-      add(n);
-    }
-    return nodes;
-  });
-}
-
-RunConfig TraceConfig(const TempDir& d, bool groups) {
-  RunConfig c;
-  c.files.workload_prefix = d.File("trace");
-  c.files.network = d.File("network.yml");
-  c.files.system = d.File("system.json");
-  if (groups) c.files.comm_groups = d.File("groups.json");
-  return c;
-}
+const char* const kSystem2D = testing::kPipelineSystem2D;
 
 TEST(RankClasses, TracesDifferingInNodeIdsAndPeersTakeTheClassPath) {
   TempDir d;
-  WritePipelineTraces(d, true);
-  auto [with, off] = RunBoth(TraceConfig(d, true));
+  testing::WritePipelineTraces(d, true);
+  auto [with, off] = RunBoth(testing::PipelineTraceConfig(d, true));
   EXPECT_EQ(with.rank_classes, 2) << with.symmetry_note;
   EXPECT_FALSE(with.symmetric);
   // Stage 1 starts after the first activation arrives: its ranks finish with
@@ -299,8 +227,8 @@ TEST(RankClasses, TracesDifferingInNodeIdsAndPeersTakeTheClassPath) {
 
 TEST(RankClasses, StragglerInAllReduceGroupFallsBackWithTheReason) {
   TempDir d;
-  WritePipelineTraces(d, true, /*slow=*/2, /*slow_us=*/12);
-  auto [with, off] = RunBoth(TraceConfig(d, true));
+  testing::WritePipelineTraces(d, true, /*slow=*/2, /*slow_us=*/12);
+  auto [with, off] = RunBoth(testing::PipelineTraceConfig(d, true));
   EXPECT_EQ(with.rank_classes, 0);
   // Rank 2 leaves stage 0's class, and stage 0's all-reduce cannot span two classes.
   EXPECT_NE(with.symmetry_note.find("rank classes: communicator group 0 spans rank classes"), std::string::npos)
@@ -310,14 +238,74 @@ TEST(RankClasses, StragglerInAllReduceGroupFallsBackWithTheReason) {
 
 TEST(RankClasses, StragglerSplitsItsClassAndItsPeersClass) {
   TempDir d;
-  WritePipelineTraces(d, false, /*slow=*/1, /*slow_us=*/12);
-  auto [with, off] = RunBoth(TraceConfig(d, false));
+  testing::WritePipelineTraces(d, false, /*slow=*/1, /*slow_us=*/12);
+  auto [with, off] = RunBoth(testing::PipelineTraceConfig(d, false));
   // {0, 2, 3}, {1}, {4, 6, 7}, {5}: rank 5 waits for the straggler's messages.
   EXPECT_EQ(with.rank_classes, 4) << with.symmetry_note;
   EXPECT_NE(with.symmetry_note.find("1 split off by the classes of their peers"), std::string::npos)
       << with.symmetry_note;
   EXPECT_NE(with.per_npu[5].finished_ns, with.per_npu[4].finished_ns);
   ExpectSameAsFull(with, off, /*same_ids=*/false);
+}
+
+// A heterogeneity file's compute speeds (--heterogeneity) split the classes
+// like a straggler in the traces: a slow rank is a class of its own, the rank
+// it exchanges with follows; the others stay folded.
+TEST(RankClasses, ASlowRankInTheHeterogeneityFileSplitsItsClassAndItsPeersClass) {
+  TempDir d;
+  testing::WritePipelineTraces(d, false);
+  d.Write("het.yml", "compute:\n  - ranks: [1]\n    speed: 0.8\n");
+  RunConfig c = testing::PipelineTraceConfig(d, false);
+  c.files.heterogeneity = d.File("het.yml");
+  auto [with, off] = RunBoth(c);
+  // {0, 2, 3}, {1}, {4, 6, 7}, {5}: 10 us at 0.8 is 12.5 us.
+  EXPECT_EQ(with.rank_classes, 4) << with.symmetry_note;
+  EXPECT_NE(with.symmetry_note.find("4 rank classes"), std::string::npos) << with.symmetry_note;
+  EXPECT_NE(with.symmetry_note.find("1 split off by their --heterogeneity compute speed; 1 split off by the classes "
+                                    "of their peers"),
+            std::string::npos)
+      << with.symmetry_note;
+  EXPECT_EQ(with.per_npu[1].compute_ns, 2 * (12500 + 25000u));
+  EXPECT_EQ(with.per_npu[0].compute_ns, 2 * (10000 + 20000u));
+  EXPECT_NE(with.per_npu[5].finished_ns, with.per_npu[4].finished_ns);
+  ExpectSameAsFull(with, off, /*same_ids=*/false);
+}
+
+// A whole class at one speed (every rank of stage 1 at half speed) splits
+// nothing: the stages stay two classes, each data-parallel all-reduce inside one.
+TEST(RankClasses, AClassAtOneSpeedStaysFolded) {
+  TempDir d;
+  testing::WritePipelineTraces(d, true);
+  d.Write("het.yml", "compute:\n  - ranks: \"4-7\"\n    speed: 0.5\n");
+  RunConfig c = testing::PipelineTraceConfig(d, true);
+  c.files.heterogeneity = d.File("het.yml");
+  auto [with, off] = RunBoth(c);
+  EXPECT_EQ(with.rank_classes, 2) << with.symmetry_note;
+  EXPECT_EQ(with.symmetry_note.find("split off"), std::string::npos) << with.symmetry_note;
+  EXPECT_EQ(with.per_npu[4].compute_ns, 2 * (24000 + 48000u));
+  ExpectSameAsFull(with, off, /*same_ids=*/false);
+}
+
+// A slow rank inside a data-parallel group: its group's all-reduce would span
+// two classes, so the full engine runs and says why; a link at its own
+// bandwidth rules classes out (positions that look equivalent would differ).
+TEST(RankClasses, HeterogeneityThatClassesCannotFoldFallsBackWithTheReason) {
+  TempDir d;
+  testing::WritePipelineTraces(d, true);
+  RunConfig c = testing::PipelineTraceConfig(d, true);
+  c.files.heterogeneity = d.File("het.yml");
+  d.Write("het.yml", "compute:\n  - ranks: [2]\n    speed: 0.8\n");
+  auto [slow, slow_off] = RunBoth(c);
+  EXPECT_EQ(slow.rank_classes, 0);
+  EXPECT_NE(slow.symmetry_note.find("rank classes: communicator group 0 spans rank classes"), std::string::npos)
+      << slow.symmetry_note;
+  ExpectSameAsFull(slow, slow_off, /*same_ids=*/false);
+  d.Write("het.yml", "links:\n  - ranks: [2]\n    dim: 0\n    bandwidth: 0.5\n");
+  auto [link, link_off] = RunBoth(c);
+  EXPECT_EQ(link.rank_classes, 0);
+  EXPECT_NE(link.symmetry_note.find("--heterogeneity gives NPU links their own bandwidth"), std::string::npos)
+      << link.symmetry_note;
+  ExpectSameAsFull(link, link_off, /*same_ids=*/false);
 }
 
 // Point-to-point inside one class: every rank of a Ring(8) computes, sends
@@ -385,14 +373,14 @@ TEST(RankClasses, TwoPeersInOneClassFallBack) {
 // classes of their own (the classes would hold as many graphs as the full run).
 TEST(RankClasses, MostlyDistinctRanksFallBackEarly) {
   TempDir d;
-  WritePipelineTraces(d, false);
+  testing::WritePipelineTraces(d, false);
   // Overwrite with traces whose compute differs on every rank.
   testing::WriteTraces(d, 8, [](int r) {
     auto n = MakeNode(0, ChakraProtoMsg::COMP_NODE);
     n.set_duration_micros(1 + static_cast<uint64_t>(r));
     return std::vector<ChakraProtoMsg::Node>{n};
   });
-  RunConfig c = TraceConfig(d, true);  // groups: the symmetric path declines, classes are tried
+  RunConfig c = testing::PipelineTraceConfig(d, true);  // groups: the symmetric path declines, classes are tried
   auto [with, off] = RunBoth(c);
   EXPECT_EQ(with.rank_classes, 0);
   // More than half of 8 is 5: the fifth distinct graph is rank 4's.
@@ -405,8 +393,8 @@ TEST(RankClasses, MostlyDistinctRanksFallBackEarly) {
 
 TEST(RankClasses, CongestionAwareBackendFallsBack) {
   TempDir d;
-  WritePipelineTraces(d, true);
-  RunConfig c = TraceConfig(d, true);
+  testing::WritePipelineTraces(d, true);
+  RunConfig c = testing::PipelineTraceConfig(d, true);
   c.run.backend = "congestion-aware";
   auto r = RunSimulation(c, DefaultBackends());
   ASSERT_TRUE(r.ok()) << r.status().message();
@@ -421,8 +409,8 @@ TEST(RankClasses, CongestionAwareBackendFallsBack) {
 // collective durations are the full engine's.
 TEST(RankClasses, JsonReportSummarisesEachClass) {
   TempDir d;
-  WritePipelineTraces(d, true);
-  auto [with, off] = RunBoth(TraceConfig(d, true));
+  testing::WritePipelineTraces(d, true);
+  auto [with, off] = RunBoth(testing::PipelineTraceConfig(d, true));
   ASSERT_EQ(with.rank_classes, 2) << with.symmetry_note;
   const nlohmann::json j = nlohmann::json::parse(FormatReportJson(with));
   const std::vector<CollectiveReport> full = testing::EveryRankCollectives(off);
@@ -448,8 +436,8 @@ TEST(RankClasses, JsonReportSummarisesEachClass) {
   EXPECT_FALSE(nlohmann::json::parse(FormatReportJson(off)).contains("classes"));
 
   TempDir s;
-  WritePipelineTraces(s, false, /*slow=*/1, /*slow_us=*/12);
-  auto [split, split_off] = RunBoth(TraceConfig(s, false));
+  testing::WritePipelineTraces(s, false, /*slow=*/1, /*slow_us=*/12);
+  auto [split, split_off] = RunBoth(testing::PipelineTraceConfig(s, false));
   ASSERT_EQ(split.rank_classes, 4) << split.symmetry_note;
   const nlohmann::json k = nlohmann::json::parse(FormatReportJson(split)).at("classes");
   ASSERT_EQ(k.size(), 4u);
@@ -470,8 +458,8 @@ TEST(RankClasses, JsonReportSummarisesEachClass) {
 // with its own rank and the representative's node id.
 TEST(RankClasses, CollectivesCsvGivesEachRankItsRepresentativesRows) {
   TempDir d;
-  WritePipelineTraces(d, true);
-  auto [with, off] = RunBoth(TraceConfig(d, true));
+  testing::WritePipelineTraces(d, true);
+  auto [with, off] = RunBoth(testing::PipelineTraceConfig(d, true));
   ASSERT_EQ(with.rank_classes, 2) << with.symmetry_note;
   ASSERT_EQ(with.all_collectives.simulated.size(), 2u);  // the representatives' only
   const CollectiveReport& a = with.all_collectives.simulated[0];
@@ -481,7 +469,7 @@ TEST(RankClasses, CollectivesCsvGivesEachRankItsRepresentativesRows) {
   std::string want = "rank,node_id,name,type,bytes,algorithm,start_ns,end_ns,duration_ns\n";
   for (int r = 0; r < 8; ++r) {
     const CollectiveReport& c = r < 4 ? a : b;
-    want += std::to_string(r) + "," + std::to_string(c.node_id) + ",,ALL_REDUCE,8388608," + c.algorithm + "," +
+    want += std::to_string(r) + "," + std::to_string(c.node_id) + "," + c.name + ",ALL_REDUCE,8388608," + c.algorithm + "," +
             std::to_string(c.start_ns) + "," + std::to_string(c.end_ns) + "," + std::to_string(c.end_ns - c.start_ns) +
             "\n";
   }

@@ -158,6 +158,21 @@ void ClassDecider::CheckGroups() {
   }
 }
 
+// Counting is enough: only members run a collective on a group
+// (ClassesFromTraces stops at any other), and a member runs one collective at
+// each position.
+void ClassDecider::CheckGroupPositions() {
+  for (const auto& [key, ranks] : group_uses_) {
+    const auto& [position, group] = key;
+    const size_t members = (*in_.groups)[group].size();
+    if (ranks == members) continue;
+    d_.note = std::to_string(ranks) + " of communicator group " + std::to_string(group) + "'s " +
+              std::to_string(members) + " ranks run their collective #" + std::to_string(position + 1) +
+              " on it (the others run that collective on another group of its shape)";
+    return;
+  }
+}
+
 // A generator's members use the group of their representative's kind: it
 // exists for every member and lies inside the member's class.
 void ClassDecider::CheckGeneratorGroups() {

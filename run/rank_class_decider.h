@@ -73,6 +73,10 @@ class ClassDecider {
   // may span classes); messages to another class's unsimulated member are
   // exact when redirected; collectives on all NPUs stay inside a class.
   void CheckGroups();
+  // Trace files: the ranks that run their i-th collective on group g are
+  // g's members, all of them (equal graphs may name different groups of one
+  // shape there; mirroring would then invent a peer's collective).
+  void CheckGroupPositions();
   void CheckGeneratorGroups();
   void CheckCrossClassMessages();
   void CheckAllNpuCollectives();
@@ -100,6 +104,8 @@ class ClassDecider {
   // holds them with their representative's group's member offsets.
   std::vector<int> kind_of_group_;
   std::map<int, NpuGraph> loaded_;  // graphs step 1 read, kept for the representatives
+  // Trace files: (position among a rank's collectives, group) -> ranks that run it there.
+  std::map<std::pair<uint32_t, int>, uint64_t> group_uses_;
   int classes_ = 0;
   std::vector<std::vector<int>> kinds_used_;  // per class: the group kinds its collectives use
   std::vector<uint32_t> slab_masks_;          // involved dimensions of collectives on all NPUs

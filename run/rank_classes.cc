@@ -178,7 +178,8 @@ Result<ClassDecision> ClassDecider::Decide() {
   if (Stopped()) return std::move(d_);
   ORRERY_RETURN_IF_ERROR(PickRepresentatives());
   for (void (ClassDecider::*check)() :
-       {&ClassDecider::CheckGroups, &ClassDecider::CheckGeneratorGroups, &ClassDecider::CheckCrossClassMessages,
+       {&ClassDecider::CheckGroups, &ClassDecider::CheckGroupPositions, &ClassDecider::CheckGeneratorGroups,
+        &ClassDecider::CheckCrossClassMessages,
         &ClassDecider::CheckAllNpuCollectives, &ClassDecider::FindMirrorSenders}) {
     if (Stopped()) return std::move(d_);
     (this->*check)();
@@ -351,8 +352,21 @@ Status ClassDecider::ClassesFromTraces() {
     if (!g.ok()) return g.status();
     d_.note = GraphReason(g.value(), in_.spec->options, shapes_, false);
     if (Stopped()) return Status::Ok();
+    uint32_t position = 0;  // among the rank's collectives, in node order
     for (const WorkNode& n : g->nodes) {
-      if (n.kind == NodeKind::kColl && n.group >= 0) group_used_[n.group] = 1;
+      if (n.kind != NodeKind::kColl) continue;
+      if (n.group >= 0) {
+        const std::vector<int>& members = (*in_.groups)[n.group];
+        if (!std::binary_search(members.begin(), members.end(), r)) {
+          // The full engine refuses it, naming the node (Executor's diagnostics).
+          d_.note = "rank " + std::to_string(r) + " runs a collective on communicator group " +
+                    std::to_string(n.group) + " but is not a member of it";
+          return Status::Ok();
+        }
+        group_used_[n.group] = 1;
+        ++group_uses_[std::make_pair(position, n.group)];
+      }
+      ++position;
     }
     Normalize(&g.value(), t_, shapes_);
     const uint64_t h = GraphShapeHash(g.value());

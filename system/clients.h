@@ -40,6 +40,9 @@ struct CollectiveHandle {
   int finished_chunks = 0;
   CollectiveDoneClient* client = nullptr;
   uint64_t cookie = 0;
+  // The communication stream it was issued on (the trace's comm_stream): its
+  // chunks wait in that stream's queues (system/npu_sys.h).
+  int stream = 0;
 };
 
 }  // namespace orrery

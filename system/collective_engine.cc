@@ -169,7 +169,7 @@ static Status NotAMember(int rank, const CommGroup& g) {
 
 Status CollectiveEngine::IssueCollective(int rank, ComType type, uint64_t bytes, const std::vector<bool>& involved,
                                          int group, CollectiveDoneClient* client, uint64_t cookie,
-                                         std::string* algorithm_used) {
+                                         std::string* algorithm_used, int stream) {
   auto plan = Plan(rank, type, bytes, involved, group, algorithm_used);
   if (!plan.ok()) return plan.status();
   if (plan.value().empty()) {
@@ -181,12 +181,14 @@ Status CollectiveEngine::IssueCollective(int rank, ComType type, uint64_t bytes,
   uint64_t* counter = ChunkCounter(group, rank, &pos);
   if (!counter) return NotAMember(rank, groups_[group]);
   CollectiveHandle* handle = NewHandle(client, cookie);
+  handle->stream = stream;
   npus_[rank]->StartCollective(handle, std::move(plan.value()), group, pos, counter);
   return Status::Ok();
 }
 
 Status CollectiveEngine::IssueRooted(int rank, RootedKind kind, uint64_t bytes, int root, int group,
-                                     CollectiveDoneClient* client, uint64_t cookie, std::string* algorithm_used) {
+                                     CollectiveDoneClient* client, uint64_t cookie, std::string* algorithm_used,
+                                     int stream) {
   std::vector<int> all;
   const std::vector<int>* members = nullptr;
   if (group >= 0) {
@@ -214,6 +216,7 @@ Status CollectiveEngine::IssueRooted(int rank, RootedKind kind, uint64_t bytes, 
   uint64_t* counter = ChunkCounter(group, rank, &pos);
   if (!counter) return NotAMember(rank, groups_[group]);
   CollectiveHandle* handle = NewHandle(client, cookie);
+  handle->stream = stream;
   std::vector<std::vector<PhaseSpec>> chunks(1, std::vector<PhaseSpec>{ps});
   npus_[rank]->StartCollective(handle, std::move(chunks), group, pos, counter);
   return Status::Ok();

@@ -71,11 +71,13 @@ class CollectiveEngine : public EventHandler {
   int num_groups() const { return static_cast<int>(groups_.size()); }
 
   // Starts a collective on `rank`; the client hears OnCollectiveDone(cookie).
+  // `stream`: the communication stream (0 .. kMaxCommStreams - 1) whose queues
+  // its chunks wait in (system/npu_sys.h).
   Status IssueCollective(int rank, ComType type, uint64_t bytes, const std::vector<bool>& involved, int group,
-                         CollectiveDoneClient* client, uint64_t cookie, std::string* algorithm_used);
+                         CollectiveDoneClient* client, uint64_t cookie, std::string* algorithm_used, int stream = 0);
   // BROADCAST, REDUCE, SCATTER, GATHER, BARRIER (see system/rooted_collectives.h).
   Status IssueRooted(int rank, RootedKind kind, uint64_t bytes, int root, int group, CollectiveDoneClient* client,
-                     uint64_t cookie, std::string* algorithm_used);
+                     uint64_t cookie, std::string* algorithm_used, int stream = 0);
   // Point-to-point messages (COMM_SEND / COMM_RECV), tagged by the trace's tag.
   // The sender hears on_sent->OnRecv(sent_cookie) when the message is delivered.
   void SendP2P(int src, int dst, uint64_t bytes, uint64_t tag, RecvClient* on_sent, uint64_t sent_cookie);

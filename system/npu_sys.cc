@@ -11,7 +11,23 @@
 namespace orrery {
 
 NpuSys::NpuSys(const ChunkContext* ctx, int rank, int num_queues)
-    : ctx_(ctx), rank_(rank), queues_(num_queues), running_(num_queues, 0), placed_by_size_(num_queues, 0) {}
+    : ctx_(ctx),
+      rank_(rank),
+      num_dims_queues_(num_queues),
+      queues_(num_queues),
+      running_(num_queues, 0),
+      placed_by_size_(num_queues, 0) {}
+
+int NpuSys::QueueOf(int stream, int id) {
+  const size_t q = static_cast<size_t>(stream) * num_dims_queues_ + id;
+  if (q >= queues_.size()) {
+    const size_t n = (static_cast<size_t>(stream) + 1) * num_dims_queues_;
+    queues_.resize(n);
+    running_.resize(n, 0);
+    placed_by_size_.resize(n, 0);
+  }
+  return static_cast<int>(q);
+}
 
 void NpuSys::StartCollective(CollectiveHandle* coll, std::vector<std::vector<PhaseSpec>> chunks, int group,
                              int group_pos, uint64_t* chunk_counter) {
@@ -133,7 +149,7 @@ void NpuSys::ProceedToNextPhase(Chunk* s) {
     TellPhaseObservers(s, dim);
     s->phase_dim_ = dim;
   }
-  s->queue_id_ = spec.queue_id;
+  s->queue_id_ = QueueOf(s->coll_->stream, spec.queue_id);
   s->phase_started_ = false;
   s->SetAlgorithm(MakeAlgorithm(s, spec, ctx_->store->algorithm_arena()));
   Enqueue(&queues_[s->queue_id_], s);

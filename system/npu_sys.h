@@ -1,7 +1,17 @@
-// The per-NPU system layer: one queue per network dimension, where at most
-// `active-chunks-per-dimension` chunks (system/chunk.h) run their phase at
-// once and the others wait in ASTRA-sim's order, and the matching of message
-// sends with receives. Everything it needs from the world comes through a
+// The per-NPU system layer: one queue per network dimension and
+// communication stream, where at most `active-chunks-per-dimension` chunks
+// (system/chunk.h) run their phase at once and the others wait in ASTRA-sim's
+// order, and the matching of message sends with receives.
+//
+// Streams: a collective issued on communication stream k (the trace's
+// comm_stream, docs/formats.md) waits in stream k's queues only. Stream 0 is
+// ASTRA-sim's single set of queues; a generated workload puts each
+// communicator kind on its own stream, and its collectives then never wait
+// for another kind's chunk to finish (as NCCL runs collectives of different
+// communicators side by side). Sharing one set of queues across streams is
+// not only slower but unsound: when ranks get out of step (a slow rank), two
+// groups' collectives can start in opposite orders on two ranks, each
+// holding the slot the other's waits for — a deadlock no real run has. Everything it needs from the world comes through a
 // ChunkContext (system/chunk_context.h); it never sees the engine that plans
 // the collectives.
 #pragma once
@@ -64,7 +74,11 @@ class NpuSys {
   const ChunkContext* ctx_;
   int rank_;
   int next_priority_ = 0;  // the next collective's (LIFO: rising, so later ones go first; else falling)
-  // Per network dimension: its running chunks first, then the waiting ones.
+  // The queue of a phase on queue `id` of stream `stream` (made when first used).
+  int QueueOf(int stream, int id);
+  int num_dims_queues_;  // queues per stream
+  // Per stream and network dimension (stream-major): its running chunks
+  // first, then the waiting ones.
   std::vector<std::list<Chunk*>> queues_;
   std::vector<int> running_;             // per queue: how many of its first chunks run
   std::vector<uint8_t> placed_by_size_;  // per queue: a waiting chunk was placed by size (SmallestFirst)

@@ -308,6 +308,39 @@ TEST(RankClasses, HeterogeneityThatClassesCannotFoldFallsBackWithTheReason) {
   ExpectSameAsFull(link, link_off, /*same_ids=*/false);
 }
 
+// Equal graphs up to groups of one shape are not enough: rank 2 runs its
+// first collective on C = {0, 2} while rank 0 runs A = {0, 1} there, so a
+// class that mirrored rank 0's partner would invent rank 2's collective. The
+// ranks of each group must run it at the same place; here they do not, and
+// the full engine runs (rank 2 waits for rank 0's C, which comes after A).
+TEST(RankClasses, RanksThatRunAGroupAtDifferentPlacesFallBack) {
+  TempDir d;
+  d.Write("network.yml", testing::NetworkYaml("FullyConnected", 4, 100, 500));
+  d.Write("system.json", testing::SystemJson("ring", 1, 10, 1600));
+  d.Write("groups.json", R"({"A": [0, 1], "B": [2, 3], "C": [0, 2], "D": [1, 3]})");
+  const char* order[][2] = {{"A", "C"}, {"A", "D"}, {"C", "B"}, {"D", "B"}};
+  testing::WriteTraces(d, 4, [&](int r) {
+    std::vector<ChakraProtoMsg::Node> nodes;
+    for (uint64_t i = 0; i < 2; ++i) {
+      auto n = CollNode(i, 2, 1 << 20);  // ALL_GATHER
+      SetAttr(&n, "pg_name", std::string(order[r][i]));
+      if (i > 0) n.add_data_deps(0);
+      nodes.push_back(n);
+    }
+    return nodes;
+  });
+  RunConfig c = testing::PipelineTraceConfig(d, true);
+  auto [with, off] = RunBoth(c);
+  EXPECT_EQ(with.rank_classes, 0);
+  EXPECT_NE(with.symmetry_note.find("rank classes: 1 of communicator group 2's 2 ranks run their collective #1 on it "
+                                    "(the others run that collective on another group of its shape)"),
+            std::string::npos)
+      << with.symmetry_note;
+  ExpectSameAsFull(with, off);
+  // Rank 0 ends with C (after A); rank 2 runs B after that same C.
+  EXPECT_GT(with.per_npu[2].finished_ns, with.per_npu[0].finished_ns);
+}
+
 // Point-to-point inside one class: every rank of a Ring(8) computes, sends
 // to its right neighbour and receives from its left one. One class; each
 // send is modelled by the message the left neighbour sends at the same time.

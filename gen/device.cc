@@ -16,8 +16,17 @@ const std::vector<DevicePreset>& DevicePresets() {
   static const std::vector<DevicePreset> presets = {
       // Kernel model: SMs from the architecture whitepapers; efficiencies in docs/generator.md, "Compute model".
       {"a100", 312, 2039, 80, "NVIDIA A100 80GB SXM datasheet: BF16 tensor 312 TFLOPS dense, HBM2e 2,039 GB/s, 80 GB",
-       DeviceModel{108, 256, 128, 0.869, 0.88, 0.73, 0.63, {{512, 0.462, 0.432}, {1024, 0.552, 0.500}, {2048, 0.666, 0.565}},
-                   0.757}},
+       DeviceModel{108,
+                   256,
+                   128,
+                   0.869,
+                   0.88,
+                   0.73,
+                   0.63,
+                   {{512, 0.462, 0.432}, {1024, 0.552, 0.500}, {2048, 0.666, 0.565}},
+                   0.757,
+                   {0.809, 0.748},
+                   {0.576, 0.368}}},
       {"h100", 989.5, 3350, 80,
        "NVIDIA H100 SXM5 datasheet: BF16 tensor 1,979 TFLOPS with 2:4 sparsity, 989.5 dense, HBM3 3.35 TB/s, 80 GB",
        DeviceModel{132, 256, 128, 0.80, 0.88, 0.50, 0.45, {}, 0}},
@@ -53,6 +62,10 @@ Status ReadDeviceKeys(const YAML::Node& root, const std::string& path, DevicePre
       {"attention_forward_efficiency", {&attention_forward, DoubleRange{0, 1, true}}},
       {"attention_backward_efficiency", {&attention_backward, DoubleRange{0, 1, true}}},
       {"attention_dropout_efficiency", {&d.model.attention_dropout_efficiency, DoubleRange{0, 1, true}}},
+      {"layernorm_persistent_forward_efficiency", {&d.model.layernorm_persistent.forward, DoubleRange{0, 1, true}}},
+      {"layernorm_persistent_backward_efficiency", {&d.model.layernorm_persistent.backward, DoubleRange{0, 1, true}}},
+      {"layernorm_apex_forward_efficiency", {&d.model.layernorm_apex.forward, DoubleRange{0, 1, true}}},
+      {"layernorm_apex_backward_efficiency", {&d.model.layernorm_apex.backward, DoubleRange{0, 1, true}}},
   };
   std::vector<std::string> valid = {"base", "name"};
   for (const auto& [k, v] : keys) valid.push_back(k);

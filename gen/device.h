@@ -21,6 +21,10 @@ struct AttentionPoint {
   double forward = 0, backward = 0;
 };
 
+struct NormEfficiency {
+  double forward = 0, backward = 0;
+};
+
 struct DeviceModel {
   int sms = 0;
   int tile_m = 256, tile_n = 128;
@@ -33,6 +37,11 @@ struct DeviceModel {
   std::vector<AttentionPoint> attention;
   // The forward dropout of the attention probabilities; 0: memory_efficiency.
   double attention_dropout_efficiency = 0;
+  // The layer norm's kernels (their modelled bytes over the measured time, as
+  // fractions of HBM bandwidth), for each implementation a framework may call
+  // (--layernorm): Megatron's persistent kernel (apex FastLayerNorm, 2021-10
+  // on) and apex's fused LayerNorm before it. 0: memory_efficiency.
+  NormEfficiency layernorm_persistent, layernorm_apex;
 };
 
 struct DevicePreset {

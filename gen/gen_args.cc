@@ -59,6 +59,7 @@ std::string GenUsage() {
          "       orrery gen ... --device=a100|h100|FILE.yml [--flash-attention] [--efficiency=F] "
          "[--system-out=F.json\n"
          "         [--network=NET.yml|NOTATION] [--group-collective-model=astra-sim|hierarchical]]\n"
+         "         [--layernorm=persistent|apex]\n"
          "       orrery gen --list-models | --list-devices\n";
 }
 
@@ -195,6 +196,16 @@ Status SetGradAccumulation(GenOptions* o, const std::string& v, const Where& w) 
   return Status::Ok();
 }
 
+Status SetLayerNorm(GenOptions* o, const std::string& v, const Where& w) {
+  if (v != "persistent" && v != "apex") {
+    return ValueError(w, v, "unknown layer-norm kernel",
+                      "persistent (Megatron's persistent LayerNorm, the default) or apex (apex's fused LayerNorm, "
+                      "Megatron until 2021-10)");
+  }
+  o->strategy.apex_layernorm = v == "apex";
+  return Status::Ok();
+}
+
 Status SetPrecision(GenOptions* o, const std::string& v, const Where& w) {
   if (v != "bf16" && v != "fp16") return ValueError(w, v, "unknown precision", "bf16 or fp16");
   o->strategy.fp16 = v == "fp16";
@@ -255,6 +266,7 @@ const std::vector<GenFlag>& Flags() {
       {"group-collective-model", SetGroupModel},
       {"grad-reduce", SetGradReduce},
       {"grad-accumulation", SetGradAccumulation},
+      {"layernorm", SetLayerNorm},
       {"comm-streams", SetCommStreams},
       {"precision", SetPrecision},
       {"sp", nullptr},
@@ -367,6 +379,10 @@ Status FinishGenOptions(GenOptions* o) {
     s.device = d->model;
   } else {
     s.kernel_model = false;
+  }
+  if (o->given.count("layernorm") && !s.kernel_model) {
+    return ValueError(Where{"", 0, "--layernorm"}, s.apex_layernorm ? "apex" : "persistent",
+                      "needs the kernel model of a device", "--layernorm together with --device=a100|h100");
   }
   if (s.flash_attention && !s.kernel_model) {
     return ValueError(Where{"", 0, "--flash-attention"}, "true", "needs the kernel model of a device",

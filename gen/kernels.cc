@@ -87,6 +87,13 @@ Kernel ElementwiseKernel(const char* name, const DeviceModel& d, uint64_t read, 
   return Make(name, std::max<uint64_t>(flops, 1), read + written, 1, d.memory_efficiency);
 }
 
+Kernel NormKernel(const char* name, const DeviceModel& d, bool apex, bool backward, uint64_t read, uint64_t written,
+                  uint64_t flops) {
+  const NormEfficiency& n = apex ? d.layernorm_apex : d.layernorm_persistent;
+  const double e = backward ? n.backward : n.forward;
+  return Make(name, std::max<uint64_t>(flops, 1), read + written, 1, e > 0 ? e : d.memory_efficiency);
+}
+
 namespace {
 
 // The attention core's kernels at its measured bandwidth (forward or backward).
@@ -110,7 +117,7 @@ BlockKernels AttentionForward(const DeviceModel& d, const LayerShape& l) {
   const Tensors x = TensorsOf(l);
   const uint64_t heads = l.d ? l.q / l.d / l.t : 0;
   BlockKernels k;
-  k.pre.push_back(ElementwiseKernel("ln", d, x.elem * kValue, x.elem * kValue, x.elem));
+  k.pre.push_back(NormKernel("ln", d, l.apex_norm, false, x.elem * kValue, x.elem * kValue, x.elem));
   k.body.push_back(GemmKernel("qkv", d, x.tokens, (l.q + 2 * l.kv) / l.t, l.h));
   if (l.rope) k.body.push_back(ElementwiseKernel("rope", d, x.rope * kValue, x.rope * kValue, x.rope));
   if (l.attention) {
@@ -136,7 +143,7 @@ BlockKernels AttentionForward(const DeviceModel& d, const LayerShape& l) {
 BlockKernels MlpForward(const DeviceModel& d, const LayerShape& l) {
   const Tensors x = TensorsOf(l);
   BlockKernels k;
-  k.pre.push_back(ElementwiseKernel("ln", d, x.elem * kValue, x.elem * kValue, x.elem));
+  k.pre.push_back(NormKernel("ln", d, l.apex_norm, false, x.elem * kValue, x.elem * kValue, x.elem));
   k.body.push_back(GemmKernel("fc1", d, x.tokens, l.f * (l.gated ? 2 : 1) / l.t, l.h));
   k.body.push_back(ElementwiseKernel("act", d, x.ffn_in * kValue, x.ffn_out * kValue, x.ffn_in));
   k.body.push_back(GemmKernel("fc2", d, x.tokens, l.h, l.f / l.t));
@@ -169,7 +176,7 @@ BlockKernels AttentionBackward(const DeviceModel& d, const LayerShape& l) {
   if (l.rope) k.body.push_back(ElementwiseKernel("rope", d, x.rope * kValue, x.rope * kValue, x.rope));
   k.body.push_back(GemmBackwardKernel("qkv", d, x.tokens, (l.q + 2 * l.kv) / l.t, l.h));
   // The norm: its input and the gradient in, the input's gradient out.
-  k.post.push_back(ElementwiseKernel("ln", d, 2 * x.elem * kValue, x.elem * kValue, 2 * x.elem));
+  k.post.push_back(NormKernel("ln", d, l.apex_norm, true, 2 * x.elem * kValue, x.elem * kValue, 2 * x.elem));
   return k;
 }
 
@@ -180,7 +187,7 @@ BlockKernels MlpBackward(const DeviceModel& d, const LayerShape& l) {
   k.body.push_back(GemmBackwardKernel("fc2", d, x.tokens, l.h, l.f / l.t));
   k.body.push_back(ElementwiseKernel("act", d, (x.ffn_out + x.ffn_in) * kValue, x.ffn_in * kValue, 2 * x.ffn_in));
   k.body.push_back(GemmBackwardKernel("fc1", d, x.tokens, l.f * (l.gated ? 2 : 1) / l.t, l.h));
-  k.post.push_back(ElementwiseKernel("ln", d, 2 * x.elem * kValue, x.elem * kValue, 2 * x.elem));
+  k.post.push_back(NormKernel("ln", d, l.apex_norm, true, 2 * x.elem * kValue, x.elem * kValue, 2 * x.elem));
   return k;
 }
 

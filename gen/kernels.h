@@ -54,6 +54,12 @@ Kernel GemmBackwardKernel(const char* name, const DeviceModel& d, uint64_t m, ui
 // A memory-bound kernel that reads `read` and writes `written` bytes, with
 // `flops` (one or a few per element; they never bound it).
 Kernel ElementwiseKernel(const char* name, const DeviceModel& d, uint64_t read, uint64_t written, uint64_t flops);
+// The layer norm (or RMSNorm) forward or backward: element-wise, at the
+// measured bandwidth of the implementation called (`apex`: apex's fused
+// LayerNorm, else the persistent kernel), or memory_efficiency when the
+// device has none.
+Kernel NormKernel(const char* name, const DeviceModel& d, bool apex, bool backward, uint64_t read, uint64_t written,
+                  uint64_t flops);
 
 // One transformer layer's shape on one rank.
 struct LayerShape {
@@ -69,6 +75,7 @@ struct LayerShape {
   uint64_t t = 1;         // tensor-parallel degree
   bool sp = false;        // sequence parallelism: element-wise work on T/t tokens
   bool flash = false;     // FlashAttention: one fused attention kernel, no s² tensors
+  bool apex_norm = false;  // --layernorm=apex: apex's fused LayerNorm kernel (NormKernel)
   bool attention = true;  // false: the attention core is built elsewhere (ring attention with CP)
 };
 

@@ -82,6 +82,7 @@ class StageGen {
     l.t = t;
     l.sp = s.sp;
     l.flash = s.flash_attention;
+    l.apex_norm = s.apex_layernorm;
     l.attention = s.cp == 1;
     attn_f_ = AttentionForward(s.device, l);
     attn_b_ = AttentionBackward(s.device, l);
@@ -232,6 +233,11 @@ class StageGen {
   // A memory-bound kernel of the work outside the layers.
   void Elementwise(const std::string& name, uint64_t read, uint64_t written) {
     const Kernel k = ElementwiseKernel("", s_.device, read, written, (read + written) / 4);
+    Step(g_.Compute(name, k.flops, k.bytes, k.compute_efficiency, k.memory_efficiency, Deps()));
+  }
+  // The final norm, at the bandwidth of the norm kernel the layers use.
+  void Norm(const std::string& name, bool backward, uint64_t read, uint64_t written) {
+    const Kernel k = NormKernel("", s_.device, s_.apex_layernorm, backward, read, written, (read + written) / 4);
     Step(g_.Compute(name, k.flops, k.bytes, k.compute_efficiency, k.memory_efficiency, Deps()));
   }
   // Ring attention over the CP group (Liu et al. 2023; Megatron-Core's
@@ -411,7 +417,7 @@ class StageGen {
   // fp32 per token each).
   void LogitsForward(const std::string& p) {
     const uint64_t eh = elem_tokens_ * m_.hidden * s_.bytes_per_value, logits = tokens_ * m_.vocab / s_.tp;
-    Elementwise(p + ".final_ln", eh, eh);
+    Norm(p + ".final_ln", false, eh, eh);
     if (s_.tp > 1 && s_.sp) {
       Step(g_.Collective(p + ".logits_ag", Coll::kAllGather, act_bytes_ / s_.tp, Axis::kTp, Deps()));
     }
@@ -433,7 +439,7 @@ class StageGen {
       Step(s_.sp ? g_.Collective(p + ".logits_rs", Coll::kReduceScatter, act_bytes_, Axis::kTp, Deps())
                  : g_.Collective(p + ".logits_ar", Coll::kAllReduce, act_bytes_, Axis::kTp, Deps()));
     }
-    Elementwise(p + ".final_ln", 2 * eh, eh);
+    Norm(p + ".final_ln", true, 2 * eh, eh);
   }
   void Forward(int64_t mb) {
     const std::string p = "fwd.mb" + N(mb);

@@ -48,6 +48,9 @@ struct Strategy {
   bool kernel_model = false;
   DeviceModel device;
   bool flash_attention = false;  // --flash-attention (kernel model): one fused attention kernel
+  // --layernorm (kernel model): the norm kernel the framework calls, apex's
+  // fused LayerNorm (Megatron until 2021-10) or the persistent one (after).
+  bool apex_layernorm = false;
   // --grad-reduce: the DP gradient buckets during the last backward
   // (overlapped, Megatron's DDP) or all after it (after-flush, local DDP).
   bool grad_reduce_after_flush = false;

@@ -80,6 +80,12 @@ TEST(GenDevice, DeviceFilesOverrideAPresetAndNameTheirErrors) {
     EXPECT_DOUBLE_EQ(AttentionEfficiency(att->model, s, true), 0.565) << s;
   }
   EXPECT_DOUBLE_EQ(att->model.attention_dropout_efficiency, 0.6);
+  d.Write("dev.yml", "base: a100\nlayernorm_persistent_forward_efficiency: 0.7\nlayernorm_apex_forward_efficiency: 0.2\n");
+  auto ln = FindDevice(d.File("dev.yml"));
+  ASSERT_TRUE(ln.ok()) << ln.status().message();
+  EXPECT_DOUBLE_EQ(ln->model.layernorm_persistent.forward, 0.7);
+  EXPECT_DOUBLE_EQ(ln->model.layernorm_apex.forward, 0.2);
+  EXPECT_DOUBLE_EQ(ln->model.layernorm_apex.backward, 0.368);  // the base's
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"base: a100\ngemm_eficiency: 0.5\n", "dev.yml:2: gemm_eficiency: unknown key"},
       {"base: a100\nattention_backward_efficiency: 0\n",
@@ -91,6 +97,8 @@ TEST(GenDevice, DeviceFilesOverrideAPresetAndNameTheirErrors) {
        "dev.yml:2: memory_efficiency = \"1.5\": out of range; allowed: a number > 0 and <= 1"},
       {"base: a100\nsms: 10.5\n", "dev.yml:2: sms = 10.5: not an integer"},
       {"base: a100\nsms: [1, 2]\n", "dev.yml:2: sms = (not a scalar): wrong type"},
+      {"base: a100\nlayernorm_apex_backward_efficiency: 1.2\n",
+       "dev.yml:2: layernorm_apex_backward_efficiency = \"1.2\": out of range; allowed: a number > 0 and <= 1"},
       {"- a100\n", "a device file is a mapping of keys"},
   };
   for (const auto& [text, message] : bad) {

@@ -168,6 +168,42 @@ TEST(GenKernels, AttentionCoreKernelsUseTheirMeasuredBandwidth) {
   EXPECT_FLOAT_EQ(Named(AttentionForward(d, l).body, "dropout").memory_efficiency, 0.8F);
 }
 
+// The layer norm runs at the measured bandwidth of the kernel the framework
+// calls (--layernorm): its bytes are 4 per element forward (read x, write y,
+// 2 B each) and 6 backward (x and dy in, dx out), and its efficiency is the
+// implementation's, forward or backward; a device without one runs it at
+// memory_efficiency.
+TEST(GenKernels, LayerNormRunsAtItsImplementationsBandwidth) {
+  DeviceModel d = Toy();
+  d.layernorm_persistent = {0.6, 0.5};
+  d.layernorm_apex = {0.4, 0.3};
+  LayerShape l = GptLayer(2, 64, 128, 8, 4, false);
+  const uint64_t elems = 2 * 64 * 128;  // b·s·h on this rank (no SP)
+  for (bool apex : {false, true}) {
+    l.apex_norm = apex;
+    const double fwd = apex ? 0.4 : 0.6, bwd = apex ? 0.3 : 0.5;
+    for (const BlockKernels& f : {AttentionForward(d, l), MlpForward(d, l)}) {
+      EXPECT_FLOAT_EQ(Named(f.pre, "ln").memory_efficiency, static_cast<float>(fwd)) << apex;
+      EXPECT_EQ(Named(f.pre, "ln").bytes, 4 * elems);
+    }
+    for (const BlockKernels& b : {AttentionBackward(d, l), MlpBackward(d, l)}) {
+      EXPECT_FLOAT_EQ(Named(b.post, "ln").memory_efficiency, static_cast<float>(bwd)) << apex;
+      EXPECT_EQ(Named(b.post, "ln").bytes, 6 * elems);
+    }
+  }
+  d.layernorm_apex = {};
+  EXPECT_FLOAT_EQ(Named(AttentionForward(d, l).pre, "ln").memory_efficiency, 0.8F);
+  // The A100 preset: apex's fused LayerNorm 895.8 / 572.2 GB/s, the persistent kernel 1,258.0 /
+  // 1,163.4 GB/s (NVIDIA/apex PR #1037, B 32 · S 512 · h 1,024, fp16), of the 1,555 GB/s of the
+  // A100 40GB they were measured on (docs/generator.md, "Compute model").
+  auto a100 = FindDevice("a100");
+  ASSERT_TRUE(a100.ok());
+  EXPECT_NEAR(a100->model.layernorm_apex.forward, 895.7822 / 1555, 5e-4);
+  EXPECT_NEAR(a100->model.layernorm_apex.backward, 572.1678 / 1555, 5e-4);
+  EXPECT_NEAR(a100->model.layernorm_persistent.forward, 1258.0318 / 1555, 5e-4);
+  EXPECT_NEAR(a100->model.layernorm_persistent.backward, 1163.4357 / 1555, 5e-4);
+}
+
 // The tiny GPT model on tp 2 · dp 2 · pp 2 with the A100's kernel model.
 Result<Workload> TinyKernelRun(const std::string& extra, Strategy* out) {
   std::vector<std::string> args = {"--model=tiny",     "--tp=2",   "--dp=2",       "--pp=2",
@@ -184,6 +220,40 @@ const GenNode* Find(const GraphBuilder& g, const std::string& name) {
     if (n.name == name) return &n;
   }
   return nullptr;
+}
+
+// --layernorm reaches every norm of the generated iteration, the final one included.
+TEST(GenKernels, TheLayerNormFlagReachesEveryNorm) {
+  for (const char* flag : {"--layernorm=persistent", "--layernorm=apex"}) {
+    Strategy s;
+    auto w = TinyKernelRun(flag, &s);
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    const bool apex = std::string(flag) == "--layernorm=apex";
+    EXPECT_EQ(s.apex_layernorm, apex);
+    const NormEfficiency& e = apex ? s.device.layernorm_apex : s.device.layernorm_persistent;
+    int norms = 0, final_norms = 0;
+    for (const GraphBuilder& g : w->classes) {
+      for (const GenNode& n : g.nodes()) {
+        const bool final_norm = n.name.find(".final_ln") != std::string::npos;
+        if (!final_norm && (n.name.size() < 3 || n.name.compare(n.name.size() - 3, 3, ".ln") != 0)) continue;
+        ++norms;
+        final_norms += final_norm;
+        const bool backward = n.name.rfind("bwd", 0) == 0;
+        EXPECT_FLOAT_EQ(n.memory_efficiency, static_cast<float>(backward ? e.backward : e.forward)) << n.name;
+      }
+    }
+    EXPECT_GT(norms, final_norms) << flag;  // the layers' (attention and MLP, forward and backward)
+    EXPECT_GT(final_norms, 0) << flag;
+  }
+  auto bad = ParseGenArgs({"--model=tiny", "--device=a100", "--layernorm=triton"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--layernorm = triton: unknown layer-norm kernel; allowed: persistent"),
+            std::string::npos)
+      << bad.status().message();
+  auto bare = ParseGenArgs({"--model=tiny", "--layernorm=apex"});
+  ASSERT_FALSE(bare.ok());
+  EXPECT_NE(bare.status().message().find("--layernorm = apex: needs the kernel model of a device"), std::string::npos)
+      << bare.status().message();
 }
 
 TEST(GenKernels, WholeIterationOnTheRightGroups) {

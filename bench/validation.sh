@@ -5,10 +5,12 @@
 #              Table 4): the calibration set of the kernel model
 #   end-to-end iteration times (Korthikanti et al. 2022 Table 5; Narayanan
 #              et al. 2021 Table 1, converted from TFLOP/s with the paper's
-#              eq. 3): held out, never used to set a constant
+#              eq. 3; and Megatron-LM's 2020 scaling table): held out, never used to
+#              set a constant
 #   strong     speed-ups at a fixed batch (Narayanan et al. 2021 Table 2): held out
-# Every run uses the A100 preset's defaults (orrery gen --device=a100) and the
-# DGX A100 network below; nothing is set per case.
+# Every run uses the A100 preset's defaults (orrery gen --device=a100; the 2020
+# rows the A100 40GB their runs used, bench/validation/devices/) and the DGX
+# A100 network below; nothing is set per case.
 #
 #   bench/validation.sh [layers|end-to-end|strong|all]     (default all)
 #   ORRERY=path/to/orrery bench/validation.sh
@@ -46,8 +48,17 @@ network() {
 
 # finished ns of one generated run
 simulate() {
-  local gpus=$1 flags=$2
-  "$orrery" run --generate="$flags --device=${DEVICE:-a100}" --system-configuration="$tmp/a100.json" \
+  local gpus=$1 flags=$2 sys="$tmp/a100.json"
+  # A row that names its device (the GPU its run used) gets that device's system JSON.
+  if [[ $flags == *--device=* ]]; then
+    local dev
+    dev=$(sed -n 's/.*--device=\([^ ]*\).*/\1/p' <<< "$flags")
+    sys="$tmp/$(basename "$dev" .yml).json"
+    [[ -f $sys ]] || "$orrery" gen --device="$dev" --group-collective-model=hierarchical --system-out="$sys" > /dev/null
+  else
+    flags="$flags --device=${DEVICE:-a100}"
+  fi
+  "$orrery" run --generate="$flags" --system-configuration="$sys" \
     --network-configuration="$(network "$gpus")" 2> "$tmp/err" |
     awk '/^finished:/ {print $2; found=1} END {if (!found) exit 1}' ||
     { echo "validation: run failed: $flags" >&2; cat "$tmp/err" >&2; return 1; }
@@ -62,7 +73,7 @@ model_field() {  # model_field FILE KEY
 }
 
 # One set: reads "id<TAB>gpus<TAB>flags<TAB>published<TAB>unit<TAB>source" rows;
-# unit s: seconds per iteration; tflops: TFLOP/s per GPU, converted with
+# unit s: seconds per iteration; ms: milliseconds; tflops: TFLOP/s per GPU, converted with
 # Narayanan et al. 2021 eq. 3, F = 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)).
 end_to_end() {
   printf '%-26s %6s %12s %12s %8s\n' case gpus published_s orrery_s error
@@ -77,6 +88,7 @@ end_to_end() {
           s = 2048; V = 51200; F = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
           printf "%.4f", F / (g * x * 1e12) }')
       fi
+      [[ $unit == ms ]] && published=$(awk -v x="$published" 'BEGIN {printf "%.4f", x / 1000}')
       awk -v id="$id" -v g="$gpus" -v p="$published" -v ns="$ns" 'BEGIN {
         o = ns / 1e9; printf "%-26s %6d %12.3f %12.3f %+7.1f%%\n", id, g, p, o, (o - p) / p * 100 }'
     done | tee "$tmp/e2e"

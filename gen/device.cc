@@ -164,7 +164,11 @@ std::string DeviceSystemJson(const DevicePreset& d, const SystemJsonOptions& o) 
   j["scheduling-policy"] = "LIFO";
   j["endpoint-delay"] = 10;
   j["active-chunks-per-dimension"] = 1;
-  j["collective-optimization"] = "baseline";
+  // The hierarchical model runs a group's collectives as NCCL's rings move
+  // their bytes: an all-reduce over several dimensions reduce-scatters inside
+  // the lower ones and all-reduces only its share across the upper ones
+  // (localBWAware). ASTRA-sim's model keeps ASTRA-sim's default, baseline.
+  j["collective-optimization"] = o.group_collective_model == "hierarchical" ? "localBWAware" : "baseline";
   if (o.dims > 0) {
     const std::vector<std::string> ring(static_cast<size_t>(o.dims), "ring");
     for (const char* key : {"all-reduce-implementation", "all-gather-implementation", "reduce-scatter-implementation",

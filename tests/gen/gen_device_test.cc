@@ -149,6 +149,9 @@ TEST(GenDevice, SystemOutWritesEveryKeyAstraSimNeeds) {
   auto h = ReadAstraSystemJson(d.File("h.json"), {});
   ASSERT_TRUE(h.ok()) << h.status().message();
   EXPECT_EQ(h->group_collective_model, "hierarchical");
+  // The hierarchical model reduces a multi-dimension all-reduce's share across the upper
+  // dimensions only (localBWAware, as NCCL's rings move the bytes); ASTRA-sim's keeps baseline.
+  EXPECT_TRUE(h->local_bw_aware);
 
   // Without --network there is no dimension count: no lists, and the line says so.
   std::ostringstream out3, err3;

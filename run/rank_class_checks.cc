@@ -162,15 +162,15 @@ void ClassDecider::CheckGroups() {
 // (ClassesFromTraces stops at any other), and a member runs one collective at
 // each position.
 void ClassDecider::CheckGroupPositions() {
+  uint64_t first = UINT64_MAX;  // the earliest position and group that fails (the note names one, always the same)
   for (const auto& [key, ranks] : group_uses_) {
-    const auto& [position, group] = key;
-    const size_t members = (*in_.groups)[group].size();
-    if (ranks == members) continue;
-    d_.note = std::to_string(ranks) + " of communicator group " + std::to_string(group) + "'s " +
-              std::to_string(members) + " ranks run their collective #" + std::to_string(position + 1) +
-              " on it (the others run that collective on another group of its shape)";
-    return;
+    if (ranks != (*in_.groups)[static_cast<uint32_t>(key)].size()) first = std::min(first, key);
   }
+  if (first == UINT64_MAX) return;
+  const uint32_t group = static_cast<uint32_t>(first);
+  d_.note = std::to_string(group_uses_[first]) + " of communicator group " + std::to_string(group) + "'s " +
+            std::to_string((*in_.groups)[group].size()) + " ranks run their collective #" +
+            std::to_string((first >> 32) + 1) + " on it (the others run that collective on another group of its shape)";
 }
 
 // A generator's members use the group of their representative's kind: it

@@ -11,6 +11,7 @@
 #include <deque>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "run/rank_classes.h"
@@ -104,8 +105,8 @@ class ClassDecider {
   // holds them with their representative's group's member offsets.
   std::vector<int> kind_of_group_;
   std::map<int, NpuGraph> loaded_;  // graphs step 1 read, kept for the representatives
-  // Trace files: (position among a rank's collectives, group) -> ranks that run it there.
-  std::map<std::pair<uint32_t, int>, uint64_t> group_uses_;
+  // Trace files: (position among a rank's collectives << 32 | group) -> ranks that run it there.
+  std::unordered_map<uint64_t, uint32_t> group_uses_;
   int classes_ = 0;
   std::vector<std::vector<int>> kinds_used_;  // per class: the group kinds its collectives use
   std::vector<uint32_t> slab_masks_;          // involved dimensions of collectives on all NPUs

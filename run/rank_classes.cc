@@ -364,7 +364,7 @@ Status ClassDecider::ClassesFromTraces() {
           return Status::Ok();
         }
         group_used_[n.group] = 1;
-        ++group_uses_[std::make_pair(position, n.group)];
+        ++group_uses_[static_cast<uint64_t>(position) << 32 | static_cast<uint32_t>(n.group)];
       }
       ++position;
     }

@@ -177,10 +177,9 @@ Result<ClassDecision> ClassDecider::Decide() {
   Refine();
   if (Stopped()) return std::move(d_);
   ORRERY_RETURN_IF_ERROR(PickRepresentatives());
-  for (void (ClassDecider::*check)() :
-       {&ClassDecider::CheckGroups, &ClassDecider::CheckGroupPositions, &ClassDecider::CheckGeneratorGroups,
-        &ClassDecider::CheckCrossClassMessages,
-        &ClassDecider::CheckAllNpuCollectives, &ClassDecider::FindMirrorSenders}) {
+  for (void (ClassDecider::*check)() : {&ClassDecider::CheckGroups, &ClassDecider::CheckGroupPositions,
+                                        &ClassDecider::CheckGeneratorGroups, &ClassDecider::CheckCrossClassMessages,
+                                        &ClassDecider::CheckAllNpuCollectives, &ClassDecider::FindMirrorSenders}) {
     if (Stopped()) return std::move(d_);
     (this->*check)();
   }

@@ -11,9 +11,11 @@
 // communicators side by side). Sharing one set of queues across streams is
 // not only slower but unsound: when ranks get out of step (a slow rank), two
 // groups' collectives can start in opposite orders on two ranks, each
-// holding the slot the other's waits for — a deadlock no real run has. Everything it needs from the world comes through a
-// ChunkContext (system/chunk_context.h); it never sees the engine that plans
-// the collectives.
+// holding the slot the other's waits for — a deadlock no real run has.
+//
+// Everything it needs from the world comes through a ChunkContext
+// (system/chunk_context.h); it never sees the engine that plans the
+// collectives.
 #pragma once
 #include <cstdint>
 #include <list>

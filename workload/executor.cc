@@ -322,12 +322,11 @@ void Executor::IssueCollective(int rank, uint32_t idx) {
   const std::optional<RootedKind> rooted = ToRootedKind(n.collective);
   // No root given: the group's first rank (its ranks are sorted), rank 0 without a group.
   const int root = n.comm_root >= 0 ? n.comm_root : n.group >= 0 ? engine_->group(n.group).ranks.front() : 0;
-  const Status st = rooted
-                        ? engine_->IssueRooted(rank, *rooted, n.comm_size, root, n.group, this, Key(rank, idx), &algo,
-                                               n.comm_stream)
-                        : engine_->IssueCollective(rank, ToComType(n.collective).value_or(ComType::kAllReduce),
-                                                   n.comm_size, involved, n.group, this, Key(rank, idx), &algo,
-                                                   n.comm_stream);
+  const Status st = rooted ? engine_->IssueRooted(rank, *rooted, n.comm_size, root, n.group, this, Key(rank, idx),
+                                                  &algo, n.comm_stream)
+                           : engine_->IssueCollective(rank, ToComType(n.collective).value_or(ComType::kAllReduce),
+                                                      n.comm_size, involved, n.group, this, Key(rank, idx), &algo,
+                                                      n.comm_stream);
   if (!st.ok()) {
     Fail(Status::Invalid(s.graph.path + ": node " + std::to_string(n.id) + " (rank " + std::to_string(rank) +
                          "): " + st.message()));

@@ -80,7 +80,8 @@ TEST(GenDevice, DeviceFilesOverrideAPresetAndNameTheirErrors) {
     EXPECT_DOUBLE_EQ(AttentionEfficiency(att->model, s, true), 0.565) << s;
   }
   EXPECT_DOUBLE_EQ(att->model.attention_dropout_efficiency, 0.6);
-  d.Write("dev.yml", "base: a100\nlayernorm_persistent_forward_efficiency: 0.7\nlayernorm_apex_forward_efficiency: 0.2\n");
+  d.Write("dev.yml",
+          "base: a100\nlayernorm_persistent_forward_efficiency: 0.7\nlayernorm_apex_forward_efficiency: 0.2\n");
   auto ln = FindDevice(d.File("dev.yml"));
   ASSERT_TRUE(ln.ok()) << ln.status().message();
   EXPECT_DOUBLE_EQ(ln->model.layernorm_persistent.forward, 0.7);

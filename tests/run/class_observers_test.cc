@@ -94,7 +94,6 @@ TEST(ClassObservers, GeneratedTensorPipelineDataParallelEqualFullEngine) {
   ExpectSameObservers(c, 2, "0-3,5,9,12,15");
 }
 
-
 // The 8-NPU traces: each shown rank keeps its own node ids, names and peers,
 // and the messages between shown ranks are drawn as flows.
 TEST(ClassObservers, EightNpuTracesEqualFullEngine) {

@@ -502,9 +502,9 @@ TEST(RankClasses, CollectivesCsvGivesEachRankItsRepresentativesRows) {
   std::string want = "rank,node_id,name,type,bytes,algorithm,start_ns,end_ns,duration_ns\n";
   for (int r = 0; r < 8; ++r) {
     const CollectiveReport& c = r < 4 ? a : b;
-    want += std::to_string(r) + "," + std::to_string(c.node_id) + "," + c.name + ",ALL_REDUCE,8388608," + c.algorithm + "," +
-            std::to_string(c.start_ns) + "," + std::to_string(c.end_ns) + "," + std::to_string(c.end_ns - c.start_ns) +
-            "\n";
+    want += std::to_string(r) + "," + std::to_string(c.node_id) + "," + c.name + ",ALL_REDUCE,8388608," + c.algorithm +
+            "," + std::to_string(c.start_ns) + "," + std::to_string(c.end_ns) + "," +
+            std::to_string(c.end_ns - c.start_ns) + "\n";
   }
   EXPECT_EQ(testing::CollectivesCsv(with), want);
   // The node ids are the representatives' (rank 0 numbers from 1000, rank 4 from 1148); the times every rank's own.

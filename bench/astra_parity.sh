@@ -83,6 +83,9 @@ echo '{"memory-type": "PER_NPU_MEMORY_EXPANSION", "remote-mem-latency": 500, "re
 for n in 64 128; do
   "$orrery" gen --device=a100 --network=net$n.yml --system-out=sys$n.json > /dev/null
   # The same with direct all-to-all on both dimensions.
+  # ASTRA-sim's GPUs give NCCL no SMs: drop Orrery's collective-sm-fraction, so both model the same.
+  /usr/bin/python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); j.pop("collective-sm-fraction", None)
+json.dump(j, open(sys.argv[1], "w"), indent=2)' sys$n.json
   /usr/bin/python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); j["all-to-all-implementation"] = ["direct"] * 2
 json.dump(j, open(sys.argv[2], "w"), indent=2)' sys$n.json sys${n}_direct.json
 done

@@ -17,10 +17,16 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
+// A whole number below 10^17 in full (99999999000000), anything else in the
+// shortest text that reads back as `v` (0.96, not 0.95999999999999996; 1e+300).
 std::string FormatDouble(double v) {
   char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
+  if (std::isfinite(v) && v == std::trunc(v) && std::fabs(v) < 1e17) {
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+    return buf;
+  }
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
 }
 
 std::string ShortG(double v) {

@@ -43,7 +43,8 @@ const std::vector<std::string>& SystemKeys() {
                                                 "G",
                                                 "in-switch-reduction-bw",
                                                 "device",
-                                                "group-collective-model"};
+                                                "group-collective-model",
+                                                "collective-sm-fraction"};
   return keys;
 }
 
@@ -178,6 +179,8 @@ Status ReadComputeKeys(const SystemJson& f, AstraSystemConfig* cfg) {
   ORRERY_RETURN_IF_ERROR(f.Number("local-mem-bw", kBandwidthGBps, &cfg->local_mem_bw));
   ORRERY_RETURN_IF_ERROR(f.Number("in-switch-reduction-bw", kBytesPerNs, &cfg->in_switch_reduction_bw));
   ORRERY_RETURN_IF_ERROR(f.Number("peak-perf", kPeakPerfTflops, &cfg->peak_perf_tflops));
+  // Orrery extension: the share of the SMs an NCCL collective holds while it runs (docs/formats.md).
+  ORRERY_RETURN_IF_ERROR(f.Number("collective-sm-fraction", DoubleRange{0, 0.95, false}, &cfg->collective_sm_fraction));
   // Orrery extension: the accelerator the roofline stands for (`orrery gen --device --system-out`
   // writes it); run/ checks the name against the generator's presets.
   ORRERY_RETURN_IF_ERROR(f.String("device", &cfg->device, "a device name (orrery gen --list-devices)"));

@@ -59,6 +59,10 @@ struct AstraSystemConfig {
   double in_switch_reduction_bw = 0;  // Orrery extension: "in-switch-reduction-bw", bytes per ns
   bool roofline_enabled = false;
   double peak_perf_tflops = 0;
+  // Orrery extension "collective-sm-fraction": the share of the GPU's SMs a
+  // collective in flight holds; a roofline kernel issued beside one runs at
+  // (1 - share) of its compute roof. 0 (default): collectives take no SMs.
+  double collective_sm_fraction = 0;
   std::string device;  // Orrery extension: "device", the accelerator preset (gen/device.h); "" none
   // Orrery extension "group-collective-model" (docs/parity.md, "Communicator
   // groups"): "astra-sim" (default) or "hierarchical".

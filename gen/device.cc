@@ -26,7 +26,8 @@ const std::vector<DevicePreset>& DevicePresets() {
                    {{512, 0.462, 0.432}, {1024, 0.552, 0.500}, {2048, 0.666, 0.565}},
                    0.757,
                    {0.809, 0.748},
-                   {0.576, 0.368}}},
+                   {0.576, 0.368},
+                   16}},
       {"h100", 989.5, 3350, 80,
        "NVIDIA H100 SXM5 datasheet: BF16 tensor 1,979 TFLOPS with 2:4 sparsity, 989.5 dense, HBM3 3.35 TB/s, 80 GB",
        DeviceModel{132, 256, 128, 0.80, 0.88, 0.50, 0.45, {}, 0}},
@@ -44,6 +45,7 @@ Status ReadDeviceKeys(const YAML::Node& root, const std::string& path, DevicePre
     DoubleRange range;
   };
   double sms = d.model.sms, tile_m = d.model.tile_m, tile_n = d.model.tile_n;
+  double collective_sms = d.model.collective_sms;
   // A file's attention efficiencies hold at every sequence length; one it leaves out is the
   // base's at 2,048 tokens (the base's memory efficiency when it has no attention points).
   const double unset = -1;
@@ -55,6 +57,7 @@ Status ReadDeviceKeys(const YAML::Node& root, const std::string& path, DevicePre
       {"sms", {&sms, DoubleRange{1, 1e6, false}}},
       {"tile_m", {&tile_m, DoubleRange{1, 65536, false}}},
       {"tile_n", {&tile_n, DoubleRange{1, 65536, false}}},
+      {"collective_sms", {&collective_sms, DoubleRange{0, 1e6, false}}},
       {"gemm_efficiency", {&d.model.gemm_efficiency, DoubleRange{0, 1, true}}},
       {"memory_efficiency", {&d.model.memory_efficiency, DoubleRange{0, 1, true}}},
       {"flash_efficiency", {&d.model.flash_efficiency, DoubleRange{0, 1, true}}},
@@ -82,7 +85,7 @@ Status ReadDeviceKeys(const YAML::Node& root, const std::string& path, DevicePre
     const auto k = keys.find(key);
     if (k == keys.end()) return Status::Invalid(where.Describe() + ": " + UnknownKeyMessage(key, valid));
     ORRERY_PARSE_OR_RETURN(*k->second.value, ParseDouble(e.value.Scalar(), where, k->second.range));
-    if (key == "sms" || key == "tile_m" || key == "tile_n") {
+    if (key == "sms" || key == "tile_m" || key == "tile_n" || key == "collective_sms") {
       if (*k->second.value != static_cast<double>(static_cast<int>(*k->second.value))) {
         return ValueError(where, e.value.Scalar(), "not an integer", DescribeRange(k->second.range) + ", whole");
       }
@@ -93,6 +96,12 @@ Status ReadDeviceKeys(const YAML::Node& root, const std::string& path, DevicePre
                            attention_backward != unset ? attention_backward : AttentionEfficiency(d.model, 2048, true)};
     d.model.attention = {p};
   }
+  if (collective_sms > 0 && collective_sms >= sms) {
+    return Status::Invalid(path + ": collective_sms = " + std::to_string(static_cast<int>(collective_sms)) +
+                           ": not below sms (" + std::to_string(static_cast<int>(sms)) +
+                           "); allowed: 0 .. sms - 1 (the SMs an NCCL collective holds)");
+  }
+  d.model.collective_sms = static_cast<int>(collective_sms);
   d.model.sms = static_cast<int>(sms);
   d.model.tile_m = static_cast<int>(tile_m);
   d.model.tile_n = static_cast<int>(tile_n);
@@ -155,6 +164,10 @@ std::string DeviceSystemJson(const DevicePreset& d, const SystemJsonOptions& o) 
   j["roofline-enabled"] = 1;
   j["peak-perf"] = d.peak_tflops * o.efficiency;
   j["local-mem-bw"] = d.hbm_gbps;
+  // The SMs an NCCL collective holds, as a share of the device's (gen/device.h).
+  if (d.model.collective_sms > 0 && d.model.sms > 0) {
+    j["collective-sm-fraction"] = static_cast<double>(d.model.collective_sms) / d.model.sms;
+  }
   j["preferred-dataset-splits"] = 4;
   // The report's model FLOPs utilisation divides by this device's peak: a YAML
   // device by its file (its name may be its base preset's, with other figures).

@@ -42,6 +42,10 @@ struct DeviceModel {
   // (--layernorm): Megatron's persistent kernel (apex FastLayerNorm, 2021-10
   // on) and apex's fused LayerNorm before it. 0: memory_efficiency.
   NormEfficiency layernorm_persistent, layernorm_apex;
+  // SMs an NCCL collective's kernels hold while it runs (one CTA per channel,
+  // an SM each); the system JSON's collective-sm-fraction = this / sms.
+  // 0: collectives take no compute.
+  int collective_sms = 0;
 };
 
 struct DevicePreset {

@@ -225,6 +225,7 @@ ComputeModel Simulation::MakeComputeModel() const {
   cm.local_latency_ns = s.memory.local_latency_ns;
   cm.pool_via_dim = s.memory.pool_via_dim;
   if (!s.heterogeneity.compute_speed.empty()) cm.heterogeneity = &s.heterogeneity;
+  cm.collective_sm_fraction = s.system.collective_sm_fraction;
   return cm;
 }
 

@@ -274,8 +274,12 @@ inline std::optional<Tick> Executor::ComputeTime(int rank, const WorkNode& n) {
     if (n.num_ops == 0) return 1;
     const double oi = static_cast<double>(n.num_ops) / static_cast<double>(n.tensor_size);
     // A kernel's own efficiencies scale the two roofs (1 when the trace gives none: the same doubles).
-    const double perf = std::min(compute_.peak_flops_per_s * static_cast<double>(n.compute_efficiency),
-                                 compute_.mem_bytes_per_s * static_cast<double>(n.memory_efficiency) * oi);
+    double peak = compute_.peak_flops_per_s * static_cast<double>(n.compute_efficiency);
+    // Issued beside a collective of its rank: the collective's kernels hold a share of the SMs.
+    if (compute_.collective_sm_fraction > 0 && npus_[rank].colls_in_flight > 0) {
+      peak *= 1 - compute_.collective_sm_fraction;
+    }
+    const double perf = std::min(peak, compute_.mem_bytes_per_s * static_cast<double>(n.memory_efficiency) * oi);
     double ns = SecondsToNs(static_cast<double>(n.num_ops) / perf);
     if (compute_.heterogeneity) ns /= compute_.heterogeneity->ComputeSpeed(rank);
     const Tick runtime = TicksFromDouble(ns);
@@ -310,6 +314,7 @@ void Executor::IssueCollective(int rank, uint32_t idx) {
   const WorkNode& n = s.graph.nodes[idx];
   s.slot_busy[kSlotComm + n.comm_stream] = true;
   CommBegin(s);
+  ++s.colls_in_flight;
   static const std::vector<bool> kAllDims;  // empty: every dimension
   const std::vector<bool>& involved = n.involved >= 0 ? s.graph.involved[n.involved] : kAllDims;
   // The algorithm's text goes into a buffer kept between collectives (no
@@ -462,6 +467,7 @@ inline void Executor::EndActivity(int rank, NpuState& s, const WorkNode& n) {
     case NodeKind::kColl:
       VLOG(1) << "t=" << queue_->Now() << " ns rank " << rank << ": finished " << CollectiveName(n.collective)
               << " node " << n.id;
+      --s.colls_in_flight;
       [[fallthrough]];
     case NodeKind::kSend:
       s.slot_busy[kSlotComm + n.comm_stream] = false;

@@ -36,6 +36,9 @@ struct ComputeModel {
   int pool_via_dim = -1;
   // Per-NPU compute speeds (--heterogeneity; null or empty: every NPU at 1).
   const Heterogeneity* heterogeneity = nullptr;
+  // The system JSON's collective-sm-fraction: a roofline GPU kernel issued
+  // while a collective of its rank is in flight has (1 - this) of the SMs.
+  double collective_sm_fraction = 0;
 };
 
 struct CollectiveRecord {
@@ -101,6 +104,7 @@ class Executor : public EventHandler, public CollectiveDoneClient, public RecvCl
     bool finished = false;
     Tick finish = 0, compute = 0, comm = 0;
     int comm_in_flight = 0;
+    int colls_in_flight = 0;  // collectives only (ComputeModel::collective_sm_fraction)
     Tick comm_since = 0;
     int active = 0;  // GPU compute or communication in flight
     Tick active_since = 0;

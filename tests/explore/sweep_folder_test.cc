@@ -240,7 +240,7 @@ TEST(SweepFolder, AnIdentityWithCountsOutOfRangeIsRefused) {
   const std::string head = R"({"identity": "0123456789abcdef", "spec": "s.yml", "axis_paths": [], )";
   const std::pair<std::string, std::string> cases[] = {
       {R"("points": 1e300, "rows": 1)",
-       "points = 1.0000000000000001e+300: out of range; allowed: an integer >= 0 and "
+       "points = 1e+300: out of range; allowed: an integer >= 0 and "
        "<= 10000000"},
       {R"("points": 4, "rows": -1)", "rows = -1: negative; allowed: an integer >= 0 and <= 10000000"},
       {R"("points": 2.5, "rows": 1)", "points = 2.5: not an integer"},

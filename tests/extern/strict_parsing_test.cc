@@ -190,7 +190,7 @@ TEST(StrictSystemJson, WrongTypeNegativeAndFractionalDelays) {
              "1000000000000");
   EXPECT_HAS(SysError(R"({"endpoint-delay": -1})"), "endpoint-delay = -1: negative");
   EXPECT_HAS(SysError(R"({"endpoint-delay": 2.5})"), "endpoint-delay = 2.5: not an integer");
-  EXPECT_HAS(SysError(R"({"endpoint-delay": 1e300})"), "endpoint-delay = 1.0000000000000001e+300: out of range");
+  EXPECT_HAS(SysError(R"({"endpoint-delay": 1e300})"), "endpoint-delay = 1e+300: out of range");
 }
 
 TEST(StrictSystemJson, DatasetSplitsAndActiveChunksAreCapped) {
@@ -226,7 +226,7 @@ TEST(StrictRemoteMemoryJson, LatencyAndBandwidth) {
   EXPECT_HAS(MemJsonError(pool + R"("remote-mem-latency": 5, "remote-mem-bw": -50})"),
              "mem.json: remote-mem-bw = -50: out of range; " + kBw);
   EXPECT_HAS(MemJsonError(pool + R"("remote-mem-latency": 1e300, "remote-mem-bw": 50})"),
-             "remote-mem-latency = 1.0000000000000001e+300: out of range");
+             "remote-mem-latency = 1e+300: out of range");
 }
 
 TEST(StrictRemoteMemoryJson, NodeCountsAreCheckedAndTheirProductCapped) {

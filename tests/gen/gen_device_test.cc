@@ -98,6 +98,9 @@ TEST(GenDevice, DeviceFilesOverrideAPresetAndNameTheirErrors) {
        "dev.yml:2: memory_efficiency = \"1.5\": out of range; allowed: a number > 0 and <= 1"},
       {"base: a100\nsms: 10.5\n", "dev.yml:2: sms = 10.5: not an integer"},
       {"base: a100\nsms: [1, 2]\n", "dev.yml:2: sms = (not a scalar): wrong type"},
+      {"base: a100\ncollective_sms: 108\n",
+       "dev.yml: collective_sms = 108: not below sms (108); allowed: 0 .. sms - 1"},
+      {"base: a100\ncollective_sms: 2.5\n", "dev.yml:2: collective_sms = 2.5: not an integer"},
       {"base: a100\nlayernorm_apex_backward_efficiency: 1.2\n",
        "dev.yml:2: layernorm_apex_backward_efficiency = \"1.2\": out of range; allowed: a number > 0 and <= 1"},
       {"- a100\n", "a device file is a mapping of keys"},
@@ -150,6 +153,9 @@ TEST(GenDevice, SystemOutWritesEveryKeyAstraSimNeeds) {
   auto h = ReadAstraSystemJson(d.File("h.json"), {});
   ASSERT_TRUE(h.ok()) << h.status().message();
   EXPECT_EQ(h->group_collective_model, "hierarchical");
+  // NCCL's collectives hold 16 of the A100's 108 SMs (docs/generator.md, "Compute model").
+  EXPECT_DOUBLE_EQ(j["collective-sm-fraction"].get<double>(), 16.0 / 108);
+  EXPECT_DOUBLE_EQ(sys->collective_sm_fraction, 16.0 / 108);
   // The hierarchical model reduces a multi-dimension all-reduce's share across the upper
   // dimensions only (localBWAware, as NCCL's rings move the bytes); ASTRA-sim's keeps baseline.
   EXPECT_TRUE(h->local_bw_aware);

@@ -189,6 +189,47 @@ TEST(CommStreams, RanksOutOfStepOnTwoStreamsDoNotDeadlock) {
   EXPECT_NE(one.status().message().find("deadlock"), std::string::npos) << one.status().message();
 }
 
+// collective-sm-fraction: a roofline kernel issued while a collective of its
+// rank is in flight has (1 - f) of the compute roof (NCCL's kernels hold f of
+// the SMs). Peak 100 TFLOP/s, f = 0.2, kernels of 8·10^8 FLOPs over 1,000
+// bytes (compute-bound): node 1 starts at 0 beside the all-gather (node 0,
+// stream 1) and takes 8·10^8 / (0.8 · 10^14) s = 10,000 ns; node 2 waits for the
+// all-gather and runs alone, 8,000 ns. Without the key both take 8,000 ns.
+TEST(CommStreams, AKernelBesideACollectiveHasTheSmsTheCollectiveLeaves) {
+  auto run = [](const std::string& extra) {
+    TempDir d;
+    d.Write("network.yml", testing::NetworkYaml("FullyConnected", 2, 100, 500));
+    d.Write("system.json",
+            testing::SystemJson("ring", 1, 10, 1000, 1, ", \"roofline-enabled\": 1, \"peak-perf\": 100" + extra));
+    testing::WriteTraces(d, 2, [&](int) {
+      std::vector<ChakraProtoMsg::Node> nodes = {AllGather(0, kMiB, 1)};
+      for (uint64_t id : {1, 2}) {
+        auto k = testing::MakeNode(id, ChakraProtoMsg::COMP_NODE);
+        testing::SetAttr(&k, "num_ops", uint64_t{800000000});
+        testing::SetAttr(&k, "tensor_size", uint64_t{1000});
+        if (id == 2) k.add_data_deps(0);
+        nodes.push_back(k);
+      }
+      return nodes;
+    });
+    return testing::RunIn(d, "analytical", "off");
+  };
+  auto shared = run(", \"collective-sm-fraction\": 0.2");
+  ASSERT_TRUE(shared.ok()) << shared.status().message();
+  const Tick ag = T(500 + kMiB / GiBpsToBytesPerNs(100)) + 20;  // the all-gather's end (above)
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(shared->per_npu[r].compute_ns, 10000u + 8000u) << "rank " << r;
+    EXPECT_EQ(shared->per_npu[r].finished_ns, ag + 8000) << "rank " << r;
+  }
+  auto alone = run("");
+  ASSERT_TRUE(alone.ok()) << alone.status().message();
+  EXPECT_EQ(alone->per_npu[0].compute_ns, 8000u + 8000u);
+  auto bad = run(", \"collective-sm-fraction\": 0.96");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("collective-sm-fraction"), std::string::npos) << bad.status().message();
+  EXPECT_NE(bad.status().message().find("0.96"), std::string::npos) << bad.status().message();
+}
+
 // Rank 0: an all-gather of 1 MiB (stream 0) and a send of 64 KiB to rank 1;
 // rank 1: the all-gather and the receive. Analytical backend: a message takes
 // trunc(500 + bytes / bw), no link is shared.

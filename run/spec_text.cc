@@ -125,6 +125,10 @@ void SystemLines(const Spec& s, Line line) {
   line("system.in-switch-reduction-bw", Num(o.in_switch_reduction_bw));
   line("system.roofline-enabled", s.system.roofline_enabled ? "true" : "false");
   line("system.peak-perf", Num(s.system.peak_perf_tflops));
+  // Absent at 0 (the hashes made before it existed).
+  if (s.system.collective_sm_fraction > 0) {
+    line("system.collective-sm-fraction", Num(s.system.collective_sm_fraction));
+  }
   if (!s.system.device.empty()) {  // absent: the hashes made before it existed
     // A device YAML file enters by its content (its peak is the MFU's yardstick).
     auto text = s.system.device.find('/') != std::string::npos || s.system.device.find(".y") != std::string::npos

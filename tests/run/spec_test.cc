@@ -141,6 +141,11 @@ TEST(Spec, AnyOneChangedValueChangesTheHash) {
          t.Write("system.json",
                  R"({"preferred-dataset-splits": 2, "endpoint-delay": 10, "active-chunks-per-dimension": 2})");
        }},
+      {"collective-sm-fraction",
+       [](const TempDir& t, RunConfig*) {
+         t.Write("system.json",
+                 R"({"preferred-dataset-splits": 2, "endpoint-delay": 10, "collective-sm-fraction": 0.1})");
+       }},
       {"memory latency",
        [](const TempDir& t, RunConfig*) {
          t.Write("memory.yml", "backend: pool\nlatency_ns: 501\nbandwidth_gbps: 50\n");

@@ -164,8 +164,10 @@ std::string DeviceSystemJson(const DevicePreset& d, const SystemJsonOptions& o) 
   j["roofline-enabled"] = 1;
   j["peak-perf"] = d.peak_tflops * o.efficiency;
   j["local-mem-bw"] = d.hbm_gbps;
-  // The SMs an NCCL collective holds, as a share of the device's (gen/device.h).
-  if (d.model.collective_sms > 0 && d.model.sms > 0) {
+  // The SMs an NCCL collective holds, as a share of the device's (gen/device.h):
+  // part of Orrery's NCCL-like model, with localBWAware below; ASTRA-sim's has
+  // no such cost (and the search's symbolic cost does not model it).
+  if (o.group_collective_model == "hierarchical" && d.model.collective_sms > 0 && d.model.sms > 0) {
     j["collective-sm-fraction"] = static_cast<double>(d.model.collective_sms) / d.model.sms;
   }
   j["preferred-dataset-splits"] = 4;

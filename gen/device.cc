@@ -30,7 +30,7 @@ const std::vector<DevicePreset>& DevicePresets() {
                    16}},
       {"h100", 989.5, 3350, 80,
        "NVIDIA H100 SXM5 datasheet: BF16 tensor 1,979 TFLOPS with 2:4 sparsity, 989.5 dense, HBM3 3.35 TB/s, 80 GB",
-       DeviceModel{132, 256, 128, 0.80, 0.88, 0.50, 0.45, {}, 0}},
+       DeviceModel{132, 256, 128, 0.80, 0.88, 0.50, 0.45, {}, 0, {}, {}, 0}},
   };
   return presets;
 }

@@ -18,6 +18,7 @@
 // collectives.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <list>
 #include <string>
 #include <utility>
@@ -80,8 +81,11 @@ class NpuSys {
   int QueueOf(int stream, int id);
   int num_dims_queues_;  // queues per stream
   // Per stream and network dimension (stream-major): its running chunks
-  // first, then the waiting ones.
-  std::vector<std::list<Chunk*>> queues_;
+  // first, then the waiting ones. A deque: a stream's first collective may
+  // add queues while StartWaitingChunks walks one (a chunk's start can end a
+  // collective, whose client issues the next), and growing a deque moves no
+  // queue, so that walk's iterator stays valid.
+  std::deque<std::list<Chunk*>> queues_;
   std::vector<int> running_;             // per queue: how many of its first chunks run
   std::vector<uint8_t> placed_by_size_;  // per queue: a waiting chunk was placed by size (SmallestFirst)
   MatchTable match_;

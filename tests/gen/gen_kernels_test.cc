@@ -20,7 +20,7 @@ using orrery::testing::SetAttr;
 using orrery::testing::TempDir;
 
 // A toy device: 4 SMs, 2×2 tiles, large GEMMs at half of peak.
-DeviceModel Toy() { return DeviceModel{4, 2, 2, 0.5, 0.8, 0.4, 0.3, {}, 0}; }
+DeviceModel Toy() { return DeviceModel{4, 2, 2, 0.5, 0.8, 0.4, 0.3, {}, 0, {}, {}, 0}; }
 
 TEST(GenKernels, GemmEfficiencyQuantisesTilesAndWaves) {
   // 4×4: 4 tiles, one full wave: 0.5.

@@ -144,8 +144,12 @@ TEST(GenStrategy, ContextParallelRingPassesKeyValueBlocks) {
   auto g3 = ToNpuGraph(w.value(), 3, {{w->layout.GroupName(0, Axis::kCp), 0}});
   ASSERT_TRUE(g3.ok()) << g3.status().message();
   for (const WorkNode& n : g3->nodes) {
-    if (n.kind == NodeKind::kSend) EXPECT_EQ(n.comm_dst, 0) << n.name;
-    if (n.kind == NodeKind::kRecv) EXPECT_EQ(n.comm_src, 2) << n.name;
+    if (n.kind == NodeKind::kSend) {
+      EXPECT_EQ(n.comm_dst, 0) << n.name;
+    }
+    if (n.kind == NodeKind::kRecv) {
+      EXPECT_EQ(n.comm_src, 2) << n.name;
+    }
   }
   // Bad: cp not dividing the sequence.
   s.cp = 3;

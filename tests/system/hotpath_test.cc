@@ -772,7 +772,9 @@ TEST(HotPathArena, PlacementChangesNoResult) {
       // some ranks ran out of planes (those objects came from the pool).
       EXPECT_EQ(taken1, taken0) << algo << " splits " << splits;
       EXPECT_GT(RankArena::SlotsTakenEver(), taken1) << algo << " splits " << splits;
-      if (splits == 40) EXPECT_GT(RankArena::RanksFullEver(), full0) << algo << " splits " << splits;
+      if (splits == 40) {
+        EXPECT_GT(RankArena::RanksFullEver(), full0) << algo << " splits " << splits;
+      }
       ASSERT_TRUE(pooled.ok()) << pooled.status().message();
       ASSERT_TRUE(placed.ok()) << placed.status().message();
       const RunReport& a = pooled.value();

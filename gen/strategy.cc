@@ -220,7 +220,7 @@ class StageGen {
   // The kernel model's kernels, chained.
   void Kernels(const std::string& name, const std::vector<Kernel>& ks) {
     for (const Kernel& k : ks) {
-      Step(g_.Compute(name + "." + k.name, k.flops, k.bytes, k.compute_efficiency, k.memory_efficiency, Deps()));
+      StepKernel(name + "." + k.name, k);
     }
   }
   // A GEMM-bound node outside the kernel tables (ring attention, MoE): at the
@@ -230,15 +230,17 @@ class StageGen {
     return g_.Compute(name, ops, bytes, static_cast<float>(s_.device.gemm_efficiency),
                       static_cast<float>(s_.device.memory_efficiency), std::move(deps));
   }
+  // A kernel of the model (gen/kernels.h) as the next compute node of the chain.
+  void StepKernel(const std::string& name, const Kernel& k) {
+    Step(g_.Compute(name, k.flops, k.bytes, k.compute_efficiency, k.memory_efficiency, Deps()));
+  }
   // A memory-bound kernel of the work outside the layers.
   void Elementwise(const std::string& name, uint64_t read, uint64_t written) {
-    const Kernel k = ElementwiseKernel("", s_.device, read, written, (read + written) / 4);
-    Step(g_.Compute(name, k.flops, k.bytes, k.compute_efficiency, k.memory_efficiency, Deps()));
+    StepKernel(name, ElementwiseKernel("", s_.device, read, written, (read + written) / 4));
   }
   // The final norm, at the bandwidth of the norm kernel the layers use.
   void Norm(const std::string& name, bool backward, uint64_t read, uint64_t written) {
-    const Kernel k = NormKernel("", s_.device, s_.apex_layernorm, backward, read, written, (read + written) / 4);
-    Step(g_.Compute(name, k.flops, k.bytes, k.compute_efficiency, k.memory_efficiency, Deps()));
+    StepKernel(name, NormKernel("", s_.device, s_.apex_layernorm, backward, read, written, (read + written) / 4));
   }
   // Ring attention over the CP group (Liu et al. 2023; Megatron-Core's
   // context parallelism): each rank holds s/cp tokens; cp − 1 steps each pass
@@ -422,7 +424,7 @@ class StageGen {
       Step(g_.Collective(p + ".logits_ag", Coll::kAllGather, act_bytes_ / s_.tp, Axis::kTp, Deps()));
     }
     const Kernel k = GemmKernel("logits", s_.device, tokens_, m_.vocab / s_.tp, m_.hidden);
-    Step(g_.Compute(p + ".logits", k.flops, k.bytes, k.compute_efficiency, k.memory_efficiency, Deps()));
+    StepKernel(p + ".logits", k);
     Elementwise(p + ".cross_entropy", 18 * logits, 12 * logits);
     if (s_.tp > 1) {
       for (const char* what : {".ce_max_ar", ".ce_sum_ar", ".ce_target_ar"}) {
@@ -434,7 +436,7 @@ class StageGen {
     const uint64_t eh = elem_tokens_ * m_.hidden * s_.bytes_per_value, logits = tokens_ * m_.vocab / s_.tp;
     Elementwise(p + ".cross_entropy", 4 * logits, 2 * logits);
     const Kernel k = GemmBackwardKernel("logits", s_.device, tokens_, m_.vocab / s_.tp, m_.hidden);
-    Step(g_.Compute(p + ".logits", k.flops, k.bytes, k.compute_efficiency, k.memory_efficiency, Deps()));
+    StepKernel(p + ".logits", k);
     if (s_.tp > 1) {
       Step(s_.sp ? g_.Collective(p + ".logits_rs", Coll::kReduceScatter, act_bytes_, Axis::kTp, Deps())
                  : g_.Collective(p + ".logits_ar", Coll::kAllReduce, act_bytes_, Axis::kTp, Deps()));

@@ -34,15 +34,21 @@ trap 'rm -rf "$tmp"' EXIT
 
 # DGX A100 (NVIDIA DGX A100 user guide): 8 GPUs on NVSwitch, NVLink 3 at
 # 300 GB/s per direction of which NCCL gets 82 % (the ~20 % protocol overhead
-# NCCL's maintainers state, nccl-tests issue 212); one 200 Gb/s HDR InfiniBand
-# adapter per GPU, 64b/66b encoded: 24.2 GB/s. Latencies: 2 us a message
-# inside a node, 5 us across (assumed; they matter only for small messages).
+# NCCL's maintainers state, nccl-tests issue 212): 246 GB/s; one 200 Gb/s HDR
+# InfiniBand adapter per GPU, 64b/66b encoded: 24.2 GB/s. Latencies: 2 us a
+# message inside a node, 5 us across (assumed; they matter only for small
+# messages). These are decimal (10^9 B/s), as datasheets give them; the network
+# notation's GB is 2^30 B (ASTRA-sim's), so they are converted: 246 GB/s is
+# 229.10 of its GB/s, 24.2 GB/s 22.54.
+gibps() { awk -v v="$1" 'BEGIN { printf "%.2fGB/s", v * 1e9 / 2^30 }'; }
+nvlink=$(gibps 246)
+ib=$(gibps 24.2)
 network() {
   local gpus=$1
   if (( gpus <= 8 )); then
-    echo "Switch($gpus,246GB/s,2us)"
+    echo "Switch($gpus,$nvlink,2us)"
   else
-    echo "Switch(8,246GB/s,2us)_Switch($((gpus / 8)),24.2GB/s,5us)"
+    echo "Switch(8,$nvlink,2us)_Switch($((gpus / 8)),$ib,5us)"
   fi
 }
 

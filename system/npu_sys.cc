@@ -14,15 +14,16 @@ NpuSys::NpuSys(const ChunkContext* ctx, int rank, int num_queues)
     : ctx_(ctx),
       rank_(rank),
       num_dims_queues_(num_queues),
-      queues_(num_queues),
       running_(num_queues, 0),
       placed_by_size_(num_queues, 0) {}
 
 int NpuSys::QueueOf(int stream, int id) {
   const size_t q = static_cast<size_t>(stream) * num_dims_queues_ + id;
-  if (q >= queues_.size()) {
+  while (streams_.size() <= static_cast<size_t>(stream)) {
+    streams_.push_back(std::make_unique<std::list<Chunk*>[]>(num_dims_queues_));
+  }
+  if (q >= running_.size()) {
     const size_t n = (static_cast<size_t>(stream) + 1) * num_dims_queues_;
-    queues_.resize(n);
     running_.resize(n, 0);
     placed_by_size_.resize(n, 0);
   }
@@ -99,10 +100,11 @@ inline void NpuSys::EnqueueByPriority(std::list<Chunk*>* queue, Chunk* s, bool b
 }
 
 void NpuSys::StartWaitingChunks(int q) {
-  auto it = queues_[q].begin();
+  std::list<Chunk*>& queue = Queue(q);
+  auto it = queue.begin();
   std::advance(it, running_[q]);
   const int limit = ctx_->options->active_chunks_per_dimension;
-  while (it != queues_[q].end() && running_[q] < limit) {
+  while (it != queue.end() && running_[q] < limit) {
     Chunk* s = *it;
     ++running_[q];
     ++it;
@@ -117,7 +119,7 @@ inline void NpuSys::LeaveRunning(int q) {
 
 void NpuSys::EraseFromQueue(int q, Chunk* s) {
   if (q < 0) return;
-  auto& list = queues_[q];
+  auto& list = Queue(q);
   for (auto it = list.begin(); it != list.end(); ++it) {
     if (*it == s) {
       list.erase(it);
@@ -152,7 +154,7 @@ void NpuSys::ProceedToNextPhase(Chunk* s) {
   s->queue_id_ = QueueOf(s->coll_->stream, spec.queue_id);
   s->phase_started_ = false;
   s->SetAlgorithm(MakeAlgorithm(s, spec, ctx_->store->algorithm_arena()));
-  Enqueue(&queues_[s->queue_id_], s);
+  Enqueue(&Queue(s->queue_id_), s);
   if (previous >= 0) LeaveRunning(previous);
   StartWaitingChunks(s->queue_id_);
 }
@@ -201,8 +203,10 @@ void NpuSys::DescribePending(std::vector<std::string>* out) const {
   match_.ForEachWaiting([&](uint64_t, int src, uint32_t n) { describe(src, n); });
   // Chunks in the ChunkDirectory wait in their own mailboxes; every live
   // chunk is in the queue of its current phase.
-  for (const std::list<Chunk*>& queue : queues_) {
-    for (const Chunk* s : queue) s->mail_.ForEachWaiting(describe);
+  for (const auto& stream : streams_) {
+    for (int d = 0; d < num_dims_queues_; ++d) {
+      for (const Chunk* s : stream[d]) s->mail_.ForEachWaiting(describe);
+    }
   }
 }
 

@@ -18,7 +18,7 @@
 // collectives.
 #pragma once
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <list>
 #include <string>
 #include <utility>
@@ -80,12 +80,18 @@ class NpuSys {
   // The queue of a phase on queue `id` of stream `stream` (made when first used).
   int QueueOf(int stream, int id);
   int num_dims_queues_;  // queues per stream
-  // Per stream and network dimension (stream-major): its running chunks
-  // first, then the waiting ones. A deque: a stream's first collective may
-  // add queues while StartWaitingChunks walks one (a chunk's start can end a
-  // collective, whose client issues the next), and growing a deque moves no
-  // queue, so that walk's iterator stays valid.
-  std::deque<std::list<Chunk*>> queues_;
+  // Queue q (stream-major: stream q / num_dims_queues_, dimension q %
+  // num_dims_queues_): its running chunks first, then the waiting ones.
+  std::list<Chunk*>& Queue(int q) {
+    return streams_[static_cast<size_t>(q) / num_dims_queues_][static_cast<size_t>(q) % num_dims_queues_];
+  }
+  // One array of num_dims_queues_ queues per stream, made when the stream is
+  // first used (a trace run has stream 0 only: about 100 bytes an NPU, where a
+  // deque of queues took about 650). The arrays never move: a stream's first
+  // collective may add one while StartWaitingChunks walks a queue (a chunk's
+  // start can end a collective, whose client issues the next), and that
+  // walk's iterator stays valid.
+  std::vector<std::unique_ptr<std::list<Chunk*>[]>> streams_;
   std::vector<int> running_;             // per queue: how many of its first chunks run
   std::vector<uint8_t> placed_by_size_;  // per queue: a waiting chunk was placed by size (SmallestFirst)
   MatchTable match_;

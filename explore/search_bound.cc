@@ -44,10 +44,10 @@ Ring RingOn(const Dim& d, int64_t n) {
 // The rings of one chunk of a collective over a group of `set`, one per
 // phase: one ring over the group's ranks in rank order when the system layer
 // runs it as a flat group (every message crosses the lowest spanned
-// dimension, so costs at least its hop), else one per spanned dimension
-// (the whole network; under the hierarchical model a group of whole
-// dimensions). Empty: a group of one, or boundaries that do not chain (no
-// such guarantee; the bound then counts none of the group's communication).
+// dimension, so costs at least its hop), else one per spanned dimension over
+// the group's members along it (the whole network; under the hierarchical
+// model a group of whole dimensions, or a grid: RunsPerDimension). Empty: a group of one, or boundaries that do not
+// chain (no such guarantee; the bound then counts none of the group's communication).
 std::vector<Ring> RingsOf(const Strategy& s, AxisSet set, const CostModel& c) {
   const std::array<int64_t, kNumAxes> sizes{s.tp, s.cp, s.ep, s.dp, s.pp};
   int64_t n = 1, npus = 1;
@@ -59,11 +59,14 @@ std::vector<Ring> RingsOf(const Strategy& s, AxisSet set, const CostModel& c) {
   if (n <= 1 || !SpannedDimsIfChained(sizes, s.order, set, c.dims, &mask) || mask == 0) return {};
   int64_t whole = 1;  // NPUs of the spanned dimensions
   for (size_t d = 0; d < c.dims.size() && d < 32; ++d) whole *= (mask >> d) & 1u ? c.dims[d].npus : 1;
-  const bool per_dimension = c.hierarchical_groups ? whole == n : n == npus;
+  GroupDims grid;
+  const bool gridded = c.hierarchical_groups && GroupDimsIfChained(sizes, s.order, set, c.dims, &grid) &&
+                       grid.spanned == mask && RunsPerDimension(grid, c.dims);
+  const bool per_dimension = c.hierarchical_groups ? whole == n || gridded : n == npus;
   if (!per_dimension) return {RingOn(c.dims[std::countr_zero(mask)], n)};
   std::vector<Ring> rings;
   for (size_t d = 0; d < c.dims.size() && d < 32; ++d) {
-    if ((mask >> d) & 1u) rings.push_back(RingOn(c.dims[d], c.dims[d].npus));
+    if ((mask >> d) & 1u) rings.push_back(RingOn(c.dims[d], gridded ? grid.count[d] : c.dims[d].npus));
   }
   return rings;
 }

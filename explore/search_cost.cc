@@ -20,9 +20,10 @@ namespace {
 // away, a ring neighbour one) plus the endpoint delay. `splits`: chunks per
 // collective. bytes_per_s == 0: the group is one rank.
 // A collective the system layer runs per dimension (the whole network; under
-// the hierarchical model a group of whole dimensions) is instead one ring
-// phase per spanned dimension, lowest first, each over that dimension's NPUs
-// with the buffer the phases before it left (`phases`, in order).
+// the hierarchical model a group of whole dimensions, or a grid over several:
+// RunsPerDimension) is instead one ring phase per spanned dimension, lowest
+// first, each over the group's members along it with the buffer the phases
+// before it left (`phases`, in order).
 struct Phase {
   int64_t n = 1;
   double bytes_per_s = 0, latency_s = 0;
@@ -60,10 +61,17 @@ AxisLink LinkOf(const Strategy& s, AxisSet set, const CostModel& c, bool p2p) {
   }
   link.latency_s += c.endpoint_delay_s;
   link.splits = std::max(c.splits, 1);
-  const bool per_dimension = c.hierarchical_groups ? whole == group : group == s.npus;
+  // Under the hierarchical model a grid over several dimensions runs per
+  // dimension too, each phase over the group's members along it.
+  GroupDims grid;
+  const bool gridded = c.hierarchical_groups && !p2p && GroupDimsIfChained(sizes, s.order, set, c.dims, &grid) &&
+                       grid.spanned == mask && RunsPerDimension(grid, c.dims);
+  const bool per_dimension = c.hierarchical_groups ? whole == group || gridded : group == s.npus;
   if (!p2p && per_dimension && std::popcount(mask) > 1) {
     for (size_t k = 0; k < c.dims.size() && k < 32; ++k) {
-      if (mask & (1u << k)) link.phases.push_back({c.dims[k].npus, LinkBytesPerS(c.dims[k]), HopS(c.dims[k]) + c.endpoint_delay_s});
+      if (!(mask & (1u << k))) continue;
+      const int64_t n = gridded ? grid.count[k] : c.dims[k].npus;
+      link.phases.push_back({n, LinkBytesPerS(c.dims[k]), HopS(c.dims[k]) + c.endpoint_delay_s});
     }
   }
   return link;

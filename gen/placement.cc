@@ -1,6 +1,7 @@
 #include "gen/placement.h"
 
 #include <algorithm>
+#include <bit>
 #include <sstream>
 
 #include "core/limits.h"
@@ -25,7 +26,7 @@ namespace {
 // those whose digits outside its axes are 0, the others free: a dimension is
 // spanned when a digit of its range is free.
 bool SpannedDimsClosedForm(const std::array<int64_t, kNumAxes>& sizes, const std::array<Axis, kNumAxes>& order,
-                           AxisSet set, const std::vector<Dim>& dims, uint32_t* spanned) {
+                           AxisSet set, const std::vector<Dim>& dims, uint32_t* spanned, GroupDims* grid = nullptr) {
   struct Range {
     int64_t lo, hi;  // [lo, hi) in ranks: a stride and the next one
     int id;          // axis index, or 100 + dimension
@@ -56,6 +57,12 @@ bool SpannedDimsClosedForm(const std::array<int64_t, kNumAxes>& sizes, const std
     if (cuts[i] % cuts[i - 1] != 0) return false;  // not a chain: the digits carry into each other
   }
   *spanned = 0;
+  // Per dimension: 0 no free digit yet, 1 in a run of free digits, 2 after one.
+  std::array<uint8_t, 32> run{};
+  if (grid) {
+    *grid = GroupDims{};
+    grid->count.fill(1);
+  }
   for (size_t i = 0; i + 1 < c; ++i) {
     const int64_t lo = cuts[i], hi = cuts[i + 1];
     if (lo == hi) continue;
@@ -67,7 +74,17 @@ bool SpannedDimsClosedForm(const std::array<int64_t, kNumAxes>& sizes, const std
       if (ranges[r].id < 100 && (set & Axes(static_cast<Axis>(ranges[r].id)))) free = true;
     }
     if (free && dim >= 0) *spanned |= 1u << dim;
+    if (grid && dim >= 0) {
+      if (free) {
+        if (run[dim] == 2) grid->gaps |= 1u << dim;
+        run[dim] = 1;
+        grid->count[dim] *= hi / lo;
+      } else if (run[dim] == 1) {
+        run[dim] = 2;
+      }
+    }
   }
+  if (grid) grid->spanned = *spanned;
   return true;
 }
 
@@ -76,6 +93,23 @@ bool SpannedDimsClosedForm(const std::array<int64_t, kNumAxes>& sizes, const std
 bool SpannedDimsIfChained(const std::array<int64_t, kNumAxes>& sizes, const std::array<Axis, kNumAxes>& order,
                           AxisSet set, const std::vector<Dim>& dims, uint32_t* spanned) {
   return SpannedDimsClosedForm(sizes, order, set, dims, spanned);
+}
+
+bool GroupDimsIfChained(const std::array<int64_t, kNumAxes>& sizes, const std::array<Axis, kNumAxes>& order,
+                        AxisSet set, const std::vector<Dim>& dims, GroupDims* out) {
+  uint32_t spanned = 0;
+  return SpannedDimsClosedForm(sizes, order, set, dims, &spanned, out);
+}
+
+bool RunsPerDimension(const GroupDims& g, const std::vector<Dim>& dims) {
+  if (g.gaps != 0) return false;
+  bool whole = true, uniform = true;
+  for (size_t k = 0; k < dims.size() && k < 32; ++k) {
+    if (!((g.spanned >> k) & 1u) || g.count[k] == dims[k].npus) continue;
+    whole = false;
+    uniform = uniform && (dims[k].block == Block::kSwitch || dims[k].block == Block::kFullyConnected);
+  }
+  return whole || (std::popcount(g.spanned) >= 2 && uniform);
 }
 
 uint32_t SpannedDims(const std::array<int64_t, kNumAxes>& sizes, const std::array<Axis, kNumAxes>& order, AxisSet set,

@@ -38,6 +38,24 @@ uint32_t SpannedDims(const std::array<int64_t, kNumAxes>& sizes, const std::arra
 bool SpannedDimsIfChained(const std::array<int64_t, kNumAxes>& sizes, const std::array<Axis, kNumAxes>& order,
                           AxisSet set, const std::vector<Dim>& dims, uint32_t* spanned);
 
+// The group over `set` on each dimension, when the boundaries chain: how many
+// coordinates its members take there (`count`, 1 where it does not vary), and
+// `gaps`, the dimensions where those are not an arithmetic progression (the
+// group's free digits there are not consecutive: tp 2 · cp 2 · dp 2 on one
+// dimension of 8, the group over {tp, dp} takes 0, 1, 4, 5).
+struct GroupDims {
+  uint32_t spanned = 0;
+  uint32_t gaps = 0;
+  std::array<int64_t, 32> count{};
+};
+bool GroupDimsIfChained(const std::array<int64_t, kNumAxes>& sizes, const std::array<Axis, kNumAxes>& order,
+                        AxisSet set, const std::vector<Dim>& dims, GroupDims* out);
+// Whether the hierarchical model runs such a group's collectives one phase
+// per dimension (system/comm_group.h, PhasesPerDimension): a grid over several
+// dimensions whose partial ones are a Switch or FullyConnected, or a group of
+// whole dimensions.
+bool RunsPerDimension(const GroupDims& g, const std::vector<Dim>& dims);
+
 // The rank order (innermost first) that puts each axis on the dimension(s)
 // `spec` names: "axis:D" or "axis:D-E" (an axis alone on dimensions D..E),
 // comma-separated; every axis of size > 1 must appear. `sizes` in axis order

@@ -9,6 +9,7 @@
 #include "extern/et_io.h"
 #include "run/rank_class_decider.h"
 #include "run/symmetry.h"
+#include "system/comm_group.h"
 #include "workload/engine_collective.h"
 
 namespace orrery {
@@ -48,35 +49,34 @@ int64_t Distance(const Topology& t, int a, int b) {
   return out;
 }
 // `hierarchical`: the group-collective model; under ASTRA-sim's a group of
-// several whole dimensions that is not the network runs as a flat ring too.
+// several whole dimensions that is not the network runs as a flat ring too,
+// under the hierarchical one a grid over several dimensions runs per
+// dimension (PhasesPerDimension): every member then runs the same phases over
+// members at equal distances, so the group is uniform, keyed by its count on
+// each dimension.
 std::vector<GroupShape> Shapes(const Topology& t, const std::vector<std::vector<int>>& groups, bool hierarchical) {
   std::vector<GroupShape> out(groups.size());
-  std::map<std::tuple<size_t, uint32_t, bool>, int> keys;
+  std::map<std::vector<int64_t>, int> keys;
   for (size_t g = 0; g < groups.size(); ++g) {
     const std::vector<int>& ranks = groups[g];
+    const GroupGrid grid = GridOf(t, ranks);
     uint32_t varies = 0;
-    size_t expect = 1;
-    for (int d = 0; d < t.num_dims() && !ranks.empty(); ++d) {
-      for (int r : ranks) {
-        if (t.Coord(r, d) != t.Coord(ranks[0], d)) {
-          varies |= 1u << d;
-          expect *= t.dims()[d].npus;
-          break;
-        }
-      }
-    }
-    const bool aligned = !ranks.empty() && expect == ranks.size();  // sorted, distinct: whole dimensions
-    int vary_dims = 0, dim = 0;
+    for (int d = 0; d < t.num_dims(); ++d) varies |= grid.n[d] > 1 ? 1u << d : 0u;
+    const bool aligned = grid.aligned;  // sorted, distinct: whole dimensions
+    int dim = 0;
     for (int d = 0; d < t.num_dims(); ++d) {
-      if (varies & (1u << d)) ++vary_dims, dim = d;
+      if (varies & (1u << d)) dim = d;
     }
-    const bool flat_ok = vary_dims == 1 &&
+    const bool flat_ok = grid.varying == 1 &&
                          (t.dims()[dim].block == Block::kSwitch || t.dims()[dim].block == Block::kFullyConnected);
-    const bool flat_aligned = aligned && !hierarchical && vary_dims > 1 && ranks.size() < static_cast<size_t>(t.npus());
-    out[g].uniform = (aligned && !flat_aligned) || flat_ok || ranks.size() <= 1;
-    out[g].flat = (!aligned || flat_aligned) && ranks.size() > 1;
-    out[g].key =
-        keys.emplace(std::make_tuple(ranks.size(), varies, aligned), static_cast<int>(keys.size())).first->second;
+    const bool flat_aligned = aligned && !hierarchical && grid.varying > 1 &&
+                              ranks.size() < static_cast<size_t>(t.npus());
+    const bool grid_phases = hierarchical && !aligned && PhasesPerDimension(t, grid);
+    out[g].uniform = (aligned && !flat_aligned) || grid_phases || flat_ok || ranks.size() <= 1;
+    out[g].flat = (!aligned || flat_aligned) && !grid_phases && ranks.size() > 1;
+    std::vector<int64_t> key{static_cast<int64_t>(ranks.size()), varies, aligned, grid_phases};
+    if (grid_phases) key.insert(key.end(), grid.n.begin(), grid.n.end());
+    out[g].key = keys.emplace(std::move(key), static_cast<int>(keys.size())).first->second;
   }
   return out;
 }

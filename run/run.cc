@@ -141,8 +141,8 @@ std::string GroupCollectivesNote(const SystemOptions& o, const CollectiveEngine&
   }
   if (!partial) return "";
   std::string note = o.hierarchical_groups
-                         ? "hierarchical (a group of whole dimensions runs per dimension; a message across several "
-                           "dimensions is charged on each)"
+                         ? "hierarchical (a group of whole dimensions, or a grid across several whose partial ones "
+                           "are switches, runs per dimension; a message across several dimensions is charged on each)"
                          : "astra-sim (a group smaller than the network runs as one flat ring; a message across "
                            "several dimensions is charged on the lowest)";
   if (!across) return note + "; no group spans several dimensions";

@@ -91,28 +91,14 @@ Result<int> CollectiveEngine::AddCommGroup(const std::string& name, std::vector<
   g.id = static_cast<int>(groups_.size());
   g.name = name;
   g.ranks = ranks;
-  // Aligned when the group is exactly {base + sum c_d * stride_d} over a set of whole dimensions.
+  // Its shape on the dimensions: aligned when it is exactly the NPUs of some
+  // whole dimensions (system/comm_group.h).
   const Topology& t = *topology_;
+  g.grid = GridOf(t, g.ranks);
+  g.aligned = g.grid.aligned;
   g.dims.assign(t.num_dims(), false);
-  if (!ranks.empty()) {
-    const int base = ranks[0];
-    size_t expect = 1;
-    for (int d = 0; d < t.num_dims(); ++d) {
-      bool varies = false;
-      for (int r : ranks) varies |= t.Coord(r, d) != t.Coord(base, d);
-      g.dims[d] = varies;
-      if (varies) expect *= t.dims()[d].npus;
-    }
-    bool aligned = expect == ranks.size();
-    if (aligned) {
-      for (int r : ranks) {
-        for (int d = 0; d < t.num_dims(); ++d) {
-          if (!g.dims[d] && t.Coord(r, d) != t.Coord(base, d)) aligned = false;
-        }
-      }
-    }
-    g.aligned = aligned;
-  }
+  for (int d = 0; d < t.num_dims(); ++d) g.dims[d] = g.grid.n[d] > 1;
+  g.per_dimension = PhasesPerDimension(t, g.grid);
   if (groups_.size() >= static_cast<size_t>(tags::kMaxGroups)) {
     return Status::Invalid("communicator group \"" + name + "\": more than " + std::to_string(tags::kMaxGroups) +
                            " groups (the message tag holds the group in 22 bits)");

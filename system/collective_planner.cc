@@ -149,7 +149,15 @@ class CollectiveEngine::Planner {
   const ComType type_;
   const CommGroup* group_;  // null: no communicator group
   std::string* algorithm_used_;
+  // The algorithm of a partial dimension of a grid group: the configured
+  // one, or ring where it cannot run on the group's members of the dimension
+  // (halving-doubling and the double binary tree on a count that is not a
+  // power of two; in-switch and custom graphs, made for the whole dimension).
+  const AlgoSpec* PartialDimAlgo(const AlgoSpec& configured, int size, int d);
   AlgoSpec flat_;  // the flat group's algorithm (dims_ points to it)
+  // PartialDimAlgo's replacements (dims_ points to them: reserved for every
+  // dimension before the first, so they never move).
+  boost::container::small_vector<AlgoSpec, 4> partial_;
   boost::container::small_vector<LogicalDim, 4> dims_;
   std::string error_;
 };
@@ -172,7 +180,12 @@ Status CollectiveEngine::Planner::SetDims(const std::vector<AlgoSpec>& impl, con
   // A flat ring: under ASTRA-sim's model every group smaller than the
   // network, under the hierarchical one a group that is not whole dimensions.
   const bool hierarchical = e_.options_.hierarchical_groups;
-  if (group_ && (hierarchical ? !group_->aligned : static_cast<int>(group_->ranks.size()) < t.npus())) {
+  // Under the hierarchical model a grid group that is not whole dimensions
+  // runs per dimension over its members along each (system/comm_group.h),
+  // except with the one* algorithms, which plan over every NPU.
+  const bool partial_grid = hierarchical && group_ && group_->per_dimension && !group_->aligned;
+  if (group_ && (hierarchical ? !group_->per_dimension || (partial_grid && impl[0].one)
+                              : static_cast<int>(group_->ranks.size()) < t.npus())) {
     flat_ = FlatGroupAlgo(impl, hierarchical);
     dims_.push_back(LogicalDim{static_cast<int>(group_->ranks.size()), &flat_, 0, -1});
     return Status::Ok();
@@ -181,6 +194,7 @@ Status CollectiveEngine::Planner::SetDims(const std::vector<AlgoSpec>& impl, con
     dims_.push_back(LogicalDim{t.npus(), &impl[0], 0, 0});
     return Status::Ok();
   }
+  partial_.reserve(static_cast<size_t>(t.num_dims()));
   for (int d = 0; d < t.num_dims(); ++d) {
     // A dimension the node does not name is involved.
     const bool in = group_ ? group_->dims[d] : (static_cast<size_t>(d) >= involved.size() || involved[d]);
@@ -188,7 +202,10 @@ Status CollectiveEngine::Planner::SetDims(const std::vector<AlgoSpec>& impl, con
       return Status::Invalid("system configuration: \"inSwitch\" on dimension " + std::to_string(d) + ", which is a " +
                              BlockName(t.dims()[d].block) + "; in-switch collectives need a Switch dimension");
     }
-    dims_.push_back(LogicalDim{in ? t.dims()[d].npus : 1, &impl[d], d, d});
+    const int size = !in ? 1 : partial_grid ? group_->grid.n[d] : t.dims()[d].npus;
+    const AlgoSpec* algo = &impl[d];
+    if (partial_grid && in && size < t.dims()[d].npus) algo = PartialDimAlgo(impl[d], size, d);
+    dims_.push_back(LogicalDim{size, algo, d, d});
   }
   return Status::Ok();
 }
@@ -306,7 +323,30 @@ void CollectiveEngine::Planner::BuildPluginGraph(ComType ct, PhaseSpec* ps) {
   ps->algo.kind = AlgoKind::kCustom;
 }
 
+const AlgoSpec* CollectiveEngine::Planner::PartialDimAlgo(const AlgoSpec& configured, int size, int d) {
+  const bool pow2 = (size & (size - 1)) == 0;
+  const AlgoKind k = configured.kind;
+  const bool keep = k == AlgoKind::kRing || k == AlgoKind::kDirect || k == AlgoKind::kPlugin ||
+                    ((k == AlgoKind::kHalvingDoubling || k == AlgoKind::kDoubleBinaryTree) && pow2);
+  if (keep) return &configured;
+  AlgoSpec& ring = partial_.emplace_back();
+  ring.kind = AlgoKind::kRing;
+  ring.name = "ring(group on dim " + std::to_string(d) + ")";
+  return &ring;
+}
+
 RingView CollectiveEngine::Planner::RingOf(const LogicalDim& ld) const {
+  if (ld.net_dim >= 0 && group_ && !group_->aligned && group_->per_dimension) {
+    // The group's members along the dimension: lo + j·step (a regular slice).
+    const Topology& t = *e_.topology_;
+    const int d = ld.net_dim;
+    RingView v;
+    v.size = group_->grid.n[d];
+    v.index = (t.Coord(rank_, d) - group_->grid.lo[d]) / group_->grid.step[d];
+    v.offset = group_->grid.step[d] * t.stride(d);
+    v.base = rank_ - v.index * v.offset;
+    return v;
+  }
   if (ld.net_dim >= 0) return e_.DimRing(rank_, ld.net_dim, *ld.algo);
   RingView v;
   v.members = &group_->ranks;

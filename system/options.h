@@ -40,7 +40,9 @@ struct SystemOptions {
   // ASTRA-sim's: a collective on a group smaller than the network is one flat
   // ring over its ranks (ring forced where a list names several algorithms);
   // true, Orrery's hierarchical: a group of whole dimensions runs their
-  // per-dimension algorithms, any other group a flat ring.
+  // per-dimension algorithms, and so does a grid over several dimensions
+  // (over its members along each; PhasesPerDimension in comm_group.h); any
+  // other group a flat ring.
   bool hierarchical_groups = false;
   // Per collective type, one algorithm per dimension.
   std::vector<AlgoSpec> all_reduce, all_gather, reduce_scatter, all_to_all;

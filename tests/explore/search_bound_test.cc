@@ -21,16 +21,24 @@ namespace {
 // 4 layers, s 32, h 64, 4 heads, global batch 8, microbatches of 1 or 2:
 // the dense spaces on 8 NPUs, over one Switch and over a Ring below a
 // Switch, compute and communication of the same order (1 TFLOP/s, 1-4 GiB/s
-// links).
+// links). And on Switch(2) x Switch(4) under the hierarchical model, where a
+// grid over both dimensions that holds part of the Switch(4) (dp 4
+// innermost: both NPUs of dimension 0 and 2 of the Switch's 4) runs per
+// dimension over its members along each (RunsPerDimension).
 TEST(SearchBound, EverySurvivorOnEightNpus) {
   BoundSpace b;
   b.model = testing::TinyModel(4, 32);
   b.npus = 8;
   b.global_batch = 8;
   b.microbatch_sizes = {1, 2};
-  for (const char* net : {"Switch(8,2GB/s,1us)", "Ring(2,4GB/s,500ns)_Switch(4,1GB/s,2us)"}) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"Switch(8,2GB/s,1us)", ""},
+      {"Ring(2,4GB/s,500ns)_Switch(4,1GB/s,2us)", ""},
+      {"Switch(2,4GB/s,500ns)_Switch(4,1GB/s,2us)", R"(, "group-collective-model": "hierarchical")"}};
+  for (const auto& [net, extra] : cases) {
     SCOPED_TRACE(net);
     b.network = net;
+    b.system_extra = extra;
     const BoundCheck r = CheckEverySurvivor(b);
     EXPECT_EQ(r.violations, "");
     EXPECT_GT(r.simulated, 1000u);  // the space is not empty

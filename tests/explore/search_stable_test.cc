@@ -263,7 +263,8 @@ TEST(SearchDeadline, SearchReportsStoppedCandidates) {
 // ranks {0,1,2,3} span both dimensions (2 on each), tp's {0,4} dimension 1.
 // ASTRA-sim's model runs the dp group (4 of 8 NPUs) as one flat ring whose
 // every message changes dimension 0 and is charged there (1 GiB/s); the
-// hierarchical model charges its slowest dimension (0.5 GiB/s). Gradients:
+// hierarchical model runs it per dimension (a flat ring charged on its
+// slowest dimension, 0.5 GiB/s, when dimension 1 is a Ring). Gradients:
 // (2·49,984 + 10,240 + 128) / tp 2 = 55,168 parameters = 110,336 B,
 // all-reduced over 4: 2·(3/4)·110,336 = 165,504 B, exposed (compute 10^-30).
 TEST(SearchCost, AstraSimGroupIsChargedOnItsLowestDimensionByHand) {
@@ -276,7 +277,16 @@ TEST(SearchCost, AstraSimGroupIsChargedOnItsLowestDimensionByHand) {
   const double gib = 1073741824.0;
   EXPECT_NEAR(EstimateCost(m, s, c).dp_s, 165504 / gib, 1e-15);
   c.hierarchical_groups = true;
+  // The hierarchical model runs a grid over several dimensions per dimension
+  // when its partial ones are switches: dp's group is both NPUs of dimension 0
+  // and 2 of dimension 1's 4. Dimension 0 all-reduces 2·(1/2)·110,336 B at
+  // 1 GiB/s, dimension 1 its half, 2·(1/2)·55,168 B at 0.5 GiB/s.
+  EXPECT_NEAR(EstimateCost(m, s, c).dp_s, 110336 / gib + 2 * 55168 / gib, 1e-15);
+  // On a Ring dimension 1's two members are not at the same distance from
+  // every other position: one flat ring, charged on the slowest dimension.
+  c.dims[1].block = Block::kRing;
   EXPECT_NEAR(EstimateCost(m, s, c).dp_s, 2 * 165504 / gib, 1e-15);
+  c.dims[1].block = Block::kSwitch;
   // The whole network as one group (dp 8, tp 1) is not a flat ring: one phase per dimension,
   // lowest first, either way. (2·49,984 + 10,240 + 128) = 110,336 parameters = 220,672 B:
   // dimension 0 (2 NPUs) all-reduces 2·(1/2)·220,672 = 220,672 B at 1 GiB/s, dimension 1

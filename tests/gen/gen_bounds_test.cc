@@ -12,6 +12,8 @@
 #include "gen/placement.h"
 #include "gen/strategy.h"
 #include "network/notation.h"
+#include "network/topology.h"
+#include "system/comm_group.h"
 #include "tests/test_util.h"
 
 namespace orrery::gen {
@@ -202,6 +204,61 @@ TEST(GenBounds, SpannedDimsEqualsWalkingTheGroup) {
     }
   }
   EXPECT_GT(checked, 10000);
+}
+
+// The search's closed form of a group's grid (GroupDimsIfChained,
+// RunsPerDimension) and the engine's, from the ranks of every group over the
+// set (GridOf, PhasesPerDimension), agree wherever the boundaries chain: on
+// the counts per dimension, on whether they are a progression, and on whether
+// the hierarchical model runs the group per dimension.
+TEST(GenBounds, GroupGridClosedFormEqualsTheEnginesGrid) {
+  const std::vector<std::vector<std::pair<Block, int>>> networks = {
+      {{Block::kSwitch, 8}, {Block::kSwitch, 8}},
+      {{Block::kSwitch, 8}, {Block::kRing, 8}},
+      {{Block::kRing, 4}, {Block::kSwitch, 16}},
+      {{Block::kSwitch, 4}, {Block::kFullyConnected, 4}, {Block::kSwitch, 4}},
+      {{Block::kRing, 2}, {Block::kSwitch, 4}, {Block::kRing, 8}},
+  };
+  int checked = 0, gridded = 0;
+  for (const auto& net : networks) {
+    std::vector<Dim> dims;
+    int64_t npus = 1;
+    for (const auto& [block, n] : net) dims.push_back(Dim{block, n, 100, 500, 1}), npus *= n;
+    const Topology topo(dims);
+    for (int64_t tp = 1; tp <= npus; tp *= 2) {
+      for (int64_t dp = 1; tp * dp <= npus; dp *= 2) {
+        const std::array<int64_t, kNumAxes> sizes{tp, 1, 1, dp, npus / tp / dp};
+        std::array<Axis, kNumAxes> order{Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp, Axis::kPp};
+        do {
+          const Layout layout(sizes, order);
+          for (AxisSet set : {Axes(Axis::kTp), Axes(Axis::kDp), Axes(Axis::kPp),
+                              static_cast<AxisSet>(Axes(Axis::kTp) | Axes(Axis::kPp))}) {
+            GroupDims closed;
+            ASSERT_TRUE(GroupDimsIfChained(sizes, order, set, dims, &closed));
+            for (int64_t rank : {int64_t{0}, npus / 2 + 1, npus - 1}) {
+              std::vector<int> ranks = layout.GroupRanks(rank, set);
+              std::sort(ranks.begin(), ranks.end());
+              const GroupGrid g = GridOf(topo, ranks);
+              const std::string what = "tp " + std::to_string(tp) + " dp " + std::to_string(dp) + " set " +
+                                       std::to_string(int(set)) + " rank " + std::to_string(rank) + " network " +
+                                       std::to_string(dims.size());
+              ASSERT_EQ(g.grid, closed.gaps == 0) << what;
+              for (size_t k = 0; k < dims.size(); ++k) {
+                ASSERT_EQ(g.n[k], closed.count[k]) << what << " dim " << k;
+                ASSERT_EQ(g.n[k] > 1, ((closed.spanned >> k) & 1u) != 0) << what << " dim " << k;
+              }
+              ASSERT_EQ(PhasesPerDimension(topo, g), RunsPerDimension(closed, dims)) << what;
+              gridded += PhasesPerDimension(topo, g) && !g.aligned;
+              ++checked;
+            }
+          }
+        } while (std::next_permutation(order.begin(), order.end(),
+                                       [](Axis a, Axis b) { return static_cast<int>(a) < static_cast<int>(b); }));
+      }
+    }
+  }
+  EXPECT_GT(checked, 1000);
+  EXPECT_GT(gridded, 100);  // partial grids were among them
 }
 
 std::string WriteModel(const orrery::testing::TempDir& d, const std::string& text) {

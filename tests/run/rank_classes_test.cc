@@ -181,6 +181,44 @@ TEST(RankClasses, FlatRingSpanningTwoClassesEqualsFullEngine) {
   }
 }
 
+// Under the hierarchical model a grid group across nodes runs per dimension
+// (system/comm_group.h): DP 8 beside TP 2 on Switch(8) x Switch(2) holds 4
+// ranks of each node, the gradient group over DP x CP above 2 of each
+// Switch(4) and 4 of the Switch(8). Every member runs the same phases over
+// members at equal distances, so the groups are uniform: one class per
+// stage, and every rank equals the full engine.
+TEST(RankClasses, GridGroupsUnderTheHierarchicalModelEqualFullEngine) {
+  TempDir d;
+  std::string hierarchical = kSystem;
+  hierarchical.insert(hierarchical.rfind('}'), R"(, "group-collective-model": "hierarchical")");
+  d.Write("system.json", hierarchical);
+  struct Case {
+    const char* gen;
+    const char* network;
+    int classes;
+  } cases[] = {
+      {"--model=llama3-8b --tp=2 --dp=8 --microbatches=2 --recompute=full",
+       "Switch(8,300GB/s,1us)_Switch(2,25GB/s,2us)", 1},
+      {"--model=llama3-8b --tp=2 --cp=2 --dp=4 --pp=2 --microbatches=2 --recompute=full --order=tp-cp-ep-dp-pp",
+       "Switch(4,300GB/s,1us)_Switch(8,25GB/s,2us)", 2},
+  };
+  for (const Case& k : cases) {
+    auto source = gen::GeneratedSource(k.gen);
+    ASSERT_TRUE(source.ok()) << source.status().message();
+    RunConfig c;
+    c.source = source.value();
+    c.files.system = d.File("system.json");
+    c.files.network = k.network;
+    auto [with, off] = RunBoth(c);
+    EXPECT_EQ(with.rank_classes, k.classes) << k.gen << ": " << with.symmetry_note;
+    ExpectSameAsFull(with, off);
+    // The gradient all-reduce ran per dimension: ring on each, not the flat group's ring.
+    bool per_dim = false;
+    for (const auto& coll : off.collectives) per_dim |= coll.algorithm == "ALL_REDUCE:ring,ALL_REDUCE:ring";
+    EXPECT_TRUE(per_dim) << k.gen;
+  }
+}
+
 // CP 4 over ranks {0, 4, 8, 12} of Switch(8) x Switch(2) (TP 2, DP 2 inside,
 // order tp-dp-cp): the ring-attention ring alternates one-dimension and
 // two-dimension links, so even and odd CP positions differ, and each

@@ -13,6 +13,7 @@ GroupGrid GridOf(const Topology& t, const std::vector<int>& ranks) {
   g.step.assign(dims, 1);
   g.n.assign(dims, 1);
   if (ranks.empty()) return g;
+  if (ranks.front() < 0 || ranks.back() >= t.npus()) return g;  // the readers refuse such ranks first
   for (size_t i = 1; i < ranks.size(); ++i) {
     if (ranks[i] <= ranks[i - 1]) return g;
   }

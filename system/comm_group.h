@@ -28,7 +28,7 @@ struct GroupGrid {
 };
 
 // The grid of a group's sorted ranks (not a grid when they are not strictly
-// increasing, or not every combination). O(members · dimensions + Σ NPUs of a
+// increasing, not all NPUs of the network, or not every combination). O(members · dimensions + Σ NPUs of a
 // dimension).
 GroupGrid GridOf(const Topology& t, const std::vector<int>& sorted_ranks);
 

@@ -161,6 +161,8 @@ TEST(GroupModel, GridOfByHand) {
   EXPECT_FALSE(GridOf(t, {0, 2, 8}).grid);                         // (2, 1) is missing
   EXPECT_FALSE(GridOf(t, {0, 2, 2, 8, 10}).grid);                  // a repeated rank
   EXPECT_FALSE(GridOf(t, {}).grid);
+  EXPECT_FALSE(GridOf(t, {-8, 0}).grid);  // not NPUs of the network
+  EXPECT_FALSE(GridOf(t, {0, 16}).grid);
   // On a Ring a partial dimension's members are not all one hop apart: flat.
   const Topology ring({Dim{Block::kRing, 8, 100, 500, 1}, Dim{Block::kSwitch, 2, 50, 1000, 1}});
   EXPECT_TRUE(GridOf(ring, {0, 2, 4, 6, 8, 10, 12, 14}).grid);

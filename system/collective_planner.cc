@@ -178,7 +178,8 @@ Result<std::vector<std::vector<PhaseSpec>>> CollectiveEngine::Plan(int rank, Com
 Status CollectiveEngine::Planner::SetDims(const std::vector<AlgoSpec>& impl, const std::vector<bool>& involved) {
   const Topology& t = *e_.topology_;
   // A flat ring: under ASTRA-sim's model every group smaller than the
-  // network, under the hierarchical one a group that is not whole dimensions.
+  // network, under the hierarchical one a group that is neither whole
+  // dimensions nor a grid it runs per dimension (PhasesPerDimension).
   const bool hierarchical = e_.options_.hierarchical_groups;
   // Under the hierarchical model a grid group that is not whole dimensions
   // runs per dimension over its members along each (system/comm_group.h),

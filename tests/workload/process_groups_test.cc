@@ -225,6 +225,10 @@ TEST(TraceProcessGroups, AGroupListedOutOfOrderIsNoted) {
   auto sorted = RunGroups(d, d.File("groups.json"));
   ASSERT_TRUE(sorted.ok()) << sorted.status().message();
   EXPECT_TRUE(sorted->notes.empty());
+  // The listing order changes neither the times nor how the rank classes see the group.
+  EXPECT_EQ(r->rank_classes, sorted->rank_classes) << r->symmetry_note;
+  EXPECT_EQ(r->symmetry_note, sorted->symmetry_note);
+  for (int rank = 0; rank < 4; ++rank) EXPECT_EQ(r->per_npu[rank].finished_ns, sorted->per_npu[rank].finished_ns);
 }
 
 // A broadcast without 'root' (converters write none) starts at its group's

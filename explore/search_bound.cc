@@ -60,8 +60,7 @@ std::vector<Ring> RingsOf(const Strategy& s, AxisSet set, const CostModel& c) {
   int64_t whole = 1;  // NPUs of the spanned dimensions
   for (size_t d = 0; d < c.dims.size() && d < 32; ++d) whole *= (mask >> d) & 1u ? c.dims[d].npus : 1;
   GroupDims grid;
-  const bool gridded = c.hierarchical_groups && GroupDimsIfChained(sizes, s.order, set, c.dims, &grid) &&
-                       grid.spanned == mask && RunsPerDimension(grid, c.dims);
+  const bool gridded = c.hierarchical_groups && RunsPerDimensionIfChained(sizes, s.order, set, c.dims, &grid);
   const bool per_dimension = c.hierarchical_groups ? whole == n || gridded : n == npus;
   if (!per_dimension) return {RingOn(c.dims[std::countr_zero(mask)], n)};
   std::vector<Ring> rings;

@@ -64,8 +64,7 @@ AxisLink LinkOf(const Strategy& s, AxisSet set, const CostModel& c, bool p2p) {
   // Under the hierarchical model a grid over several dimensions runs per
   // dimension too, each phase over the group's members along it.
   GroupDims grid;
-  const bool gridded = c.hierarchical_groups && !p2p && GroupDimsIfChained(sizes, s.order, set, c.dims, &grid) &&
-                       grid.spanned == mask && RunsPerDimension(grid, c.dims);
+  const bool gridded = c.hierarchical_groups && !p2p && RunsPerDimensionIfChained(sizes, s.order, set, c.dims, &grid);
   const bool per_dimension = c.hierarchical_groups ? whole == group || gridded : group == s.npus;
   if (!p2p && per_dimension && std::popcount(mask) > 1) {
     for (size_t k = 0; k < c.dims.size() && k < 32; ++k) {

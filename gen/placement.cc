@@ -112,6 +112,11 @@ bool RunsPerDimension(const GroupDims& g, const std::vector<Dim>& dims) {
   return whole || (std::popcount(g.spanned) >= 2 && uniform);
 }
 
+bool RunsPerDimensionIfChained(const std::array<int64_t, kNumAxes>& sizes, const std::array<Axis, kNumAxes>& order,
+                               AxisSet set, const std::vector<Dim>& dims, GroupDims* out) {
+  return GroupDimsIfChained(sizes, order, set, dims, out) && RunsPerDimension(*out, dims);
+}
+
 uint32_t SpannedDims(const std::array<int64_t, kNumAxes>& sizes, const std::array<Axis, kNumAxes>& order, AxisSet set,
                      const std::vector<Dim>& dims) {
   if (uint32_t spanned = 0; SpannedDimsClosedForm(sizes, order, set, dims, &spanned)) return spanned;

@@ -55,6 +55,10 @@ bool GroupDimsIfChained(const std::array<int64_t, kNumAxes>& sizes, const std::a
 // dimensions whose partial ones are a Switch or FullyConnected, or a group of
 // whole dimensions.
 bool RunsPerDimension(const GroupDims& g, const std::vector<Dim>& dims);
+// Both at once: true when the boundaries chain and the group runs per
+// dimension (`out` then holds its counts).
+bool RunsPerDimensionIfChained(const std::array<int64_t, kNumAxes>& sizes, const std::array<Axis, kNumAxes>& order,
+                               AxisSet set, const std::vector<Dim>& dims, GroupDims* out);
 
 // The rank order (innermost first) that puts each axis on the dimension(s)
 // `spec` names: "axis:D" or "axis:D-E" (an axis alone on dimensions D..E),

@@ -61,12 +61,11 @@ std::vector<GroupShape> Shapes(const Topology& t, const std::vector<std::vector<
     const std::vector<int>& ranks = groups[g];
     const GroupGrid grid = GridOf(t, ranks);
     uint32_t varies = 0;
-    for (int d = 0; d < t.num_dims(); ++d) varies |= grid.n[d] > 1 ? 1u << d : 0u;
-    const bool aligned = grid.aligned;  // sorted, distinct: whole dimensions
-    int dim = 0;
+    int dim = 0;  // the last dimension it varies in
     for (int d = 0; d < t.num_dims(); ++d) {
-      if (varies & (1u << d)) dim = d;
+      if (grid.n[d] > 1) varies |= 1u << d, dim = d;
     }
+    const bool aligned = grid.aligned;  // sorted, distinct: whole dimensions
     const bool flat_ok = grid.varying == 1 &&
                          (t.dims()[dim].block == Block::kSwitch || t.dims()[dim].block == Block::kFullyConnected);
     const bool flat_aligned = aligned && !hierarchical && grid.varying > 1 &&

@@ -154,6 +154,9 @@ class CollectiveEngine::Planner {
   // (halving-doubling and the double binary tree on a count that is not a
   // power of two; in-switch and custom graphs, made for the whole dimension).
   const AlgoSpec* PartialDimAlgo(const AlgoSpec& configured, int size, int d);
+  // A grid group, not whole dimensions, run per dimension (SetDims): its
+  // phases ring over the group's members along each dimension (RingOf).
+  bool partial_grid_ = false;
   AlgoSpec flat_;  // the flat group's algorithm (dims_ points to it)
   // PartialDimAlgo's replacements (dims_ points to them: reserved for every
   // dimension before the first, so they never move).
@@ -184,8 +187,8 @@ Status CollectiveEngine::Planner::SetDims(const std::vector<AlgoSpec>& impl, con
   // Under the hierarchical model a grid group that is not whole dimensions
   // runs per dimension over its members along each (system/comm_group.h),
   // except with the one* algorithms, which plan over every NPU.
-  const bool partial_grid = hierarchical && group_ && group_->per_dimension && !group_->aligned;
-  if (group_ && (hierarchical ? !group_->per_dimension || (partial_grid && impl[0].one)
+  partial_grid_ = hierarchical && group_ && group_->per_dimension && !group_->aligned;
+  if (group_ && (hierarchical ? !group_->per_dimension || (partial_grid_ && impl[0].one)
                               : static_cast<int>(group_->ranks.size()) < t.npus())) {
     flat_ = FlatGroupAlgo(impl, hierarchical);
     dims_.push_back(LogicalDim{static_cast<int>(group_->ranks.size()), &flat_, 0, -1});
@@ -203,9 +206,9 @@ Status CollectiveEngine::Planner::SetDims(const std::vector<AlgoSpec>& impl, con
       return Status::Invalid("system configuration: \"inSwitch\" on dimension " + std::to_string(d) + ", which is a " +
                              BlockName(t.dims()[d].block) + "; in-switch collectives need a Switch dimension");
     }
-    const int size = !in ? 1 : partial_grid ? group_->grid.n[d] : t.dims()[d].npus;
+    const int size = !in ? 1 : partial_grid_ ? group_->grid.n[d] : t.dims()[d].npus;
     const AlgoSpec* algo = &impl[d];
-    if (partial_grid && in && size < t.dims()[d].npus) algo = PartialDimAlgo(impl[d], size, d);
+    if (partial_grid_ && in && size < t.dims()[d].npus) algo = PartialDimAlgo(impl[d], size, d);
     dims_.push_back(LogicalDim{size, algo, d, d});
   }
   return Status::Ok();
@@ -337,7 +340,7 @@ const AlgoSpec* CollectiveEngine::Planner::PartialDimAlgo(const AlgoSpec& config
 }
 
 RingView CollectiveEngine::Planner::RingOf(const LogicalDim& ld) const {
-  if (ld.net_dim >= 0 && group_ && !group_->aligned && group_->per_dimension) {
+  if (ld.net_dim >= 0 && partial_grid_) {
     // The group's members along the dimension: lo + j·step (a regular slice).
     const Topology& t = *e_.topology_;
     const int d = ld.net_dim;

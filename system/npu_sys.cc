@@ -18,15 +18,14 @@ NpuSys::NpuSys(const ChunkContext* ctx, int rank, int num_queues)
       placed_by_size_(num_queues, 0) {}
 
 int NpuSys::QueueOf(int stream, int id) {
+  if (streams_.size() <= static_cast<size_t>(stream)) {
+    while (streams_.size() <= static_cast<size_t>(stream)) {
+      streams_.push_back(std::make_unique<std::list<Chunk*>[]>(num_dims_queues_));
+    }
+    running_.resize(streams_.size() * num_dims_queues_, 0);
+    placed_by_size_.resize(streams_.size() * num_dims_queues_, 0);
+  }
   const size_t q = static_cast<size_t>(stream) * num_dims_queues_ + id;
-  while (streams_.size() <= static_cast<size_t>(stream)) {
-    streams_.push_back(std::make_unique<std::list<Chunk*>[]>(num_dims_queues_));
-  }
-  if (q >= running_.size()) {
-    const size_t n = (static_cast<size_t>(stream) + 1) * num_dims_queues_;
-    running_.resize(n, 0);
-    placed_by_size_.resize(n, 0);
-  }
   return static_cast<int>(q);
 }
 

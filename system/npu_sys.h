@@ -18,8 +18,8 @@
 // collectives.
 #pragma once
 #include <cstdint>
-#include <memory>
 #include <list>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>

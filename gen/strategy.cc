@@ -143,8 +143,14 @@ class StageGen {
     };
     for (int64_t k = 0; k < warm; ++k) fwd(k);
     for (int64_t i = 0; i < total - warm; ++i) {
+      // A steady step is one forward, one backward, then one batched exchange
+      // (Megatron's send_forward_backward_recv_forward_backward): the
+      // forward's output leaves with the backward's gradient.
+      defer_send_ = s_.kernel_model;
       fwd(warm + i);
+      defer_send_ = false;
       bwd(i);
+      FlushDeferredSend();
     }
     for (int64_t k = total - warm; k < total; ++k) bwd(k);
     return std::move(g_);
@@ -459,9 +465,27 @@ class StageGen {
   }
   // A pipeline message out. Under the kernel model the stage waits for it
   // (Megatron's schedules wait on their batched isend/irecv before going on).
+  // In a batched step the send waits for the backward (`deferred_`), then
+  // leaves beside the backward's own send; the stage waits for both.
   void PipeSend(const std::string& name, int offset, uint64_t tag) {
-    const NodeRef snd = g_.Send(name, Axis::kPp, offset, p2p_bytes_, tag, Deps());
+    if (defer_send_) {
+      deferred_.push_back({name, offset, tag});
+      return;
+    }
+    const std::vector<NodeRef> deps = Deps();
+    const NodeRef snd = g_.Send(name, Axis::kPp, offset, p2p_bytes_, tag, deps);
+    std::vector<NodeRef> batch;
+    for (const DeferredSend& d : deferred_) batch.push_back(g_.Send(d.name, Axis::kPp, d.offset, p2p_bytes_, d.tag, deps));
+    deferred_.clear();
     if (s_.kernel_model) Step(snd);
+    for (NodeRef b : batch) StepWith(b);
+  }
+  // The batched step's forward send when the backward sent nothing (first virtual stage).
+  void FlushDeferredSend() {
+    if (deferred_.empty()) return;
+    const DeferredSend d = deferred_.front();
+    deferred_.erase(deferred_.begin());
+    PipeSend(d.name, d.offset, d.tag);
   }
   // Gradients in buckets (PyTorch DDP / Megatron's overlapped reduction),
   // dense and expert parameters in separate buckets over their own groups;
@@ -640,6 +664,13 @@ class StageGen {
   std::string halted_;
   int64_t vstage_ = 0;
   bool first_ = false, last_ = false;
+  struct DeferredSend {
+    std::string name;
+    int offset;
+    uint64_t tag;
+  };
+  bool defer_send_ = false;              // inside a batched step's forward
+  std::vector<DeferredSend> deferred_;  // its send, until the backward's
   GraphBuilder g_;
   NodeRef last_node_ = 0;
   bool has_last_ = false;

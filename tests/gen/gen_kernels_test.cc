@@ -320,6 +320,48 @@ TEST(GenKernels, ScatterGatherWithoutSequenceParallelism) {
   EXPECT_EQ(Find(w->classes[1], "fwd.mb0.recv")->bytes, act / 2);
 }
 
+// Megatron's interleaved schedule exchanges once per steady step
+// (send_forward_backward_recv_forward_backward, after the step's forward and
+// backward): on stage 0 of p 2, v 2, m 4 the warm-up runs (p−1)·2 + (v−1)·p =
+// 4 forwards, each sending as it ends; the 4 steady forwards send only after
+// their step's backward, beside its gradient send, and the stage waits for both.
+TEST(GenKernels, InterleavedSteadyStepSendsBothDirectionsAfterItsBackward) {
+  auto o = ParseGenArgs({"--model=tiny", "--tp=2", "--pp=2", "--microbatches=4", "--schedule=interleaved:2",
+                         "--device=a100"});
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  auto w = GenerateDense(testing::TinyModel(4, 32), o->strategy);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  const auto& nodes = w->classes[0].nodes();
+  auto starts = [](const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; };
+  int after_forward = 0, after_backward = 0, beside_gradient = 0;
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
+    const GenNode& n = nodes[i];
+    if (n.kind != GenKind::kSend || !starts(n.name, "fwd.")) continue;
+    ASSERT_EQ(n.deps.size(), 1u) << n.name;
+    const std::string& dep = nodes[n.deps[0]].name;
+    if (starts(dep, "fwd.")) {
+      ++after_forward;
+    } else {
+      EXPECT_TRUE(starts(dep, "bwd.")) << n.name << " after " << dep;
+      ++after_backward;
+      // Beside the step's gradient send (same dependency), when the backward sends one.
+      for (const GenNode& m : nodes) {
+        if (m.kind == GenKind::kSend && starts(m.name, "bwd.") && m.deps == n.deps) ++beside_gradient;
+      }
+    }
+    // Something later waits for the send: the stage does not run ahead of it.
+    bool awaited = false;
+    for (uint32_t j = i + 1; j < nodes.size() && !awaited; ++j) {
+      for (uint32_t d : nodes[j].deps) awaited = awaited || d == i;
+    }
+    EXPECT_TRUE(awaited) << n.name;
+  }
+  EXPECT_EQ(after_forward, 4);
+  EXPECT_EQ(after_backward, 4);
+  // Steady backwards on stage 0 alternate chunk 1 (virtual stage 2: sends a gradient) and chunk 0 (the first: none).
+  EXPECT_EQ(beside_gradient, 2);
+}
+
 TEST(GenKernels, AfterFlushHoldsEveryBucketUntilTheBackwardEnds) {
   Strategy s;
   auto flush = TinyKernelRun("--grad-reduce=after-flush", &s);

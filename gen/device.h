@@ -46,6 +46,11 @@ struct DeviceModel {
   // an SM each); the system JSON's collective-sm-fraction = this / sms.
   // 0: collectives take no compute.
   int collective_sms = 0;
+  // A GEMM's cost that does not shrink with its depth K, in units of K (each
+  // output tile's prologue and epilogue beside its K-long main loop): the
+  // efficiency is scaled by K / (K + this), K held at 512 or more (gen/kernels.h,
+  // GemmEfficiency). 0: none.
+  double gemm_k_overhead = 0;
 };
 
 struct DevicePreset {

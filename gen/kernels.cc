@@ -48,11 +48,12 @@ Tensors TensorsOf(const LayerShape& l) {
 }  // namespace
 
 double GemmEfficiency(const DeviceModel& d, uint64_t m, uint64_t n, uint64_t k, uint64_t batch) {
-  (void)k;
   if (m == 0 || n == 0 || batch == 0) return d.gemm_efficiency;
   const uint64_t sms = static_cast<uint64_t>(d.sms), tm = static_cast<uint64_t>(d.tile_m),
                  tn = static_cast<uint64_t>(d.tile_n);
-  return d.gemm_efficiency * std::max(Quantised(m, n, batch, tm, tn, sms), Quantised(m, n, batch, tn, tm, sms));
+  const double depth = static_cast<double>(std::max<uint64_t>(k, kGemmMinDepth));
+  return d.gemm_efficiency * std::max(Quantised(m, n, batch, tm, tn, sms), Quantised(m, n, batch, tn, tm, sms)) *
+         depth / (depth + d.gemm_k_overhead);
 }
 
 double AttentionEfficiency(const DeviceModel& d, uint64_t s, bool backward) {

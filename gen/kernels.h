@@ -33,12 +33,16 @@ struct Kernel {
 
 // The fraction of the device's peak a GEMM of M×N×K (times `batch`
 // independent ones) reaches: the large-GEMM efficiency times the useful share
-// of the work its tiles and waves occupy. One output tile of tile_m × tile_n
-// per SM at a time; ceil(M/tile_m)·ceil(N/tile_n)·batch tiles run in
-// ceil(tiles / SMs) waves, each wave as long as a full one (NVIDIA, "Matrix
-// Multiplication Background User's Guide": tile and wave quantisation). Both
-// orientations of the tile are tried; the better one is taken (as cuBLAS's
-// heuristics choose).
+// of the work its tiles and waves occupy times K / (K + gemm_k_overhead).
+// One output tile of tile_m × tile_n per SM at a time;
+// ceil(M/tile_m)·ceil(N/tile_n)·batch tiles run in ceil(tiles / SMs) waves,
+// each wave as long as a full one (NVIDIA, "Matrix Multiplication Background
+// User's Guide": tile and wave quantisation). Both orientations of the tile are
+// tried; the better one is taken (as cuBLAS's heuristics choose). The depth
+// term holds K at kGemmMinDepth or more: the measurements it comes from
+// (docs/generator.md, "GEMM efficiency") start there, and the attention
+// core's batched GEMMs below it (K = head size) are bandwidth-bound.
+inline constexpr uint64_t kGemmMinDepth = 512;
 double GemmEfficiency(const DeviceModel& d, uint64_t m, uint64_t n, uint64_t k, uint64_t batch = 1);
 
 // The fraction of HBM bandwidth the unfused attention core (scores, softmax,

@@ -87,6 +87,13 @@ TEST(GenDevice, DeviceFilesOverrideAPresetAndNameTheirErrors) {
   EXPECT_DOUBLE_EQ(ln->model.layernorm_persistent.forward, 0.7);
   EXPECT_DOUBLE_EQ(ln->model.layernorm_apex.forward, 0.2);
   EXPECT_DOUBLE_EQ(ln->model.layernorm_apex.backward, 0.368);  // the base's
+  EXPECT_EQ(ln->model.tile_m, 64);                              // the base's GEMM shape model
+  EXPECT_DOUBLE_EQ(ln->model.gemm_k_overhead, 110);
+  d.Write("dev.yml", "base: a100\ngemm_k_overhead: 0\ntile_m: 256\ntile_n: 128\n");
+  auto flat = FindDevice(d.File("dev.yml"));
+  ASSERT_TRUE(flat.ok()) << flat.status().message();
+  EXPECT_DOUBLE_EQ(flat->model.gemm_k_overhead, 0);  // no depth term
+  EXPECT_EQ(flat->model.tile_m, 256);
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"base: a100\ngemm_eficiency: 0.5\n", "dev.yml:2: gemm_eficiency: unknown key"},
       {"base: a100\nattention_backward_efficiency: 0\n",
@@ -104,6 +111,8 @@ TEST(GenDevice, DeviceFilesOverrideAPresetAndNameTheirErrors) {
       {"base: a100\nlayernorm_apex_backward_efficiency: 1.2\n",
        "dev.yml:2: layernorm_apex_backward_efficiency = \"1.2\": out of range; allowed: a number > 0 and <= 1"},
       {"- a100\n", "a device file is a mapping of keys"},
+      {"base: a100\ngemm_k_overhead: -1\n",
+       "dev.yml:2: gemm_k_overhead = \"-1\": out of range; allowed: a number >= 0 and <= 1e+06"},
   };
   for (const auto& [text, message] : bad) {
     d.Write("dev.yml", text);

@@ -37,6 +37,21 @@ TEST(GenKernels, GemmEfficiencyQuantisesTilesAndWaves) {
   EXPECT_DOUBLE_EQ(GemmEfficiency(d, 2, 16, 1), 0.5 * 32.0 / 32.0);  // 1·4 tiles of 2×4 are one full wave
 }
 
+// The depth term K / (K + overhead), K held at 512 or more.
+TEST(GenKernels, GemmEfficiencyLosesAFixedDepthPerTile) {
+  DeviceModel d = Toy();
+  d.gemm_k_overhead = 512;
+  EXPECT_DOUBLE_EQ(GemmEfficiency(d, 4, 4, 512), 0.5 * 512 / 1024);
+  EXPECT_DOUBLE_EQ(GemmEfficiency(d, 4, 4, 1536), 0.5 * 1536 / 2048);
+  EXPECT_DOUBLE_EQ(GemmEfficiency(d, 4, 4, 64), 0.5 * 512 / 1024);  // below the measured range: held at 512
+  EXPECT_DOUBLE_EQ(GemmEfficiency(d, 5, 4, 1536), 0.5 * 20.0 / 32.0 * 1536 / 2048);  // with the waves'
+  // The A100 preset: 64×64 tiles, overhead 110. M 8,192, N 2,304, K 6,144 (the 22B layer's QKV at TP 8):
+  // 128·36 = 4,608 tiles in 43 waves of 108: 4,608 / 4,644 of the slots.
+  auto a100 = FindDevice("a100");
+  ASSERT_TRUE(a100.ok());
+  EXPECT_NEAR(GemmEfficiency(a100->model, 8192, 2304, 6144), 0.869 * 4608.0 / 4644.0 * 6144 / 6254, 1e-12);
+}
+
 TEST(GenKernels, GemmFlopsAndBytes) {
   const Kernel k = GemmKernel("x", Toy(), 6, 10, 3);
   EXPECT_EQ(k.flops, 2u * 6 * 10 * 3);

@@ -499,8 +499,11 @@ class StageGen {
     std::vector<uint64_t>& held = held_[expert ? 1 : 0];
     // Nothing to reduce yet; at the flush, the held buckets go even when the last one is empty.
     if ((bucket == 0 && (!flush || held.empty())) || (!flush && bucket < s_.bucket_bytes)) return;
-    if (s_.grad_reduce_after_flush && !flush) {
-      held.push_back(bucket);
+    // After the flush (local DDP) means after the rank's whole backward: with
+    // interleaving a chunk's last microbatch flushes its buckets before the
+    // other chunks' backward ends, and they wait with the rest.
+    if (s_.grad_reduce_after_flush && !(flush && IsLastBackward())) {
+      if (bucket > 0) held.push_back(bucket);
       bucket = 0;
       return;
     }

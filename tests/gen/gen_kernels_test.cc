@@ -377,6 +377,43 @@ TEST(GenKernels, InterleavedSteadyStepSendsBothDirectionsAfterItsBackward) {
   EXPECT_EQ(beside_gradient, 2);
 }
 
+// With interleaving, "after the flush" is after the rank's whole backward: a
+// chunk whose last microbatch ends early holds its buckets until chunk 0's
+// backward is done (Megatron's local DDP reduces after the schedule returns).
+TEST(GenKernels, AfterFlushWithInterleavingWaitsForEveryChunk) {
+  for (const bool after : {false, true}) {
+    std::vector<std::string> args = {"--model=tiny", "--dp=2", "--pp=2", "--microbatches=4",
+                                     "--schedule=interleaved:2", "--device=a100"};
+    if (after) args.push_back("--grad-reduce=after-flush");
+    auto o = ParseGenArgs(args);
+    ASSERT_TRUE(o.ok()) << o.status().message();
+    auto w = GenerateDense(testing::TinyModel(4, 32), o->strategy);
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    const auto& nodes = w->classes[0].nodes();
+    uint32_t last_bwd = 0;
+    for (uint32_t i = 0; i < nodes.size(); ++i) {
+      if (nodes[i].name.rfind("bwd.", 0) == 0 && nodes[i].kind == GenKind::kComp) last_bwd = i;
+    }
+    int before_end = 0, reductions = 0;
+    uint64_t bytes = 0;
+    for (const GenNode& n : nodes) {
+      if (n.name.find(".dp_ar") == std::string::npos) continue;
+      ++reductions;
+      bytes += n.bytes;
+      ASSERT_FALSE(n.deps.empty());
+      before_end += n.deps[0] < last_bwd;
+    }
+    // bf16: 4-byte gradients of every parameter the rank holds, reduced once either way.
+    EXPECT_EQ(bytes, 4 * RankParams(testing::TinyModel(4, 32), o->strategy, 0)) << after;
+    EXPECT_GT(reductions, 0);
+    if (after) {
+      EXPECT_EQ(before_end, 0);  // none before chunk 0's last backward kernel
+    } else {
+      EXPECT_GT(before_end, 0);  // overlapped: chunk 1's buckets go during chunk 0's backward
+    }
+  }
+}
+
 TEST(GenKernels, AfterFlushHoldsEveryBucketUntilTheBackwardEnds) {
   Strategy s;
   auto flush = TinyKernelRun("--grad-reduce=after-flush", &s);

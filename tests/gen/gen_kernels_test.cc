@@ -373,7 +373,8 @@ TEST(GenKernels, InterleavedSteadyStepSendsBothDirectionsAfterItsBackward) {
   }
   EXPECT_EQ(after_forward, 4);
   EXPECT_EQ(after_backward, 4);
-  // Steady backwards on stage 0 alternate chunk 1 (virtual stage 2: sends a gradient) and chunk 0 (the first: none).
+  // Stage 0's steady backwards run chunk 1 (virtual stage 2: sends a gradient) for microbatches 0 and 1,
+  // then chunk 0 (the first virtual stage: sends none).
   EXPECT_EQ(beside_gradient, 2);
 }
 

@@ -19,7 +19,7 @@ const std::vector<DevicePreset>& DevicePresets() {
        DeviceModel{108,
                    64,
                    64,
-                   0.869,
+                   0.822,
                    0.88,
                    0.73,
                    0.63,

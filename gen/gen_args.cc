@@ -59,7 +59,7 @@ std::string GenUsage() {
          "       orrery gen ... --device=a100|h100|FILE.yml [--flash-attention] [--efficiency=F] "
          "[--system-out=F.json\n"
          "         [--network=NET.yml|NOTATION] [--group-collective-model=astra-sim|hierarchical]]\n"
-         "         [--layernorm=persistent|apex]\n"
+         "         [--layernorm=persistent|apex] [--tp-overlap]\n"
          "       orrery gen --list-models | --list-devices\n";
 }
 
@@ -271,6 +271,7 @@ const std::vector<GenFlag>& Flags() {
       {"precision", SetPrecision},
       {"sp", nullptr},
       {"flash-attention", nullptr},
+      {"tp-overlap", nullptr},
       {"summary", nullptr},
       {"list-models", nullptr},
       {"list-devices", nullptr},
@@ -284,6 +285,7 @@ const std::vector<GenFlag>& Flags() {
 bool* SwitchField(GenOptions* o, const std::string& name) {
   if (name == "sp") return &o->strategy.sp;
   if (name == "flash-attention") return &o->strategy.flash_attention;
+  if (name == "tp-overlap") return &o->strategy.tp_overlap;
   if (name == "summary") return &o->summary;
   if (name == "list-models") return &o->list_models;
   if (name == "list-devices") return &o->list_devices;
@@ -387,6 +389,10 @@ Status FinishGenOptions(GenOptions* o) {
   if (s.flash_attention && !s.kernel_model) {
     return ValueError(Where{"", 0, "--flash-attention"}, "true", "needs the kernel model of a device",
                       "--flash-attention together with --device=a100|h100");
+  }
+  if (s.tp_overlap && !s.kernel_model) {
+    return ValueError(Where{"", 0, "--tp-overlap"}, "true", "needs the kernel model of a device",
+                      "--tp-overlap together with --device=a100|h100");
   }
   if (o->given.count("efficiency") && o->device.empty()) {
     return ValueError(Where{"", 0, "--efficiency"}, std::to_string(o->efficiency), "needs a device",

@@ -76,6 +76,13 @@ Kernel GemmKernel(const char* name, const DeviceModel& d, uint64_t m, uint64_t n
               d.memory_efficiency);
 }
 
+// The two GEMMs of a backward apart: dX = dY·Wᵀ (M×K from M×N by N×K), then
+// dW = Xᵀ·dY (K×N from K×M by M×N); together they are GemmBackwardKernel.
+std::vector<Kernel> SplitBackward(const char* data, const char* weight, const DeviceModel& d, uint64_t m, uint64_t n,
+                                  uint64_t k) {
+  return {GemmKernel(data, d, m, k, n), GemmKernel(weight, d, k, n, m)};
+}
+
 // dX = dY·Wᵀ (M×K from M×N by N×K) and dW = Xᵀ·dY (K×N from K×M by M×N); the
 // pair's efficiency is the one that gives the sum of their two times.
 Kernel GemmBackwardKernel(const char* name, const DeviceModel& d, uint64_t m, uint64_t n, uint64_t k, uint64_t batch) {
@@ -110,6 +117,18 @@ Kernel AttentionElementwise(const char* name, const DeviceModel& d, double effic
   Kernel e = ElementwiseKernel(name, d, read, written, flops);
   e.memory_efficiency = static_cast<float>(efficiency);
   return e;
+}
+
+// A bias's gradient: the incoming gradient (`values` of them) summed over the
+// tokens into `width` values (PyTorch's grad_output.sum(0)).
+Kernel BiasGrad(const char* name, const DeviceModel& d, uint64_t values, uint64_t width) {
+  return ElementwiseKernel(name, d, values * kValue, width * kValue, values);
+}
+
+// The residual's two gradients added into the block input's (autograd sums
+// the one through the norm and the one through the residual add).
+Kernel ResidualGrad(const DeviceModel& d, uint64_t elem) {
+  return ElementwiseKernel("residual", d, 2 * elem * kValue, elem * kValue, elem);
 }
 
 }  // namespace
@@ -158,6 +177,7 @@ BlockKernels AttentionBackward(const DeviceModel& d, const LayerShape& l) {
   BlockKernels k;
   // bias+dropout+add: the incoming gradient and the mask in, the block's gradient out.
   k.pre.push_back(ElementwiseKernel("bda", d, x.elem * (kValue + kMask), x.elem * kValue, x.elem));
+  if (l.biases) k.pre.push_back(BiasGrad("bias_grad", d, x.elem, l.h));
   k.body.push_back(GemmBackwardKernel("proj", d, x.tokens, l.h, l.q / l.t));
   if (l.attention) {
     if (l.flash) {
@@ -176,8 +196,11 @@ BlockKernels AttentionBackward(const DeviceModel& d, const LayerShape& l) {
   }
   if (l.rope) k.body.push_back(ElementwiseKernel("rope", d, x.rope * kValue, x.rope * kValue, x.rope));
   k.body.push_back(GemmBackwardKernel("qkv", d, x.tokens, (l.q + 2 * l.kv) / l.t, l.h));
+  k.last_split = SplitBackward("qkv_dgrad", "qkv_wgrad", d, x.tokens, (l.q + 2 * l.kv) / l.t, l.h);
+  if (l.biases) k.post.push_back(BiasGrad("qkv_bias_grad", d, x.tokens * (l.q + 2 * l.kv) / l.t, (l.q + 2 * l.kv) / l.t));
   // The norm: its input and the gradient in, the input's gradient out.
   k.post.push_back(NormKernel("ln", d, l.apex_norm, true, 2 * x.elem * kValue, x.elem * kValue, 2 * x.elem));
+  k.post.push_back(ResidualGrad(d, x.elem));
   return k;
 }
 
@@ -185,10 +208,14 @@ BlockKernels MlpBackward(const DeviceModel& d, const LayerShape& l) {
   const Tensors x = TensorsOf(l);
   BlockKernels k;
   k.pre.push_back(ElementwiseKernel("bda", d, x.elem * (kValue + kMask), x.elem * kValue, x.elem));
+  if (l.biases) k.pre.push_back(BiasGrad("bias_grad", d, x.elem, l.h));
   k.body.push_back(GemmBackwardKernel("fc2", d, x.tokens, l.h, l.f / l.t));
   k.body.push_back(ElementwiseKernel("act", d, (x.ffn_out + x.ffn_in) * kValue, x.ffn_in * kValue, 2 * x.ffn_in));
   k.body.push_back(GemmBackwardKernel("fc1", d, x.tokens, l.f * (l.gated ? 2 : 1) / l.t, l.h));
+  k.last_split = SplitBackward("fc1_dgrad", "fc1_wgrad", d, x.tokens, l.f * (l.gated ? 2 : 1) / l.t, l.h);
+  if (l.biases) k.post.push_back(BiasGrad("fc1_bias_grad", d, x.ffn_in, l.f * (l.gated ? 2 : 1) / l.t));
   k.post.push_back(NormKernel("ln", d, l.apex_norm, true, 2 * x.elem * kValue, x.elem * kValue, 2 * x.elem));
+  k.post.push_back(ResidualGrad(d, x.elem));
   return k;
 }
 

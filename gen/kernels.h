@@ -55,6 +55,11 @@ double AttentionEfficiency(const DeviceModel& d, uint64_t s, bool backward);
 Kernel GemmKernel(const char* name, const DeviceModel& d, uint64_t m, uint64_t n, uint64_t k, uint64_t batch = 1);
 Kernel GemmBackwardKernel(const char* name, const DeviceModel& d, uint64_t m, uint64_t n, uint64_t k,
                           uint64_t batch = 1);
+// The backward's two GEMMs apart, named `data` and `weight`: the data gradient
+// (M×K, depth N) then the weight gradient (K×N, depth M); their FLOPs and
+// bytes add up to GemmBackwardKernel's.
+std::vector<Kernel> SplitBackward(const char* data, const char* weight, const DeviceModel& d, uint64_t m, uint64_t n,
+                                  uint64_t k);
 // A memory-bound kernel that reads `read` and writes `written` bytes, with
 // `flops` (one or a few per element; they never bound it).
 Kernel ElementwiseKernel(const char* name, const DeviceModel& d, uint64_t read, uint64_t written, uint64_t flops);
@@ -81,6 +86,7 @@ struct LayerShape {
   bool flash = false;     // FlashAttention: one fused attention kernel, no s² tensors
   bool apex_norm = false;  // --layernorm=apex: apex's fused LayerNorm kernel (NormKernel)
   bool attention = true;  // false: the attention core is built elsewhere (ring attention with CP)
+  bool biases = true;     // GEMM biases: their gradients are sums over the tokens in the backward
 };
 
 // The kernels of each block, in order. Attention: {pre: ln1} {body: qkv …
@@ -88,6 +94,10 @@ struct LayerShape {
 // The TP collectives go between pre and body and between body and post.
 struct BlockKernels {
   std::vector<Kernel> pre, body, post;
+  // Backward: the body's last GEMM (QKV, FC1) as its data-gradient and its
+  // weight-gradient GEMM, the two halves of body.back() (--tp-overlap runs the
+  // TP collective of the first beside the second).
+  std::vector<Kernel> last_split;
 };
 BlockKernels AttentionForward(const DeviceModel& d, const LayerShape& l);
 BlockKernels MlpForward(const DeviceModel& d, const LayerShape& l);

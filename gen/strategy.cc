@@ -82,6 +82,7 @@ class StageGen {
     l.t = t;
     l.sp = s.sp;
     l.flash = s.flash_attention;
+    l.biases = m.biases;
     l.apex_norm = s.apex_layernorm;
     l.attention = s.cp == 1;
     attn_f_ = AttentionForward(s.device, l);
@@ -223,6 +224,37 @@ class StageGen {
     Block(name, body, backward);
     Kernels(name, k.post);
   }
+  // --tp-overlap: Megatron's asynchronous TP communication in a column-parallel
+  // GEMM's backward (kernel model, TP > 1, no ring attention).
+  bool OverlapsTp() const { return s_.tp_overlap && s_.tp > 1 && s_.cp == 1; }
+  // A block's backward under --tp-overlap: as KernelBlock's, but its last GEMM
+  // runs as the data gradient, then the weight gradient beside the TP
+  // reduction of the data gradient (all-reduce; SP: reduce-scatter, and the
+  // input's all-gather the weight gradient needs beside the data gradient);
+  // the block's norm waits for both.
+  void OverlappedBackward(const std::string& name, const BlockKernels& k, const std::vector<Kernel>* recompute) {
+    Kernels(name, k.pre);
+    if (s_.sp) Step(g_.Collective(name + ".sp_ag", Coll::kAllGather, act_bytes_ / s_.tp, Axis::kTp, Deps()));
+    if (recompute) Kernels(name + ".recompute", *recompute);
+    Kernels(name, std::vector<Kernel>(k.body.begin(), k.body.end() - 1));
+    const std::vector<NodeRef> before = Deps();
+    const Kernel& dg = k.last_split[0];
+    const Kernel& wg = k.last_split[1];
+    std::vector<NodeRef> weight_deps;
+    if (s_.sp) {
+      weight_deps.push_back(
+          g_.Collective(name + ".sp_input_ag", Coll::kAllGather, act_bytes_ / s_.tp, Axis::kTp, before));
+    }
+    const NodeRef data = g_.Compute(name + "." + dg.name, dg.flops, dg.bytes, dg.compute_efficiency,
+                                    dg.memory_efficiency, before);
+    const NodeRef reduce = s_.sp ? g_.Collective(name + ".sp_rs", Coll::kReduceScatter, act_bytes_, Axis::kTp, {data})
+                                 : g_.Collective(name + ".tp_ar", Coll::kAllReduce, act_bytes_, Axis::kTp, {data});
+    weight_deps.push_back(data);
+    Step(g_.Compute(name + "." + wg.name, wg.flops, wg.bytes, wg.compute_efficiency, wg.memory_efficiency,
+                    weight_deps));
+    StepWith(reduce);
+    Kernels(name, k.post);
+  }
   // The kernel model's kernels, chained.
   void Kernels(const std::string& name, const std::vector<Kernel>& ks) {
     for (const Kernel& k : ks) {
@@ -281,6 +313,8 @@ class StageGen {
   void Attention(const std::string& name, bool backward) {
     if (s_.kernel_model) {
       const BlockKernels& k = backward ? attn_b_ : attn_f_;
+      const bool selective = backward && s_.recompute == Recompute::kSelective;
+      if (backward && OverlapsTp()) return OverlappedBackward(name, k, selective ? &core_recompute_ : nullptr);
       return KernelBlock(name, k, backward, [&] {
         if (s_.cp > 1) return RingAttention(name, backward);
         if (backward && s_.recompute == Recompute::kSelective) Kernels(name + ".recompute", core_recompute_);
@@ -300,6 +334,7 @@ class StageGen {
     const uint64_t mul = backward ? 2 : 1;
     if (s_.kernel_model) {
       const BlockKernels& k = backward ? mlp_b_ : mlp_f_;
+      if (backward && OverlapsTp() && !IsMoeLayer(m_, layer)) return OverlappedBackward(name, k, nullptr);
       return KernelBlock(name, k, backward, [&] {
         if (IsMoeLayer(m_, layer)) return MoeBody(name, backward);
         Kernels(name, k.body);

@@ -48,6 +48,12 @@ struct Strategy {
   bool kernel_model = false;
   DeviceModel device;
   bool flash_attention = false;  // --flash-attention (kernel model): one fused attention kernel
+  // --tp-overlap (kernel model): the backward of a column-parallel GEMM (QKV,
+  // FC1) reduces its input gradient over TP beside its weight-gradient GEMM
+  // (Megatron's asynchronous TP all-reduce, 2021-09 on; with SP the input's
+  // all-gather runs beside the data-gradient GEMM and the reduce-scatter beside
+  // the weight-gradient one). No effect at TP 1.
+  bool tp_overlap = false;
   // --layernorm (kernel model): the norm kernel the framework calls, apex's
   // fused LayerNorm (Megatron until 2021-10) or the persistent one (after).
   bool apex_layernorm = false;

@@ -197,7 +197,8 @@ BlockKernels AttentionBackward(const DeviceModel& d, const LayerShape& l) {
   if (l.rope) k.body.push_back(ElementwiseKernel("rope", d, x.rope * kValue, x.rope * kValue, x.rope));
   k.body.push_back(GemmBackwardKernel("qkv", d, x.tokens, (l.q + 2 * l.kv) / l.t, l.h));
   k.last_split = SplitBackward("qkv_dgrad", "qkv_wgrad", d, x.tokens, (l.q + 2 * l.kv) / l.t, l.h);
-  if (l.biases) k.post.push_back(BiasGrad("qkv_bias_grad", d, x.tokens * (l.q + 2 * l.kv) / l.t, (l.q + 2 * l.kv) / l.t));
+  if (l.biases)
+    k.post.push_back(BiasGrad("qkv_bias_grad", d, x.tokens * (l.q + 2 * l.kv) / l.t, (l.q + 2 * l.kv) / l.t));
   // The norm: its input and the gradient in, the input's gradient out.
   k.post.push_back(NormKernel("ln", d, l.apex_norm, true, 2 * x.elem * kValue, x.elem * kValue, 2 * x.elem));
   k.post.push_back(ResidualGrad(d, x.elem));

@@ -231,7 +231,7 @@ class StageGen {
   // runs as the data gradient, then the weight gradient beside the TP
   // reduction of the data gradient (all-reduce; SP: reduce-scatter, and the
   // input's all-gather the weight gradient needs beside the data gradient);
-  // the block's norm waits for both.
+  // the block's next kernel waits for both.
   void OverlappedBackward(const std::string& name, const BlockKernels& k, const std::vector<Kernel>* recompute) {
     Kernels(name, k.pre);
     if (s_.sp) Step(g_.Collective(name + ".sp_ag", Coll::kAllGather, act_bytes_ / s_.tp, Axis::kTp, Deps()));
@@ -250,8 +250,8 @@ class StageGen {
     const NodeRef reduce = s_.sp ? g_.Collective(name + ".sp_rs", Coll::kReduceScatter, act_bytes_, Axis::kTp, {data})
                                  : g_.Collective(name + ".tp_ar", Coll::kAllReduce, act_bytes_, Axis::kTp, {data});
     weight_deps.push_back(data);
-    Step(g_.Compute(name + "." + wg.name, wg.flops, wg.bytes, wg.compute_efficiency, wg.memory_efficiency,
-                    weight_deps));
+    Step(
+        g_.Compute(name + "." + wg.name, wg.flops, wg.bytes, wg.compute_efficiency, wg.memory_efficiency, weight_deps));
     StepWith(reduce);
     Kernels(name, k.post);
   }
@@ -510,7 +510,8 @@ class StageGen {
     const std::vector<NodeRef> deps = Deps();
     const NodeRef snd = g_.Send(name, Axis::kPp, offset, p2p_bytes_, tag, deps);
     std::vector<NodeRef> batch;
-    for (const DeferredSend& d : deferred_) batch.push_back(g_.Send(d.name, Axis::kPp, d.offset, p2p_bytes_, d.tag, deps));
+    for (const DeferredSend& d : deferred_)
+      batch.push_back(g_.Send(d.name, Axis::kPp, d.offset, p2p_bytes_, d.tag, deps));
     deferred_.clear();
     if (s_.kernel_model) Step(snd);
     for (NodeRef b : batch) StepWith(b);
@@ -707,7 +708,7 @@ class StageGen {
     int offset;
     uint64_t tag;
   };
-  bool defer_send_ = false;              // inside a batched step's forward
+  bool defer_send_ = false;             // inside a batched step's forward
   std::vector<DeferredSend> deferred_;  // its send, until the backward's
   GraphBuilder g_;
   NodeRef last_node_ = 0;

@@ -87,7 +87,7 @@ TEST(GenDevice, DeviceFilesOverrideAPresetAndNameTheirErrors) {
   EXPECT_DOUBLE_EQ(ln->model.layernorm_persistent.forward, 0.7);
   EXPECT_DOUBLE_EQ(ln->model.layernorm_apex.forward, 0.2);
   EXPECT_DOUBLE_EQ(ln->model.layernorm_apex.backward, 0.368);  // the base's
-  EXPECT_EQ(ln->model.tile_m, 64);                              // the base's GEMM shape model
+  EXPECT_EQ(ln->model.tile_m, 64);                             // the base's GEMM shape model
   EXPECT_DOUBLE_EQ(ln->model.gemm_k_overhead, 110);
   d.Write("dev.yml", "base: a100\ngemm_k_overhead: 0\ntile_m: 256\ntile_n: 128\n");
   auto flat = FindDevice(d.File("dev.yml"));

@@ -363,8 +363,8 @@ TEST(GenKernels, ScatterGatherWithoutSequenceParallelism) {
 // 4 forwards, each sending as it ends; the 4 steady forwards send only after
 // their step's backward, beside its gradient send, and the stage waits for both.
 TEST(GenKernels, InterleavedSteadyStepSendsBothDirectionsAfterItsBackward) {
-  auto o = ParseGenArgs({"--model=tiny", "--tp=2", "--pp=2", "--microbatches=4", "--schedule=interleaved:2",
-                         "--device=a100"});
+  auto o = ParseGenArgs(
+      {"--model=tiny", "--tp=2", "--pp=2", "--microbatches=4", "--schedule=interleaved:2", "--device=a100"});
   ASSERT_TRUE(o.ok()) << o.status().message();
   auto w = GenerateDense(testing::TinyModel(4, 32), o->strategy);
   ASSERT_TRUE(w.ok()) << w.status().message();
@@ -432,7 +432,8 @@ TEST(GenKernels, TpOverlapReducesTheInputGradientBesideTheWeightGradient) {
     for (const char* block : {"attn", "mlp"}) {
       const std::string b = std::string("bwd.mb0.layer1.") + block + ".";
       const std::string gemm = std::string(block) == "attn" ? "qkv" : "fc1";
-      const int whole = index(p, b + gemm), data = index(n, b + gemm + "_dgrad"), weight = index(n, b + gemm + "_wgrad");
+      const int whole = index(p, b + gemm), data = index(n, b + gemm + "_dgrad"),
+                weight = index(n, b + gemm + "_wgrad");
       // The block's post kernels (its GEMM's bias gradient, the norm) start after both.
       const int reduce = index(n, b + (sp ? "sp_rs" : "tp_ar")), norm = index(n, b + gemm + "_bias_grad");
       ASSERT_GE(whole, 0);
@@ -485,15 +486,14 @@ TEST(GenKernels, TpOverlapReducesTheInputGradientBesideTheWeightGradient) {
   EXPECT_GE(saved + 8, hidden);
   auto bare = ParseGenArgs({"--model=tiny", "--tp=2", "--tp-overlap"});
   ASSERT_FALSE(bare.ok());
-  EXPECT_NE(bare.status().message().find("--tp-overlap = true: needs the kernel model of a device"),
-            std::string::npos)
+  EXPECT_NE(bare.status().message().find("--tp-overlap = true: needs the kernel model of a device"), std::string::npos)
       << bare.status().message();
 }
 
 TEST(GenKernels, AfterFlushWithInterleavingWaitsForEveryChunk) {
   for (const bool after : {false, true}) {
-    std::vector<std::string> args = {"--model=tiny", "--dp=2", "--pp=2", "--microbatches=4",
-                                     "--schedule=interleaved:2", "--device=a100"};
+    std::vector<std::string> args = {"--model=tiny", "--dp=2", "--pp=2", "--microbatches=4", "--schedule=interleaved:2",
+                                     "--device=a100"};
     if (after) args.push_back("--grad-reduce=after-flush");
     auto o = ParseGenArgs(args);
     ASSERT_TRUE(o.ok()) << o.status().message();

@@ -195,10 +195,10 @@ BlockKernels AttentionBackward(const DeviceModel& d, const LayerShape& l) {
     }
   }
   if (l.rope) k.body.push_back(ElementwiseKernel("rope", d, x.rope * kValue, x.rope * kValue, x.rope));
-  k.body.push_back(GemmBackwardKernel("qkv", d, x.tokens, (l.q + 2 * l.kv) / l.t, l.h));
-  k.last_split = SplitBackward("qkv_dgrad", "qkv_wgrad", d, x.tokens, (l.q + 2 * l.kv) / l.t, l.h);
-  if (l.biases)
-    k.post.push_back(BiasGrad("qkv_bias_grad", d, x.tokens * (l.q + 2 * l.kv) / l.t, (l.q + 2 * l.kv) / l.t));
+  const uint64_t qkv = (l.q + 2 * l.kv) / l.t;  // QKV's output width on the rank
+  k.body.push_back(GemmBackwardKernel("qkv", d, x.tokens, qkv, l.h));
+  k.last_split = SplitBackward("qkv_dgrad", "qkv_wgrad", d, x.tokens, qkv, l.h);
+  if (l.biases) k.post.push_back(BiasGrad("qkv_bias_grad", d, x.tokens * qkv, qkv));
   // The norm: its input and the gradient in, the input's gradient out.
   k.post.push_back(NormKernel("ln", d, l.apex_norm, true, 2 * x.elem * kValue, x.elem * kValue, 2 * x.elem));
   k.post.push_back(ResidualGrad(d, x.elem));
@@ -212,9 +212,10 @@ BlockKernels MlpBackward(const DeviceModel& d, const LayerShape& l) {
   if (l.biases) k.pre.push_back(BiasGrad("bias_grad", d, x.elem, l.h));
   k.body.push_back(GemmBackwardKernel("fc2", d, x.tokens, l.h, l.f / l.t));
   k.body.push_back(ElementwiseKernel("act", d, (x.ffn_out + x.ffn_in) * kValue, x.ffn_in * kValue, 2 * x.ffn_in));
-  k.body.push_back(GemmBackwardKernel("fc1", d, x.tokens, l.f * (l.gated ? 2 : 1) / l.t, l.h));
-  k.last_split = SplitBackward("fc1_dgrad", "fc1_wgrad", d, x.tokens, l.f * (l.gated ? 2 : 1) / l.t, l.h);
-  if (l.biases) k.post.push_back(BiasGrad("fc1_bias_grad", d, x.ffn_in, l.f * (l.gated ? 2 : 1) / l.t));
+  const uint64_t up = l.f * (l.gated ? 2 : 1) / l.t;  // FC1's output width on the rank
+  k.body.push_back(GemmBackwardKernel("fc1", d, x.tokens, up, l.h));
+  k.last_split = SplitBackward("fc1_dgrad", "fc1_wgrad", d, x.tokens, up, l.h);
+  if (l.biases) k.post.push_back(BiasGrad("fc1_bias_grad", d, x.ffn_in, up));
   k.post.push_back(NormKernel("ln", d, l.apex_norm, true, 2 * x.elem * kValue, x.elem * kValue, 2 * x.elem));
   k.post.push_back(ResidualGrad(d, x.elem));
   return k;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 
 #include "core/limits.h"
 
@@ -208,10 +209,12 @@ class StageGen {
       Step(g_.Collective(name + ".sp_input_ag", Coll::kAllGather, act_bytes_ / s_.tp, Axis::kTp, Deps()));
     }
     body();
-    if (tp) {
-      Step(s_.sp ? g_.Collective(name + ".sp_rs", Coll::kReduceScatter, act_bytes_, Axis::kTp, Deps())
-                 : g_.Collective(name + ".tp_ar", Coll::kAllReduce, act_bytes_, Axis::kTp, Deps()));
-    }
+    if (tp) Step(TpReduce(name, Deps()));
+  }
+  // A block's TP reduction: the all-reduce, or with SP the reduce-scatter.
+  NodeRef TpReduce(const std::string& name, std::vector<NodeRef> deps) {
+    return s_.sp ? g_.Collective(name + ".sp_rs", Coll::kReduceScatter, act_bytes_, Axis::kTp, std::move(deps))
+                 : g_.Collective(name + ".tp_ar", Coll::kAllReduce, act_bytes_, Axis::kTp, std::move(deps));
   }
   void Block(const std::string& name, uint64_t ops, uint64_t bytes) {
     Block(name, [&] { Step(g_.Compute(name, ops, bytes, Deps())); });
@@ -247,8 +250,7 @@ class StageGen {
     }
     const NodeRef data = g_.Compute(name + "." + dg.name, dg.flops, dg.bytes, dg.compute_efficiency,
                                     dg.memory_efficiency, before);
-    const NodeRef reduce = s_.sp ? g_.Collective(name + ".sp_rs", Coll::kReduceScatter, act_bytes_, Axis::kTp, {data})
-                                 : g_.Collective(name + ".tp_ar", Coll::kAllReduce, act_bytes_, Axis::kTp, {data});
+    const NodeRef reduce = TpReduce(name, {data});
     weight_deps.push_back(data);
     Step(
         g_.Compute(name + "." + wg.name, wg.flops, wg.bytes, wg.compute_efficiency, wg.memory_efficiency, weight_deps));
@@ -317,7 +319,7 @@ class StageGen {
       if (backward && OverlapsTp()) return OverlappedBackward(name, k, selective ? &core_recompute_ : nullptr);
       return KernelBlock(name, k, backward, [&] {
         if (s_.cp > 1) return RingAttention(name, backward);
-        if (backward && s_.recompute == Recompute::kSelective) Kernels(name + ".recompute", core_recompute_);
+        if (selective) Kernels(name + ".recompute", core_recompute_);
         Kernels(name, k.body);
       });
     }
@@ -504,23 +506,22 @@ class StageGen {
   // leaves beside the backward's own send; the stage waits for both.
   void PipeSend(const std::string& name, int offset, uint64_t tag) {
     if (defer_send_) {
-      deferred_.push_back({name, offset, tag});
+      deferred_ = DeferredSend{name, offset, tag};
       return;
     }
     const std::vector<NodeRef> deps = Deps();
     const NodeRef snd = g_.Send(name, Axis::kPp, offset, p2p_bytes_, tag, deps);
-    std::vector<NodeRef> batch;
-    for (const DeferredSend& d : deferred_)
-      batch.push_back(g_.Send(d.name, Axis::kPp, d.offset, p2p_bytes_, d.tag, deps));
-    deferred_.clear();
     if (s_.kernel_model) Step(snd);
-    for (NodeRef b : batch) StepWith(b);
+    if (deferred_) {
+      StepWith(g_.Send(deferred_->name, Axis::kPp, deferred_->offset, p2p_bytes_, deferred_->tag, deps));
+      deferred_.reset();
+    }
   }
   // The batched step's forward send when the backward sent nothing (first virtual stage).
   void FlushDeferredSend() {
-    if (deferred_.empty()) return;
-    const DeferredSend d = deferred_.front();
-    deferred_.erase(deferred_.begin());
+    if (!deferred_) return;
+    const DeferredSend d = std::move(*deferred_);
+    deferred_.reset();
     PipeSend(d.name, d.offset, d.tag);
   }
   // Gradients in buckets (PyTorch DDP / Megatron's overlapped reduction),
@@ -708,8 +709,8 @@ class StageGen {
     int offset;
     uint64_t tag;
   };
-  bool defer_send_ = false;             // inside a batched step's forward
-  std::vector<DeferredSend> deferred_;  // its send, until the backward's
+  bool defer_send_ = false;               // inside a batched step's forward
+  std::optional<DeferredSend> deferred_;  // its send, until the backward's
   GraphBuilder g_;
   NodeRef last_node_ = 0;
   bool has_last_ = false;

@@ -12,7 +12,7 @@
 #              reported apart (DeepSpeed's engine is not modelled)
 # Every run uses the A100 preset's defaults (orrery gen --device=a100; the 2020
 # rows the A100 40GB their runs used, bench/validation/devices/) and the DGX
-# A100 network below; nothing is set per case.
+# A100 network below (a DeepSpeed row may name its cluster's); nothing is set per case.
 #
 #   bench/validation.sh [layers|end-to-end|strong|deepspeed|all]     (default all)
 #   ORRERY=path/to/orrery bench/validation.sh
@@ -81,6 +81,11 @@ model_field() {  # model_field FILE KEY
   awk -v k="$2:" '$1 == k {print $2}' "$1"
 }
 
+seconds_row() {  # seconds_row ID GPUS PUBLISHED_S ORRERY_NS: one printed row with its error
+  awk -v id="$1" -v g="$2" -v p="$3" -v ns="$4" 'BEGIN {
+    o = ns / 1e9; printf "%-26s %6d %12.3f %12.3f %+7.1f%%\n", id, g, p, o, (o - p) / p * 100 }'
+}
+
 # One set: reads "id<TAB>gpus<TAB>flags<TAB>published<TAB>unit<TAB>source" rows;
 # unit s: seconds per iteration; ms: milliseconds; tflops: TFLOP/s per GPU, converted with
 # Narayanan et al. 2021 eq. 3, F = 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)).
@@ -98,8 +103,7 @@ end_to_end() {
           printf "%.4f", F / (g * x * 1e12) }')
       fi
       [[ $unit == ms ]] && published=$(awk -v x="$published" 'BEGIN {printf "%.4f", x / 1000}')
-      awk -v id="$id" -v g="$gpus" -v p="$published" -v ns="$ns" 'BEGIN {
-        o = ns / 1e9; printf "%-26s %6d %12.3f %12.3f %+7.1f%%\n", id, g, p, o, (o - p) / p * 100 }'
+      seconds_row "$id" "$gpus" "$published" "$ns"
     done | tee "$tmp/e2e"
   summary "$tmp/e2e" "end-to-end (held out)"
 }
@@ -115,8 +119,7 @@ deepspeed() {
     while IFS=$'\t' read -r id gpus flags published net source; do
       [[ $net == dgx ]] && net=""
       ns=$(simulate "$gpus" "$flags" "$net")
-      awk -v id="$id" -v g="$gpus" -v p="$published" -v ns="$ns" 'BEGIN {
-        o = ns / 1e9; printf "%-26s %6d %12.3f %12.3f %+7.1f%%\n", id, g, p, o, (o - p) / p * 100 }'
+      seconds_row "$id" "$gpus" "$published" "$ns"
     done | tee "$tmp/ds"
   summary "$tmp/ds" "Megatron-DeepSpeed (held out, reported apart)"
 }

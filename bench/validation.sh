@@ -12,7 +12,7 @@
 #              reported apart (DeepSpeed's engine is not modelled)
 # Every run uses the A100 preset's defaults (orrery gen --device=a100; the 2020
 # rows the A100 40GB their runs used, bench/validation/devices/) and the DGX
-# A100 network below (a DeepSpeed row may name its cluster's); nothing is set per case.
+# A100 network below (the BLOOM row: its cluster's); no model constant is set per case.
 #
 #   bench/validation.sh [layers|end-to-end|strong|deepspeed|all]     (default all)
 #   ORRERY=path/to/orrery bench/validation.sh
@@ -109,10 +109,11 @@ end_to_end() {
 }
 
 # Megatron-DeepSpeed runs: Megatron's layers under DeepSpeed's pipeline engine.
-# Reported, not part of the acceptance sets: they run 16-22 % slower per
-# pipeline slot than the model, and no mechanism in DeepSpeed's public code of
-# the time accounts for it (docs/validation.md, "Megatron-DeepSpeed runs").
-# Rows: "id<TAB>gpus<TAB>flags<TAB>published s<TAB>network (dgx or a notation)<TAB>source".
+# Reported, not part of the acceptance sets: the model is 16-22 % fast on them,
+# and DeepSpeed's public code of the time explains a few per cent by estimate
+# (docs/validation.md, "Megatron-DeepSpeed runs").
+# Rows: "id<TAB>gpus<TAB>flags<TAB>published s<TAB>network<TAB>source"; the network
+# column is "dgx" (the DGX A100 one) or a notation, never empty (read merges tabs).
 deepspeed() {
   printf '%-26s %6s %12s %12s %8s\n' case gpus published_s orrery_s error
   rows "$here/validation/deepspeed.tsv" |

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <span>
 
 #include "core/limits.h"
 
@@ -204,12 +205,14 @@ class StageGen {
   template <typename Body>
   void Block(const std::string& name, Body body, bool backward = false) {
     const bool tp = s_.tp > 1;
-    if (tp && s_.sp) Step(g_.Collective(name + ".sp_ag", Coll::kAllGather, act_bytes_ / s_.tp, Axis::kTp, Deps()));
-    if (tp && s_.sp && backward && s_.kernel_model) {
-      Step(g_.Collective(name + ".sp_input_ag", Coll::kAllGather, act_bytes_ / s_.tp, Axis::kTp, Deps()));
-    }
+    if (tp && s_.sp) Step(SpGather(name + ".sp_ag", Deps()));
+    if (tp && s_.sp && backward && s_.kernel_model) Step(SpGather(name + ".sp_input_ag", Deps()));
     body();
     if (tp) Step(TpReduce(name, Deps()));
+  }
+  // SP's all-gather of the sequence over TP (each rank contributes its 1/t).
+  NodeRef SpGather(const std::string& name, std::vector<NodeRef> deps) {
+    return g_.Collective(name, Coll::kAllGather, act_bytes_ / s_.tp, Axis::kTp, std::move(deps));
   }
   // A block's TP reduction: the all-reduce, or with SP the reduce-scatter.
   NodeRef TpReduce(const std::string& name, std::vector<NodeRef> deps) {
@@ -237,28 +240,23 @@ class StageGen {
   // the block's next kernel waits for both.
   void OverlappedBackward(const std::string& name, const BlockKernels& k, const std::vector<Kernel>* recompute) {
     Kernels(name, k.pre);
-    if (s_.sp) Step(g_.Collective(name + ".sp_ag", Coll::kAllGather, act_bytes_ / s_.tp, Axis::kTp, Deps()));
+    if (s_.sp) Step(SpGather(name + ".sp_ag", Deps()));
     if (recompute) Kernels(name + ".recompute", *recompute);
-    Kernels(name, std::vector<Kernel>(k.body.begin(), k.body.end() - 1));
+    Kernels(name, std::span<const Kernel>(k.body).first(k.body.size() - 1));
     const std::vector<NodeRef> before = Deps();
     const Kernel& dg = k.last_split[0];
     const Kernel& wg = k.last_split[1];
     std::vector<NodeRef> weight_deps;
-    if (s_.sp) {
-      weight_deps.push_back(
-          g_.Collective(name + ".sp_input_ag", Coll::kAllGather, act_bytes_ / s_.tp, Axis::kTp, before));
-    }
-    const NodeRef data = g_.Compute(name + "." + dg.name, dg.flops, dg.bytes, dg.compute_efficiency,
-                                    dg.memory_efficiency, before);
+    if (s_.sp) weight_deps.push_back(SpGather(name + ".sp_input_ag", before));
+    const NodeRef data = KernelNode(name + "." + dg.name, dg, before);
     const NodeRef reduce = TpReduce(name, {data});
     weight_deps.push_back(data);
-    Step(
-        g_.Compute(name + "." + wg.name, wg.flops, wg.bytes, wg.compute_efficiency, wg.memory_efficiency, weight_deps));
+    Step(KernelNode(name + "." + wg.name, wg, std::move(weight_deps)));
     StepWith(reduce);
     Kernels(name, k.post);
   }
   // The kernel model's kernels, chained.
-  void Kernels(const std::string& name, const std::vector<Kernel>& ks) {
+  void Kernels(const std::string& name, std::span<const Kernel> ks) {
     for (const Kernel& k : ks) {
       StepKernel(name + "." + k.name, k);
     }
@@ -271,8 +269,9 @@ class StageGen {
                       static_cast<float>(s_.device.memory_efficiency), std::move(deps));
   }
   // A kernel of the model (gen/kernels.h) as the next compute node of the chain.
-  void StepKernel(const std::string& name, const Kernel& k) {
-    Step(g_.Compute(name, k.flops, k.bytes, k.compute_efficiency, k.memory_efficiency, Deps()));
+  void StepKernel(const std::string& name, const Kernel& k) { Step(KernelNode(name, k, Deps())); }
+  NodeRef KernelNode(const std::string& name, const Kernel& k, std::vector<NodeRef> deps) {
+    return g_.Compute(name, k.flops, k.bytes, k.compute_efficiency, k.memory_efficiency, std::move(deps));
   }
   // A memory-bound kernel of the work outside the layers.
   void Elementwise(const std::string& name, uint64_t read, uint64_t written) {
@@ -449,7 +448,7 @@ class StageGen {
     const uint64_t table = m_.vocab * m_.hidden / s_.tp;
     Elementwise(p + ".embed_dropout", eh + eh / s_.bytes_per_value, eh);
     if (s_.tp > 1 && s_.sp) {
-      Step(g_.Collective(p + ".embed_ag", Coll::kAllGather, act_bytes_ / s_.tp, Axis::kTp, Deps()));
+      Step(SpGather(p + ".embed_ag", Deps()));
     }
     // grad in (T·h), dense rows out (2 B), main_grad += grad (read 4 + 2, write 4).
     Elementwise(p + ".embed_grad", tokens_ * m_.hidden * s_.bytes_per_value + 6 * table, 6 * table);
@@ -464,7 +463,7 @@ class StageGen {
     const uint64_t eh = elem_tokens_ * m_.hidden * s_.bytes_per_value, logits = tokens_ * m_.vocab / s_.tp;
     Norm(p + ".final_ln", false, eh, eh);
     if (s_.tp > 1 && s_.sp) {
-      Step(g_.Collective(p + ".logits_ag", Coll::kAllGather, act_bytes_ / s_.tp, Axis::kTp, Deps()));
+      Step(SpGather(p + ".logits_ag", Deps()));
     }
     const Kernel k = GemmKernel("logits", s_.device, tokens_, m_.vocab / s_.tp, m_.hidden);
     StepKernel(p + ".logits", k);
@@ -584,8 +583,7 @@ class StageGen {
     const Kernel k = ElementwiseKernel("", s_.device, 2 * bytes, bytes, bytes / s_.bytes_per_value);
     std::vector<NodeRef> deps = Chain();
     deps.push_back(in);
-    reduced_.push_back(
-        g_.Compute("grad.embedding_add", k.flops, k.bytes, k.compute_efficiency, k.memory_efficiency, deps));
+    reduced_.push_back(KernelNode("grad.embedding_add", k, std::move(deps)));
   }
   // After the last backward: the step. Under the kernel model the gradient
   // norm (fp32 gradients read once; its partial sums all-reduced over TP
